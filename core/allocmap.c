@@ -1,0 +1,330 @@
+/*
+ * allocmap.c - the live device allocations, by address (see allocmap.h).
+ *
+ * Owns: the allocation nodes, their two indexes and the per-thread cache of
+ * recent lookups.
+ *
+ * Invariants:
+ * - A node is 112 bytes: range, treap links, uthash handle, claims.  Nodes
+ *   come from chunks of NODES_PER_CHUNK and go back to a free list, so the
+ *   allocator's per-block overhead is paid once per chunk, not per node;
+ *   with the hash buckets this keeps a live allocation under 128 bytes.
+ * - The ordered index is a treap whose priorities are a hash of the base:
+ *   expected O(log n) depth with no balance field to store.
+ * - Every insert or remove gives the map a generation never used before by
+ *   any map in the process, so a cached lookup (map, generation) can only
+ *   match while the node it names is still the one in the map.
+ */
+#include "allocmap.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claims.h"
+#include "ct_status.h"
+#include "heap.h"
+
+#define NODES_PER_CHUNK 512
+#define RECENT_HITS 4
+
+struct ct_alloc {
+    uint64_t base;
+    uint64_t size;
+    ct_alloc *left, *right;  /* treap; `left` links the free list */
+    UT_hash_handle hh;       /* keyed by base */
+    ct_claims claims;
+};
+
+_Static_assert(sizeof(struct ct_alloc) <= 112,
+               "the node is most of the 128-byte budget per allocation");
+
+struct ct_allocmap {
+    ct_alloc *by_base;       /* uthash head */
+    ct_alloc *root;          /* treap root */
+    ct_alloc *free_nodes;
+    ct_alloc **chunks;
+    size_t n_chunks, cap_chunks;
+    size_t count;
+    uint64_t generation;
+    ct_claim_env env;
+};
+
+typedef struct recent_hit {
+    const ct_allocmap *map;
+    uint64_t generation;
+    uint64_t base, size;
+    ct_alloc *node;
+} recent_hit;
+
+static atomic_uint_fast64_t generations;
+static _Thread_local recent_hit recent[RECENT_HITS];
+static _Thread_local unsigned recent_next;
+
+static void no_ref(void *owner, ct_failure_id id)
+{
+    (void)owner;
+    (void)id;
+}
+
+static void new_generation(ct_allocmap *map)
+{
+    map->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
+}
+
+/* --- node pool --------------------------------------------------------- */
+
+static bool add_chunk(ct_allocmap *map)
+{
+    if (map->n_chunks == map->cap_chunks) {
+        size_t cap = map->cap_chunks ? map->cap_chunks * 2 : 16;
+        ct_alloc **chunks = realloc(map->chunks, cap * sizeof(*chunks));
+        if (!chunks)
+            return false;
+        map->chunks = chunks;
+        map->cap_chunks = cap;
+    }
+    ct_alloc *chunk = malloc(NODES_PER_CHUNK * sizeof(*chunk));
+    if (!chunk)
+        return false;
+    map->chunks[map->n_chunks++] = chunk;
+    for (size_t i = NODES_PER_CHUNK; i-- > 0;) {
+        chunk[i].left = map->free_nodes;
+        map->free_nodes = &chunk[i];
+    }
+    return true;
+}
+
+static ct_alloc *node_get(ct_allocmap *map)
+{
+    if (!map->free_nodes && !add_chunk(map))
+        return NULL;
+    ct_alloc *node = map->free_nodes;
+    map->free_nodes = node->left;
+    memset(node, 0, sizeof(*node));
+    return node;
+}
+
+static void node_put(ct_allocmap *map, ct_alloc *node)
+{
+    node->left = map->free_nodes;
+    map->free_nodes = node;
+}
+
+/* --- treap ------------------------------------------------------------- */
+
+static uint64_t priority(uint64_t base)
+{
+    uint64_t z = base + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Nodes of t below key go to *lo, the rest to *hi. */
+static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi)
+{
+    while (t) {
+        if (t->base < key) {
+            *lo = t;
+            lo = &t->right;
+            t = t->right;
+        } else {
+            *hi = t;
+            hi = &t->left;
+            t = t->left;
+        }
+    }
+    *lo = *hi = NULL;
+}
+
+static ct_alloc *treap_insert(ct_alloc *t, ct_alloc *node)
+{
+    ct_alloc **link = &t;
+    uint64_t prio = priority(node->base);
+    while (*link && priority((*link)->base) >= prio)
+        link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
+    treap_split(*link, node->base, &node->left, &node->right);
+    *link = node;
+    return t;
+}
+
+/* Every key of a is below every key of b. */
+static ct_alloc *treap_merge(ct_alloc *a, ct_alloc *b)
+{
+    ct_alloc *t = NULL, **link = &t;
+    while (a && b) {
+        if (priority(a->base) >= priority(b->base)) {
+            *link = a;
+            link = &a->right;
+            a = a->right;
+        } else {
+            *link = b;
+            link = &b->left;
+            b = b->left;
+        }
+    }
+    *link = a ? a : b;
+    return t;
+}
+
+static ct_alloc *treap_remove(ct_alloc *t, const ct_alloc *node)
+{
+    ct_alloc **link = &t;
+    while (*link != node)
+        link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
+    *link = treap_merge(node->left, node->right);
+    return t;
+}
+
+static ct_alloc *floor_node(ct_alloc *t, uint64_t addr)
+{
+    ct_alloc *best = NULL;
+    while (t) {
+        if (t->base <= addr) {
+            best = t;
+            t = t->right;
+        } else {
+            t = t->left;
+        }
+    }
+    return best;
+}
+
+static ct_alloc *ceil_node(ct_alloc *t, uint64_t addr)
+{
+    ct_alloc *best = NULL;
+    while (t) {
+        if (t->base >= addr) {
+            best = t;
+            t = t->left;
+        } else {
+            t = t->right;
+        }
+    }
+    return best;
+}
+
+/* --- the map ----------------------------------------------------------- */
+
+ct_allocmap *ct_allocmap_new(void)
+{
+    ct_allocmap *map = calloc(1, sizeof(*map));
+    if (!map)
+        return NULL;
+    map->env.ref = no_ref;
+    map->env.unref = no_ref;
+    atomic_init(&map->env.live, 0);
+    new_generation(map);
+    return map;
+}
+
+static void forget(ct_allocmap *map, ct_alloc *node)
+{
+    map->root = treap_remove(map->root, node);
+    HASH_DELETE(hh, map->by_base, node);
+    ct_claims_drop(&node->claims, &map->env);
+    node_put(map, node);
+    map->count--;
+    new_generation(map);
+}
+
+void ct_allocmap_free(ct_allocmap *map)
+{
+    if (!map)
+        return;
+    ct_alloc *node, *tmp;
+    HASH_ITER(hh, map->by_base, node, tmp) {
+        HASH_DELETE(hh, map->by_base, node);
+        ct_claims_drop(&node->claims, &map->env);
+    }
+    for (size_t i = 0; i < map->n_chunks; i++)
+        free(map->chunks[i]);
+    free(map->chunks);
+    free(map);
+}
+
+int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
+{
+    if (!map || size == 0 || size > UINT64_MAX - base)
+        return CT_EINVAL;
+    ct_alloc *node = node_get(map);
+    if (!node)
+        return CT_ENOMEM;
+    node->base = base;
+    node->size = size;
+    /* Hashed first: it is the step that can fail, and nothing has changed
+     * yet.  A stale entry with the same base coexists for a moment. */
+    HASH_ADD(hh, map->by_base, base, sizeof(node->base), node);
+    if (!ct_hash_added(&node->hh)) {
+        node_put(map, node);
+        return CT_ENOMEM;
+    }
+    for (ct_alloc *stale; (stale = ct_allocmap_overlap(map, base, base + size));)
+        forget(map, stale);
+    map->root = treap_insert(map->root, node);
+    map->count++;
+    new_generation(map);
+    return CT_OK;
+}
+
+int ct_allocmap_remove(ct_allocmap *map, uint64_t base)
+{
+    if (!map)
+        return CT_EINVAL;
+    ct_alloc *node;
+    HASH_FIND(hh, map->by_base, &base, sizeof(base), node);
+    if (!node)
+        return CT_ENOENT;
+    forget(map, node);
+    return CT_OK;
+}
+
+static void remember(const ct_allocmap *map, ct_alloc *node)
+{
+    recent[recent_next++ % RECENT_HITS] = (recent_hit){
+        map, map->generation, node->base, node->size, node };
+}
+
+ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
+{
+    if (!map)
+        return NULL;
+    for (unsigned i = 0; i < RECENT_HITS; i++) {
+        const recent_hit *h = &recent[i];
+        if (h->map == map && h->generation == map->generation && addr - h->base < h->size)
+            return h->node;
+    }
+    ct_alloc *node = floor_node(map->root, addr);
+    if (!node || addr - node->base >= node->size)
+        return NULL;
+    remember(map, node);
+    return node;
+}
+
+ct_alloc *ct_allocmap_overlap(const ct_allocmap *map, uint64_t lo, uint64_t hi)
+{
+    ct_alloc *node = ct_allocmap_find(map, lo);
+    if (node || lo >= hi)
+        return node;
+    node = ceil_node(map->root, lo);
+    return node && node->base < hi ? node : NULL;
+}
+
+uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }
+uint64_t ct_alloc_size(const ct_alloc *a) { return a ? a->size : 0; }
+size_t ct_allocmap_count(const ct_allocmap *map) { return map ? map->count : 0; }
+ct_claims *ct_alloc_claims(ct_alloc *a) { return &a->claims; }
+ct_claim_env *ct_allocmap_env(ct_allocmap *map) { return &map->env; }
+
+size_t ct_allocmap_bytes(const ct_allocmap *map)
+{
+    if (!map)
+        return 0;
+    size_t bytes = ct_heap_cost(sizeof(*map));
+    if (map->cap_chunks)
+        bytes += ct_heap_cost(map->cap_chunks * sizeof(*map->chunks));
+    bytes += map->n_chunks * ct_heap_cost(NODES_PER_CHUNK * sizeof(ct_alloc));
+    bytes += ct_hash_cost(map->by_base ? &map->by_base->hh : NULL);
+    return bytes + map->env.spill_bytes;
+}

@@ -1,0 +1,61 @@
+/*
+ * failures.h - what one failed piece of work was, as the report will name it.
+ *
+ * A failure is minted when work that was to write device memory did not run
+ * (or has not yet said whether it ran: a provisional failure).  It lives as
+ * long as some byte range carries it; see taint.h for the carrying.
+ *
+ * Invariants:
+ * - Ids are never 0 and never reused within a store.
+ * - Strings in a ct_failure_desc or ct_skip_desc (api, kernel) are borrowed
+ *   for ever: pass string literals or names returned by ct_store_intern().
+ *   Core copies pointers, never text, so recording a failure allocates at
+ *   most one record.
+ * - Identical repeats (same api, same kernel, same error, both real) fold
+ *   into the live failure with an occurrence count instead of a new id.
+ * - A failure keeps its newest CT_SKIPS_KEPT skip records and a total count.
+ */
+#ifndef CT_FAILURES_H
+#define CT_FAILURES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef uint32_t ct_failure_id; /* 0 means "no failure" */
+
+#define CT_SKIPS_KEPT 16
+
+typedef struct ct_failure_desc {
+    int error;               /* the CUresult the work returned */
+    const char *api;         /* "cuLaunchKernel", "cuMemcpyHtoD_v2" */
+    const char *kernel;      /* demangled kernel name, or NULL */
+    uint64_t launch_seq;     /* process-wide launch number, 0 if no launch */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint64_t stream;         /* the CUstream handle as a number */
+    uint64_t thread;         /* OS thread id of the caller */
+    int64_t time_ns;         /* CLOCK_REALTIME */
+} ct_failure_desc;
+
+typedef struct ct_skip_desc {
+    const char *api;
+    const char *kernel;      /* NULL for a skipped device copy */
+    uint64_t launch_seq;
+    uint64_t needed;         /* the tainted input address that stopped it */
+    uint32_t produced;       /* how many outputs took the failure */
+    uint64_t thread;
+    int64_t time_ns;
+} ct_skip_desc;
+
+/* A snapshot of one failure, safe to use after the store moves on. */
+typedef struct ct_failure_info {
+    ct_failure_id id;
+    bool provisional;
+    ct_failure_desc desc;
+    uint64_t occurrences;    /* >= 1 */
+    uint64_t skips_total;
+    uint32_t n_skips;        /* min(skips_total, CT_SKIPS_KEPT) */
+    ct_skip_desc skips[CT_SKIPS_KEPT]; /* oldest first */
+} ct_failure_info;
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * jsonl.c - one report event as one line of JSON in a caller's buffer.
+ *
+ * Owns: escaping, the event envelope, and the room accounting that keeps a
+ * line valid whatever is thrown at it.
+ *
+ * Invariants:
+ * - Room for every pending closer, the final '\n' and a terminating NUL is
+ *   always held back (reserve()), so ct_jsonl_end can always finish the
+ *   line: nothing is written at or past cap.
+ * - A member is written whole or not at all, except a string value, which
+ *   is cut at a character boundary and ends in "..." (the line stays valid
+ *   JSON and says it was cut).  Either way j->full records the loss.
+ * - Valid UTF-8 passes through; every invalid byte becomes \ufffd; '"',
+ *   '\\' and control characters are escaped.
+ * - Levels past CT_JSONL_DEPTH, or containers that did not fit, are
+ *   "phantom": they swallow what is written into them and close silently,
+ *   so open/close calls stay paired without writing anything unbalanced.
+ *   closer[level] == '\0' marks a phantom level.
+ *
+ * Callers should give cap >= CT_JSONL_MIN_CAP; smaller buffers stay safe
+ * (and end in "}\n" when at least 4 bytes) but hold little.
+ */
+#include "jsonl.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Room held back beyond the closers: '\n' and the terminating NUL. */
+#define TAIL 2
+/* A cut string value ends with these. */
+#define CUT_MARK "...\""
+
+static bool level_is_phantom(const ct_jsonl *j)
+{
+    return j->depth == 0 || j->depth > CT_JSONL_DEPTH || j->closer[j->depth - 1] == '\0';
+}
+
+static size_t reserve(const ct_jsonl *j)
+{
+    size_t closers = 0;
+    unsigned levels = j->depth < CT_JSONL_DEPTH ? j->depth : CT_JSONL_DEPTH;
+    for (unsigned i = 0; i < levels; i++)
+        closers += j->closer[i] != '\0';
+    return closers + TAIL;
+}
+
+static size_t room(const ct_jsonl *j)
+{
+    size_t held = j->len + reserve(j);
+    return held < j->cap ? j->cap - held : 0;
+}
+
+static bool put(ct_jsonl *j, const char *s, size_t n)
+{
+    if (n > room(j))
+        return false;
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    return true;
+}
+
+static bool put_str(ct_jsonl *j, const char *s)
+{
+    return put(j, s, strlen(s));
+}
+
+/* ---- escaping --------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence starting at s (0 if invalid). */
+static size_t utf8_sequence(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0; /* also stops at the NUL terminator */
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* The JSON form of the character at *s: written to out (<= 6 bytes),
+ * returns its length and advances *s. */
+static size_t escape_one(const char **s, char out[6])
+{
+    const unsigned char *c = (const unsigned char *)*s;
+    static const char shorts[] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n',
+                                   ['\r'] = 'r', ['\t'] = 't' };
+    if (*c == '"' || *c == '\\' || (*c < sizeof shorts && shorts[*c])) {
+        out[0] = '\\';
+        out[1] = *c == '"' || *c == '\\' ? (char)*c : shorts[*c];
+        (*s)++;
+        return 2;
+    }
+    if (*c < 0x20 || *c == 0x7f) {
+        static const char hex[] = "0123456789abcdef";
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[*c >> 4];
+        out[5] = hex[*c & 0xf];
+        (*s)++;
+        return 6;
+    }
+    size_t n = utf8_sequence(c);
+    if (n == 0) {
+        memcpy(out, "\\ufffd", 6);
+        (*s)++;
+        return 6;
+    }
+    memcpy(out, c, n);
+    *s += n;
+    return n;
+}
+
+/* A quoted string.  A value (may_cut) that does not fit is cut at a
+ * character boundary and ends in "..."; a key is whole or not written. */
+static bool put_string(ct_jsonl *j, const char *s, bool may_cut)
+{
+    size_t tail = may_cut ? sizeof CUT_MARK - 1 : 1;
+    if (room(j) < 1 + tail)
+        return false;
+    put(j, "\"", 1);
+    while (*s) {
+        char piece[6];
+        size_t n = escape_one(&s, piece);
+        if (n + tail > room(j)) {
+            if (!may_cut)
+                return false;
+            j->full = true;
+            return put_str(j, CUT_MARK);
+        }
+        put(j, piece, n);
+    }
+    return put(j, "\"", 1);
+}
+
+static bool put_value_string(ct_jsonl *j, const char *s)
+{
+    return s ? put_string(j, s, true) : put_str(j, "null");
+}
+
+/* ---- members ---------------------------------------------------------- */
+
+static bool in_array(const ct_jsonl *j)
+{
+    return j->closer[j->depth - 1] == ']';
+}
+
+/* Separator and key of a new member; the caller writes the value. */
+static bool put_member_head(ct_jsonl *j, const char *key)
+{
+    if (!j->first[j->depth - 1] && !put(j, ",", 1))
+        return false;
+    if (in_array(j))
+        return true;
+    return key && put_string(j, key, false) && put(j, ":", 1);
+}
+
+/* Runs the whole member or rolls it back. */
+#define MEMBER(j, key, write_value)                                            \
+    do {                                                                       \
+        if (level_is_phantom(j))                                               \
+            break;                                                             \
+        size_t mark_ = (j)->len;                                               \
+        if (put_member_head((j), (key)) && (write_value)) {                    \
+            (j)->first[(j)->depth - 1] = false;                                \
+        } else {                                                               \
+            (j)->len = mark_;                                                  \
+            (j)->full = true;                                                  \
+        }                                                                      \
+    } while (0)
+
+static bool put_number(ct_jsonl *j, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static bool put_number(ct_jsonl *j, const char *format, ...)
+{
+    char digits[32];
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(digits, sizeof digits, format, ap);
+    va_end(ap);
+    return n > 0 && (size_t)n < sizeof digits && put(j, digits, (size_t)n);
+}
+
+void ct_jsonl_str(ct_jsonl *j, const char *key, const char *value)
+{
+    MEMBER(j, key, put_value_string(j, value));
+}
+
+void ct_jsonl_int(ct_jsonl *j, const char *key, int64_t value)
+{
+    MEMBER(j, key, put_number(j, "%" PRId64, value));
+}
+
+void ct_jsonl_uint(ct_jsonl *j, const char *key, uint64_t value)
+{
+    MEMBER(j, key, put_number(j, "%" PRIu64, value));
+}
+
+void ct_jsonl_bool(ct_jsonl *j, const char *key, bool value)
+{
+    MEMBER(j, key, put_str(j, value ? "true" : "false"));
+}
+
+void ct_jsonl_hex(ct_jsonl *j, const char *key, uint64_t value)
+{
+    MEMBER(j, key, put_number(j, "\"0x%" PRIx64 "\"", value));
+}
+
+/* ---- containers ------------------------------------------------------- */
+
+static void push_level(ct_jsonl *j, char closer)
+{
+    if (j->depth < CT_JSONL_DEPTH) {
+        j->first[j->depth] = true;
+        j->closer[j->depth] = closer;
+    }
+    j->depth++;
+}
+
+static bool put_opener(ct_jsonl *j, const char *opener)
+{
+    /* The opener and the closer it will need must both fit. */
+    return j->depth < CT_JSONL_DEPTH && room(j) >= 2 && put(j, opener, 1);
+}
+
+static void open_container(ct_jsonl *j, const char *key, const char *opener, char closer)
+{
+    if (j->depth == 0)
+        return; /* no line open */
+    bool opened = false;
+    MEMBER(j, key, (opened = put_opener(j, opener)));
+    if (!opened)
+        j->full = true;
+    push_level(j, opened ? closer : '\0');
+}
+
+void ct_jsonl_open_array(ct_jsonl *j, const char *key)
+{
+    open_container(j, key, "[", ']');
+}
+
+void ct_jsonl_open_object(ct_jsonl *j, const char *key)
+{
+    open_container(j, key, "{", '}');
+}
+
+void ct_jsonl_close(ct_jsonl *j)
+{
+    if (j->depth <= 1)
+        return; /* the event object itself closes in ct_jsonl_end */
+    j->depth--;
+    if (j->depth < CT_JSONL_DEPTH && j->closer[j->depth] != '\0') {
+        /* Held back by reserve(), so this always fits. */
+        j->buf[j->len++] = j->closer[j->depth];
+        j->closer[j->depth] = '\0';
+    }
+}
+
+/* ---- the envelope ----------------------------------------------------- */
+
+void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns,
+                    long pid)
+{
+    memset(j, 0, sizeof *j);
+    j->buf = buf;
+    j->cap = buf ? cap : 0;
+    /* '{', its closer and the tail must fit, or no line is opened (depth 0:
+     * every later call is a no-op and the line is empty). */
+    if (j->cap < 1 + 1 + TAIL) {
+        j->full = true;
+        if (j->cap)
+            j->buf[0] = '\0';
+        return;
+    }
+    j->buf[j->len++] = '{';
+    push_level(j, '}');
+    uint64_t magnitude = time_ns < 0 ? 0 - (uint64_t)time_ns : (uint64_t)time_ns;
+    ct_jsonl_str(j, "event", event);
+    MEMBER(j, "time", put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "",
+                                 magnitude / 1000000000u, magnitude % 1000000000u / 1000u));
+    ct_jsonl_int(j, "pid", pid);
+}
+
+size_t ct_jsonl_end(ct_jsonl *j)
+{
+    if (j->depth == 0)
+        return j->len; /* never opened, or already ended */
+    while (j->depth > 1)
+        ct_jsonl_close(j);
+    /* Held back by reserve(): '}', '\n' and the NUL always fit. */
+    j->buf[j->len++] = '}';
+    j->buf[j->len++] = '\n';
+    j->buf[j->len] = '\0';
+    j->depth = 0;
+    return j->len;
+}

@@ -1,0 +1,49 @@
+/*
+ * jsonl.h - one report event as one line of JSON, built in a caller buffer.
+ *
+ * Owns: escaping and the event envelope ("event", "time", "pid").  Keys are
+ * literals from the shim; values may be anything (kernel names, paths), so
+ * every string value is escaped, and a value that does not fit is cut at a
+ * character boundary and marked with "..." so the line stays valid JSON.
+ *
+ * Invariants: never writes past cap; ct_jsonl_end always yields a complete
+ * object ending in "}\n" (closing any open arrays/objects), even after the
+ * buffer filled up.
+ */
+#ifndef CT_JSONL_H
+#define CT_JSONL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_JSONL_DEPTH 8
+/* The smallest buffer that always holds the envelope of a short event; a
+ * smaller one is safe (never overrun) but keeps little or nothing. */
+#define CT_JSONL_MIN_CAP 64
+
+typedef struct ct_jsonl {
+    char *buf;
+    size_t cap, len;
+    bool full;                    /* something was cut */
+    unsigned depth;
+    bool first[CT_JSONL_DEPTH];   /* no member yet at this depth */
+    char closer[CT_JSONL_DEPTH];
+} ct_jsonl;
+
+/* Opens {"event":EVENT,"time":SECONDS.micro,"pid":PID */
+void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event,
+                    int64_t time_ns, long pid);
+void ct_jsonl_str(ct_jsonl *j, const char *key, const char *value); /* NULL -> null */
+void ct_jsonl_int(ct_jsonl *j, const char *key, int64_t value);
+void ct_jsonl_uint(ct_jsonl *j, const char *key, uint64_t value);
+void ct_jsonl_bool(ct_jsonl *j, const char *key, bool value);
+void ct_jsonl_hex(ct_jsonl *j, const char *key, uint64_t value); /* "0x1f00" */
+/* key == NULL inside an array. */
+void ct_jsonl_open_array(ct_jsonl *j, const char *key);
+void ct_jsonl_open_object(ct_jsonl *j, const char *key);
+void ct_jsonl_close(ct_jsonl *j);
+/* Closes everything, appends "}\n"; returns the line length. */
+size_t ct_jsonl_end(ct_jsonl *j);
+
+#endif

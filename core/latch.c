@@ -1,0 +1,110 @@
+/*
+ * latch.c - the probe verdict, the first-writer-wins context-loss latch and
+ * the exit status it maps to (DESIGN.md "Probe and latch"; reference
+ * fault-latch).
+ *
+ * Invariants:
+ * - ct_classify decides from probe_error alone; op and error only colour
+ *   the reason text.
+ * - state goes 0 -> 1 -> 2 and never back.  Exactly one setter wins the
+ *   0 -> 1 compare-and-swap; it copies its reason and then publishes state 2
+ *   with release order, so a reader that acquires state 2 sees the whole
+ *   reason and a reader that sees 0 or 1 gets NULL.
+ * - Reasons are cut at a UTF-8 character boundary, never mid-character.
+ */
+#include "latch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Drop a trailing partial UTF-8 sequence that a cut at text[len] left, so
+ * log and report readers never meet a broken character. */
+static size_t utf8_boundary(const char *text, size_t len)
+{
+    size_t start = len;
+    while (start > 0 && ((unsigned char)text[start - 1] & 0xC0) == 0x80)
+        start--;
+    if (start == 0 || ((unsigned char)text[start - 1] & 0x80) == 0)
+        return len; /* ends in ASCII (or only continuation bytes: leave) */
+    unsigned char lead = (unsigned char)text[start - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    return len - (start - 1) >= want ? len : start - 1;
+}
+
+static void copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t len = strnlen(src, cap - 1);
+    len = utf8_boundary(src, len);
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
+                        char *reason, size_t cap)
+{
+    if (reason && cap)
+        reason[0] = '\0';
+    if (!probe_error)
+        return CT_ISOLATED;
+    if (reason && cap) {
+        int n = snprintf(reason, cap,
+                         "%s failed (%s), and a synchronize issued afterwards also "
+                         "failed (%s) \u2014 the CUDA context is destroyed; errors of "
+                         "this class are sticky: every later driver call in this "
+                         "process returns the same status.",
+                         op ? op : "a driver call", error ? error : "unknown error",
+                         probe_error);
+        if (n > 0 && (size_t)n >= cap)
+            reason[utf8_boundary(reason, cap - 1)] = '\0';
+    }
+    return CT_CONTEXT_LOST;
+}
+
+void ct_latch_init(ct_latch *l)
+{
+    atomic_init(&l->state, 0);
+    l->reason[0] = '\0';
+}
+
+bool ct_latch_set(ct_latch *l, const char *reason)
+{
+    int open = 0;
+    if (!atomic_compare_exchange_strong_explicit(&l->state, &open, 1,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return false;
+    copy_cut(l->reason, sizeof l->reason,
+             reason ? reason : "the CUDA context is destroyed");
+    atomic_store_explicit(&l->state, 2, memory_order_release);
+    return true;
+}
+
+const char *ct_latch_reason(const ct_latch *l)
+{
+    return ct_latch_is_set(l) ? l->reason : NULL;
+}
+
+bool ct_latch_is_set(const ct_latch *l)
+{
+    return atomic_load_explicit(&l->state, memory_order_acquire) == 2;
+}
+
+ct_latch *ct_latch_global(void)
+{
+    /* Zero-initialised static storage is an open latch: usable before any
+     * constructor runs, which the shim needs (calls can arrive that early). */
+    static ct_latch global;
+    return &global;
+}
+
+int ct_exit_code(bool run_succeeded, const char *fault)
+{
+    if (fault)
+        return CT_EXIT_GPU_FAULT;
+    return run_succeeded ? 0 : 1;
+}
+
+int ct_final_status(int program_status, const char *fault, int fault_status)
+{
+    return fault && fault_status != 0 ? fault_status : program_status;
+}

@@ -1,0 +1,761 @@
+/*
+ * taint.c - the failure store (see taint.h and failures.h).
+ *
+ * Owns: the failure records, their ids, reference counts, fold index and
+ * skip rings; the store's lock; the interned names; and the translation of
+ * each operation into claim edits on the allocations it touches.
+ *
+ * Invariants:
+ * - Every record in the id table outside a store call is live: some claim
+ *   carries it, or a pending write scope pins it (below).  A record whose
+ *   count reaches zero leaves the table at once and goes to a free list,
+ *   so a warm happy path never calls malloc.
+ * - A permanent anchor record (id 0, never looked up) keeps the id table's
+ *   buckets allocated while no failure lives: uthash frees the table with
+ *   its last element, and the happy path would otherwise pay malloc for it.
+ * - Real ids count up from 1; provisional ids come from the top half of the
+ *   id space, so the millions of scopes a busy program opens and closes do
+ *   not use up real ids, and "lowest id" - the oldest, the root cause -
+ *   always prefers a real failure to a provisional one.  A kind wraps only
+ *   after 2^31 ids, skipping ids still live.
+ * - Pin: while enter_write places a provisional failure, the first real
+ *   failure it displaces completely is kept alive by that provisional
+ *   failure until its scope exits, so a loop failing the same way on the
+ *   same buffer folds into one failure instead of minting one per turn.
+ * - Out of memory never loses taint: when no record can be had, one
+ *   stand-in record embedded in the store carries every such failure.
+ */
+#include "taint.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocmap.h"
+#include "claims.h"
+#include "ct_status.h"
+#include "heap.h"
+
+#define FIRST_PROVISIONAL_ID 0x80000000u
+#define OOM_API "cutaint: out of memory, failure detail dropped"
+
+typedef struct failure {
+    ct_failure_id id;
+    bool provisional;
+    bool fold_indexed;
+    uint64_t refs;              /* claims carrying it, plus one for a pin */
+    uint64_t seen;              /* the last survey (epoch) that counted it */
+    uint64_t fold_key;
+    ct_failure_desc desc;
+    uint64_t occurrences;
+    uint64_t skips_total;
+    ct_skip_desc skips[CT_SKIPS_KEPT]; /* ring; the next goes to total % KEPT */
+    struct failure *pinned;     /* provisional only: the failure it keeps alive */
+    struct failure *next_free;
+    UT_hash_handle hh_id;
+    UT_hash_handle hh_fold;
+} failure;
+
+typedef struct interned {
+    UT_hash_handle hh;
+    char name[];
+} interned;
+
+typedef struct id_space {
+    uint64_t next, first, limit;
+    bool wrapped;
+} id_space;
+
+struct ct_store {
+    pthread_mutex_t lock;
+    ct_allocmap *map;
+    ct_claim_env *env;
+    failure *by_id;
+    failure *by_fold;
+    failure *free_records;
+    failure *hot;               /* last record looked up by id */
+    failure *pinner;            /* the provisional failure enter_write places */
+    failure anchor;
+    failure oom;
+    bool oom_active;
+    id_space real_ids, provisional_ids;
+    size_t n_live;
+    size_t n_records;           /* malloc'd records, live or free */
+    uint64_t epoch;
+    interned *names;
+    size_t names_bytes;
+};
+
+static void lock(ct_store *s) { pthread_mutex_lock(&s->lock); }
+static void unlock(ct_store *s) { pthread_mutex_unlock(&s->lock); }
+
+/* --- records and ids --------------------------------------------------- */
+
+static failure *lookup(ct_store *s, ct_failure_id id)
+{
+    if (id == 0)
+        return NULL;
+    if (s->hot && s->hot->id == id)
+        return s->hot;
+    if (s->oom_active && s->oom.id == id)
+        return &s->oom;
+    failure *f;
+    HASH_FIND(hh_id, s->by_id, &id, sizeof(id), f);
+    if (f)
+        s->hot = f;
+    return f;
+}
+
+static ct_failure_id take_id(ct_store *s, id_space *space)
+{
+    for (;;) {
+        ct_failure_id id = (ct_failure_id)space->next++;
+        if (space->next == space->limit) {
+            space->next = space->first;
+            space->wrapped = true;
+        }
+        if (!space->wrapped || !lookup(s, id))
+            return id;
+    }
+}
+
+static failure *record_get(ct_store *s)
+{
+    failure *f = s->free_records;
+    if (f) {
+        s->free_records = f->next_free;
+        return f;
+    }
+    f = malloc(sizeof(*f));
+    if (f)
+        s->n_records++;
+    return f;
+}
+
+static void record_put(ct_store *s, failure *f)
+{
+    f->next_free = s->free_records;
+    s->free_records = f;
+}
+
+static void record_init(failure *f, ct_failure_id id, const ct_failure_desc *desc,
+                        bool provisional)
+{
+    f->id = id;
+    f->provisional = provisional;
+    f->fold_indexed = false;
+    f->refs = 0;
+    f->seen = 0;
+    f->desc = *desc;
+    f->occurrences = 1;
+    f->skips_total = 0;
+    f->pinned = NULL;
+}
+
+/* The record a failure gets when malloc says no: one per store, carrying
+ * every failure that could not have its own until no claim is left. */
+static failure *oom_stand_in(ct_store *s, const ct_failure_desc *desc, bool *is_new)
+{
+    *is_new = !s->oom_active;
+    if (s->oom_active) {
+        s->oom.occurrences++;
+        return &s->oom;
+    }
+    record_init(&s->oom, take_id(s, &s->real_ids), desc, false);
+    s->oom.desc.api = OOM_API;
+    s->oom_active = true;
+    s->n_live++;
+    return &s->oom;
+}
+
+static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional, bool *is_new)
+{
+    failure *f = record_get(s);
+    if (f) {
+        record_init(f, take_id(s, provisional ? &s->provisional_ids : &s->real_ids),
+                    desc, provisional);
+        HASH_ADD(hh_id, s->by_id, id, sizeof(f->id), f);
+        if (ct_hash_added(&f->hh_id)) {
+            s->n_live++;
+            *is_new = true;
+            return f;
+        }
+        record_put(s, f);
+    }
+    return oom_stand_in(s, desc, is_new);
+}
+
+static void unref_record(ct_store *s, failure *f);
+
+static bool pin_to_scope(ct_store *s, failure *f)
+{
+    failure *p = s->pinner;
+    if (!p || p->pinned || f->provisional || f == &s->oom)
+        return false;
+    p->pinned = f;
+    f->refs = 1;
+    return true;
+}
+
+/* f's count just reached zero: it leaves memory, unless a scope pins it. */
+static void release(ct_store *s, failure *f)
+{
+    if (pin_to_scope(s, f))
+        return;
+    failure *pinned = f->pinned;
+    if (f->fold_indexed)
+        HASH_DELETE(hh_fold, s->by_fold, f);
+    if (s->hot == f)
+        s->hot = NULL;
+    if (f == &s->oom) {
+        s->oom_active = false;
+    } else {
+        HASH_DELETE(hh_id, s->by_id, f);
+        record_put(s, f);
+    }
+    s->n_live--;
+    if (pinned)
+        unref_record(s, pinned);
+}
+
+static void unref_record(ct_store *s, failure *f)
+{
+    if (--f->refs == 0)
+        release(s, f);
+}
+
+static void release_if_unclaimed(ct_store *s, failure *f)
+{
+    if (f->refs == 0)
+        release(s, f);
+}
+
+static void claim_ref(void *owner, ct_failure_id id)
+{
+    failure *f = lookup(owner, id);
+    if (f)
+        f->refs++;
+}
+
+static void claim_unref(void *owner, ct_failure_id id)
+{
+    failure *f = lookup(owner, id);
+    if (f)
+        unref_record(owner, f);
+}
+
+/* --- folding identical repeats ----------------------------------------- */
+
+static uint64_t hash_str(uint64_t h, const char *str)
+{
+    if (!str)
+        return (h ^ 0xff) * 0x100000001b3ULL; /* NULL differs from "" */
+    for (; *str; str++)
+        h = (h ^ (unsigned char)*str) * 0x100000001b3ULL;
+    return (h ^ 0) * 0x100000001b3ULL;
+}
+
+static uint64_t fold_key(const ct_failure_desc *d)
+{
+    uint64_t h = hash_str(hash_str(0xcbf29ce484222325ULL, d->api), d->kernel);
+    return (h ^ (uint32_t)d->error) * 0x100000001b3ULL;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_kind(const ct_failure_desc *a, const ct_failure_desc *b)
+{
+    return a->error == b->error && same_str(a->api, b->api) && same_str(a->kernel, b->kernel);
+}
+
+/* Index f for folding; a hash collision only costs the fold, never taint. */
+static void index_for_folding(ct_store *s, failure *f, uint64_t key)
+{
+    failure *holder;
+    HASH_FIND(hh_fold, s->by_fold, &key, sizeof(key), holder);
+    if (holder || f == &s->oom)
+        return;
+    f->fold_key = key;
+    HASH_ADD(hh_fold, s->by_fold, fold_key, sizeof(f->fold_key), f);
+    f->fold_indexed = ct_hash_added(&f->hh_fold);
+}
+
+static failure *mint_or_fold(ct_store *s, const ct_failure_desc *desc, bool *is_new)
+{
+    uint64_t key = fold_key(desc);
+    failure *f;
+    HASH_FIND(hh_fold, s->by_fold, &key, sizeof(key), f);
+    if (f && same_kind(&f->desc, desc)) {
+        f->occurrences++;
+        *is_new = false;
+        return f;
+    }
+    f = mint(s, desc, false, is_new);
+    index_for_folding(s, f, key);
+    return f;
+}
+
+static void snapshot(const failure *f, ct_failure_info *out)
+{
+    out->id = f->id;
+    out->provisional = f->provisional;
+    out->desc = f->desc;
+    out->occurrences = f->occurrences;
+    out->skips_total = f->skips_total;
+    out->n_skips = f->skips_total < CT_SKIPS_KEPT ? (uint32_t)f->skips_total : CT_SKIPS_KEPT;
+    size_t oldest = f->skips_total > CT_SKIPS_KEPT ? f->skips_total % CT_SKIPS_KEPT : 0;
+    for (uint32_t i = 0; i < out->n_skips; i++)
+        out->skips[i] = f->skips[(oldest + i) % CT_SKIPS_KEPT];
+}
+
+static void record_skip(failure *f, const ct_skip_desc *skip)
+{
+    f->skips[f->skips_total % CT_SKIPS_KEPT] = *skip;
+    f->skips_total++;
+}
+
+/* --- walking ranges over allocations ----------------------------------- */
+
+typedef void (*span_fn)(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx);
+
+/* Calls fn for every allocation r touches, r clipped to it.  Returns false
+ * when r starts outside every known allocation. */
+static bool each_span(ct_store *s, const ct_range *r, span_fn fn, void *ctx)
+{
+    if (r->len == 0)
+        return true;
+    ct_alloc *a = ct_allocmap_find(s->map, r->addr);
+    if (r->len == CT_TO_END) {
+        if (a)
+            fn(s, a, r->addr - ct_alloc_base(a), ct_alloc_size(a), ctx);
+        return a != NULL;
+    }
+    uint64_t hi = r->len > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->len;
+    for (ct_alloc *b = a ? a : ct_allocmap_overlap(s->map, r->addr, hi); b;) {
+        uint64_t base = ct_alloc_base(b), end = base + ct_alloc_size(b);
+        uint64_t lo = r->addr > base ? r->addr : base;
+        fn(s, b, lo - base, (hi < end ? hi : end) - base, ctx);
+        if (end >= hi)
+            break;
+        b = ct_allocmap_overlap(s->map, end, hi);
+    }
+    return a != NULL;
+}
+
+static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, void *ctx)
+{
+    for (size_t i = 0; r && i < n; i++)
+        each_span(s, &r[i], fn, ctx);
+}
+
+static void set_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    const failure *f = ctx;
+    ct_claims_set(ct_alloc_claims(a), off, end, f->id, s->env);
+}
+
+static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    (void)ctx;
+    ct_claims_clear(ct_alloc_claims(a), off, end, s->env);
+}
+
+/* --- the store --------------------------------------------------------- */
+
+ct_store *ct_store_new(void)
+{
+    ct_store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->map = ct_allocmap_new();
+    if (s->map)
+        HASH_ADD(hh_id, s->by_id, id, sizeof(s->anchor.id), &s->anchor);
+    if (!s->map || !ct_hash_added(&s->anchor.hh_id)) {
+        ct_allocmap_free(s->map);
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    s->env = ct_allocmap_env(s->map);
+    s->env->ref = claim_ref;
+    s->env->unref = claim_unref;
+    s->env->owner = s;
+    s->real_ids = (id_space){ 1, 1, FIRST_PROVISIONAL_ID, false };
+    s->provisional_ids = (id_space){ FIRST_PROVISIONAL_ID, FIRST_PROVISIONAL_ID,
+                                     (uint64_t)UINT32_MAX + 1, false };
+    return s;
+}
+
+void ct_store_free(ct_store *s)
+{
+    if (!s)
+        return;
+    ct_allocmap_free(s->map); /* releases every claim, so every record */
+    HASH_CLEAR(hh_id, s->by_id);
+    HASH_CLEAR(hh_fold, s->by_fold);
+    for (failure *f = s->free_records, *next; f; f = next) {
+        next = f->next_free;
+        free(f);
+    }
+    interned *name, *tmp;
+    HASH_ITER(hh, s->names, name, tmp) {
+        HASH_DELETE(hh, s->names, name);
+        free(name);
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+void ct_store_atfork_child(ct_store *s)
+{
+    if (s)
+        pthread_mutex_init(&s->lock, NULL);
+}
+
+int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size)
+{
+    if (!s)
+        return CT_EINVAL;
+    lock(s);
+    int rc = ct_allocmap_insert(s->map, base, size);
+    unlock(s);
+    return rc;
+}
+
+int ct_store_free_alloc(ct_store *s, uint64_t base)
+{
+    if (!s)
+        return CT_EINVAL;
+    lock(s);
+    int rc = ct_allocmap_remove(s->map, base);
+    unlock(s);
+    return rc;
+}
+
+bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size)
+{
+    if (!s)
+        return false;
+    lock(s);
+    ct_alloc *a = ct_allocmap_find(s->map, addr);
+    if (a && base)
+        *base = ct_alloc_base(a);
+    if (a && size)
+        *size = ct_alloc_size(a);
+    unlock(s);
+    return a != NULL;
+}
+
+size_t ct_store_alloc_count(ct_store *s)
+{
+    if (!s)
+        return 0;
+    lock(s);
+    size_t n = ct_allocmap_count(s->map);
+    unlock(s);
+    return n;
+}
+
+size_t ct_store_bytes(ct_store *s)
+{
+    if (!s)
+        return 0;
+    lock(s);
+    size_t bytes = ct_heap_cost(sizeof(*s)) + ct_allocmap_bytes(s->map) +
+                   s->n_records * ct_heap_cost(sizeof(failure)) +
+                   ct_hash_cost(&s->by_id->hh_id) +
+                   ct_hash_cost(s->by_fold ? &s->by_fold->hh_fold : NULL) +
+                   ct_hash_cost(s->names ? &s->names->hh : NULL) + s->names_bytes;
+    unlock(s);
+    return bytes;
+}
+
+bool ct_store_tainted(const ct_store *s)
+{
+    return s && atomic_load_explicit(&s->env->live, memory_order_acquire) > 0;
+}
+
+const char *ct_store_intern(ct_store *s, const char *name)
+{
+    if (!s || !name)
+        return NULL;
+    size_t len = strlen(name);
+    lock(s);
+    interned *e;
+    HASH_FIND(hh, s->names, name, len, e);
+    if (!e && (e = malloc(sizeof(*e) + len + 1))) {
+        memcpy(e->name, name, len + 1);
+        HASH_ADD_KEYPTR(hh, s->names, e->name, len, e);
+        if (ct_hash_added(&e->hh)) {
+            s->names_bytes += ct_heap_cost(sizeof(*e) + len + 1);
+        } else {
+            free(e);
+            e = NULL;
+        }
+    }
+    unlock(s);
+    return e ? e->name : NULL;
+}
+
+/* --- the operations ---------------------------------------------------- */
+
+typedef struct placing {
+    const ct_failure_desc *desc;
+    failure *f;                  /* minted on the first allocation touched */
+} placing;
+
+static void place_provisional(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    placing *p = ctx;
+    if (!p->f) {
+        bool fresh;
+        p->f = mint(s, p->desc, true, &fresh);
+        s->pinner = p->f->provisional ? p->f : NULL;
+    }
+    set_span(s, a, off, end, p->f);
+}
+
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
+                             const ct_failure_desc *provisional)
+{
+    if (!s || !provisional || !w)
+        return 0;
+    lock(s);
+    placing p = { provisional, NULL };
+    each_range(s, w, n, place_provisional, &p);
+    s->pinner = NULL;
+    ct_failure_id id = p.f ? p.f->id : 0;
+    unlock(s);
+    return id;
+}
+
+/* Mint or fold the failure of work that did not write w, and taint w. */
+static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed,
+                                  const ct_range *w, size_t n, bool *is_new)
+{
+    bool fresh;
+    failure *f = mint_or_fold(s, failed, &fresh);
+    ct_failure_id id = f->id;
+    each_range(s, w, n, set_span, f);
+    release_if_unclaimed(s, f);
+    if (is_new)
+        *is_new = fresh;
+    return id;
+}
+
+ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
+                            const ct_range *w, size_t n,
+                            const ct_failure_desc *failed, bool *is_new)
+{
+    if (is_new)
+        *is_new = false;
+    if (!s)
+        return 0;
+    lock(s);
+    /* Take over the pin's reference: the displaced failure stays foldable
+     * until this scope's outcome is known. */
+    failure *p = lookup(s, provisional);
+    failure *displaced = p && p->provisional ? p->pinned : NULL;
+    if (displaced)
+        p->pinned = NULL;
+    ct_failure_id id = 0;
+    if (failed)
+        id = taint_locked(s, failed, w, n, is_new);
+    else
+        each_range(s, w, n, clear_span, NULL);
+    if (displaced)
+        unref_record(s, displaced);
+    unlock(s);
+    return id;
+}
+
+ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
+                       const ct_range *w, size_t n, bool *is_new)
+{
+    if (is_new)
+        *is_new = false;
+    if (!s || !failed)
+        return 0;
+    lock(s);
+    ct_failure_id id = taint_locked(s, failed, w, n, is_new);
+    unlock(s);
+    return id;
+}
+
+static void find_oldest(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    (void)s;
+    ct_failure_id *oldest = ctx;
+    const ct_claims *c = ct_alloc_claims(a);
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    for (size_t i = ct_claims_first_after(v, c->n, off); i < c->n && v[i].off < end; i++) {
+        if (*oldest == 0 || v[i].id < *oldest)
+            *oldest = v[i].id;
+    }
+}
+
+ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *error)
+{
+    if (!ct_store_tainted(s) || !r)
+        return 0;
+    lock(s);
+    ct_failure_id oldest = 0;
+    each_range(s, r, n, find_oldest, &oldest);
+    const failure *f = lookup(s, oldest);
+    if (f && error)
+        *error = f->desc.error;
+    unlock(s);
+    return oldest;
+}
+
+/* The failure a skip propagates when its root was released between the
+ * caller's read_failure and now: the skipped work still did not run, so
+ * its outputs must carry something. */
+static ct_failure_desc lost_root(const ct_skip_desc *skip)
+{
+    ct_failure_desc d = { .error = CUDA_ERROR_UNKNOWN, .api = "cutaint: skipped on a released failure" };
+    if (skip) {
+        d.kernel = skip->kernel;
+        d.launch_seq = skip->launch_seq;
+        d.thread = skip->thread;
+        d.time_ns = skip->time_ns;
+    }
+    return d;
+}
+
+void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
+                  const ct_range *w, size_t n)
+{
+    if (!s)
+        return;
+    lock(s);
+    failure *f = lookup(s, root);
+    if (!f) {
+        ct_failure_desc d = lost_root(skip);
+        bool fresh;
+        f = mint_or_fold(s, &d, &fresh);
+    }
+    if (skip)
+        record_skip(f, skip);
+    each_range(s, w, n, set_span, f);
+    release_if_unclaimed(s, f);
+    unlock(s);
+}
+
+void ct_written(ct_store *s, const ct_range *w, size_t n)
+{
+    if (!ct_store_tainted(s) || !w)
+        return;
+    lock(s);
+    each_range(s, w, n, clear_span, NULL);
+    unlock(s);
+}
+
+typedef struct survey {
+    uint64_t epoch;
+    uint64_t tainted_bytes;
+    uint64_t first_tainted;
+    size_t n_failures;
+    size_t n_kept;
+    failure *kept[CT_REFUSAL_MAX_FAILURES]; /* the lowest ids, ascending */
+} survey;
+
+static void keep_if_low(survey *sv, failure *f)
+{
+    size_t i = sv->n_kept;
+    if (i == CT_REFUSAL_MAX_FAILURES) {
+        if (f->id > sv->kept[i - 1]->id)
+            return;
+        i--;
+    } else {
+        sv->n_kept++;
+    }
+    for (; i > 0 && sv->kept[i - 1]->id > f->id; i--)
+        sv->kept[i] = sv->kept[i - 1];
+    sv->kept[i] = f;
+}
+
+static void survey_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    survey *sv = ctx;
+    const ct_claims *c = ct_alloc_claims(a);
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    for (size_t i = ct_claims_first_after(v, c->n, off); i < c->n && v[i].off < end; i++) {
+        uint64_t lo = v[i].off > off ? v[i].off : off;
+        uint64_t hi = v[i].end < end ? v[i].end : end;
+        uint64_t addr = ct_alloc_base(a) + lo;
+        if (sv->tainted_bytes == 0 || addr < sv->first_tainted)
+            sv->first_tainted = addr;
+        sv->tainted_bytes += hi - lo;
+        failure *f = lookup(s, v[i].id);
+        if (f && f->seen != sv->epoch) {
+            f->seen = sv->epoch;
+            sv->n_failures++;
+            keep_if_low(sv, f);
+        }
+    }
+}
+
+static void note_unknown(ct_refusal *out, uint64_t addr)
+{
+    if (out->n_unknown < CT_REFUSAL_MAX_UNKNOWN)
+        out->unknown[out->n_unknown] = addr;
+    out->n_unknown++;
+}
+
+int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
+{
+    if (!s || (!r && n))
+        return CT_EINVAL;
+    if (out) {
+        out->n_failures = out->n_kept = 0;
+        out->first_tainted = out->tainted_bytes = 0;
+        out->n_unknown = 0;
+    } else if (!ct_store_tainted(s)) {
+        return CT_OK;
+    }
+    lock(s);
+    survey sv = { .epoch = ++s->epoch };
+    for (size_t i = 0; i < n; i++) {
+        if (!each_span(s, &r[i], survey_span, &sv) && out)
+            note_unknown(out, r[i].addr);
+    }
+    if (out) {
+        out->n_failures = sv.n_failures;
+        out->n_kept = sv.n_kept;
+        for (size_t i = 0; i < sv.n_kept; i++)
+            snapshot(sv.kept[i], &out->failures[i]);
+        out->first_tainted = sv.first_tainted;
+        out->tainted_bytes = sv.tainted_bytes;
+    }
+    unlock(s);
+    return sv.tainted_bytes ? CT_ETAINTED : CT_OK;
+}
+
+bool ct_failure_get(ct_store *s, ct_failure_id id, ct_failure_info *out)
+{
+    if (!s)
+        return false;
+    lock(s);
+    const failure *f = lookup(s, id);
+    if (f && out)
+        snapshot(f, out);
+    unlock(s);
+    return f != NULL;
+}
+
+size_t ct_store_live_failures(ct_store *s)
+{
+    if (!s)
+        return 0;
+    lock(s);
+    size_t n = s->n_live;
+    unlock(s);
+    return n;
+}

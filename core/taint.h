@@ -1,0 +1,120 @@
+/*
+ * taint.h - the failure store: allocations, the failures they carry, and the
+ * operations every intercepted driver call is translated into.
+ *
+ * The model (DESIGN.md, "The model"): a byte range *carries* a failure when
+ * the work that was to write it did not run.  Reads of carried bytes are
+ * refused; launches and device copies whose inputs are carried are skipped and
+ * pass the same failure on to their outputs.
+ *
+ * Invariants:
+ * - Set, never add: tainting a range with the failure it already carries is a
+ *   no-op; with another failure, the old claim on those bytes is released
+ *   first.  A byte carries at most one failure.
+ * - A failure is freed the moment no byte carries it (reference count of
+ *   claims).  Dropping detail under a cap never drops a claim.
+ * - enter_write taints before the work runs; only exit_write's success path
+ *   releases.  A scope that never exits leaves its write set tainted.
+ * - Addresses outside every known allocation are ignored by writes and never
+ *   cause a refusal (memory the shim did not see allocated passes through);
+ *   ensure_written lists them in the refusal for the report.
+ * - Thread-safe: every function takes the store's mutex for its own duration
+ *   and calls nothing outside core while holding it.  ct_store_tainted() is a
+ *   lock-free read for the hot path.
+ * - No heap allocation on the paths a happy program takes once warm
+ *   (enter_write/exit_write with success, read_failure, written,
+ *   ensure_written): failure records and claim arrays are recycled.
+ */
+#ifndef CT_TAINT_H
+#define CT_TAINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "failures.h"
+
+typedef struct ct_store ct_store;
+
+/* Byte range [addr, addr+len).  CT_TO_END: to the end of addr's allocation
+ * (a kernel pointer argument, whose extent nobody knows). */
+typedef struct ct_range {
+    uint64_t addr;
+    uint64_t len;
+} ct_range;
+#define CT_TO_END UINT64_MAX
+
+ct_store *ct_store_new(void);
+void ct_store_free(ct_store *s);
+/* After fork(), in the child: make the store's lock usable again. */
+void ct_store_atfork_child(ct_store *s);
+
+/* --- allocations ------------------------------------------------------ */
+int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size);   /* allocmap.h codes */
+int ct_store_free_alloc(ct_store *s, uint64_t base);             /* CT_OK, CT_ENOENT */
+/* The allocation holding addr: fills base/size (either may be NULL). */
+bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size);
+size_t ct_store_alloc_count(ct_store *s);
+size_t ct_store_bytes(ct_store *s); /* heap bytes the store holds now */
+
+/* Lock-free: is any byte anywhere carrying a failure?  False means reads and
+ * launches have nothing to check. */
+bool ct_store_tainted(const ct_store *s);
+/* Intern a name (kernel names) for ever; NULL when out of memory. */
+const char *ct_store_intern(ct_store *s, const char *name);
+
+/* --- the operations (DESIGN.md table) --------------------------------- */
+
+/* Taint every known range of w with a fresh provisional failure described by
+ * `provisional` (its error is what a read of the range will be refused with).
+ * Returns the provisional id, or 0 when w touches no known allocation. */
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
+                             const ct_failure_desc *provisional);
+
+/* Settle a scope.  failed == NULL: the work was handed over, w is written
+ * (every claim on it released, whoever made it).  Otherwise the real failure
+ * (minted or folded) replaces the provisional one on w.  Returns the real
+ * failure id (0 on success); *is_new tells whether it is a first occurrence. */
+ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
+                            const ct_range *w, size_t n,
+                            const ct_failure_desc *failed, bool *is_new);
+
+/* Mint (or fold) a failure and taint w with it; the scope-less form of a
+ * failed write.  Returns its id; *is_new as above (may be NULL). */
+ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
+                       const ct_range *w, size_t n, bool *is_new);
+
+/* The failure carried by any byte of r (the oldest, when several), or 0.
+ * *error receives that failure's error (may be NULL). */
+ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *error);
+
+/* Work skipped because an input carries `root`: w takes the same failure,
+ * and the skip is recorded on it.  No new id is minted. */
+void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
+                  const ct_range *w, size_t n);
+
+/* Successful write of w: release every claim on those bytes. */
+void ct_written(ct_store *s, const ct_range *w, size_t n);
+
+#define CT_REFUSAL_MAX_FAILURES 8
+#define CT_REFUSAL_MAX_UNKNOWN 4
+typedef struct ct_refusal {
+    size_t n_failures;        /* distinct failures found; may exceed the kept */
+    size_t n_kept;            /* min(n_failures, CT_REFUSAL_MAX_FAILURES) */
+    ct_failure_info failures[CT_REFUSAL_MAX_FAILURES]; /* by id; [0] is the root cause */
+    uint64_t first_tainted;   /* lowest carried address read */
+    uint64_t tainted_bytes;   /* how many bytes read carry a failure */
+    size_t n_unknown;         /* ranges of r outside every known allocation */
+    uint64_t unknown[CT_REFUSAL_MAX_UNKNOWN];
+} ct_refusal;
+
+/* CT_OK when no byte of r carries a failure; CT_ETAINTED with *out filled
+ * otherwise (out may be NULL).  ct_refusal is large: callers keep it off
+ * small stacks. */
+int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out);
+
+/* Snapshot of a live failure; false when no byte carries it any more. */
+bool ct_failure_get(ct_store *s, ct_failure_id id, ct_failure_info *out);
+size_t ct_store_live_failures(ct_store *s);
+
+#endif

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what building and testing cutaint needs, if it is missing.
+# Debian/Ubuntu packages only; the CUDA Toolkit headers must already be there
+# (cutaint uses cuda.h only: it never links the driver).
+set -euo pipefail
+
+packages=(meson ninja-build gcc pkg-config uthash-dev libcriterion-dev libiberty-dev
+          graphviz valgrind python3 shellcheck clang libclang-rt-14-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda_include=${CUDA_INCLUDE:-/usr/local/cuda/include}
+if [ ! -f "$cuda_include/cuda.h" ]; then
+    echo "setup: the CUDA Toolkit headers are absent ($cuda_include/cuda.h not found)." >&2
+    echo "setup: install the CUDA Toolkit (headers are enough) or set CUDA_INCLUDE=DIR." >&2
+    exit 1
+fi

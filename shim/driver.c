@@ -1,0 +1,98 @@
+/*
+ * driver.c - the real libcuda: where it is, and where each real function is.
+ *
+ * Real functions are resolved from an explicit handle, dlopen("libcuda.so.1")
+ * (RTLD_NOLOAD first, so the copy the runtime opened RTLD_LOCAL is the one we
+ * use), through the real dlsym; never RTLD_NEXT, which cannot see a library
+ * opened RTLD_LOCAL.  The real dlsym itself comes from dlvsym(RTLD_NEXT),
+ * since this library exports a dlsym of its own.
+ *
+ * Invariants:
+ * - The driver is loaded at most once, lazily, on the first call that needs
+ *   a real function; never from inside dlsym (ct_in_driver only asks dladdr).
+ * - A slot, once resolved, never changes; a missing function is remembered as
+ *   missing, so the lookup cost is paid once per entry point.
+ * - No driver: one clear line in the log, and every wrapped call answers
+ *   CT_NO_DRIVER_RESULT instead of crashing.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define CT_MISSING ((void *)1)
+
+typedef void *(*ct_dlsym_fn)(void *, const char *);
+
+static ct_dlsym_fn real_dlsym_fn;
+static pthread_once_t dlsym_once = PTHREAD_ONCE_INIT;
+static void *driver_handle;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+static _Atomic(void *) slots[CT_N_ENTRIES];
+
+static void find_real_dlsym(void)
+{
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    for (size_t i = 0; i < sizeof versions / sizeof *versions && !real_dlsym_fn; i++)
+        real_dlsym_fn = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+}
+
+void *ct_real_dlsym(void *handle, const char *name)
+{
+    pthread_once(&dlsym_once, find_real_dlsym);
+    return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
+}
+
+static int driver_version_of(void *handle)
+{
+    CUresult (*get)(int *) = handle ? (CUresult(*)(int *))ct_real_dlsym(handle, "cuDriverGetVersion") : NULL;
+    int version = 0;
+    return get && get(&version) == CUDA_SUCCESS ? version : 0;
+}
+
+static void load_driver(void)
+{
+    driver_handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!driver_handle)
+        driver_handle = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!driver_handle) {
+        const char *why = dlerror();
+        ct_log(CT_LOG_ERROR, "cannot load the CUDA driver libcuda.so.1 (%s); every CUDA call "
+               "will fail with CUDA_ERROR_NO_DEVICE", why ? why : "not found");
+    }
+    ct_event_start(driver_version_of(driver_handle));
+}
+
+bool ct_driver_loaded(void)
+{
+    pthread_once(&driver_once, load_driver);
+    return driver_handle != NULL;
+}
+
+void *ct_real_named(const char *name)
+{
+    return ct_driver_loaded() ? ct_real_dlsym(driver_handle, name) : NULL;
+}
+
+void *ct_real(int id)
+{
+    void *fn = atomic_load_explicit(&slots[id], memory_order_acquire);
+    if (CT_UNLIKELY(!fn)) {
+        fn = ct_real_named(ct_entries[id].name);
+        if (!fn)
+            fn = CT_MISSING;
+        atomic_store_explicit(&slots[id], fn, memory_order_release);
+    }
+    return fn == CT_MISSING ? NULL : fn;
+}
+
+bool ct_in_driver(const void *addr)
+{
+    Dl_info info;
+    if (!addr || !dladdr(addr, &info) || !info.dli_fname)
+        return false;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    return strncmp(base, "libcuda.so", strlen("libcuda.so")) == 0;
+}

@@ -1,0 +1,409 @@
+/*
+ * events.c - what cutaint says: log lines for people, report events for
+ * tools (docs/REPORT.md).
+ *
+ * Log lines look like valgrind's ("==PID== cutaint: ..."), go to stderr or
+ * CUTAINT_LOG_FILE, and are filtered by CUTAINT_LOG.  Refused reads print a
+ * full explanation for the first CT_REFUSALS_SHOWN of them (like a
+ * sanitizer's print limit), then one line saying the rest go to the report.
+ * Report events are one JSON line each, one write(2), at the moment they
+ * happen.
+ *
+ * Invariants:
+ * - Formats are literals of this file; outside text (kernel names, paths,
+ *   argv) travels only as %s arguments or escaped JSON strings.
+ * - Nothing here runs on the happy path except the start and exit events.
+ */
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errnames.h"
+#include "files.h"
+#include "jsonl.h"
+#include "shim.h"
+
+#define CT_REFUSALS_SHOWN 10
+#define CT_EVENT_MAX 8192
+#define CT_BACKTRACE_MAX 24
+
+static int log_fd = STDERR_FILENO;
+static int report_fd = -1;
+static atomic_bool start_written;
+static atomic_uint refusals_logged;
+static int saved_argc;
+static char **saved_argv;
+static __thread uint64_t thread_id;
+
+void ct_events_set_argv(int argc, char **argv)
+{
+    saved_argc = argc;
+    saved_argv = argv;
+}
+
+uint64_t ct_thread_id(void)
+{
+    if (!thread_id)
+        thread_id = (uint64_t)syscall(SYS_gettid);
+    return thread_id;
+}
+
+int64_t ct_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const char *ct_cu_error_name(CUresult r)
+{
+    const char *name = ct_error_name((int)r);
+    return name ? name : "CUDA_ERROR_UNKNOWN";
+}
+
+/* ---- the log ---------------------------------------------------------------- */
+
+static void open_log(void)
+{
+    if (!ct_g.cfg.log_file[0])
+        return;
+    int fd = ct_append_open(ct_g.cfg.log_file);
+    if (fd >= 0) {
+        log_fd = fd;
+        return;
+    }
+    dprintf(STDERR_FILENO, "==%d== cutaint: cannot open CUTAINT_LOG_FILE %s; logging to stderr\n",
+            (int)getpid(), ct_g.cfg.log_file);
+}
+
+void ct_log(ct_log_level level, const char *fmt, ...)
+{
+    if (level > ct_g.cfg.log || ct_g.cfg.log == CT_LOG_OFF)
+        return;
+    char line[2048];
+    int n = snprintf(line, sizeof line, "==%d== cutaint: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    ct_append_line(log_fd, line, len);
+}
+
+/* ---- the report ---------------------------------------------------------------- */
+
+void ct_events_open(void)
+{
+    open_log();
+    if (!ct_g.cfg.report[0])
+        return;
+    report_fd = ct_append_open(ct_g.cfg.report);
+    if (report_fd < 0)
+        ct_log(CT_LOG_ERROR, "cannot open CUTAINT_REPORT %s; no report will be written", ct_g.cfg.report);
+}
+
+static bool begin(ct_jsonl *j, char *buf, const char *event)
+{
+    if (report_fd < 0)
+        return false;
+    ct_jsonl_begin(j, buf, CT_EVENT_MAX, event, ct_now_ns(), (long)getpid());
+    return true;
+}
+
+static void emit(ct_jsonl *j)
+{
+    size_t len = ct_jsonl_end(j);
+    ct_append_line(report_fd, j->buf, len);
+}
+
+static void error_fields(ct_jsonl *j, int code)
+{
+    ct_jsonl_str(j, "error", ct_cu_error_name((CUresult)code));
+    ct_jsonl_int(j, "code", code);
+}
+
+static void dims(ct_jsonl *j, const char *key, const uint32_t d[3])
+{
+    ct_jsonl_open_array(j, key);
+    for (int i = 0; i < 3; i++)
+        ct_jsonl_uint(j, NULL, d[i]);
+    ct_jsonl_close(j);
+}
+
+void ct_event_start(int driver_version)
+{
+    if (atomic_exchange(&start_written, true))
+        return;
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "start"))
+        return;
+    ct_jsonl_open_array(&j, "argv");
+    for (int i = 0; i < saved_argc && saved_argv && saved_argv[i]; i++)
+        ct_jsonl_str(&j, NULL, saved_argv[i]);
+    ct_jsonl_close(&j);
+    if (driver_version)
+        ct_jsonl_int(&j, "driver_version", driver_version);
+    else
+        ct_jsonl_str(&j, "driver_version", NULL);
+    ct_jsonl_str(&j, "cutaint_version", CT_VERSION);
+    emit(&j);
+}
+
+void ct_events_after_fork(void)
+{
+    thread_id = 0;
+    if (!strstr(ct_g.report_template, "%p"))
+        return;
+    if (report_fd >= 0)
+        close(report_fd);
+    report_fd = -1;
+    if (ct_path_expand(ct_g.report_template, getpid(), ct_g.cfg.report, sizeof ct_g.cfg.report) == 0)
+        report_fd = ct_append_open(ct_g.cfg.report);
+    atomic_store(&start_written, false);
+    ct_event_start(0);
+}
+
+/* Host frames of the failing call, outside this library, symbolised with
+ * dladdr (no allocation, no external tool). */
+static void backtrace_field(ct_jsonl *j)
+{
+    void *frames[CT_BACKTRACE_MAX];
+    int n = backtrace(frames, CT_BACKTRACE_MAX);
+    Dl_info self;
+    dladdr((void *)backtrace_field, &self);
+    ct_jsonl_open_array(j, "backtrace");
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        char frame[512];
+        if (!dladdr(frames[i], &info)) {
+            snprintf(frame, sizeof frame, "%p", frames[i]);
+        } else if (info.dli_fbase == self.dli_fbase) {
+            continue;
+        } else if (info.dli_sname) {
+            snprintf(frame, sizeof frame, "%s+0x%lx (%s)", info.dli_sname,
+                     (unsigned long)((char *)frames[i] - (char *)info.dli_saddr), info.dli_fname);
+        } else {
+            snprintf(frame, sizeof frame, "%s+0x%lx", info.dli_fname,
+                     (unsigned long)((char *)frames[i] - (char *)info.dli_fbase));
+        }
+        ct_jsonl_str(j, NULL, frame);
+    }
+    ct_jsonl_close(j);
+}
+
+/* The compute-sanitizer line that replays launch `seq` (launches are counted
+ * in the order cutaint saw them: exact for single-threaded programs). */
+static void repro_field(ct_jsonl *j, uint64_t seq)
+{
+    char line[4096];
+    int n = snprintf(line, sizeof line, "compute-sanitizer --tool memcheck --launch-skip %llu --launch-count 1",
+                     (unsigned long long)(seq - 1));
+    for (int i = 0; i < saved_argc && saved_argv && saved_argv[i] && n > 0 && (size_t)n < sizeof line; i++)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s", saved_argv[i]);
+    ct_jsonl_str(j, "repro", line);
+}
+
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
+{
+    if (d->kernel)
+        ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s (%s, launch #%llu, grid %ux%ux%u, block %ux%ux%u)%s; "
+               "its outputs hold no data until rewritten", id, d->kernel, ct_cu_error_name((CUresult)d->error),
+               d->api, (unsigned long long)d->launch_seq, d->grid[0], d->grid[1], d->grid[2], d->block[0],
+               d->block[1], d->block[2], injected ? " [injected]" : "");
+    else
+        ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s%s; the bytes it was to write hold no data until rewritten",
+               id, d->api, ct_cu_error_name((CUresult)d->error), injected ? " [injected]" : "");
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "failure"))
+        return;
+    ct_jsonl_uint(&j, "id", id);
+    ct_jsonl_str(&j, "api", d->api);
+    ct_jsonl_str(&j, "kernel", d->kernel);
+    error_fields(&j, d->error);
+    ct_jsonl_uint(&j, "launch", d->launch_seq);
+    if (d->kernel) {
+        dims(&j, "grid", d->grid);
+        dims(&j, "block", d->block);
+    }
+    ct_jsonl_hex(&j, "stream", d->stream);
+    ct_jsonl_uint(&j, "thread", d->thread);
+    ct_jsonl_bool(&j, "injected", injected);
+    if (d->kernel && d->launch_seq)
+        repro_field(&j, d->launch_seq);
+    backtrace_field(&j);
+    emit(&j);
+}
+
+void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
+{
+    ct_log(CT_LOG_INFO, "skipped %s%s%s: its input 0x%llx carries failure #%u", s->api, s->kernel ? " of " : "",
+           s->kernel ? s->kernel : "", (unsigned long long)s->needed, root);
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "skip"))
+        return;
+    ct_jsonl_uint(&j, "failure", root);
+    ct_jsonl_str(&j, "api", s->api);
+    ct_jsonl_str(&j, "kernel", s->kernel);
+    ct_jsonl_uint(&j, "launch", s->launch_seq);
+    ct_jsonl_hex(&j, "needed", s->needed);
+    ct_jsonl_uint(&j, "produced", s->produced);
+    ct_jsonl_uint(&j, "thread", s->thread);
+    emit(&j);
+}
+
+static const char *subject(const ct_failure_info *f)
+{
+    return f->desc.kernel ? f->desc.kernel : f->desc.api;
+}
+
+/* "fill(...) [failed, launch #1] -> saxpy(...) [skipped, launch #2] -> this read" */
+static void format_path(const ct_failure_info *root, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s [%s", subject(root), root->provisional ? "unfinished" : "failed");
+    if (root->desc.launch_seq && n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, ", launch #%llu", (unsigned long long)root->desc.launch_seq);
+    if (n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, "]");
+    if (root->skips_total > root->n_skips && n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, " -> ... %llu earlier skips",
+                      (unsigned long long)(root->skips_total - root->n_skips));
+    for (uint32_t i = 0; i < root->n_skips && n > 0 && (size_t)n < cap; i++) {
+        const ct_skip_desc *s = &root->skips[i];
+        n += snprintf(out + n, cap - (size_t)n, " -> %s [skipped%s", s->kernel ? s->kernel : s->api,
+                      s->launch_seq ? ", launch #" : "");
+        if (s->launch_seq && n > 0 && (size_t)n < cap)
+            n += snprintf(out + n, cap - (size_t)n, "%llu", (unsigned long long)s->launch_seq);
+        if (n > 0 && (size_t)n < cap)
+            n += snprintf(out + n, cap - (size_t)n, "]");
+    }
+    if (n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " -> this read");
+}
+
+static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned,
+                        bool poisoned)
+{
+    unsigned shown = atomic_fetch_add(&refusals_logged, 1);
+    if (shown >= CT_REFUSALS_SHOWN && ct_g.cfg.log < CT_LOG_INFO) {
+        if (shown == CT_REFUSALS_SHOWN)
+            ct_log(CT_LOG_WARN, "more refused reads are not shown (CUTAINT_LOG=info shows all; the report has every one)");
+        return;
+    }
+    const ct_failure_info *root = &r->failures[0];
+    char path[2048];
+    format_path(root, path, sizeof path);
+    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx", api, (unsigned long long)bytes,
+           (unsigned long long)addr);
+    ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
+           (unsigned long long)r->tainted_bytes);
+    if (root->provisional)
+        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s had not finished writing them (it never returned)",
+               root->id, subject(root));
+    else
+        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
+               ct_cu_error_name((CUresult)root->desc.error), root->desc.api,
+               root->occurrences > 1 ? ", repeated" : "");
+    ct_log(CT_LOG_WARN, "   path: %s", path);
+    for (size_t i = 1; i < r->n_kept; i++)
+        ct_log(CT_LOG_WARN, "   also carried: failure #%u: %s failed with %s", r->failures[i].id,
+               subject(&r->failures[i]), ct_cu_error_name((CUresult)r->failures[i].desc.error));
+    if (poisoned)
+        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was filled with 0x%02x", ct_cu_error_name((CUresult)returned),
+               ct_g.cfg.poison);
+    else
+        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was left as it was", ct_cu_error_name((CUresult)returned));
+}
+
+void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
+{
+    log_refusal(api, addr, bytes, r, returned, poisoned);
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "refused_read"))
+        return;
+    const ct_failure_info *root = &r->failures[0];
+    ct_jsonl_str(&j, "api", api);
+    ct_jsonl_hex(&j, "address", addr);
+    ct_jsonl_uint(&j, "bytes", bytes);
+    ct_jsonl_open_array(&j, "failures");
+    for (size_t i = 0; i < r->n_kept; i++)
+        ct_jsonl_uint(&j, NULL, r->failures[i].id);
+    ct_jsonl_close(&j);
+    ct_jsonl_uint(&j, "root", root->id);
+    error_fields(&j, returned);
+    ct_jsonl_open_array(&j, "path");
+    ct_jsonl_str(&j, NULL, subject(root));
+    for (uint32_t i = 0; i < root->n_skips; i++)
+        ct_jsonl_str(&j, NULL, root->skips[i].kernel ? root->skips[i].kernel : root->skips[i].api);
+    ct_jsonl_close(&j);
+    ct_jsonl_bool(&j, "poisoned", poisoned);
+    emit(&j);
+}
+
+void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost)
+{
+    ct_log(CT_LOG_INFO, "probe after %s (%s): synchronize returned %s: %s", after, ct_cu_error_name(error),
+           probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe),
+           lost ? "the context is lost" : "the failure was isolated");
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "probe"))
+        return;
+    ct_jsonl_str(&j, "after", after);
+    ct_jsonl_str(&j, "error", ct_cu_error_name(error));
+    ct_jsonl_str(&j, "result", probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe));
+    ct_jsonl_str(&j, "verdict", lost ? "context_lost" : "isolated");
+    emit(&j);
+}
+
+void ct_event_context_lost(const char *reason, bool simulated)
+{
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "context_lost"))
+        return;
+    ct_jsonl_str(&j, "reason", reason);
+    ct_jsonl_bool(&j, "simulated", simulated);
+    emit(&j);
+}
+
+void ct_event_summary(void)
+{
+    uint64_t failures = atomic_load(&ct_g.failures), skips = atomic_load(&ct_g.skips);
+    uint64_t refused = atomic_load(&ct_g.refused_reads);
+    bool lost = ct_latch_is_set(ct_g.latch);
+    if (!failures && !skips && !refused && !lost)
+        return;
+    ct_log(CT_LOG_WARN, "summary: %llu failure%s, %llu skipped, %llu refused read%s; %s",
+           (unsigned long long)failures, failures == 1 ? "" : "s", (unsigned long long)skips,
+           (unsigned long long)refused, refused == 1 ? "" : "s",
+           lost ? "the CUDA context was LOST" : "the CUDA context is intact");
+}
+
+void ct_event_exit(int status, int program_status)
+{
+    ct_event_start(0); /* a process that never touched CUDA still has one */
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "exit"))
+        return;
+    ct_jsonl_int(&j, "status", status);
+    ct_jsonl_int(&j, "program_status", program_status);
+    ct_jsonl_uint(&j, "failures", atomic_load(&ct_g.failures));
+    ct_jsonl_uint(&j, "occurrences", atomic_load(&ct_g.occurrences));
+    ct_jsonl_uint(&j, "skips", atomic_load(&ct_g.skips));
+    ct_jsonl_uint(&j, "refused_reads", atomic_load(&ct_g.refused_reads));
+    ct_jsonl_bool(&j, "context_lost", ct_latch_is_set(ct_g.latch));
+    emit(&j);
+}

@@ -1,0 +1,288 @@
+/*
+ * memory.c - allocations, frees, host writes, reads to the host and device
+ * copies, as core operations.
+ *
+ * Granularity: copies and memsets know their byte extent, so they taint and
+ * release exact byte ranges (pitched 2D/3D shapes row by row, up to
+ * CT_CALL_RANGES rows; taller shapes use their bounding span).
+ *
+ * Invariants:
+ * - A read is refused only when core says a byte of it carries a failure;
+ *   while nothing is tainted anywhere, reads cost one atomic load.
+ * - A refused read never reaches the driver, returns the root failure's
+ *   CUresult, and fills the host destination with the poison byte, but only
+ *   memory known to be host memory (never a device address).
+ * - Memory the shim did not see allocated passes through untouched.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+/* The error a read of bytes under an unfinished write is refused with. */
+#define CT_PROVISIONAL_ERROR CUDA_ERROR_UNKNOWN
+
+ct_failure_desc ct_describe(const ct_call *call, CUresult error)
+{
+    return (ct_failure_desc){
+        .error = (int)error,
+        .api = ct_entries[call->id].name,
+        .thread = ct_thread_id(),
+        .time_ns = ct_now_ns(),
+    };
+}
+
+void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
+{
+    if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
+        return;
+    if (ct_store_alloc(ct_g.store, base, size) != 0)
+        ct_log(CT_LOG_WARN, "out of memory tracking the allocation at 0x%llx; reads of it "
+               "will not be checked", (unsigned long long)base);
+}
+
+void ct_after_free(ct_call *call, uint64_t base)
+{
+    if (call->result == CUDA_SUCCESS && base != 0)
+        ct_store_free_alloc(ct_g.store, base);
+}
+
+/* ---- write scopes ------------------------------------------------------ */
+
+static void enter_scope(ct_call *call)
+{
+    if (call->n_writes == 0)
+        return;
+    ct_failure_desc provisional = ct_describe(call, CT_PROVISIONAL_ERROR);
+    call->provisional = ct_enter_write(ct_g.store, call->writes, call->n_writes, &provisional);
+}
+
+ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed)
+{
+    bool is_new = false;
+    ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &is_new);
+    if (failed) {
+        atomic_fetch_add(&ct_g.occurrences, 1);
+        if (is_new && id) {
+            atomic_fetch_add(&ct_g.failures, 1);
+            ct_event_failure(id, failed, call->injected);
+        }
+    }
+    return id;
+}
+
+void ct_after_write(ct_call *call)
+{
+    if (call->n_writes == 0)
+        return;
+    if (call->result == CUDA_SUCCESS) {
+        ct_settle_writes(call, call->writes, call->n_writes, NULL);
+        return;
+    }
+    ct_failure_desc failed = ct_describe(call, call->result);
+    ct_settle_writes(call, call->writes, call->n_writes, &failed);
+}
+
+/* Rows of a pitched shape as ranges: exact up to CT_CALL_RANGES rows, the
+ * bounding span beyond. Returns how many ranges were written to out. */
+static unsigned shape_ranges(const ct_shape *s, ct_range *out)
+{
+    if (!s->device || s->width == 0 || s->height == 0 || s->depth == 0)
+        return 0;
+    uint64_t rows = s->height * s->depth;
+    if (rows == 1 || s->pitch == s->width || rows > CT_CALL_RANGES) {
+        uint64_t last_row = (s->depth - 1) * s->slice + (s->height - 1) * s->pitch;
+        out[0] = (ct_range){s->addr, last_row + s->width};
+        return 1;
+    }
+    unsigned n = 0;
+    for (uint64_t z = 0; z < s->depth; z++)
+        for (uint64_t y = 0; y < s->height; y++)
+            out[n++] = (ct_range){s->addr + z * s->slice + y * s->pitch, s->width};
+    return n;
+}
+
+static ct_shape linear(uint64_t addr, uint64_t bytes)
+{
+    return (ct_shape){.device = true, .addr = addr, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
+}
+
+static bool begin_write(ct_call *call, const ct_shape *dst)
+{
+    call->n_writes = shape_ranges(dst, call->writes);
+    enter_scope(call);
+    return true;
+}
+
+bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes)
+{
+    ct_shape s = linear(dst, bytes);
+    return begin_write(call, &s);
+}
+
+bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height)
+{
+    ct_shape s = {.device = true, .addr = dst, .width = width, .pitch = pitch, .height = height, .depth = 1};
+    return begin_write(call, &s);
+}
+
+/* ---- reads to the host -------------------------------------------------- */
+
+/* Whether host_dst may be filled: plain host memory, not device memory the
+ * shim never saw allocated (a unified copy's destination can be either). */
+static bool is_host_memory(const void *host_dst)
+{
+    CUresult (*attr)(void *, CUpointer_attribute, CUdeviceptr) =
+        (CUresult(*)(void *, CUpointer_attribute, CUdeviceptr))ct_real_named("cuPointerGetAttribute");
+    unsigned type = 0;
+    if (!attr || attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)host_dst) != CUDA_SUCCESS)
+        return true; /* the driver does not know it: pageable host memory */
+    return type == CU_MEMORYTYPE_HOST;
+}
+
+static void poison(void *host_dst, uint64_t bytes, bool *poisoned)
+{
+    *poisoned = false;
+    if (ct_g.cfg.poison < 0 || !host_dst || bytes == 0)
+        return;
+    memset(host_dst, ct_g.cfg.poison, bytes);
+    *poisoned = true;
+}
+
+/* Refuse the read of r when any byte carries a failure.  host_dst/bytes: the
+ * destination to poison (NULL: none); check_host: ask the driver first. */
+static bool refuse_if_tainted(ct_call *call, const ct_range *r, unsigned n, void *host_dst,
+                              uint64_t bytes, bool check_host)
+{
+    if (n == 0 || !ct_store_tainted(ct_g.store))
+        return false;
+    ct_refusal *refusal = malloc(sizeof *refusal);
+    if (!refusal) { /* cannot describe it, but must still refuse it */
+        int error = 0;
+        if (!ct_read_failure(ct_g.store, r, n, &error))
+            return false;
+        call->result = (CUresult)error;
+        call->answered = true;
+        return true;
+    }
+    bool refused = ct_ensure_written(ct_g.store, r, n, refusal) != 0;
+    if (refused) {
+        call->result = (CUresult)refusal->failures[0].desc.error;
+        call->answered = true;
+        bool poisoned = false;
+        if (!check_host || is_host_memory(host_dst))
+            poison(host_dst, bytes, &poisoned);
+        atomic_fetch_add(&ct_g.refused_reads, 1);
+        ct_event_refused(ct_entries[call->id].name, r[0].addr, bytes, refusal, call->result, poisoned);
+    }
+    free(refusal);
+    return refused;
+}
+
+bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
+{
+    ct_range r = {src, bytes};
+    return !refuse_if_tainted(call, &r, bytes ? 1 : 0, dst_host, bytes, false);
+}
+
+/* ---- device copies ------------------------------------------------------ */
+
+/* A copy whose source carries a failure is skipped: its destination takes
+ * the same failure, and the skip is recorded on it. */
+static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_shape *dst)
+{
+    if (n_src == 0 || !ct_store_tainted(ct_g.store))
+        return false;
+    int error = 0;
+    ct_failure_id root = ct_read_failure(ct_g.store, src, n_src, &error);
+    if (!root)
+        return false;
+    ct_range out[CT_CALL_RANGES];
+    unsigned n_out = shape_ranges(dst, out);
+    ct_skip_desc skip = {
+        .api = ct_entries[call->id].name,
+        .needed = src[0].addr,
+        .produced = n_out,
+        .thread = ct_thread_id(),
+        .time_ns = ct_now_ns(),
+    };
+    ct_propagate(ct_g.store, root, &skip, out, n_out);
+    atomic_fetch_add(&ct_g.skips, 1);
+    ct_event_skip(root, &skip);
+    call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
+    call->answered = true;
+    return true;
+}
+
+bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+    ct_range r = {src, bytes};
+    ct_shape d = linear(dst, bytes);
+    if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
+        return false;
+    return begin_write(call, &d);
+}
+
+bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
+{
+    ct_range src[CT_CALL_RANGES];
+    unsigned n_src = shape_ranges(&shape.src, src);
+    if (shape.dst.device) {
+        if (skip_if_tainted(call, src, n_src, &shape.dst))
+            return false;
+        return begin_write(call, &shape.dst);
+    }
+    uint64_t bytes = shape.dst.height * shape.dst.depth * shape.dst.pitch;
+    /* A pitched host destination is poisoned only where the copy writes:
+     * whole rows when the pitch equals the width, otherwise not at all. */
+    void *host = shape.dst.pitch == shape.dst.width ? shape.dst.host : NULL;
+    return !refuse_if_tainted(call, src, n_src, host, bytes, false);
+}
+
+bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+    bool dst_device = ct_store_resolve(ct_g.store, dst, NULL, NULL);
+    if (dst_device)
+        return ct_before_device_copy(call, dst, src, bytes);
+    ct_range r = {src, bytes};
+    return !refuse_if_tainted(call, &r, bytes ? 1 : 0, (void *)(uintptr_t)dst, bytes, true);
+}
+
+/* ---- shapes of the 2D/3D descriptors ------------------------------------- */
+
+static ct_shape side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y,
+                     uint64_t z, uint64_t pitch, uint64_t rows_per_slice, uint64_t width,
+                     uint64_t height, uint64_t depth)
+{
+    uint64_t slice = pitch * rows_per_slice;
+    uint64_t offset = z * slice + y * pitch + x;
+    bool on_device = type == CU_MEMORYTYPE_DEVICE ||
+                     (type == CU_MEMORYTYPE_UNIFIED && ct_store_resolve(ct_g.store, device, NULL, NULL));
+    ct_shape s = {.device = on_device, .width = width, .pitch = pitch ? pitch : width,
+                  .height = height, .depth = depth ? depth : 1, .slice = slice};
+    if (on_device)
+        s.addr = device + offset;
+    else if (type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED)
+        s.host = host ? (char *)(uintptr_t)host + offset : NULL;
+    return s;
+}
+
+#define CT_SHAPE_2D(c)                                                                               \
+    (ct_copy_shape){                                                                                 \
+        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY, 0,        \
+             (c)->srcPitch, 0, (c)->WidthInBytes, (c)->Height, 1),                                    \
+        side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY, 0,        \
+             (c)->dstPitch, 0, (c)->WidthInBytes, (c)->Height, 1)}
+#define CT_SHAPE_3D(c)                                                                               \
+    (ct_copy_shape){                                                                                 \
+        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY,           \
+             (c)->srcZ, (c)->srcPitch, (c)->srcHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth),   \
+        side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY,           \
+             (c)->dstZ, (c)->dstPitch, (c)->dstHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth)}
+
+static const ct_copy_shape no_shape;
+
+ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c) { return c ? CT_SHAPE_2D(c) : no_shape; }
+ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c) { return c ? CT_SHAPE_2D(c) : no_shape; }
+ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
+ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c) { return c ? CT_SHAPE_3D(c) : no_shape; }

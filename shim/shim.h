@@ -1,0 +1,205 @@
+/*
+ * shim.h - what the parts of the interposer share.
+ *
+ * The shim only translates driver calls into core operations (core/taint.h)
+ * and back; every decision about taint lives in core.  Its files:
+ *   driver.c    the real libcuda: handle, real dlsym, the slot of each real function
+ *   wrappers.c  every exported cu* wrapper, generated from intercept.def
+ *   memory.c    allocations, frees, host writes, reads, device copies
+ *   launch.c    kernel launches: names, parameter layouts, bindings, skips
+ *   entry.c     the dlsym override and the cuGetProcAddress wrappers
+ *   fault.c     probe, latch, exit status, health file
+ *   events.c    log lines and report events
+ *   init.c      configuration, start-up, fork and exit handling
+ *
+ * Invariants every file keeps:
+ * - No lock is held across a real driver call; core's mutex is taken and
+ *   released inside each core call.
+ * - The happy path makes no system call, no heap allocation and no getenv
+ *   (configuration is read once, at load).
+ * - A device pointer is a number: the shim never dereferences one.
+ * - The shim never calls its own exported wrappers: real functions only.
+ */
+#ifndef CT_SHIM_H
+#define CT_SHIM_H
+
+/* The driver's own view of cuda.h: every entry point under its real name,
+ * legacy prototypes included, and none of the renaming macros. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "latch.h"
+#include "taint.h"
+
+#define CT_EXPORT __attribute__((visibility("default")))
+#define CT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- the table ------------------------------------------------------- */
+enum ct_entry_id {
+#define CT_WRAP(name, ...) CT_ID_##name,
+#define CT_PTDS(name, ...) CT_ID_##name, CT_ID_##name##_ptds,
+#define CT_PTSZ(name, ...) CT_ID_##name, CT_ID_##name##_ptsz,
+#include "intercept.def"
+#undef CT_WRAP
+#undef CT_PTDS
+#undef CT_PTSZ
+    CT_ID_cuGetProcAddress,
+    CT_ID_cuGetProcAddress_v2,
+    CT_N_ENTRIES
+};
+
+typedef struct ct_entry {
+    const char *name;   /* exported name */
+    const char *family; /* name without version or stream suffix */
+    void *wrapper;      /* cutaint's function of that name */
+} ct_entry;
+
+extern const ct_entry ct_entries[CT_N_ENTRIES];
+/* Index of an exported name in ct_entries, or -1. */
+int ct_entry_find(const char *name);
+
+/* ---- the real driver (driver.c) --------------------------------------- */
+/* The real function for an entry, resolving on first use; NULL if the
+ * driver lacks it or cannot be loaded. */
+void *ct_real(int id);
+/* The real function of a name outside the table (cuCtxGetCurrent, ...). */
+void *ct_real_named(const char *name);
+/* The real dlsym, found with dlvsym past this library. */
+void *ct_real_dlsym(void *handle, const char *name);
+/* Is addr inside the loaded libcuda?  (dladdr, cached base) */
+bool ct_in_driver(const void *addr);
+/* Has a real driver been loaded? Triggers the load on first call. */
+bool ct_driver_loaded(void);
+/* The CUresult to hand back when no real function exists. */
+#define CT_NO_DRIVER_RESULT CUDA_ERROR_NO_DEVICE
+
+/* ---- shared state (init.c) -------------------------------------------- */
+typedef struct ct_shim {
+    atomic_int ready;          /* 0 not yet, 1 initialising, 2 ready */
+    ct_config cfg;
+    ct_store *store;
+    ct_latch *latch;
+    atomic_bool exiting;       /* exit() has begun: teardown errors are not faults */
+    atomic_bool simulated_loss;/* CUTAINT_INJECT simulated a destroyed context */
+    atomic_uint_fast64_t launches;
+    atomic_uint_fast64_t failures;     /* distinct failures minted */
+    atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
+    atomic_uint_fast64_t skips;
+    atomic_uint_fast64_t refused_reads;
+    char report_template[CT_PATH_MAX]; /* CUTAINT_REPORT before %p expansion */
+} ct_shim;
+
+extern ct_shim ct_g;
+/* Make sure configuration is loaded (cheap once ready). */
+void ct_ensure_ready(void);
+
+/* ---- one intercepted call (wrappers.c) -------------------------------- */
+#define CT_CALL_RANGES 64
+
+typedef struct ct_call {
+    int id;
+    CUresult result;
+    bool tracked;              /* false: pure pass-through */
+    bool answered;             /* cutaint produced result itself: no probe */
+    bool injected;             /* CUTAINT_INJECT fired on this call */
+    bool inject_loss;          /* ... and simulates a destroyed context */
+    const char *kernel;        /* a launch's kernel, for the probe's reason */
+    ct_failure_id provisional;
+    unsigned n_writes;         /* the write set of a copy or memset */
+    ct_range writes[CT_CALL_RANGES];
+} ct_call;
+
+/* Count this call against CUTAINT_INJECT's rules of `kind`; true when one
+ * fires: call->result then holds the injected error, and the driver is not
+ * called (the after hook settles the call as a failure). */
+bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const char *alt);
+/* After the driver (or cutaint) answered: probe on errors, return result. */
+CUresult ct_call_finish(ct_call *call);
+void ct_after_plain(ct_call *call);
+/* Settle a write scope entered with call->provisional: success releases w,
+ * failure taints it with the real failure (reported on first occurrence).
+ * Returns the failure id (0 on success). */
+ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed);
+/* A failure description of this call with the caller's thread and time. */
+ct_failure_desc ct_describe(const ct_call *call, CUresult error);
+
+/* ---- memory.c --------------------------------------------------------- */
+typedef struct ct_shape {      /* bytes a 1D/2D/3D copy touches on one side */
+    bool device;               /* false: host memory, nothing to track */
+    uint64_t addr;             /* first byte */
+    uint64_t width, pitch, height, depth, slice; /* slice = pitch * rows per slice */
+    void *host;                /* the host pointer, when !device */
+} ct_shape;
+typedef struct ct_copy_shape {
+    ct_shape src, dst;
+} ct_copy_shape;
+
+void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
+void ct_after_free(ct_call *call, uint64_t base);
+bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
+bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height);
+void ct_after_write(ct_call *call);
+bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes);
+bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
+bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
+bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);
+ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c);
+ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c);
+ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c);
+ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c);
+
+/* ---- launch.c --------------------------------------------------------- */
+typedef struct ct_launch {
+    CUfunction f;
+    unsigned grid[3];
+    unsigned block[3];
+    CUstream stream;
+    void **params;
+    void **extra;
+} ct_launch;
+
+bool ct_before_launch(ct_call *call, const ct_launch *launch);
+void ct_after_launch(ct_call *call);
+void ct_after_name(ct_call *call, uint64_t handle, const char *name, uint64_t named_like);
+
+/* ---- fault.c ---------------------------------------------------------- */
+/* After an error from the driver: probe, and latch when the context is gone. */
+void ct_probe_after_error(const char *api, const char *kernel, CUresult error);
+/* Simulated loss (CUTAINT_INJECT ... =context_lost). */
+void ct_simulate_context_loss(const char *api, const char *kernel);
+/* Every call after a simulated loss fails like the real thing would. */
+static inline bool ct_context_simulated_lost(void)
+{
+    return atomic_load_explicit(&ct_g.simulated_loss, memory_order_relaxed);
+}
+void ct_on_exit(int status, void *unused);
+/* The status a process that lost its context exits with. */
+int ct_fault_status(void);
+/* The registries' locks, made safe again in a forked child. */
+void ct_launch_atfork_child(void);
+
+/* ---- events.c ---------------------------------------------------------- */
+void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ct_events_set_argv(int argc, char **argv);
+void ct_events_open(void);
+void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
+void ct_event_summary(void);     /* the closing log line, when anything happened */
+void ct_event_start(int driver_version); /* once; 0 = no driver */
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected);
+void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
+void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,
+                      int returned, bool poisoned);
+void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost);
+void ct_event_context_lost(const char *reason, bool simulated);
+void ct_event_exit(int status, int program_status);
+const char *ct_cu_error_name(CUresult r); /* never NULL */
+uint64_t ct_thread_id(void);
+int64_t ct_now_ns(void);
+
+#endif

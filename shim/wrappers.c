@@ -1,0 +1,157 @@
+/*
+ * wrappers.c - every exported cu* wrapper, generated from intercept.def.
+ *
+ * One template (CT_WRAP) makes all of them: resolve the real function, let
+ * the role's `before` hook decide whether the driver is called at all,
+ * consult CUTAINT_INJECT, call the driver, let the `after` hook settle the
+ * taint, then probe on error.  Nothing here knows what a role means.
+ *
+ * Invariants:
+ * - Disabled (CUTAINT_DISABLE=1) or untracked calls are a plain tail of
+ *   "resolve, call, return": no hook runs.
+ * - An out-parameter is read only after the driver reported success
+ *   (CT_OUT), so a garbage pointer the driver refused is never touched.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define CT_OUT(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)*(p) : 0)
+#define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t)*(p) : 0)
+
+/* Resolve the real function and prepare the call record; NULL when there is
+ * nothing to call (call->result then holds the answer). */
+static inline void *call_begin(ct_call *call, int id)
+{
+    ct_ensure_ready();
+    call->id = id;
+    call->answered = false;
+    call->injected = false;
+    call->inject_loss = false;
+    call->provisional = 0;
+    call->n_writes = 0;
+    call->kernel = NULL;
+    call->tracked = !ct_g.cfg.disable;
+    void *real = ct_real(id);
+    if (CT_UNLIKELY(!real)) {
+        call->result = ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
+        return NULL;
+    }
+    if (CT_UNLIKELY(call->tracked && ct_context_simulated_lost())) {
+        call->result = CUDA_ERROR_ILLEGAL_ADDRESS;
+        return NULL;
+    }
+    return real;
+}
+
+bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const char *alt)
+{
+    if (call->injected)
+        return true;
+    if (ct_g.cfg.inject.n == 0)
+        return false;
+    const ct_inject_rule *rule = ct_inject_check(&ct_g.cfg.inject, kind, name, alt);
+    if (!rule)
+        return false;
+    call->injected = true;
+    call->inject_loss = rule->context_loss;
+    call->result = rule->context_loss ? CUDA_ERROR_ILLEGAL_ADDRESS : (CUresult)rule->error;
+    return true;
+}
+
+static bool call_injected(ct_call *call)
+{
+    return ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
+}
+
+CUresult ct_call_finish(ct_call *call)
+{
+    if (!call->tracked || call->result == CUDA_SUCCESS || call->answered)
+        return call->result;
+    if (call->inject_loss)
+        ct_simulate_context_loss(ct_entries[call->id].name, call->kernel);
+    else
+        ct_probe_after_error(ct_entries[call->id].name, call->kernel, call->result);
+    return call->result;
+}
+
+void ct_after_plain(ct_call *call)
+{
+    (void)call;
+}
+
+#define CT_WRAP(name, family, params, args, before, after)                                         \
+    typedef CUresult CUDAAPI ct_fn_##name params;                                                 \
+    CT_EXPORT CUresult CUDAAPI name params                                                        \
+    {                                                                                             \
+        ct_call call;                                                                             \
+        ct_fn_##name *real = (ct_fn_##name *)call_begin(&call, CT_ID_##name);                    \
+        if (!real)                                                                                \
+            return call.result;                                                                   \
+        if (call.tracked) {                                                                       \
+            if (!(before))                                                                        \
+                return ct_call_finish(&call);                                                     \
+            if (call_injected(&call))                                                             \
+                goto settle;                                                                      \
+        }                                                                                         \
+        call.result = real args;                                                                  \
+    settle:                                                                                       \
+        if (call.tracked) {                                                                       \
+            after;                                                                                \
+        }                                                                                         \
+        return ct_call_finish(&call);                                                             \
+    }
+#define CT_PTDS(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptds, family, __VA_ARGS__)
+#define CT_PTSZ(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptsz, family, __VA_ARGS__)
+#include "intercept.def"
+#undef CT_WRAP
+#undef CT_PTDS
+#undef CT_PTSZ
+
+
+const ct_entry ct_entries[CT_N_ENTRIES] = {
+#define CT_WRAP(name, family, ...) [CT_ID_##name] = {#name, #family, (void *)name},
+#define CT_PTDS(name, family, ...) CT_WRAP(name, family) CT_WRAP(name##_ptds, family)
+#define CT_PTSZ(name, family, ...) CT_WRAP(name, family) CT_WRAP(name##_ptsz, family)
+#include "intercept.def"
+    CT_WRAP(cuGetProcAddress, cuGetProcAddress)
+    CT_WRAP(cuGetProcAddress_v2, cuGetProcAddress)
+#undef CT_WRAP
+#undef CT_PTDS
+#undef CT_PTSZ
+};
+
+/* Names sorted once, for the dlsym hook's lookups. */
+static int sorted[CT_N_ENTRIES];
+static pthread_once_t sorted_once = PTHREAD_ONCE_INIT;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(ct_entries[*(const int *)a].name, ct_entries[*(const int *)b].name);
+}
+
+static void sort_names(void)
+{
+    for (int i = 0; i < CT_N_ENTRIES; i++)
+        sorted[i] = i;
+    qsort(sorted, CT_N_ENTRIES, sizeof *sorted, by_name);
+}
+
+int ct_entry_find(const char *name)
+{
+    pthread_once(&sorted_once, sort_names);
+    int lo = 0, hi = CT_N_ENTRIES - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(name, ct_entries[sorted[mid]].name);
+        if (cmp == 0)
+            return sorted[mid];
+        if (cmp < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return -1;
+}

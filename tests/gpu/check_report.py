@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Check a cutaint JSON Lines report (docs/REPORT.md) for tests/gpu/run.sh.
+
+Prints one line describing the report, then one line per check that failed,
+each starting with "report:". Exits 0 when every check passed, 1 otherwise.
+
+  check_report.py REPORT [--require EVENT]... [--forbid EVENT]...
+                  [--only EVENT,EVENT] [--kernel EVENT:SUBSTRING]...
+                  [--injected] [--exit-status N]
+
+--require EVENT          at least one line has "event": EVENT
+--forbid EVENT           no line has it
+--only LIST              every line's event is in the comma-separated LIST
+--kernel EVENT:TEXT      some EVENT line's "kernel" contains TEXT
+--path TEXT              some refused_read line's "path" has an entry containing TEXT
+--injected               some failure line has "injected": true
+--exit-status N          the last exit line has "status": N
+"""
+import argparse
+import collections
+import json
+import sys
+
+
+def load(path):
+    """The report's events; a last line cut short is reported, not fatal."""
+    events, notes = [], []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for no, line in enumerate(lines, 1):
+        try:
+            ev = json.loads(line)
+            if not isinstance(ev, dict):
+                raise ValueError("not an object")
+            events.append(ev)
+        except ValueError as e:
+            last = no == len(lines)
+            notes.append(f"line {no} {'truncated' if last else 'is not JSON'}: {e}")
+    return events, notes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report")
+    ap.add_argument("--require", action="append", default=[])
+    ap.add_argument("--forbid", action="append", default=[])
+    ap.add_argument("--only")
+    ap.add_argument("--kernel", action="append", default=[])
+    ap.add_argument("--path", action="append", default=[])
+    ap.add_argument("--injected", action="store_true")
+    ap.add_argument("--exit-status", type=int)
+    a = ap.parse_args()
+
+    try:
+        events, notes = load(a.report)
+    except OSError as e:
+        print(f"report: cannot read {a.report}: {e.strerror}")
+        return 1
+    counts = collections.Counter(str(ev.get("event")) for ev in events)
+    desc = ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "no events"
+    print(f"report: {len(events)} events ({desc})")
+    bad = [n for n in notes if "is not JSON" in n]
+    for n in notes:
+        print(f"report: {n}")
+
+    def of(kind):
+        return [ev for ev in events if ev.get("event") == kind]
+
+    for ev in a.require:
+        if not counts[ev]:
+            bad.append(f"no {ev} event")
+    for ev in a.forbid:
+        if counts[ev]:
+            first = json.dumps(of(ev)[0])[:300]
+            bad.append(f"unexpected {ev} event(s) ({counts[ev]}), first: {first}")
+    if a.only:
+        allowed = set(a.only.split(","))
+        extra = sorted(set(counts) - allowed)
+        if extra:
+            bad.append(f"events beyond {a.only}: {', '.join(extra)}")
+    for spec in a.kernel:
+        kind, _, text = spec.partition(":")
+        names = [str(ev.get("kernel")) for ev in of(kind)]
+        if not any(text in n for n in names):
+            bad.append(f"no {kind} event names a kernel containing {text!r} "
+                       f"(kernels seen: {names[:5]})")
+    for text in a.path:
+        paths = [ev.get("path") or [] for ev in of("refused_read")]
+        if not any(text in str(p) for path in paths for p in path):
+            bad.append(f"no refused_read path mentions {text!r} (paths: {paths[:3]})")
+    if a.injected and not any(ev.get("injected") is True for ev in of("failure")):
+        bad.append("no failure event has injected=true")
+    if a.exit_status is not None:
+        exits = of("exit")
+        if not exits:
+            bad.append("no exit event")
+        elif exits[-1].get("status") != a.exit_status:
+            bad.append(f"exit event status {exits[-1].get('status')}, "
+                       f"expected {a.exit_status}")
+    for b in bad:
+        print(f"report: {b}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

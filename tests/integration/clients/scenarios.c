@@ -1,0 +1,670 @@
+/*
+ * scenarios.c - an ordinary driver-API program, knowing nothing of cutaint,
+ * that the integration tests run with and without the shim.  It owns the
+ * scenarios (one per argv[1]) and prints what it saw -- every return code by
+ * name, every value read back -- in a stable text form; its exit status is
+ * its own (0, or what the scenario asked for).
+ *
+ * Built four ways from this one file (see cuapi.h): linked with -lcuda,
+ * linked with per-thread default stream symbols, runtime-style loading
+ * through dlopen + cuGetProcAddress, and linked with CLIENT_DLSYM_NOISE, which
+ * calls dlsym(RTLD_NEXT / RTLD_DEFAULT, ...) for unrelated names around
+ * every driver call and prints a line only if an answer was wrong.
+ *
+ * Output lines:
+ *   NAME: CUDA_...                      a call's return code
+ *   read LABEL: CUDA_... bytes=0xHH     every byte read was HH (0x3c: left untouched)
+ *   read LABEL: CUDA_... first=F last=F the first and last float read
+ * Exit: the scenario's status, 2 usage, 3 driver not reachable, 4 setup failed.
+ */
+#include "cuapi.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N 1024
+#define BYTES (N * sizeof(float))
+#define OK_BLOCK 256u
+#define BAD_BLOCK 2048u /* > 1024 threads: the launch fails, the kernel does not run */
+#define UNTOUCHED 0x3c  /* host bytes before a read (fakecuda fills new memory with 0x5a) */
+
+static CUcontext ctx;
+static CUmodule mod;
+static CUfunction k_fill, k_saxpy, k_gather, k_copy_pair, k_reduce, k_scale, k_crash, k_count_fill, k_empty;
+
+/* copy_pair's by-value parameter: struct Pair { const float* in; float* out; int n; } */
+struct pair {
+    CUdeviceptr in;
+    CUdeviceptr out;
+    int n;
+};
+
+/* ---- dlsym noise ------------------------------------------------------ */
+#if CLIENT_DLSYM_NOISE
+/* Unrelated lookups must answer exactly as the dynamic linker would. */
+static void noise(void)
+{
+    static const struct {
+        const char *name;
+        void *expect;
+    } names[] = {
+        {"malloc", (void *)malloc},
+        {"free", (void *)free},
+        {"pthread_create", (void *)pthread_create},
+        {"getenv", (void *)getenv},
+        {"fprintf", (void *)fprintf},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *next = dlsym(RTLD_NEXT, names[i].name);
+        void *dflt = dlsym(RTLD_DEFAULT, names[i].name);
+        if (next != names[i].expect || dflt != names[i].expect)
+            printf("noise: dlsym(%s) answered %p/%p, expected %p\n", names[i].name, next, dflt, names[i].expect);
+    }
+    if (dlsym(RTLD_NEXT, "cutaint_no_such_symbol") != NULL || dlerror() == NULL)
+        printf("noise: lookup of a missing symbol did not fail\n");
+    /* The first definition after this program is the same whichever way it
+     * is asked for: RTLD_NEXT is relative to the caller, which is us. */
+    void *next_init = dlsym(RTLD_NEXT, "cuInit");
+    void *dflt_init = dlsym(RTLD_DEFAULT, "cuInit");
+    if (next_init != dflt_init)
+        printf("noise: dlsym(RTLD_NEXT, cuInit) %p != dlsym(RTLD_DEFAULT, cuInit) %p\n", next_init, dflt_init);
+}
+#else
+static void noise(void)
+{
+}
+#endif
+
+/* ---- printing --------------------------------------------------------- */
+static void say(const char *what, CUresult r)
+{
+    printf("%s: %s\n", what, cuapi_errname(r));
+}
+
+static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
+{
+    size_t same = 1;
+    while (same < bytes && host[same] == host[0])
+        same++;
+    if (same == bytes || bytes < sizeof(float)) {
+        printf("read %s: %s bytes=0x%02x\n", label, cuapi_errname(r), host[0]);
+        return;
+    }
+    float first, last;
+    memcpy(&first, host, sizeof first);
+    memcpy(&last, host + (bytes / sizeof(float) - 1) * sizeof(float), sizeof last);
+    printf("read %s: %s first=%g last=%g\n", label, cuapi_errname(r), first, last);
+}
+
+/* ---- driver helpers ---------------------------------------------------- */
+static void check(const char *what, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        printf("setup %s: %s\n", what, cuapi_errname(r));
+        exit(4);
+    }
+}
+
+static CUdeviceptr alloc(size_t bytes)
+{
+    CUdeviceptr p = 0;
+    noise();
+    check("cuMemAlloc", CU(cuMemAlloc)(&p, bytes));
+    return p;
+}
+
+static CUresult launch_on(CUstream s, CUfunction f, unsigned block, unsigned n, void **params, void **extra)
+{
+    unsigned grid = block > 1024 ? 1 : (n + block - 1) / block;
+    noise();
+    return CU(cuLaunchKernel)(f, grid, 1, 1, block, 1, 1, 0, s, params, extra);
+}
+
+static CUresult fill_on(CUstream s, CUdeviceptr out, int n, float v, unsigned block)
+{
+    void *p[] = {&out, &n, &v};
+    return launch_on(s, k_fill, block, (unsigned)n, p, NULL);
+}
+
+static CUresult fill(CUdeviceptr out, int n, float v, unsigned block)
+{
+    return fill_on(0, out, n, v, block);
+}
+
+static CUresult saxpy(int n, float a, CUdeviceptr x, CUdeviceptr y, unsigned block)
+{
+    void *p[] = {&n, &a, &x, &y};
+    return launch_on(0, k_saxpy, block, (unsigned)n, p, NULL);
+}
+
+static CUresult copy_pair(CUdeviceptr in, CUdeviceptr out, int n, unsigned block)
+{
+    struct pair pr = {in, out, n};
+    void *p[] = {&pr};
+    return launch_on(0, k_copy_pair, block, (unsigned)n, p, NULL);
+}
+
+/* A launch through `extra`: the parameters packed in one buffer. */
+static CUresult launch_packed(CUfunction f, unsigned block, unsigned n, void *buf, size_t size)
+{
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    return launch_on(0, f, block, n, NULL, extra);
+}
+
+static CUresult fill_extra(CUdeviceptr out, int n, float v, unsigned block)
+{
+    unsigned char buf[16]; /* float* @0, int @8, float @12 */
+    memcpy(buf, &out, 8);
+    memcpy(buf + 8, &n, 4);
+    memcpy(buf + 12, &v, 4);
+    return launch_packed(k_fill, block, (unsigned)n, buf, sizeof buf);
+}
+
+static CUresult saxpy_extra(int n, float a, CUdeviceptr x, CUdeviceptr y, unsigned block)
+{
+    unsigned char buf[24]; /* int @0, float @4, const float* @8, float* @16 */
+    memcpy(buf, &n, 4);
+    memcpy(buf + 4, &a, 4);
+    memcpy(buf + 8, &x, 8);
+    memcpy(buf + 16, &y, 8);
+    return launch_packed(k_saxpy, block, (unsigned)n, buf, sizeof buf);
+}
+
+/* Read `bytes` at src into a host buffer preset to UNTOUCHED and print it. */
+static CUresult show_read(const char *label, CUdeviceptr src, size_t bytes)
+{
+    unsigned char *host = malloc(bytes);
+    if (host == NULL)
+        exit(4);
+    memset(host, UNTOUCHED, bytes);
+    noise();
+    CUresult r = CU(cuMemcpyDtoH)(host, src, bytes);
+    describe(label, r, host, bytes);
+    free(host);
+    return r;
+}
+
+/* Host write of n copies of v. */
+static CUresult write_floats(CUdeviceptr dst, size_t n, float v)
+{
+    float *host = malloc(n * sizeof *host);
+    if (host == NULL)
+        exit(4);
+    for (size_t i = 0; i < n; i++)
+        host[i] = v;
+    noise();
+    CUresult r = CU(cuMemcpyHtoD)(dst, host, n * sizeof *host);
+    free(host);
+    return r;
+}
+
+static unsigned bits(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static void setup(void)
+{
+    if (cuapi_load() != 0)
+        exit(3);
+    CUdevice dev;
+    check("cuInit", CU(cuInit)(0));
+    check("cuDeviceGet", CU(cuDeviceGet)(&dev, 0));
+    check("cuDevicePrimaryCtxRetain", CU(cuDevicePrimaryCtxRetain)(&ctx, dev));
+    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(ctx));
+    static const char image[] = "any bytes: the kernels are found by name";
+    check("cuModuleLoadData", CU(cuModuleLoadData)(&mod, image));
+    static const struct {
+        CUfunction *f;
+        const char *name;
+    } kernels[] = {
+        {&k_fill, "_Z4fillPfif"},          {&k_saxpy, "_Z5saxpyifPKfPf"},
+        {&k_gather, "_Z6gatherPfPKfPKii"}, {&k_copy_pair, "_Z9copy_pair4Pair"},
+        {&k_reduce, "_Z6reducePKfPfi"},    {&k_scale, "scale"},
+        {&k_crash, "_Z5crashPf"},          {&k_count_fill, "_Z10count_fillPKiPf"},
+        {&k_empty, "_Z5emptyPvS_S_S_"},
+    };
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        check(kernels[i].name, CU(cuModuleGetFunction)(kernels[i].f, mod, kernels[i].name));
+}
+
+/* ---- scenarios ---------------------------------------------------------- */
+/* Every kernel and every kind of call, nothing failing; exits with argv[0]
+ * (default 0) so a program's own non-zero status can be checked. */
+static int sc_happy(int argc, char **argv)
+{
+    int status = argc > 0 ? atoi(argv[0]) : 0;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES), g = alloc(BYTES);
+    CUdeviceptr r = alloc(BYTES), e = alloc(BYTES), w = alloc(BYTES), idx = alloc(N * sizeof(int));
+    CUdeviceptr cnt = alloc(sizeof(int));
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    say("launch fill y", fill(y, N, 2.0f, OK_BLOCK));
+    say("launch saxpy x y", saxpy(N, 3.0f, x, y, OK_BLOCK));
+    say("memset z", CU(cuMemsetD32)(z, bits(0.5f), N));
+    show_read("z after memset", z, BYTES);
+    say("launch copy_pair x z", copy_pair(x, z, N, OK_BLOCK));
+    int host_idx[N], n = N, count = N / 2;
+    for (int i = 0; i < N; i++)
+        host_idx[i] = N - 1 - i;
+    say("write idx", CU(cuMemcpyHtoD)(idx, host_idx, sizeof host_idx));
+    void *pg[] = {&g, &y, &idx, &n};
+    say("launch gather g y idx", launch_on(0, k_gather, OK_BLOCK, N, pg, NULL));
+    void *pr[] = {&y, &r, &n};
+    say("launch reduce y r", launch_on(0, k_reduce, OK_BLOCK, N, pr, NULL));
+    float factor = 2.0f;
+    void *ps[] = {&g, &n, &factor};
+    say("launch scale g", launch_on(0, k_scale, OK_BLOCK, N, ps, NULL));
+    CUdeviceptr nul = 0;
+    void *pe[] = {&x, &y, &nul, &nul};
+    say("launch empty", launch_on(0, k_empty, OK_BLOCK, 1, pe, NULL));
+    say("copy g e", CU(cuMemcpyDtoD)(e, g, BYTES));
+    say("memset w", CU(cuMemsetD8)(w, 0, BYTES));
+    say("write cnt", CU(cuMemcpyHtoD)(cnt, &count, sizeof count));
+    void *pc[] = {&cnt, &w};
+    say("launch count_fill cnt w", launch_on(0, k_count_fill, OK_BLOCK, N, pc, NULL));
+    say("launch fill(extra) x", fill_extra(x, N, 9.0f, OK_BLOCK));
+    say("sync stream", CU(cuStreamSynchronize)(0));
+    say("sync context", CU(cuCtxSynchronize)());
+    show_read("x", x, BYTES);
+    show_read("y", y, BYTES);
+    show_read("z", z, BYTES);
+    show_read("g", g, BYTES);
+    show_read("r[0]", r, sizeof(float));
+    show_read("e", e, BYTES);
+    show_read("w", w, BYTES);
+    show_read("y[100..200)", y + 100 * sizeof(float), 100 * sizeof(float));
+    CUdeviceptr all[] = {x, y, z, g, r, e, w, idx, cnt};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        say("free", CU(cuMemFree)(all[i]));
+    say("release", CU(cuDevicePrimaryCtxRelease)(0));
+    return status;
+}
+
+/* One failed launch, its error ignored, its output read back.  argv[0]: the
+ * block size (default 2048, which fails; 256 with a fault injected). */
+static int sc_failed_launch(int argc, char **argv)
+{
+    unsigned block = argc > 0 ? (unsigned)atoi(argv[0]) : BAD_BLOCK;
+    CUdeviceptr x = alloc(BYTES);
+    say("write x", write_floats(x, N, 1.0f));
+    say("launch fill x", fill(x, N, 7.0f, block));
+    show_read("x", x, BYTES);
+    say("free", CU(cuMemFree)(x));
+    return 0;
+}
+
+/* fill(x) fails, saxpy(x -> y) runs on it, y is read; u, untouched by the
+ * failure, is read in between. */
+static int sc_two_hops(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), u = alloc(BYTES);
+    say("launch fill u", fill(u, N, 4.0f, OK_BLOCK));
+    say("launch fill y", fill(y, N, 1.0f, OK_BLOCK));
+    say("launch fill x", fill(x, N, 3.0f, BAD_BLOCK));
+    say("launch saxpy x y", saxpy(N, 2.0f, x, y, OK_BLOCK));
+    show_read("u", u, BYTES);
+    show_read("y", y, BYTES);
+    show_read("x", x, BYTES);
+    return 0;
+}
+
+/* A failed launch of saxpy(n, a, const x, y): x must stay readable. */
+static int sc_const_input(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    say("launch fill y", fill(y, N, 2.0f, OK_BLOCK));
+    say("launch saxpy x y", saxpy(N, 2.0f, x, y, BAD_BLOCK));
+    show_read("x", x, BYTES);
+    show_read("y", y, BYTES);
+    return 0;
+}
+
+/* Host writes and memsets make tainted bytes readable again, exactly the
+ * bytes they cover. */
+static int sc_rewrite(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const size_t half = BYTES / 2;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, BAD_BLOCK));
+    say("launch fill y", fill(y, N, 1.0f, BAD_BLOCK));
+    say("launch fill z", fill(z, N, 1.0f, BAD_BLOCK));
+    say("write x", write_floats(x, N, 5.0f));
+    show_read("x", x, BYTES);
+    say("memset y", CU(cuMemsetD32)(y, bits(6.0f), N));
+    show_read("y", y, BYTES);
+    say("write z first half", write_floats(z, N / 2, 7.0f));
+    show_read("z first half", z, half);
+    show_read("z second half", z + half, half);
+    show_read("z before memset", z, BYTES);
+    say("memset z second half", CU(cuMemsetD8)(z + half, 0, half));
+    show_read("z after memset", z, BYTES);
+    return 0;
+}
+
+/* Interior pointers: a failed launch on big+2N floats covers the rest of
+ * big from there; a launch reading through an interior pointer is skipped. */
+static int sc_interior(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr big = alloc(4 * BYTES), y = alloc(BYTES);
+    say("write big", write_floats(big, 4 * N, 1.0f));
+    say("launch fill y", fill(y, N, 2.0f, OK_BLOCK));
+    say("launch fill big+2N", fill(big + 2 * BYTES, N, 3.0f, BAD_BLOCK));
+    show_read("big[0,N)", big, BYTES);
+    show_read("big[N,2N)", big + BYTES, BYTES);
+    show_read("big[2N,3N)", big + 2 * BYTES, BYTES);
+    show_read("big[3N,4N)", big + 3 * BYTES, BYTES);
+    say("launch saxpy big+3N y", saxpy(N, 1.0f, big + 3 * BYTES, y, OK_BLOCK));
+    show_read("y", y, BYTES);
+    return 0;
+}
+
+/* Pointers inside a by-value struct: both directions. */
+static int sc_struct(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr a = alloc(BYTES), b = alloc(BYTES), c = alloc(BYTES), d = alloc(BYTES);
+    say("launch fill a", fill(a, N, 1.0f, OK_BLOCK));
+    say("launch copy_pair a b", copy_pair(a, b, N, BAD_BLOCK));
+    show_read("b", b, BYTES);
+    say("launch fill c", fill(c, N, 2.0f, BAD_BLOCK));
+    say("launch fill d", fill(d, N, 3.0f, OK_BLOCK));
+    say("launch copy_pair c d", copy_pair(c, d, N, OK_BLOCK));
+    show_read("d", d, BYTES);
+    return 0;
+}
+
+/* Launches through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER). */
+static int sc_extra(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill(extra) z", fill_extra(z, N, 8.0f, OK_BLOCK));
+    say("launch fill(extra) y", fill_extra(y, N, 1.0f, OK_BLOCK));
+    say("launch fill(extra) x", fill_extra(x, N, 2.0f, BAD_BLOCK));
+    show_read("z", z, BYTES);
+    show_read("x", x, BYTES);
+    say("launch saxpy(extra) x y", saxpy_extra(N, 2.0f, x, y, OK_BLOCK));
+    show_read("y", y, BYTES);
+    return 0;
+}
+
+/* A kernel that faults at execution; the program ignores it and returns 0. */
+static int sc_crash(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    void *p[] = {&x};
+    say("launch crash x", launch_on(0, k_crash, OK_BLOCK, N, p, NULL));
+    say("sync", CU(cuStreamSynchronize)(0));
+    say("sync again", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* NULL where the driver expects something: the driver's own answers. */
+static int sc_null_args(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES);
+    float host[4] = {0};
+    CUfunction f;
+    say("cuMemAlloc(NULL)", CU(cuMemAlloc)(NULL, 16));
+    say("cuMemcpyHtoD(x, NULL)", CU(cuMemcpyHtoD)(x, NULL, 16));
+    say("cuMemcpyDtoH(NULL, x)", CU(cuMemcpyDtoH)(NULL, x, 16));
+    say("cuMemcpyDtoH(host, 0)", CU(cuMemcpyDtoH)(host, 0, 16));
+    say("cuMemcpyDtoD(0, x)", CU(cuMemcpyDtoD)(0, x, 16));
+    say("cuMemsetD32(0)", CU(cuMemsetD32)(0, 0, 4));
+    say("cuModuleGetFunction(NULL)", CU(cuModuleGetFunction)(NULL, mod, "_Z4fillPfif"));
+    say("cuModuleGetFunction(name NULL)", CU(cuModuleGetFunction)(&f, mod, NULL));
+    say("cuModuleLoadData(NULL)", CU(cuModuleLoadData)(NULL, "x"));
+    say("cuLaunchKernel(NULL function)", CU(cuLaunchKernel)(NULL, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
+    say("cuLaunchKernel(fill, no params)", CU(cuLaunchKernel)(k_fill, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
+    say("cuMemFree(0)", CU(cuMemFree)(0));
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    show_read("x", x, BYTES);
+    return 0;
+}
+
+/* NULL arguments where the shim has something to do: a refused read into
+ * NULL, a launch without parameters of a kernel whose inputs are tainted. */
+static int sc_null_tainted(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, BAD_BLOCK));
+    say("cuMemcpyDtoH(NULL, x)", CU(cuMemcpyDtoH)(NULL, x, 16));
+    say("cuLaunchKernel(saxpy, no params)", CU(cuLaunchKernel)(k_saxpy, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
+    say("cuLaunchKernel(saxpy, extra without buffer)", launch_packed(k_saxpy, OK_BLOCK, N, NULL, 24));
+    return 0;
+}
+
+/* 8 threads x argv[0] (default 1000) iterations of fill + read, each on its
+ * own buffer and stream; thread 3's launch at the middle iteration fails. */
+#define N_THREADS 8
+#define T_ELEMS 256
+#define FAILING_THREAD 3
+
+struct worker {
+    pthread_t tid;
+    int t, iters;
+    CUdeviceptr buf;
+    int ok, refused, wrong, errors;
+    char first_refusal[96];
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    CUstream s;
+    float host[T_ELEMS];
+    if (CU(cuCtxSetCurrent)(ctx) != CUDA_SUCCESS || CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        w->errors++;
+        return NULL;
+    }
+    for (int i = 0; i < w->iters; i++) {
+        float v = (float)(w->t * 100000 + i);
+        bool failing = w->t == FAILING_THREAD && i == w->iters / 2;
+        if (fill_on(s, w->buf, T_ELEMS, v, failing ? BAD_BLOCK : OK_BLOCK) != CUDA_SUCCESS && !failing)
+            w->errors++;
+        if (CU(cuStreamSynchronize)(s) != CUDA_SUCCESS)
+            w->errors++;
+        CUresult r = CU(cuMemcpyDtoH)(host, w->buf, sizeof host);
+        if (r != CUDA_SUCCESS) {
+            if (w->refused++ == 0)
+                snprintf(w->first_refusal, sizeof w->first_refusal, " first_refusal=%s@%d", cuapi_errname(r), i);
+        } else if (host[0] != v || host[T_ELEMS - 1] != v) {
+            w->wrong++;
+        } else {
+            w->ok++;
+        }
+    }
+    CU(cuStreamDestroy)(s);
+    return NULL;
+}
+
+static int sc_threads(int argc, char **argv)
+{
+    int iters = argc > 0 ? atoi(argv[0]) : 1000;
+    struct worker w[N_THREADS];
+    memset(w, 0, sizeof w);
+    for (int t = 0; t < N_THREADS; t++) {
+        w[t].t = t;
+        w[t].iters = iters;
+        w[t].buf = alloc(T_ELEMS * sizeof(float));
+    }
+    for (int t = 0; t < N_THREADS; t++)
+        if (pthread_create(&w[t].tid, NULL, worker_main, &w[t]) != 0)
+            exit(4);
+    for (int t = 0; t < N_THREADS; t++) {
+        pthread_join(w[t].tid, NULL);
+        printf("thread %d: ok=%d refused=%d wrong=%d errors=%d%s\n", t, w[t].ok, w[t].refused, w[t].wrong,
+               w[t].errors, w[t].first_refusal);
+    }
+    return 0;
+}
+
+/* fork after initialising: parent and child each read, fail a launch, read
+ * the failed buffer, and recover.  argv[0] == "busy": a second thread keeps
+ * launching while the process forks. */
+static atomic_bool busy_stop;
+
+static void *busy_main(void *arg)
+{
+    CUdeviceptr b = *(CUdeviceptr *)arg;
+    float host[16];
+    CU(cuCtxSetCurrent)(ctx);
+    for (int i = 0; !atomic_load(&busy_stop); i++) {
+        fill(b, 16, (float)i, OK_BLOCK);
+        CU(cuMemcpyDtoH)(host, b, sizeof host);
+    }
+    return NULL;
+}
+
+static void fail_and_recover(const char *who, CUdeviceptr x)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s launch fill y", who);
+    CUdeviceptr y = alloc(BYTES);
+    say(label, fill(y, N, 2.0f, BAD_BLOCK));
+    snprintf(label, sizeof label, "%s y", who);
+    show_read(label, y, BYTES);
+    snprintf(label, sizeof label, "%s x", who);
+    show_read(label, x, BYTES);
+    snprintf(label, sizeof label, "%s launch fill y again", who);
+    say(label, fill(y, N, 3.0f, OK_BLOCK));
+    snprintf(label, sizeof label, "%s y again", who);
+    show_read(label, y, BYTES);
+}
+
+static int sc_fork(int argc, char **argv)
+{
+    bool busy = argc > 0 && strcmp(argv[0], "busy") == 0;
+    CUdeviceptr x = alloc(BYTES), b = alloc(16 * sizeof(float));
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    show_read("x", x, BYTES);
+    pthread_t helper;
+    if (busy && pthread_create(&helper, NULL, busy_main, &b) != 0)
+        exit(4);
+    if (busy)
+        usleep(20000);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        exit(4);
+    if (pid == 0) {
+        fail_and_recover("child", x);
+        exit(0);
+    }
+    if (busy) {
+        atomic_store(&busy_stop, true);
+        pthread_join(helper, NULL);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child status: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    fail_and_recover("parent", x);
+    return 0;
+}
+
+/* Five fills, five reads, five host writes, five reads: what CUTAINT_INJECT
+ * hits is visible call by call. */
+static int sc_inject_seq(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    enum { K = 5 };
+    CUdeviceptr buf[K];
+    char label[64];
+    for (int k = 0; k < K; k++)
+        buf[k] = alloc(BYTES);
+    for (int k = 0; k < K; k++) {
+        snprintf(label, sizeof label, "launch fill %d", k + 1);
+        say(label, fill(buf[k], N, (float)(k + 1), OK_BLOCK));
+    }
+    for (int k = 0; k < K; k++) {
+        snprintf(label, sizeof label, "buf %d", k + 1);
+        show_read(label, buf[k], BYTES);
+    }
+    for (int k = 0; k < K; k++) {
+        snprintf(label, sizeof label, "write %d", k + 1);
+        say(label, write_floats(buf[k], N, (float)(101 + k)));
+    }
+    for (int k = 0; k < K; k++) {
+        snprintf(label, sizeof label, "buf %d after write", k + 1);
+        show_read(label, buf[k], BYTES);
+    }
+    return 0;
+}
+
+/* Fails and reads in a loop until killed; prints "ready" once the report has
+ * had something to say. */
+static int sc_spin(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    float host[N];
+    for (long i = 0; i < 10000000; i++) {
+        fill(x, N, 1.0f, BAD_BLOCK);
+        saxpy(N, 1.0f, x, y, OK_BLOCK);
+        CU(cuMemcpyDtoH)(host, y, sizeof host);
+        CU(cuMemcpyDtoH)(host, x, sizeof host);
+        fill(x, N, 1.0f, OK_BLOCK);
+        fill(y, N, 1.0f, OK_BLOCK);
+        if (i == 20) {
+            printf("ready\n");
+            fflush(stdout);
+        }
+    }
+    return 1;
+}
+
+static const struct scenario {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} scenarios[] = {
+    {"happy", sc_happy},
+    {"failed_launch", sc_failed_launch},
+    {"two_hops", sc_two_hops},
+    {"const_input", sc_const_input},
+    {"rewrite", sc_rewrite},
+    {"interior", sc_interior},
+    {"struct", sc_struct},
+    {"extra", sc_extra},
+    {"crash", sc_crash},
+    {"null_args", sc_null_args},
+    {"null_tainted", sc_null_tainted},
+    {"threads", sc_threads},
+    {"fork", sc_fork},
+    {"inject_seq", sc_inject_seq},
+    {"spin", sc_spin},
+};
+
+int main(int argc, char **argv)
+{
+    for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            setvbuf(stdout, NULL, _IOLBF, 0);
+            setup();
+            return scenarios[i].run(argc - 2, argv + 2);
+        }
+    }
+    fprintf(stderr, "usage: %s SCENARIO [ARG]; scenarios:", argv[0]);
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+        fprintf(stderr, " %s", scenarios[i].name);
+    fprintf(stderr, "\n");
+    return 2;
+}

@@ -1,0 +1,133 @@
+/*
+ * test_refused.c - reads of bytes no successful work wrote: a failed launch
+ * whose error is ignored, read back (refused with the root failure's code,
+ * the host buffer poisoned, one log line naming the kernel and the error);
+ * the two-hop path fill(x) -> saxpy(x -> y) -> read y; CUTAINT_POISON and
+ * CUTAINT_ON_SKIP change exactly what they say.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define FILL "fill(float*, int, float)"
+
+/* The log must say, on one line per refused read, "refused" with the kernel
+ * name(s) and the error: `count` lines holding all of them. */
+static void expect_refusal_logged(const h_result *r, int count, const char *const *names)
+{
+    const char *needles[8] = {"refused"};
+    char wanted[256] = "\"refused\"";
+    size_t n = 1;
+    for (; *names != NULL && n < 7; names++) {
+        needles[n++] = *names;
+        strncat(wanted, ", ", sizeof wanted - strlen(wanted) - 1);
+        strncat(wanted, *names, sizeof wanted - strlen(wanted) - 1);
+    }
+    needles[n] = NULL;
+    int lines = h_count_lines_with(r->err, needles);
+    cr_expect_eq(lines, count, "want %d stderr line(s) holding each of %s; %d do\n--- stderr\n%s", count, wanted, lines,
+                 r->err);
+}
+
+Test(refused, failed_launch_read_back)
+{
+    h_run run = {.client = CT_CLIENT_LINKED, .args = {"failed_launch"}};
+    h_result alone, r;
+    h_exec_baseline(&run, &alone);
+    h_expect_ended(&alone);
+    /* Without the shim the stale bytes are served as the answer. */
+    cr_expect(h_has_line(alone.out, "read x: CUDA_SUCCESS first=1 last=1"), "baseline:\n%s", alone.out);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "write x: CUDA_SUCCESS",
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",
+        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    expect_refusal_logged(&r, 1, (const char *const[]){FILL, "CUDA_ERROR_INVALID_VALUE", NULL});
+    cr_expect_eq(r.status, 0, "an isolated failure must not change the exit status (got %d)", r.status);
+    h_free(&r);
+}
+
+Test(refused, driver_injected_failure_code_is_the_roots)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch", "256"},
+                    .env = {"FAKECUDA_FAULTS=launch:_Z4fillPfif#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}},
+           &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        "read x: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    expect_refusal_logged(&r, 1, (const char *const[]){FILL, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", NULL});
+    cr_expect_eq(r.status, 0);
+    h_free(&r);
+}
+
+Test(refused, two_hops_names_root_and_skip)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"two_hops"}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill u: CUDA_SUCCESS",
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",
+        "launch saxpy x y: CUDA_SUCCESS",            /* skipped, propagate */
+        "read u: CUDA_SUCCESS first=4 last=4",       /* untouched: served */
+        "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    /* y's line names the path through saxpy; both name the root and its error */
+    expect_refusal_logged(&r, 1, (const char *const[]){FILL, "saxpy(", "CUDA_ERROR_INVALID_VALUE", NULL});
+    expect_refusal_logged(&r, 2, (const char *const[]){FILL, "CUDA_ERROR_INVALID_VALUE", NULL});
+    h_free(&r);
+}
+
+Test(refused, on_skip_error_returns_roots_code_at_once)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"two_hops"}, .env = {"CUTAINT_ON_SKIP=error"}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch saxpy x y: CUDA_ERROR_INVALID_VALUE",
+        "read u: CUDA_SUCCESS first=4 last=4",
+        "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* CUTAINT_POISON: what the host destination of a refused read holds. */
+static const struct poison_case {
+    const char *env;
+    const char *line;
+} poison_cases[] = {
+    {"CUTAINT_POISON=0xff", "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff"},
+    {"CUTAINT_POISON=0", "read x: CUDA_ERROR_INVALID_VALUE bytes=0x00"},
+    {"CUTAINT_POISON=0x7e", "read x: CUDA_ERROR_INVALID_VALUE bytes=0x7e"},
+    {"CUTAINT_POISON=off", "read x: CUDA_ERROR_INVALID_VALUE bytes=0x3c"}, /* left as the program had it */
+};
+
+Test(refused, poison_byte)
+{
+    for (size_t i = 0; i < sizeof poison_cases / sizeof poison_cases[0]; i++) {
+        h_result r;
+        h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch"}, .env = {poison_cases[i].env}}, &r);
+        h_expect_ended(&r);
+        cr_expect(h_has_line(r.out, poison_cases[i].line), "%s: expected\n  %s\n--- stdout\n%s--- stderr\n%s",
+                  poison_cases[i].env, poison_cases[i].line, r.out, r.err);
+        cr_expect_eq(h_count_containing(r.err, "CUTAINT_POISON"), 0, "%s is valid:\n%s", poison_cases[i].env, r.err);
+        h_free(&r);
+    }
+}

@@ -1,0 +1,96 @@
+/*
+ * test_threads.c - concurrency and fork: 8 threads x 1,000 iterations of
+ * launch + read on their own buffers and streams, one thread's launch failing
+ * once -- that thread's read is refused, no other thread sees a refusal or a
+ * wrong value, nothing deadlocks; a program that forks after initialising
+ * (also while another thread is inside the driver) works in parent and child.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const char *const thread_clients[] = {CT_CLIENT_LINKED, CT_CLIENT_PTDS};
+
+ParameterizedTestParameters(threads, eight_threads_one_failure)
+{
+    return H_ROWS(thread_clients);
+}
+
+ParameterizedTest(int *row, threads, eight_threads_one_failure, .timeout = 240)
+{
+    const char *const *client = &thread_clients[*row];
+    h_result r;
+    h_exec(&(h_run){.client = *client, .args = {"threads", "1000"}, .timeout_s = 180}, &r);
+    h_expect_ended(&r);
+    char want[128];
+    for (int t = 0; t < 8; t++) {
+        if (t == 3)
+            snprintf(want, sizeof want,
+                     "thread 3: ok=999 refused=1 wrong=0 errors=0 first_refusal=CUDA_ERROR_INVALID_VALUE@500");
+        else
+            snprintf(want, sizeof want, "thread %d: ok=1000 refused=0 wrong=0 errors=0", t);
+        cr_expect(h_has_line(r.out, want), "%s: want\n  %s\n--- stdout\n%s--- stderr\n%s", *client, want, r.out, r.err);
+    }
+    cr_expect_eq(r.status, 0);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "failure"), 1, "one failure: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "refused_read"), 1, "one refused read: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "context_lost"), 0);
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(threads, baseline_serves_the_stale_value)
+{
+    h_result r;
+    h_exec_baseline(&(h_run){.client = CT_CLIENT_LINKED, .args = {"threads", "200"}}, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "thread 3: ok=199 refused=0 wrong=1 errors=0"), "%s", r.out);
+    h_free(&r);
+}
+
+static const char *const fork_modes[] = {"quiet", "busy"};
+
+ParameterizedTestParameters(threads, fork_after_init)
+{
+    return H_ROWS(fork_modes);
+}
+
+ParameterizedTest(int *row, threads, fork_after_init)
+{
+    const char *const *mode = &fork_modes[*row];
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"fork", *mode}, .timeout_s = 60}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "read x: CUDA_SUCCESS first=1 last=1",
+        "child launch fill y: CUDA_ERROR_INVALID_VALUE",
+        "read child y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read child x: CUDA_SUCCESS first=1 last=1",
+        "read child y again: CUDA_SUCCESS first=3 last=3",
+        "child status: 0",
+        "parent launch fill y: CUDA_ERROR_INVALID_VALUE",
+        "read parent y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read parent x: CUDA_SUCCESS first=1 last=1",
+        "read parent y again: CUDA_SUCCESS first=3 last=3",
+        NULL,
+    };
+    cr_log_info("fork %s", *mode);
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0);
+    /* Parent and child append to the same report: both lines whole, both
+     * processes exit once each. */
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "exit"), 2, "exit events: %s", h_events(&rep));
+    int e1 = h_find(&rep, "exit", 0), e2 = h_find(&rep, "exit", e1 + 1);
+    if (e1 >= 0 && e2 >= 0)
+        cr_expect_str_neq(h_str(rep.line[e1], "pid"), h_str(rep.line[e2], "pid"), "both exits from one pid");
+    cr_expect_eq(h_count(&rep, "refused_read"), 2, "%s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}

@@ -1,0 +1,707 @@
+/* The failure store, operation by operation, then the behaviours the issue
+ * names: chains that share nothing stay apart, a read two hops downstream
+ * names the root and both skips, a rewrite makes bytes readable again, a
+ * loop failing a million times holds one failure, and a scope that never
+ * exits leaves its write set unreadable. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_status.h"
+#include "taint.h"
+
+#define A 0x10000u    /* three allocations of 256 bytes */
+#define B 0x20000u
+#define C 0x30000u
+#define NOWHERE 0x90000u
+#define SIZE 256u
+#define ERR_LAUNCH 719 /* CUDA_ERROR_LAUNCH_FAILED, as data */
+#define ERR_OOM 2
+
+static ct_store *s;
+static ct_refusal refusal;
+
+static void setup(void)
+{
+    s = ct_store_new();
+    cr_assert_not_null(s);
+    cr_assert_eq(ct_store_alloc(s, A, SIZE), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, B, SIZE), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, C, SIZE), CT_OK);
+}
+
+static void teardown(void) { ct_store_free(s); }
+
+TestSuite(taint, .init = setup, .fini = teardown);
+
+static ct_failure_desc failure_of(const char *kernel, int error)
+{
+    return (ct_failure_desc){ .error = error, .api = "cuLaunchKernel", .kernel = kernel };
+}
+
+static ct_range whole(uint64_t addr) { return (ct_range){ addr, CT_TO_END }; }
+static ct_range bytes(uint64_t addr, uint64_t len) { return (ct_range){ addr, len }; }
+
+static ct_failure_id fail(const char *kernel, ct_range w)
+{
+    ct_failure_desc d = failure_of(kernel, ERR_LAUNCH);
+    return ct_taint(s, &d, &w, 1, NULL);
+}
+
+static int check(ct_range r) { return ct_ensure_written(s, &r, 1, &refusal); }
+
+static bool live(ct_failure_id id) { return ct_failure_get(s, id, NULL); }
+
+static uint64_t occurrences(ct_failure_id id)
+{
+    ct_failure_info info;
+    cr_assert(ct_failure_get(s, id, &info), "failure %u is not live", id);
+    return info.occurrences;
+}
+
+/* What the shim does for a launch reading r and writing w: skip and
+ * propagate when an input is carried, otherwise run (ok here). */
+static ct_failure_id launch(const char *kernel, uint64_t seq, ct_range r, ct_range w)
+{
+    int error = 0;
+    ct_failure_id root = ct_read_failure(s, &r, 1, &error);
+    if (root) {
+        ct_skip_desc skip = { .api = "cuLaunchKernel", .kernel = kernel,
+                              .launch_seq = seq, .needed = r.addr, .produced = 1 };
+        ct_propagate(s, root, &skip, &w, 1);
+        return root;
+    }
+    ct_written(s, &w, 1);
+    return 0;
+}
+
+/* --- the write scope --------------------------------------------------- */
+
+Test(taint, enter_write_taints_until_exit_write_says_written)
+{
+    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_range w = whole(A);
+    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
+    cr_assert_neq(p, 0);
+    cr_assert(ct_store_tainted(s));
+    ct_failure_info info;
+    cr_assert(ct_failure_get(s, p, &info));
+    cr_assert(info.provisional);
+    cr_assert_eq(check(bytes(A, 4)), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, p);
+
+    bool is_new = true;
+    cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, &is_new), 0);
+    cr_assert_not(is_new);
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK);
+    cr_assert_not(live(p));
+    cr_assert_eq(ct_store_live_failures(s), 0);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, enter_write_on_nothing_known_mints_nothing)
+{
+    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_range w = bytes(NOWHERE, 64);
+    cr_assert_eq(ct_enter_write(s, &w, 1, &prov), 0);
+    cr_assert_eq(ct_enter_write(s, &w, 0, &prov), 0);
+    cr_assert_eq(ct_store_live_failures(s), 0);
+}
+
+Test(taint, exit_write_error_replaces_the_provisional_failure)
+{
+    ct_failure_desc prov = failure_of("k", 0);
+    ct_failure_desc real = failure_of("k", ERR_LAUNCH);
+    ct_range w[2] = { whole(A), bytes(B, 16) };
+    ct_failure_id p = ct_enter_write(s, w, 2, &prov);
+    bool is_new = false;
+    ct_failure_id f = ct_exit_write(s, p, w, 2, &real, &is_new);
+    cr_assert_neq(f, 0);
+    cr_assert_neq(f, p);
+    cr_assert(is_new);
+    cr_assert_not(live(p));
+    ct_failure_info info;
+    cr_assert(ct_failure_get(s, f, &info));
+    cr_assert_not(info.provisional);
+    cr_assert_eq(info.desc.error, ERR_LAUNCH);
+    int error = 0;
+    cr_assert_eq(ct_read_failure(s, &w[1], 1, &error), f);
+    cr_assert_eq(error, ERR_LAUNCH);
+    cr_assert_eq(check(bytes(B + 16, 16)), CT_OK);
+}
+
+Test(taint, real_ids_count_from_one_whatever_scopes_came_before)
+{
+    ct_failure_desc prov = failure_of("k", 0);
+    ct_range w = whole(A);
+    for (int i = 0; i < 10; i++)
+        ct_exit_write(s, ct_enter_write(s, &w, 1, &prov), &w, 1, NULL, NULL);
+    cr_assert_eq(fail("k", whole(A)), 1);
+    cr_assert_eq(fail("other", whole(B)), 2);
+}
+
+/* --- taint, read_failure, written -------------------------------------- */
+
+Test(taint, read_failure_names_the_oldest_failure)
+{
+    ct_failure_id f1 = fail("first", whole(B));
+    ct_failure_id f2 = fail("second", whole(A));
+    cr_assert_lt(f1, f2);
+    ct_range r[2] = { whole(A), whole(B) };
+    int error = 0;
+    cr_assert_eq(ct_read_failure(s, r, 2, &error), f1);
+    cr_assert_eq(error, ERR_LAUNCH);
+    ct_range clean = whole(C);
+    cr_assert_eq(ct_read_failure(s, &clean, 1, NULL), 0);
+}
+
+Test(taint, written_releases_exactly_the_bytes_written)
+{
+    ct_failure_id f = fail("k", bytes(A, 32));
+    ct_range first = bytes(A, 16), second = bytes(A + 16, 16);
+    ct_written(s, &first, 1);
+    cr_assert(live(f));
+    cr_assert_eq(check(bytes(A, 16)), CT_OK);
+    cr_assert_eq(check(bytes(A + 16, 1)), CT_ETAINTED);
+    ct_written(s, &second, 1);
+    cr_assert_not(live(f));
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, a_failure_lives_while_any_allocation_carries_it)
+{
+    ct_range w[2] = { whole(A), whole(B) };
+    ct_failure_desc d = failure_of("k", ERR_LAUNCH);
+    ct_failure_id f = ct_taint(s, &d, w, 2, NULL);
+    ct_written(s, &w[0], 1);
+    cr_assert(live(f));
+    cr_assert_eq(ct_store_live_failures(s), 1);
+    ct_written(s, &w[1], 1);
+    cr_assert_not(live(f));
+    cr_assert_eq(ct_store_live_failures(s), 0);
+}
+
+Test(taint, splitting_a_claim_keeps_both_halves_counted)
+{
+    ct_failure_id f = fail("outer", bytes(A, 100));
+    ct_failure_id g = fail("inner", bytes(A + 40, 20));
+    ct_range left = bytes(A, 40), right = bytes(A + 60, 40);
+    cr_assert_eq(ct_read_failure(s, &left, 1, NULL), f);
+    cr_assert_eq(check(bytes(A, 100)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 100);
+    cr_assert_eq(refusal.n_failures, 2);
+    ct_written(s, &left, 1);
+    cr_assert(live(f), "the right half still carries the outer failure");
+    cr_assert_eq(ct_read_failure(s, &right, 1, NULL), f);
+    ct_written(s, &right, 1);
+    cr_assert_not(live(f));
+    cr_assert(live(g));
+}
+
+/* --- set, never add ---------------------------------------------------- */
+
+Test(taint, retainting_with_the_same_failure_is_a_no_op)
+{
+    ct_failure_id f = fail("k", bytes(A, 64));
+    cr_assert_eq(fail("k", bytes(A, 64)), f);
+    cr_assert_eq(fail("k", bytes(A + 8, 8)), f);
+    ct_range skipped = bytes(A, 64);
+    ct_propagate(s, f, NULL, &skipped, 1);
+    ct_range w = bytes(A, 64);
+    ct_written(s, &w, 1); /* one release must undo it all */
+    cr_assert_not(live(f), "re-tainting added a reference");
+    cr_assert_eq(ct_store_live_failures(s), 0);
+}
+
+Test(taint, a_new_failure_releases_the_old_one)
+{
+    ct_failure_id f1 = fail("first", whole(A));
+    ct_failure_id f2 = fail("second", whole(A));
+    cr_assert_neq(f1, f2);
+    cr_assert_not(live(f1));
+    cr_assert(live(f2));
+    cr_assert_eq(ct_store_live_failures(s), 1);
+    cr_assert_eq(check(whole(A)), CT_ETAINTED);
+    cr_assert_eq(refusal.n_failures, 1);
+    cr_assert_eq(refusal.failures[0].id, f2);
+}
+
+Test(taint, adjacent_ranges_of_one_failure_merge)
+{
+    ct_failure_id f = fail("k", bytes(A, 16));
+    cr_assert_eq(fail("k", bytes(A + 16, 16)), f);
+    ct_range w = bytes(A, 32);
+    ct_written(s, &w, 1);
+    cr_assert_not(live(f));
+}
+
+/* --- folding ----------------------------------------------------------- */
+
+Test(taint, identical_repeats_fold_into_the_live_failure)
+{
+    bool is_new = false;
+    ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
+    ct_range a = whole(A), b = whole(B);
+    ct_failure_id f = ct_taint(s, &d, &a, 1, &is_new);
+    cr_assert(is_new);
+    char copy[] = "gemm"; /* equal text, another pointer */
+    ct_failure_desc again = failure_of(copy, ERR_LAUNCH);
+    cr_assert_eq(ct_taint(s, &again, &b, 1, &is_new), f);
+    cr_assert_not(is_new);
+    cr_assert_eq(occurrences(f), 2);
+    cr_assert_eq(ct_store_live_failures(s), 1);
+}
+
+Test(taint, different_kernel_error_or_api_do_not_fold)
+{
+    ct_failure_id f = fail("gemm", whole(A));
+    cr_assert_neq(fail("gemv", whole(B)), f);
+    ct_failure_desc other_error = failure_of("gemm", ERR_OOM);
+    ct_range c = whole(C);
+    cr_assert_neq(ct_taint(s, &other_error, &c, 1, NULL), f);
+    ct_failure_desc other_api = failure_of("gemm", ERR_LAUNCH);
+    other_api.api = "cuLaunchKernelEx";
+    cr_assert_neq(ct_taint(s, &other_api, &c, 1, NULL), f);
+    ct_failure_desc no_kernel = failure_of(NULL, ERR_LAUNCH);
+    ct_failure_desc empty_kernel = failure_of("", ERR_LAUNCH);
+    ct_failure_id nk = ct_taint(s, &no_kernel, &c, 1, NULL);
+    cr_assert_eq(ct_taint(s, &no_kernel, &c, 1, NULL), nk);
+    cr_assert_neq(ct_taint(s, &empty_kernel, &c, 1, NULL), nk);
+    cr_assert_eq(occurrences(f), 1);
+}
+
+Test(taint, a_repeat_after_the_failure_was_released_is_new)
+{
+    ct_failure_id f = fail("gemm", whole(A));
+    ct_range a = whole(A);
+    ct_written(s, &a, 1);
+    bool is_new = false;
+    ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
+    ct_failure_id g = ct_taint(s, &d, &a, 1, &is_new);
+    cr_assert(is_new);
+    cr_assert_gt(g, f, "ids are never reused");
+}
+
+Test(taint, provisional_failures_never_fold)
+{
+    ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
+    ct_range a = whole(A), b = whole(B);
+    ct_failure_id p = ct_enter_write(s, &a, 1, &d);
+    bool is_new = false;
+    ct_failure_id f = ct_taint(s, &d, &b, 1, &is_new);
+    cr_assert(is_new);
+    cr_assert_neq(f, p);
+    cr_assert_eq(ct_enter_write(s, &b, 0, &d), 0);
+    ct_failure_id q = ct_enter_write(s, &b, 1, &d);
+    cr_assert_neq(q, p);
+    cr_assert_neq(q, f);
+}
+
+/* --- propagate and the skip ring --------------------------------------- */
+
+Test(taint, propagate_passes_the_same_failure_on)
+{
+    ct_failure_id f = fail("producer", whole(A));
+    cr_assert_eq(launch("consumer", 7, whole(A), whole(B)), f);
+    cr_assert_eq(ct_store_live_failures(s), 1);
+    ct_failure_info info;
+    ct_failure_get(s, f, &info);
+    cr_assert_eq(info.skips_total, 1);
+    cr_assert_eq(info.skips[0].launch_seq, 7);
+    cr_assert_str_eq(info.skips[0].kernel, "consumer");
+    cr_assert_eq(info.skips[0].needed, A);
+    ct_range a = whole(A);
+    ct_written(s, &a, 1);
+    cr_assert(live(f), "B still carries it");
+}
+
+Test(taint, the_skip_ring_keeps_the_newest_sixteen_and_a_total)
+{
+    ct_failure_id f = fail("producer", whole(A));
+    for (uint64_t seq = 1; seq <= 20; seq++)
+        launch("consumer", seq, whole(A), whole(B));
+    ct_failure_info info;
+    ct_failure_get(s, f, &info);
+    cr_assert_eq(info.skips_total, 20);
+    cr_assert_eq(info.n_skips, CT_SKIPS_KEPT);
+    for (uint32_t i = 0; i < CT_SKIPS_KEPT; i++)
+        cr_assert_eq(info.skips[i].launch_seq, 5 + i, "oldest first");
+}
+
+Test(taint, a_skip_whose_root_was_released_still_taints)
+{
+    ct_failure_id f = fail("producer", whole(A));
+    ct_range a = whole(A), b = whole(B);
+    ct_written(s, &a, 1); /* another thread rewrote A after the read */
+    ct_skip_desc skip = { .api = "cuLaunchKernel", .kernel = "consumer" };
+    ct_propagate(s, f, &skip, &b, 1);
+    cr_assert_eq(check(whole(B)), CT_ETAINTED);
+    cr_assert_neq(refusal.failures[0].id, f);
+    cr_assert_eq(refusal.failures[0].skips_total, 1);
+}
+
+/* --- ensure_written ---------------------------------------------------- */
+
+Test(taint, exact_byte_ranges_are_refused_exactly)
+{
+    ct_failure_id f = fail("k", bytes(A + 16, 16));
+    cr_assert_eq(check(bytes(A, 16)), CT_OK);
+    cr_assert_eq(check(bytes(A + 32, 64)), CT_OK);
+    cr_assert_eq(check(bytes(A + 8, 16)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 8);
+    cr_assert_eq(refusal.first_tainted, A + 16);
+    cr_assert_eq(refusal.n_failures, 1);
+    cr_assert_eq(refusal.n_kept, 1);
+    cr_assert_eq(refusal.failures[0].id, f);
+    cr_assert_eq(refusal.failures[0].desc.error, ERR_LAUNCH);
+}
+
+Test(taint, to_end_covers_the_rest_of_the_allocation)
+{
+    fail("k", bytes(A + 100, CT_TO_END));
+    cr_assert_eq(check(bytes(A + 99, 1)), CT_OK);
+    cr_assert_eq(check(bytes(A + SIZE - 1, 1)), CT_ETAINTED);
+    cr_assert_eq(check(whole(A)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, SIZE - 100);
+    cr_assert_eq(check(whole(A + 150)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, SIZE - 150);
+    cr_assert_eq(check(whole(B)), CT_OK);
+}
+
+Test(taint, ranges_are_clipped_to_allocations)
+{
+    fail("k", bytes(A + SIZE - 8, 64)); /* runs off the end */
+    cr_assert_eq(check(bytes(A, SIZE)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 8);
+    ct_failure_desc d = failure_of("k2", ERR_LAUNCH);
+    ct_range before = bytes(B - 8, 16); /* starts outside, runs in */
+    ct_taint(s, &d, &before, 1, NULL);
+    cr_assert_eq(check(bytes(B, SIZE)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 8);
+}
+
+Test(taint, a_range_over_adjacent_allocations_reaches_each)
+{
+    const uint64_t D = A + SIZE; /* right after A */
+    ct_store_alloc(s, D, SIZE);
+    ct_failure_id f = fail("k", bytes(A + SIZE - 16, 32));
+    cr_assert_eq(check(bytes(D, 16)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(A, SIZE + 16)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 32);
+    ct_range w = bytes(A, 2 * SIZE);
+    ct_written(s, &w, 1);
+    cr_assert_not(live(f));
+}
+
+Test(taint, addresses_nobody_allocated_are_listed_never_refused)
+{
+    cr_assert_eq(fail("k", bytes(NOWHERE, 64)), 1);
+    cr_assert_eq(ct_store_live_failures(s), 0, "nothing carries it");
+    cr_assert_not(ct_store_tainted(s));
+    ct_range r[6] = { bytes(NOWHERE, 8), whole(A), bytes(NOWHERE + 8, 8), bytes(NOWHERE + 16, 8),
+                      bytes(NOWHERE + 24, 8), bytes(NOWHERE + 32, 8) };
+    cr_assert_eq(ct_ensure_written(s, r, 6, &refusal), CT_OK);
+    cr_assert_eq(refusal.n_unknown, 5);
+    cr_assert_eq(refusal.unknown[0], NOWHERE);
+    cr_assert_eq(refusal.unknown[3], NOWHERE + 24);
+    fail("k", whole(A));
+    cr_assert_eq(ct_ensure_written(s, r, 2, &refusal), CT_ETAINTED);
+    cr_assert_eq(refusal.n_unknown, 1);
+}
+
+Test(taint, a_refusal_names_every_failure_once_root_first)
+{
+    const char *kernels[10] = { "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9" };
+    ct_failure_id ids[10];
+    for (int i = 9; i >= 0; i--)
+        ids[i] = fail(kernels[i], bytes(A + 16 * (uint64_t)i, 16));
+    fail("k9", bytes(B, 16)); /* k9 again, elsewhere: still one failure */
+    ct_range r[2] = { whole(A), whole(B) };
+    cr_assert_eq(ct_ensure_written(s, r, 2, &refusal), CT_ETAINTED);
+    cr_assert_eq(refusal.n_failures, 10);
+    cr_assert_eq(refusal.n_kept, CT_REFUSAL_MAX_FAILURES);
+    cr_assert_eq(refusal.failures[0].id, ids[9], "the root cause is the oldest");
+    for (size_t i = 1; i < refusal.n_kept; i++)
+        cr_assert_lt(refusal.failures[i - 1].id, refusal.failures[i].id);
+    cr_assert_eq(refusal.tainted_bytes, 176);
+    cr_assert_eq(refusal.first_tainted, A);
+}
+
+Test(taint, ensure_written_without_a_refusal_still_answers)
+{
+    ct_range a = whole(A);
+    cr_assert_eq(ct_ensure_written(s, &a, 1, NULL), CT_OK);
+    fail("k", whole(A));
+    cr_assert_eq(ct_ensure_written(s, &a, 1, NULL), CT_ETAINTED);
+}
+
+/* --- allocations ------------------------------------------------------- */
+
+Test(taint, freeing_an_allocation_releases_its_claims)
+{
+    ct_failure_id f = fail("k", whole(A));
+    cr_assert_eq(ct_store_free_alloc(s, A), CT_OK);
+    cr_assert_not(live(f));
+    cr_assert_not(ct_store_tainted(s));
+    cr_assert_eq(ct_store_free_alloc(s, A), CT_ENOENT);
+    cr_assert_eq(ct_store_alloc_count(s), 2);
+}
+
+Test(taint, an_allocation_replaced_by_overlap_releases_its_claims)
+{
+    ct_failure_id f = fail("k", whole(A));
+    cr_assert_eq(ct_store_alloc(s, A + 128, SIZE), CT_OK); /* we missed a free */
+    cr_assert_not(live(f));
+    cr_assert_eq(check(bytes(A + 128, SIZE)), CT_OK);
+}
+
+Test(taint, resolve_reports_the_allocation)
+{
+    uint64_t base = 0, size = 0;
+    cr_assert(ct_store_resolve(s, B + 17, &base, &size));
+    cr_assert_eq(base, B);
+    cr_assert_eq(size, SIZE);
+    cr_assert(ct_store_resolve(s, B, NULL, NULL));
+    cr_assert_not(ct_store_resolve(s, NOWHERE, &base, &size));
+}
+
+Test(taint, many_claims_in_one_allocation_spill_and_come_back)
+{
+    size_t before = ct_store_bytes(s);
+    ct_failure_id ids[16];
+    for (uint64_t i = 0; i < 16; i++)
+        ids[i] = fail(i % 2 ? "odd" : "even", bytes(A + 16 * i, 8));
+    cr_assert_eq(ct_store_live_failures(s), 2);
+    cr_assert_gt(ct_store_bytes(s), before);
+    cr_assert_eq(check(whole(A)), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 128);
+    ct_range w = whole(A);
+    ct_written(s, &w, 1);
+    cr_assert_not(live(ids[0]));
+    cr_assert_not(live(ids[1]));
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, intern_keeps_one_copy_of_each_name)
+{
+    char buf[] = "saxpy(int, float, float const*, float*)";
+    const char *a = ct_store_intern(s, buf);
+    cr_assert_str_eq(a, buf);
+    cr_assert_neq(a, buf);
+    buf[0] = 'S';
+    cr_assert_str_eq(a, "saxpy(int, float, float const*, float*)");
+    cr_assert_eq(ct_store_intern(s, "saxpy(int, float, float const*, float*)"), a);
+    cr_assert_neq(ct_store_intern(s, "gemm"), a);
+    cr_assert_null(ct_store_intern(s, NULL));
+}
+
+Test(taint, null_arguments_are_refused_not_crashed_on)
+{
+    ct_failure_desc d = failure_of("k", ERR_LAUNCH);
+    ct_range w = whole(A);
+    cr_assert_null(ct_store_intern(NULL, "x"));
+    cr_assert_eq(ct_store_alloc(NULL, A, 1), CT_EINVAL);
+    cr_assert_eq(ct_store_free_alloc(NULL, A), CT_EINVAL);
+    cr_assert_not(ct_store_resolve(NULL, A, NULL, NULL));
+    cr_assert_eq(ct_store_alloc_count(NULL), 0);
+    cr_assert_eq(ct_store_bytes(NULL), 0);
+    cr_assert_not(ct_store_tainted(NULL));
+    cr_assert_eq(ct_enter_write(NULL, &w, 1, &d), 0);
+    cr_assert_eq(ct_enter_write(s, NULL, 1, &d), 0);
+    cr_assert_eq(ct_enter_write(s, &w, 1, NULL), 0);
+    cr_assert_eq(ct_exit_write(NULL, 1, &w, 1, &d, NULL), 0);
+    cr_assert_eq(ct_taint(NULL, &d, &w, 1, NULL), 0);
+    cr_assert_eq(ct_taint(s, NULL, &w, 1, NULL), 0);
+    cr_assert_neq(ct_taint(s, &d, NULL, 1, NULL), 0);
+    cr_assert_eq(ct_read_failure(NULL, &w, 1, NULL), 0);
+    cr_assert_eq(ct_read_failure(s, NULL, 1, NULL), 0);
+    ct_propagate(NULL, 1, NULL, &w, 1);
+    ct_propagate(s, 0, NULL, NULL, 1);
+    ct_written(NULL, &w, 1);
+    ct_written(s, NULL, 1);
+    cr_assert_eq(ct_ensure_written(NULL, &w, 1, &refusal), CT_EINVAL);
+    cr_assert_eq(ct_ensure_written(s, NULL, 1, &refusal), CT_EINVAL);
+    cr_assert_eq(ct_ensure_written(s, NULL, 0, &refusal), CT_OK);
+    cr_assert_not(ct_failure_get(NULL, 1, NULL));
+    cr_assert_not(ct_failure_get(s, 0, NULL));
+    cr_assert_eq(ct_store_live_failures(NULL), 0);
+    ct_store_atfork_child(NULL);
+    ct_store_free(NULL);
+}
+
+/* --- the named behaviours of issue 2 ----------------------------------- */
+
+Test(taint, two_chains_sharing_no_allocation_never_contaminate_each_other)
+{
+    /* chain 1: A -> B; chain 2: C -> D, clean. */
+    const uint64_t D = 0x40000;
+    ct_store_alloc(s, D, SIZE);
+    ct_failure_id f = fail("producer1", whole(A));
+    cr_assert_eq(launch("consumer1", 1, whole(A), whole(B)), f);
+    cr_assert_eq(launch("consumer2", 2, whole(C), whole(D)), 0);
+    cr_assert_eq(check(whole(D)), CT_OK);
+    cr_assert_eq(check(whole(C)), CT_OK);
+    cr_assert_eq(check(whole(B)), CT_ETAINTED);
+    cr_assert_eq(refusal.n_failures, 1);
+    cr_assert_eq(refusal.failures[0].id, f);
+}
+
+Test(taint, a_read_two_hops_downstream_names_the_root_and_both_skips)
+{
+    ct_failure_id root = fail("producer", whole(A));
+    cr_assert_eq(launch("hop1", 10, whole(A), whole(B)), root);
+    cr_assert_eq(launch("hop2", 11, whole(B), whole(C)), root);
+    cr_assert_eq(check(whole(C)), CT_ETAINTED);
+    cr_assert_eq(refusal.n_failures, 1);
+    const ct_failure_info *why = &refusal.failures[0];
+    cr_assert_eq(why->id, root);
+    cr_assert_str_eq(why->desc.kernel, "producer");
+    cr_assert_eq(why->n_skips, 2);
+    cr_assert_str_eq(why->skips[0].kernel, "hop1");
+    cr_assert_eq(why->skips[0].needed, A);
+    cr_assert_str_eq(why->skips[1].kernel, "hop2");
+    cr_assert_eq(why->skips[1].needed, B);
+}
+
+Test(taint, a_rewrite_makes_a_tainted_range_readable_again)
+{
+    fail("k", bytes(A + 32, 64));
+    cr_assert_eq(check(bytes(A + 32, 64)), CT_ETAINTED);
+    ct_range rewrite = bytes(A + 32, 64);
+    ct_written(s, &rewrite, 1);
+    cr_assert_eq(check(bytes(A + 32, 64)), CT_OK);
+    cr_assert_eq(check(whole(A)), CT_OK);
+    cr_assert_eq(ct_store_live_failures(s), 0);
+}
+
+Test(taint, a_loop_failing_the_same_way_a_million_times_holds_one_failure)
+{
+    ct_failure_desc prov = failure_of("step", 0);
+    ct_failure_desc failed = failure_of("step", ERR_LAUNCH);
+    ct_range out = whole(A);
+    ct_failure_id first = 0;
+    size_t bytes_after_first = 0;
+    for (int i = 0; i < 1000000; i++) {
+        ct_failure_id p = ct_enter_write(s, &out, 1, &prov);
+        bool is_new = false;
+        ct_failure_id f = ct_exit_write(s, p, &out, 1, &failed, &is_new);
+        if (i == 0) {
+            first = f;
+            bytes_after_first = ct_store_bytes(s);
+            cr_assert(is_new);
+        } else {
+            cr_assert_eq(f, first, "turn %d minted a new failure", i);
+            cr_assert_not(is_new);
+        }
+    }
+    cr_assert_eq(occurrences(first), 1000000);
+    cr_assert_eq(ct_store_live_failures(s), 1);
+    cr_assert_eq(ct_store_bytes(s), bytes_after_first, "the loop grew the store");
+}
+
+Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_read)
+{
+    ct_failure_desc prov = failure_of("crashed_mid_call", ERR_LAUNCH);
+    ct_range w = bytes(A, 64);
+    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
+    /* ... the call never returns: no ct_exit_write ... */
+    cr_assert_eq(check(bytes(A + 8, 8)), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, p);
+    cr_assert(refusal.failures[0].provisional);
+    cr_assert_eq(refusal.failures[0].desc.error, ERR_LAUNCH);
+    cr_assert_eq(launch("next", 1, whole(A), whole(B)), p, "and downstream work is skipped");
+}
+
+/* --- the happy path's cost --------------------------------------------- */
+
+#ifndef __SANITIZE_ADDRESS__ /* ASan owns malloc; it cannot be wrapped too */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+static atomic_long heap_calls;
+static atomic_bool counting_heap_calls;
+
+void *malloc(size_t n)
+{
+    if (atomic_load(&counting_heap_calls))
+        atomic_fetch_add(&heap_calls, 1);
+    return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (atomic_load(&counting_heap_calls))
+        atomic_fetch_add(&heap_calls, 1);
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (atomic_load(&counting_heap_calls))
+        atomic_fetch_add(&heap_calls, 1);
+    return __libc_realloc(p, n);
+}
+
+static void happy_turn(void)
+{
+    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_range in = whole(A), out = bytes(B + 8, 64);
+    ct_failure_id p = ct_enter_write(s, &out, 1, &prov);
+    ct_exit_write(s, p, &out, 1, NULL, NULL);
+    ct_read_failure(s, &in, 1, NULL);
+    ct_written(s, &out, 1);
+    ct_ensure_written(s, &out, 1, &refusal);
+}
+
+Test(taint, a_warm_happy_path_never_calls_malloc)
+{
+    fail("elsewhere", whole(C)); /* taint present, on memory not touched */
+    happy_turn();
+    atomic_store(&counting_heap_calls, true);
+    for (int i = 0; i < 1000; i++)
+        happy_turn();
+    atomic_store(&counting_heap_calls, false);
+    cr_assert_eq(atomic_load(&heap_calls), 0, "%ld heap calls", atomic_load(&heap_calls));
+}
+#endif
+
+/* --- threads ----------------------------------------------------------- */
+
+#define THREADS 8
+#define TURNS 2000
+
+static void *worker(void *arg)
+{
+    uint64_t own = 0x100000u * (1 + (uintptr_t)arg);
+    ct_failure_desc d = failure_of("worker", ERR_LAUNCH);
+    for (int i = 0; i < TURNS; i++) {
+        ct_store_alloc(s, own, SIZE);
+        ct_range w = bytes(own + (uint64_t)(i % 64), 32);
+        ct_failure_id p = ct_enter_write(s, &w, 1, &d);
+        if (i % 3 == 0) {
+            ct_exit_write(s, p, &w, 1, &d, NULL);
+            cr_assert_eq(ct_ensure_written(s, &w, 1, NULL), CT_ETAINTED);
+        } else {
+            ct_exit_write(s, p, &w, 1, NULL, NULL);
+            cr_assert_eq(ct_ensure_written(s, &w, 1, NULL), CT_OK);
+        }
+        if (i % 5 == 0)
+            ct_store_free_alloc(s, own);
+    }
+    ct_store_free_alloc(s, own);
+    return NULL;
+}
+
+Test(taint, threads_working_on_their_own_memory_agree)
+{
+    pthread_t t[THREADS];
+    for (uintptr_t i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    cr_assert_eq(ct_store_live_failures(s), 0);
+    cr_assert_not(ct_store_tainted(s));
+    cr_assert_eq(ct_store_alloc_count(s), 3);
+}

@@ -1,0 +1,344 @@
+/*
+ * render_text.c - the report as a tree per process, for people:
+ *
+ *   process PID: ARGV
+ *     |- failure #ID: WHAT -> ERROR          (root cause)
+ *     |  |- skipped launch #N: KERNEL         (work it kept from running)
+ *     |  `- refused read: API, BYTES at ADDR (bytes it kept from the host)
+ *     |- probe ... / CONTEXT LOST ...
+ *     `- exit: status S   (or a note that the log ends without one)
+ *     verdict: ...
+ *
+ * Owns: the tree layout.  Invariants: ASCII tree glyphs only (the output
+ * is grepped and pasted into tickets); every line of report text goes
+ * through ct_put_text; one verdict line per process, an overall line when
+ * there is not exactly one process.
+ */
+#include "render.h"
+
+#include "textout.h"
+#include "util.h"
+
+#include <inttypes.h>
+
+#define BACKTRACE_SHOWN 4
+#define TREE_DEPTH 3
+
+/* Which ancestors are the last of their siblings, for the "|" columns. */
+typedef struct tree {
+    FILE *out;
+    bool last[TREE_DEPTH + 1];
+} tree;
+
+/* Starts a node line at depth 1..TREE_DEPTH. */
+static void node(tree *t, int depth, bool last)
+{
+    t->last[depth] = last;
+    fputs("  ", t->out);
+    for (int d = 1; d < depth; d++)
+        fputs(t->last[d] ? "   " : "|  ", t->out);
+    fputs(last ? "`- " : "|- ", t->out);
+}
+
+/* Starts a detail line of the node at depth, above its children if any. */
+static void detail(tree *t, int depth, bool children_follow)
+{
+    fputs("  ", t->out);
+    for (int d = 1; d <= depth; d++)
+        fputs(t->last[d] ? "   " : "|  ", t->out);
+    fputs(children_follow ? "|  " : "   ", t->out);
+}
+
+/* ---- failures and what they caused ------------------------------------- */
+
+static void failure_line(tree *t, const ct_failure *f)
+{
+    fprintf(t->out, "failure #%" PRId64 ": ", f->id);
+    if (!f->described) {
+        fputs("(its failure line is not in the log)\n", t->out);
+        return;
+    }
+    ct_put_text(t->out, ct_failure_what(f), "");
+    fputs(" -> ", t->out);
+    ct_put_text(t->out, f->error, "unknown error");
+    fprintf(t->out, " (%" PRId64 ")", f->code);
+    if (f->occurrences > 1)
+        fprintf(t->out, ", %" PRIu64 " occurrences", f->occurrences);
+    if (f->injected)
+        fputs(" [injected]", t->out);
+    fputc('\n', t->out);
+}
+
+static void where_line(tree *t, const ct_failure *f, bool children)
+{
+    detail(t, 1, children);
+    fputs("at ", t->out);
+    ct_put_text(t->out, f->api, "unknown API");
+    if (f->launch)
+        fprintf(t->out, ", launch #%" PRId64, f->launch);
+    if (f->has_dims)
+        fprintf(t->out, ", grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64
+                        "x%" PRId64,
+                f->grid[0], f->grid[1], f->grid[2], f->block[0], f->block[1], f->block[2]);
+    if (f->stream) {
+        fputs(", stream ", t->out);
+        ct_put_text(t->out, f->stream, "");
+    }
+    if (f->thread)
+        fprintf(t->out, ", thread %" PRId64, f->thread);
+    fputc('\n', t->out);
+}
+
+static void failure_details(tree *t, const ct_failure *f)
+{
+    bool children = f->n_skips || f->n_reads;
+    if (!f->described)
+        return;
+    where_line(t, f, children);
+    for (size_t i = 0; i < f->backtrace.n && i < BACKTRACE_SHOWN; i++) {
+        detail(t, 1, children);
+        fputs(i ? "   " : "by ", t->out);
+        ct_put_text(t->out, f->backtrace.v[i], "");
+        fputc('\n', t->out);
+    }
+    if (f->backtrace.n > BACKTRACE_SHOWN) {
+        detail(t, 1, children);
+        fprintf(t->out, "   ... %zu more frames\n", f->backtrace.n - BACKTRACE_SHOWN);
+    }
+    if (f->repro) {
+        detail(t, 1, children);
+        fputs("repro: ", t->out);
+        ct_put_text(t->out, f->repro, "");
+        fputc('\n', t->out);
+    }
+}
+
+static void skip_line(tree *t, const ct_skip_group *g, bool last)
+{
+    node(t, 2, last);
+    const char *what = g->kernel ? g->kernel : g->api;
+    if (g->count == 1 && g->kernel)
+        fprintf(t->out, "skipped launch #%" PRId64 ": ", g->first_launch);
+    else if (g->count == 1)
+        fputs("skipped copy: ", t->out);
+    else if (g->kernel)
+        fprintf(t->out, "skipped %" PRIu64 " launches (#%" PRId64 "..#%" PRId64 "): ", g->count,
+                g->first_launch, g->last_launch);
+    else
+        fprintf(t->out, "skipped %" PRIu64 " copies: ", g->count);
+    ct_put_text(t->out, what, "unknown");
+    fputs(" (input ", t->out);
+    ct_put_text(t->out, g->needed, "?");
+    fprintf(t->out, " carried the failure; %" PRId64 " output%s tainted)\n", g->produced,
+            ct_plural((unsigned long long)g->produced));
+}
+
+static void read_details(tree *t, const ct_read *rd, int64_t root)
+{
+    if (rd->path.n) {
+        detail(t, 2, false);
+        fputs("path: ", t->out);
+        for (size_t i = 0; i < rd->path.n; i++) {
+            fputs(i ? " -> " : "", t->out);
+            ct_put_text(t->out, rd->path.v[i], "");
+        }
+        fputc('\n', t->out);
+    }
+    bool others = false;
+    for (size_t i = 0; i < rd->n_failures; i++) {
+        if (rd->failures[i] == root)
+            continue;
+        if (!others)
+            detail(t, 2, false);
+        fprintf(t->out, "%s#%" PRId64, others ? ", " : "the bytes also carry failure ",
+                rd->failures[i]);
+        others = true;
+    }
+    if (others)
+        fputc('\n', t->out);
+}
+
+static void read_line(tree *t, const ct_read *rd, int64_t root, bool last)
+{
+    node(t, 2, last);
+    fputs("refused read: ", t->out);
+    ct_put_text(t->out, rd->api, "unknown API");
+    fprintf(t->out, ", %" PRId64 " byte%s at ", rd->bytes, ct_plural((unsigned long long)rd->bytes));
+    ct_put_text(t->out, rd->address, "?");
+    fputs(" -> returned ", t->out);
+    ct_put_text(t->out, rd->error, "an error");
+    fputs(rd->poisoned ? "; host buffer poisoned\n" : "; host buffer left as it was\n", t->out);
+    read_details(t, rd, root);
+}
+
+static void failure_tree(tree *t, const ct_failure *f, bool last)
+{
+    node(t, 1, last);
+    failure_line(t, f);
+    failure_details(t, f);
+    for (size_t i = 0; i < f->n_skips; i++)
+        skip_line(t, &f->skips[i], i + 1 == f->n_skips && !f->n_reads);
+    for (size_t i = 0; i < f->n_reads; i++)
+        read_line(t, &f->reads[i], f->id, i + 1 == f->n_reads);
+}
+
+/* ---- the rest of a process --------------------------------------------- */
+
+static void probe_line(tree *t, const ct_probe *pr, bool last)
+{
+    node(t, 1, last);
+    fputs("probe after ", t->out);
+    ct_put_text(t->out, pr->after, "?");
+    fputs(" (", t->out);
+    ct_put_text(t->out, pr->error, "?");
+    fputs("): synchronize returned ", t->out);
+    ct_put_text(t->out, pr->result, "?");
+    fputs(" -> ", t->out);
+    ct_put_text(t->out, pr->verdict, "?");
+    fputc('\n', t->out);
+}
+
+static void lost_line(tree *t, const ct_process *p, bool last)
+{
+    node(t, 1, last);
+    fputs(p->lost_simulated ? "CONTEXT LOST (simulated): " : "CONTEXT LOST: ", t->out);
+    ct_put_text(t->out, p->lost_reason, "no reason given");
+    fputc('\n', t->out);
+    const ct_failure *cause = ct_process_loss_cause(p);
+    if (cause) {
+        detail(t, 1, false);
+        fprintf(t->out, "after failure #%" PRId64 "\n", cause->id);
+    }
+}
+
+static void exit_line(tree *t, const ct_process *p)
+{
+    node(t, 1, true);
+    if (!p->has_exit) {
+        fputs("log ends without an exit event: the process was killed or is still running\n",
+              t->out);
+        return;
+    }
+    fprintf(t->out, "exit: status %" PRId64, p->exit.status);
+    if (p->exit.status != p->exit.program_status)
+        fprintf(t->out, " (the program asked for %" PRId64 ")", p->exit.program_status);
+    fputc('\n', t->out);
+}
+
+static void verdict_line(FILE *out, const ct_process *p)
+{
+    char counts[256];
+    ct_counts c = ct_process_counts(p);
+    ct_counts_phrase(counts, sizeof counts, &c);
+    if (p->context_lost) {
+        fputs("  verdict: CONTEXT LOST -- ", out);
+        ct_put_text(out, p->lost_reason, "no reason given");
+        fprintf(out, " (%s)\n", counts);
+    } else if (c.failures == 0 && c.refused_reads == 0) {
+        fputs("  verdict: clean -- no failures; context intact\n", out);
+    } else {
+        fprintf(out, "  verdict: %s; context intact\n", counts);
+    }
+}
+
+static void process_header(FILE *out, const ct_process *p)
+{
+    fprintf(out, "process %ld: ", p->pid);
+    ct_put_command(out, p);
+    fputc('\n', out);
+    fputs("  |  report ", out);
+    ct_put_text(out, p->file, "?");
+    if (p->has_driver)
+        fprintf(out, ", driver %" PRId64 ".%" PRId64, p->driver_version / 1000,
+                (p->driver_version % 1000) / 10);
+    else if (p->has_start)
+        fputs(", no CUDA driver", out);
+    if (p->cutaint_version) {
+        fputs(", cutaint ", out);
+        ct_put_text(out, p->cutaint_version, "");
+    }
+    fputc('\n', out);
+}
+
+static void process_tree(FILE *out, const ct_process *p)
+{
+    tree t = { .out = out };
+    process_header(out, p);
+    for (size_t i = 0; i < p->n_failures; i++)
+        failure_tree(&t, &p->failures[i], false);
+    for (size_t i = 0; i < p->n_probes; i++)
+        probe_line(&t, &p->probes[i], false);
+    if (p->context_lost)
+        lost_line(&t, p, false);
+    exit_line(&t, p);
+    verdict_line(out, p);
+}
+
+/* ---- notes and the overall line ---------------------------------------- */
+
+static void note_count(FILE *out, const ct_file_note *n, ct_skipped kind, const char *what)
+{
+    if (!kind.count)
+        return;
+    fputs("note: ", out);
+    ct_put_text(out, n->path, "");
+    fprintf(out, ": %" PRIu64 " %s line%s skipped (the first is line %" PRIu64 ")\n", kind.count,
+            what, ct_plural(kind.count), kind.first);
+}
+
+static void file_notes(FILE *out, const ct_file_note *n)
+{
+    note_count(out, n, n->corrupt, "corrupt (not JSON)");
+    note_count(out, n, n->malformed, "malformed (JSON, but not a cutaint event)");
+    note_count(out, n, n->too_long, "over-long (more than 1 MiB)");
+    if (n->unknown) {
+        fputs("note: ", out);
+        ct_put_text(out, n->path, "");
+        fprintf(out, ": %" PRIu64 " event%s of a kind this cutaint does not know, ignored\n",
+                n->unknown, ct_plural(n->unknown));
+    }
+    if (n->truncated) {
+        fputs("note: ", out);
+        ct_put_text(out, n->path, "");
+        fputs(": the last line is cut short (the writer was killed mid-line); ignored\n", out);
+    }
+}
+
+static void overall_line(FILE *out, const ct_report *r)
+{
+    char counts[256];
+    size_t lost = 0;
+    ct_counts c = ct_report_counts(r);
+    ct_counts_phrase(counts, sizeof counts, &c);
+    for (size_t i = 0; i < r->n_procs; i++)
+        lost += r->procs[i].context_lost;
+    fprintf(out, "overall: %zu process%s: %s; ", r->n_procs, r->n_procs == 1 ? "" : "es", counts);
+    if (!lost) {
+        fputs("no context lost\n", out);
+        return;
+    }
+    fprintf(out, "CONTEXT LOST in %zu (pid", lost);
+    for (size_t i = 0; i < r->n_procs; i++)
+        if (r->procs[i].context_lost)
+            fprintf(out, " %ld", r->procs[i].pid);
+    fputs(")\n", out);
+}
+
+void ct_render_text(FILE *out, const ct_report *r)
+{
+    for (size_t i = 0; i < r->n_files; i++)
+        file_notes(out, &r->files[i]);
+    if (r->n_procs == 0) {
+        fprintf(out, "no cutaint events in %zu file%s\n", r->n_files, ct_plural(r->n_files));
+        return;
+    }
+    for (size_t i = 0; i < r->n_procs; i++) {
+        if (i)
+            fputc('\n', out);
+        process_tree(out, &r->procs[i]);
+    }
+    if (r->n_procs != 1) {
+        fputc('\n', out);
+        overall_line(out, r);
+    }
+}

@@ -1,0 +1,532 @@
+/*
+ * report.c - reads cutaint JSON Lines reports into the model of report.h.
+ *
+ * Owns: the bounded line reader, the event table (one handler per event
+ * name) and the model's memory.  Invariants: see report.h; in particular a
+ * line is held only up to CT_REPORT_LINE_MAX bytes, a bad line changes
+ * nothing but the file's counters, and values of the wrong JSON type read as
+ * absent instead of failing the line (a reader that rejects a whole event
+ * over one odd field would hide the failure it describes).
+ */
+#include "report.h"
+
+#include "jsonr.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 65536
+
+/* ---- bounded line reader -------------------------------------------- */
+
+typedef struct line_reader {
+    FILE *f;
+    char chunk[CHUNK];
+    size_t pos, len;
+    bool eof;
+    int err;
+    char *line;              /* the current line, NUL-terminated */
+    size_t n, cap;
+    bool too_long;           /* the current line was cut off: skip it */
+    bool newline;            /* the current line ended with '\n' */
+} line_reader;
+
+static void line_append(line_reader *lr, const char *p, size_t n)
+{
+    if (lr->too_long)
+        return;
+    if (lr->n + n > CT_REPORT_LINE_MAX) {
+        lr->too_long = true;
+        lr->n = 0;
+        return;
+    }
+    if (lr->n + n + 1 > lr->cap) {
+        size_t cap = lr->cap ? lr->cap : 256;
+        while (cap < lr->n + n + 1)
+            cap *= 2;
+        char *grown = realloc(lr->line, cap);
+        if (!grown) {
+            lr->too_long = true; /* cannot hold it: treat as over-long */
+            lr->n = 0;
+            return;
+        }
+        lr->line = grown;
+        lr->cap = cap;
+    }
+    memcpy(lr->line + lr->n, p, n);
+    lr->n += n;
+}
+
+static bool refill(line_reader *lr)
+{
+    lr->pos = 0;
+    lr->len = fread(lr->chunk, 1, sizeof lr->chunk, lr->f);
+    if (lr->len == 0) {
+        lr->eof = true;
+        if (ferror(lr->f))
+            lr->err = errno ? errno : EIO;
+    }
+    return lr->len > 0;
+}
+
+/* The next line (possibly empty) or false at the end of the file. */
+static bool next_line(line_reader *lr)
+{
+    lr->n = 0;
+    lr->too_long = false;
+    lr->newline = false;
+    bool any = false;
+    for (;;) {
+        if (lr->pos == lr->len && (lr->eof || !refill(lr)))
+            break;
+        any = true;
+        const char *start = lr->chunk + lr->pos;
+        const char *nl = memchr(start, '\n', lr->len - lr->pos);
+        size_t piece = nl ? (size_t)(nl - start) : lr->len - lr->pos;
+        line_append(lr, start, piece);
+        lr->pos += piece + (nl != NULL);
+        if (nl) {
+            lr->newline = true;
+            break;
+        }
+    }
+    if (lr->line)
+        lr->line[lr->n] = '\0';
+    return any;
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return false;
+    return true;
+}
+
+/* ---- typed field access: wrong types read as absent -------------------- */
+
+typedef struct event_in {
+    const jsonr_doc *doc;
+    const jv *obj;
+} event_in;
+
+static const jv *field(const event_in *in, const char *key, jv_type type)
+{
+    const jv *v = jsonr_get(in->doc, in->obj, key);
+    return v && v->type == type ? v : NULL;
+}
+
+static char *get_str(const event_in *in, const char *key)
+{
+    const jv *v = field(in, key, JV_STRING);
+    return v ? ct_xstrndup(v->str, v->len) : NULL;
+}
+
+static bool get_int(const event_in *in, const char *key, int64_t *out)
+{
+    const jv *v = field(in, key, JV_NUMBER);
+    if (!v || !v->is_int)
+        return false;
+    *out = v->i;
+    return true;
+}
+
+static int64_t int_or(const event_in *in, const char *key, int64_t fallback)
+{
+    int64_t value = fallback;
+    get_int(in, key, &value);
+    return value;
+}
+
+static bool bool_or(const event_in *in, const char *key, bool fallback)
+{
+    const jv *v = jsonr_get(in->doc, in->obj, key);
+    return v && (v->type == JV_TRUE || v->type == JV_FALSE) ? v->type == JV_TRUE : fallback;
+}
+
+static void get_strv(const event_in *in, const char *key, ct_strv *out)
+{
+    const jv *arr = field(in, key, JV_ARRAY);
+    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e))
+        if (e->type == JV_STRING)
+            *CT_PUSH(out->v, out->n, out->cap) = ct_xstrndup(e->str, e->len);
+}
+
+static bool get_dims(const event_in *in, const char *key, int64_t out[3])
+{
+    const jv *arr = field(in, key, JV_ARRAY);
+    if (!arr || arr->count != 3)
+        return false;
+    int k = 0;
+    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e)) {
+        if (e->type != JV_NUMBER || !e->is_int)
+            return false;
+        out[k++] = e->i;
+    }
+    return true;
+}
+
+/* ---- model lookups ------------------------------------------------------- */
+
+static ct_process *find_process(ct_report *r, long pid)
+{
+    for (size_t i = r->n_procs; i > 0; i--)
+        if (r->procs[i - 1].pid == pid)
+            return &r->procs[i - 1];
+    return NULL;
+}
+
+static ct_process *new_process(ct_report *r, long pid, const char *file)
+{
+    ct_process *p = CT_PUSH(r->procs, r->n_procs, r->cap_procs);
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->file = file;
+    return p;
+}
+
+static ct_failure *find_failure(ct_process *p, int64_t id)
+{
+    for (size_t i = 0; i < p->n_failures; i++)
+        if (p->failures[i].id == id)
+            return &p->failures[i];
+    return NULL;
+}
+
+/* The failure with this id, created as an undescribed placeholder if the
+ * log has not described it (yet). */
+static ct_failure *failure_for(ct_process *p, int64_t id)
+{
+    ct_failure *f = find_failure(p, id);
+    if (f)
+        return f;
+    f = CT_PUSH(p->failures, p->n_failures, p->cap_failures);
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    f->occurrences = 1;
+    f->seq = p->seq;
+    return f;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static void on_start(ct_process *p, const event_in *in)
+{
+    p->has_start = true;
+    get_strv(in, "argv", &p->argv);
+    p->has_driver = get_int(in, "driver_version", &p->driver_version);
+    p->cutaint_version = get_str(in, "cutaint_version");
+}
+
+static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
+{
+    f->described = true;
+    f->seq = seq;
+    f->api = get_str(in, "api");
+    f->kernel = get_str(in, "kernel");
+    f->error = get_str(in, "error");
+    f->code = int_or(in, "code", 0);
+    f->launch = int_or(in, "launch", 0);
+    f->has_dims = get_dims(in, "grid", f->grid) && get_dims(in, "block", f->block);
+    f->stream = get_str(in, "stream");
+    f->thread = int_or(in, "thread", 0);
+    f->injected = bool_or(in, "injected", false);
+    f->repro = get_str(in, "repro");
+    get_strv(in, "backtrace", &f->backtrace);
+}
+
+static void on_failure(ct_process *p, const event_in *in)
+{
+    int64_t id = int_or(in, "id", 0);
+    ct_failure *f = failure_for(p, id);
+    if (f->described)
+        f->occurrences++; /* a repeat written as its own line */
+    else
+        describe_failure(f, in, p->seq);
+    int64_t told = int_or(in, "occurrences", 0);
+    if (told > 0 && (uint64_t)told > f->occurrences)
+        f->occurrences = (uint64_t)told;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static ct_skip_group *skip_group_for(ct_failure *f, const char *api, const char *kernel)
+{
+    for (size_t i = 0; i < f->n_skips; i++) {
+        ct_skip_group *g = &f->skips[i];
+        if (same_text(g->kernel, kernel) && (kernel || same_text(g->api, api)))
+            return g;
+    }
+    return NULL;
+}
+
+static void on_skip(ct_process *p, const event_in *in)
+{
+    ct_failure *f = failure_for(p, int_or(in, "failure", 0));
+    char *api = get_str(in, "api");
+    char *kernel = get_str(in, "kernel");
+    int64_t launch = int_or(in, "launch", 0);
+    ct_skip_group *g = skip_group_for(f, api, kernel);
+    p->skip_events++;
+    if (g) {
+        g->count++;
+        g->last_launch = launch;
+        free(api);
+        free(kernel);
+        return;
+    }
+    g = CT_PUSH(f->skips, f->n_skips, f->cap_skips);
+    *g = (ct_skip_group){ .api = api, .kernel = kernel, .count = 1, .first_launch = launch,
+                          .last_launch = launch, .needed = get_str(in, "needed"),
+                          .produced = int_or(in, "produced", 0) };
+}
+
+static void get_ids(const event_in *in, const char *key, ct_read *rd)
+{
+    const jv *arr = field(in, key, JV_ARRAY);
+    if (!arr)
+        return;
+    rd->failures = ct_xcalloc(arr->count, sizeof *rd->failures);
+    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e))
+        if (e->type == JV_NUMBER && e->is_int)
+            rd->failures[rd->n_failures++] = e->i;
+}
+
+static void on_refused_read(ct_process *p, const event_in *in)
+{
+    ct_read rd = { .api = get_str(in, "api"), .address = get_str(in, "address"),
+                   .bytes = int_or(in, "bytes", 0), .error = get_str(in, "error"),
+                   .code = int_or(in, "code", 0), .poisoned = bool_or(in, "poisoned", false) };
+    get_ids(in, "failures", &rd);
+    get_strv(in, "path", &rd.path);
+    int64_t root = rd.n_failures ? rd.failures[0] : 0;
+    get_int(in, "root", &root);
+    ct_failure *f = failure_for(p, root);
+    *CT_PUSH(f->reads, f->n_reads, f->cap_reads) = rd;
+    p->read_events++;
+}
+
+static void on_probe(ct_process *p, const event_in *in)
+{
+    *CT_PUSH(p->probes, p->n_probes, p->cap_probes) =
+        (ct_probe){ .after = get_str(in, "after"), .error = get_str(in, "error"),
+                    .result = get_str(in, "result"), .verdict = get_str(in, "verdict") };
+}
+
+static void on_context_lost(ct_process *p, const event_in *in)
+{
+    if (p->context_lost)
+        return; /* the latch is set once: the first reason wins */
+    p->context_lost = true;
+    p->lost_reason = get_str(in, "reason");
+    p->lost_simulated = bool_or(in, "simulated", false);
+    p->lost_seq = p->seq;
+}
+
+static void on_exit_event(ct_process *p, const event_in *in)
+{
+    p->has_exit = true;
+    p->exit = (ct_exit){ .status = int_or(in, "status", 0),
+                         .program_status = int_or(in, "program_status", 0),
+                         .failures = int_or(in, "failures", 0),
+                         .occurrences = int_or(in, "occurrences", 0),
+                         .skips = int_or(in, "skips", 0),
+                         .refused_reads = int_or(in, "refused_reads", 0),
+                         .context_lost = bool_or(in, "context_lost", false) };
+}
+
+static const struct {
+    const char *name;
+    void (*handle)(ct_process *p, const event_in *in);
+} events[] = {
+    { "start", on_start },     { "failure", on_failure },           { "skip", on_skip },
+    { "refused_read", on_refused_read }, { "probe", on_probe },
+    { "context_lost", on_context_lost }, { "exit", on_exit_event },
+};
+
+/* ---- one line ------------------------------------------------------------ */
+
+static void count_bad(ct_skipped *kind, uint64_t line)
+{
+    if (!kind->count++)
+        kind->first = line;
+}
+
+static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint64_t line)
+{
+    const jv *name = field(in, "event", JV_STRING);
+    int64_t pid;
+    if (!name || !get_int(in, "pid", &pid) || pid < 0 || pid > (int64_t)0x7fffffff) {
+        count_bad(&note->malformed, line);
+        return;
+    }
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        if (strlen(events[i].name) != name->len ||
+            memcmp(events[i].name, name->str, name->len) != 0)
+            continue;
+        ct_process *p = find_process(r, (long)pid);
+        bool restart = events[i].handle == on_start && p && p->has_start;
+        if (!p || restart)
+            p = new_process(r, (long)pid, note->path);
+        p->seq++;
+        events[i].handle(p, in);
+        return;
+    }
+    note->unknown++;
+}
+
+static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_doc *doc,
+                      uint64_t line)
+{
+    if (!lr->too_long && blank(lr->line, lr->n))
+        return;
+    note->lines++;
+    if (lr->too_long) {
+        count_bad(&note->too_long, line);
+        return;
+    }
+    if (!jsonr_parse(doc, lr->line, lr->n, NULL)) {
+        if (lr->newline)
+            count_bad(&note->corrupt, line);
+        else
+            note->truncated = true; /* only the last line can lack '\n' */
+        return;
+    }
+    event_in in = { doc, jsonr_root(doc) };
+    if (in.obj->type != JV_OBJECT) {
+        count_bad(&note->malformed, line);
+        return;
+    }
+    dispatch(r, note, &in, line);
+}
+
+int ct_report_read(ct_report *r, FILE *f, const char *path)
+{
+    line_reader *lr = ct_xcalloc(1, sizeof *lr);
+    jsonr_doc doc = { 0 };
+    ct_file_note *note = CT_PUSH(r->files, r->n_files, r->cap_files);
+    memset(note, 0, sizeof *note);
+    note->path = ct_xstrdup(path);
+    lr->f = f;
+    for (uint64_t line = 1; next_line(lr); line++)
+        read_line(r, note, lr, &doc, line);
+    int err = lr->err;
+    jsonr_free(&doc);
+    free(lr->line);
+    free(lr);
+    return err;
+}
+
+/* ---- queries --------------------------------------------------------------- */
+
+ct_counts ct_process_counts(const ct_process *p)
+{
+    ct_counts c = { .failures = p->n_failures, .skips = p->skip_events,
+                    .refused_reads = p->read_events };
+    for (size_t i = 0; i < p->n_failures; i++) {
+        const ct_failure *f = &p->failures[i];
+        c.occurrences += f->occurrences;
+        for (size_t k = 0; k < f->n_skips; k++)
+            if (!f->skips[k].kernel)
+                c.skipped_copies += f->skips[k].count;
+    }
+    if (p->has_exit) {
+        /* The shim counts what it may not have detailed. */
+        c.failures = p->exit.failures > 0 ? (uint64_t)p->exit.failures : 0;
+        c.occurrences = p->exit.occurrences > 0 ? (uint64_t)p->exit.occurrences : 0;
+        c.skips = p->exit.skips > 0 ? (uint64_t)p->exit.skips : 0;
+        c.refused_reads = p->exit.refused_reads > 0 ? (uint64_t)p->exit.refused_reads : 0;
+    }
+    if (c.skipped_copies > c.skips)
+        c.skipped_copies = c.skips;
+    return c;
+}
+
+const ct_failure *ct_process_failure(const ct_process *p, int64_t id)
+{
+    return find_failure((ct_process *)p, id);
+}
+
+const ct_failure *ct_process_loss_cause(const ct_process *p)
+{
+    const ct_failure *cause = NULL;
+    for (size_t i = 0; p->context_lost && i < p->n_failures; i++) {
+        const ct_failure *f = &p->failures[i];
+        if (f->described && f->seq < p->lost_seq && (!cause || f->seq > cause->seq))
+            cause = f;
+    }
+    return cause;
+}
+
+bool ct_file_note_any(const ct_file_note *n)
+{
+    return n->corrupt.count || n->malformed.count || n->too_long.count || n->truncated ||
+           n->unknown;
+}
+
+/* ---- freeing ----------------------------------------------------------------- */
+
+static void strv_free(ct_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+}
+
+static void failure_free(ct_failure *f)
+{
+    free(f->api);
+    free(f->kernel);
+    free(f->error);
+    free(f->stream);
+    free(f->repro);
+    strv_free(&f->backtrace);
+    for (size_t i = 0; i < f->n_skips; i++) {
+        free(f->skips[i].api);
+        free(f->skips[i].kernel);
+        free(f->skips[i].needed);
+    }
+    free(f->skips);
+    for (size_t i = 0; i < f->n_reads; i++) {
+        ct_read *rd = &f->reads[i];
+        free(rd->api);
+        free(rd->address);
+        free(rd->error);
+        free(rd->failures);
+        strv_free(&rd->path);
+    }
+    free(f->reads);
+}
+
+static void process_free(ct_process *p)
+{
+    strv_free(&p->argv);
+    free(p->cutaint_version);
+    for (size_t i = 0; i < p->n_failures; i++)
+        failure_free(&p->failures[i]);
+    free(p->failures);
+    for (size_t i = 0; i < p->n_probes; i++) {
+        free(p->probes[i].after);
+        free(p->probes[i].error);
+        free(p->probes[i].result);
+        free(p->probes[i].verdict);
+    }
+    free(p->probes);
+    free(p->lost_reason);
+}
+
+void ct_report_free(ct_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        process_free(&r->procs[i]);
+    free(r->procs);
+    for (size_t i = 0; i < r->n_files; i++)
+        free(r->files[i].path);
+    free(r->files);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,153 @@
+/*
+ * test_reader.c - the report reader on the hand-written logs of
+ * tests/data: the demo's report, a killed process (no exit event, last
+ * line cut), corrupt lines of every kind, several processes in several
+ * files, and lines over the length limit.
+ */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ct_report r;
+
+static void teardown(void)
+{
+    ct_report_free(&r);
+}
+
+TestSuite(reader, .fini = teardown);
+
+Test(reader, demo_report_builds_the_chain)
+{
+    read_data(&r, "demo.jsonl");
+    cr_assert_eq(r.n_procs, 1);
+    const ct_process *p = &r.procs[0];
+    cr_assert(p->has_start && p->has_exit);
+    cr_assert_eq(p->exit.status, 1);
+    cr_assert_eq(p->n_failures, 1);
+    const ct_failure *f = &p->failures[0];
+    cr_assert(f->described);
+    cr_assert_str_eq(f->kernel, "fill(float*, int, float)");
+    cr_assert_str_eq(f->error, "CUDA_ERROR_INVALID_VALUE");
+    cr_assert_eq(f->block[0], 2048);
+    cr_assert_eq(f->n_skips, 1);
+    cr_assert_eq(f->skips[0].first_launch, 2);
+    cr_assert_eq(f->n_reads, 1);
+    cr_assert(f->reads[0].poisoned);
+    cr_assert_eq(f->reads[0].bytes, 262144);
+    cr_assert_eq(f->reads[0].path.n, 2);
+    cr_assert_eq(p->n_probes, 1);
+    cr_assert_not(ct_file_note_any(&r.files[0]));
+}
+
+Test(reader, killed_process_has_no_exit_and_a_cut_line)
+{
+    read_data(&r, "killed.jsonl");
+    cr_assert_eq(r.n_procs, 1);
+    cr_assert_not(r.procs[0].has_exit);
+    cr_assert(r.files[0].truncated);
+    cr_assert_eq(r.files[0].corrupt.count, 0);
+    cr_assert_eq(r.procs[0].failures[0].n_skips, 1);
+}
+
+Test(reader, corrupt_lines_are_counted_and_skipped)
+{
+    read_data(&r, "corrupt.jsonl");
+    const ct_file_note *n = &r.files[0];
+    cr_assert_eq(n->corrupt.count, 3);
+    cr_assert_eq(n->corrupt.first, 2);
+    cr_assert_eq(n->malformed.count, 3);
+    cr_assert_eq(n->unknown, 1);
+    cr_assert_not(n->truncated);
+    /* A second start for pid 500 is a second process. */
+    cr_assert_eq(r.n_procs, 2);
+    const ct_process *p = &r.procs[0];
+    cr_assert_not(p->has_exit);
+    cr_assert(r.procs[1].has_exit);
+    /* Failure 3 was logged twice: one failure, two occurrences. */
+    const ct_failure *f = ct_process_failure(p, 3);
+    cr_assert_eq(f->occurrences, 2);
+    cr_assert(f->injected);
+    cr_assert_eq(f->n_skips, 2, "relu folded into one group, the copy another");
+    cr_assert_eq(f->skips[0].count, 2);
+    cr_assert_eq(f->skips[0].last_launch, 10);
+    cr_assert_null(f->skips[1].kernel);
+    /* A skip naming an unknown failure gets a placeholder. */
+    const ct_failure *orphan = ct_process_failure(p, 9);
+    cr_assert_not(orphan->described);
+    cr_assert_eq(orphan->n_skips, 1);
+    ct_counts c = ct_process_counts(p);
+    cr_assert_eq(c.skips, 4);
+    cr_assert_eq(c.skipped_copies, 1);
+}
+
+Test(reader, several_files_group_by_process)
+{
+    read_data(&r, "multi_a.jsonl");
+    read_data(&r, "multi_b.jsonl");
+    cr_assert_eq(r.n_procs, 3);
+    cr_assert_eq(r.n_files, 2);
+    cr_assert_eq(r.procs[0].pid, 700);
+    cr_assert(r.procs[1].context_lost);
+    cr_assert_eq(ct_process_loss_cause(&r.procs[1])->id, 1);
+    cr_assert_eq(r.procs[1].exit.status, 70);
+    ct_counts total = ct_report_counts(&r);
+    cr_assert_eq(total.failures, 2);
+    cr_assert_eq(total.refused_reads, 2);
+}
+
+Test(reader, over_long_lines_are_skipped_without_losing_the_next)
+{
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    fputs("{\"event\":\"start\",\"pid\":9,\"argv\":[\"", f);
+    for (size_t i = 0; i < CT_REPORT_LINE_MAX + 10; i++)
+        fputc('a', f);
+    fputs("\"]}\n{\"event\":\"exit\",\"pid\":9,\"status\":3}\n", f);
+    rewind(f);
+    cr_assert_eq(ct_report_read(&r, f, "long"), 0);
+    fclose(f);
+    cr_assert_eq(r.files[0].too_long.count, 1);
+    cr_assert_eq(r.n_procs, 1);
+    cr_assert(r.procs[0].has_exit);
+    cr_assert_eq(r.procs[0].exit.status, 3);
+}
+
+Test(reader, a_last_line_without_newline_that_parses_is_kept)
+{
+    FILE *f = tmpfile();
+    fputs("{\"event\":\"exit\",\"pid\":9,\"status\":0}", f);
+    rewind(f);
+    cr_assert_eq(ct_report_read(&r, f, "nonl"), 0);
+    fclose(f);
+    cr_assert_not(r.files[0].truncated);
+    cr_assert(r.procs[0].has_exit);
+}
+
+Test(reader, random_mutations_of_a_real_report_do_not_crash)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/demo.jsonl", CT_TEST_DATA);
+    FILE *in = fopen(path, "re");
+    cr_assert_not_null(in);
+    char seed[8192];
+    size_t n = fread(seed, 1, sizeof seed, in);
+    fclose(in);
+    srand(99);
+    for (int round = 0; round < 500; round++) {
+        char buf[sizeof seed];
+        memcpy(buf, seed, n);
+        for (int k = rand() % 8; k >= 0; k--)
+            buf[(size_t)rand() % n] = (char)(rand() % 256);
+        FILE *f = fmemopen(buf, (size_t)rand() % n + 1, "r");
+        ct_report one = { 0 };
+        ct_report_read(&one, f, "mutated");
+        fclose(f);
+        free(render_to_string(&one, CT_FORMAT_TEXT, NULL));
+        free(render_to_string(&one, CT_FORMAT_DOT, NULL));
+        free(render_to_string(&one, CT_FORMAT_JSON, NULL));
+        ct_report_free(&one);
+    }
+}

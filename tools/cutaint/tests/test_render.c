@@ -1,0 +1,139 @@
+/*
+ * test_render.c - the three views: the text tree says what the brief asks
+ * (root failure, skips, reads, verdicts, notes), hostile report text never
+ * reaches the output as control bytes, DOT is accepted by Graphviz and
+ * JSON by a strict parser.
+ */
+#include "helpers.h"
+
+#include "jsonr.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const all_logs[] = {
+    "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
+    "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl",
+};
+#define N_LOGS (sizeof all_logs / sizeof all_logs[0])
+
+static ct_report r;
+
+static void teardown(void)
+{
+    ct_report_free(&r);
+}
+
+TestSuite(render, .fini = teardown);
+
+static char *text_of(const char *log)
+{
+    read_data(&r, log);
+    return render_to_string(&r, CT_FORMAT_TEXT, NULL);
+}
+
+Test(render, demo_tree)
+{
+    char *t = text_of("demo.jsonl");
+    cr_assert(strstr(t, "failure #1: fill(float*, int, float) -> CUDA_ERROR_INVALID_VALUE (1)"));
+    cr_assert(strstr(t, "launch #1, grid 32x1x1, block 2048x1x1"));
+    cr_assert(strstr(t, "repro: compute-sanitizer"));
+    cr_assert(strstr(t, "|  |- skipped launch #2: saxpy(int, float, float const*, float*)"));
+    cr_assert(strstr(t, "|  `- refused read: cuMemcpyDtoH_v2, 262144 bytes at 0x7f2beca40000"));
+    cr_assert(strstr(t, "host buffer poisoned"));
+    cr_assert(strstr(t, "verdict: 1 root failure, 1 skipped launch, 1 refused read; context intact"));
+    cr_assert_null(strstr(t, "overall:"), "one process: its verdict is the overall one");
+    free(t);
+}
+
+Test(render, killed_log_says_so)
+{
+    char *t = text_of("killed.jsonl");
+    cr_assert(strstr(t, "log ends without an exit event: the process was killed or is still running"));
+    cr_assert(strstr(t, "the last line is cut short"));
+    free(t);
+}
+
+Test(render, context_loss_verdict)
+{
+    char *t = text_of("context_lost.jsonl");
+    cr_assert(strstr(t, "verdict: CONTEXT LOST -- cuLaunchKernel(saxpy"));
+    cr_assert(strstr(t, "exit: status 70 (the program asked for 1)"));
+    cr_assert(strstr(t, "after failure #2"));
+    free(t);
+}
+
+Test(render, several_processes_get_an_overall_line)
+{
+    read_data(&r, "multi_a.jsonl");
+    read_data(&r, "multi_b.jsonl");
+    char *t = render_to_string(&r, CT_FORMAT_TEXT, NULL);
+    cr_assert(strstr(t, "process 700: torchrun --rank 0"));
+    cr_assert(strstr(t, "verdict: clean -- no failures; context intact"));
+    cr_assert(strstr(t, "overall: 3 processes: 2 root failures"));
+    cr_assert(strstr(t, "CONTEXT LOST in 1 (pid 701)"));
+    cr_assert(strstr(t, "skipped launch #5: scale"));
+    free(t);
+}
+
+Test(render, hostile_text_is_defused)
+{
+    read_data(&r, "hostile.jsonl");
+    for (ct_format fmt = CT_FORMAT_TEXT; fmt <= CT_FORMAT_JSON; fmt++) {
+        size_t n;
+        char *t = render_to_string(&r, fmt, &n);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)t[i];
+            cr_assert(c >= 0x20 || c == '\n', "control byte 0x%02x at %zu in format %d", c, i,
+                      (int)fmt);
+            cr_assert(c != 0x7f);
+            cr_assert(!(c == 0xc2 && i + 1 < n && (unsigned char)t[i + 1] >= 0x80 &&
+                        (unsigned char)t[i + 1] < 0xa0),
+                      "C1 control in format %d", (int)fmt);
+        }
+        free(t);
+    }
+}
+
+Test(render, json_summary_is_valid_json)
+{
+    for (size_t i = 0; i < N_LOGS; i++)
+        read_data(&r, all_logs[i]);
+    size_t n;
+    char *t = render_to_string(&r, CT_FORMAT_JSON, &n);
+    jsonr_doc doc = { 0 };
+    const char *why = NULL;
+    cr_assert(jsonr_parse(&doc, t, n, &why), "invalid JSON: %s", why ? why : "?");
+    const jv *root = jsonr_root(&doc);
+    const jv *procs = jsonr_get(&doc, root, "processes");
+    cr_assert_eq(procs->count, r.n_procs);
+    const jv *totals = jsonr_get(&doc, root, "totals");
+    cr_assert_eq(jsonr_get(&doc, totals, "contexts_lost")->i, 3);
+    jsonr_free(&doc);
+    free(t);
+}
+
+Test(render, dot_is_accepted_by_graphviz)
+{
+#ifndef CT_TEST_DOT
+    cr_skip_test("Graphviz dot is not installed");
+#else
+    for (size_t i = 0; i < N_LOGS; i++)
+        read_data(&r, all_logs[i]);
+    char in[] = "/tmp/cutaint-test-XXXXXX.dot";
+    int fd = mkstemps(in, 4);
+    cr_assert_geq(fd, 0);
+    size_t n;
+    char *t = render_to_string(&r, CT_FORMAT_DOT, &n);
+    cr_assert_eq(write(fd, t, n), (ssize_t)n);
+    close(fd);
+    free(t);
+    char *argv[] = { CT_TEST_DOT, "-Tsvg", in, "-o", "/dev/null", NULL };
+    int status = run_argv(argv, NULL, NULL);
+    unlink(in);
+    cr_assert_eq(status, 0, "dot -Tsvg refused the output");
+#endif
+}

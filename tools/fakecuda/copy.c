@@ -1,0 +1,224 @@
+/*
+ * copy.c: memory copies (linear, by address, peer, 2D, 3D) and memsets.
+ *
+ * Every copy is reduced to one shape (fc_copy: depth slices of rows of
+ * width bytes, each side with its own pitch) and every memset to one fill
+ * (fc_fill: rows of elements), checked when called and run by the queue.
+ * Invariants:
+ * - A call is refused (CUDA_ERROR_INVALID_VALUE) unless each device side
+ *   lies inside one live allocation; when it runs, the range is resolved
+ *   again, and a range freed meanwhile is an illegal address (sticky).
+ * - A stream-ordered copy from the host snapshots its source at the call
+ *   (as the driver stages pageable memory), so the caller may reuse it;
+ *   its host destination is written when the copy runs.
+ * - Copy arrays (CUarray) are not emulated: CUDA_ERROR_NOT_SUPPORTED.
+ */
+#include "fakecuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes from the first to the last byte a side touches, or SIZE_MAX. */
+static size_t fc_footprint(const fc_end *e, size_t width, size_t rows, size_t depth)
+{
+    size_t lines, bytes;
+    if (__builtin_mul_overflow(depth - 1, e->height, &lines) || __builtin_add_overflow(lines, rows - 1, &lines) ||
+        __builtin_mul_overflow(lines, e->pitch, &bytes) || __builtin_add_overflow(bytes, width, &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+static bool fc_end_ok(const fc_end *e, const fc_copy *c)
+{
+    if (c->rows > 1 && e->pitch < c->width)
+        return false;
+    if (c->depth > 1 && e->height < c->rows)
+        return false;
+    size_t n = fc_footprint(e, c->width, c->rows, c->depth);
+    return n != SIZE_MAX && (e->device ? fc_mem_span_ok(e->dev, n) : e->host != NULL);
+}
+
+static unsigned char *fc_end_row(const fc_end *e, size_t y, size_t z, size_t width)
+{
+    size_t off = (z * e->height + y) * e->pitch;
+    return e->device ? fc_mem_view_locked(e->dev + off, width) : e->host + off;
+}
+
+/* Runs with the memory read lock held (queue.c). */
+CUresult fc_run_copy(fc_copy *c)
+{
+    for (size_t z = 0; z < c->depth; z++)
+        for (size_t y = 0; y < c->rows; y++) {
+            unsigned char *d = fc_end_row(&c->dst, y, z, c->width);
+            const unsigned char *s = fc_end_row(&c->src, y, z, c->width);
+            if (!d || !s)
+                return CUDA_ERROR_ILLEGAL_ADDRESS;
+            memmove(d, s, c->width);
+        }
+    return CUDA_SUCCESS;
+}
+
+/* Snapshot a host source into a dense buffer the work item owns. */
+static CUresult fc_stage(fc_copy *c)
+{
+    size_t n = c->width * c->rows * c->depth;
+    unsigned char *buf = malloc(n);
+    if (!buf)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t z = 0; z < c->depth; z++)
+        for (size_t y = 0; y < c->rows; y++)
+            memcpy(buf + (z * c->rows + y) * c->width, fc_end_row(&c->src, y, z, c->width), c->width);
+    c->staging = buf;
+    c->src = (fc_end){.host = buf, .pitch = c->width, .height = c->rows};
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_copy_submit(fc_copy *c, CUstream s, bool async)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS || c->width == 0 || c->rows == 0 || c->depth == 0)
+        return r;
+    if (!fc_end_ok(&c->dst, c) || !fc_end_ok(&c->src, c))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (async && !c->src.device && (r = fc_stage(c)) != CUDA_SUCCESS)
+        return r;
+    fc_work w = {.kind = FC_W_COPY, .u.copy = *c};
+    return fc_submit(ctx, st, &w, !async);
+}
+
+static fc_end fc_linear_end(CUdeviceptr p, bool device, size_t n)
+{
+    return (fc_end){.device = device, .dev = p, .host = (unsigned char *)(uintptr_t)p, .pitch = n, .height = 1};
+}
+
+CUresult fc_copy_linear(CUdeviceptr dst, bool dst_dev, CUdeviceptr src, bool src_dev, size_t n, CUstream s, bool async)
+{
+    fc_copy c = {fc_linear_end(dst, dst_dev, n), fc_linear_end(src, src_dev, n), n, 1, 1, NULL};
+    return fc_copy_submit(&c, s, async);
+}
+
+/* Unified addressing: an address inside a device allocation is device memory. */
+CUresult fc_copy_auto(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, bool async)
+{
+    return fc_copy_linear(dst, fc_mem_is_device(dst), src, fc_mem_is_device(src), n, s, async);
+}
+
+CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s, bool async)
+{
+    if (!fc_obj_valid(dctx, FC_K_CTX) || !fc_obj_valid(sctx, FC_K_CTX))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fc_copy_linear(dst, true, src, true, n, s, async);
+}
+
+/* One side of a 2D/3D descriptor, its origin (x, y, z) applied. */
+static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
+                            size_t z, size_t pitch, size_t height)
+{
+    if (type == CU_MEMORYTYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (type == CU_MEMORYTYPE_UNIFIED)
+        type = fc_mem_is_device(dev) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST, host = (const void *)(uintptr_t)dev;
+    if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t off = x + (z * height + y) * pitch;
+    *e = (fc_end){.device = type == CU_MEMORYTYPE_DEVICE, .dev = dev + off,
+                  .host = host ? (unsigned char *)(uintptr_t)host + off : NULL, .pitch = pitch, .height = height};
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async)
+{
+    if (!p || p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_copy c = {.width = p->WidthInBytes, .rows = p->Height, .depth = p->Depth};
+    CUresult r = fc_end_from(&c.dst, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+                             p->dstPitch, p->dstHeight);
+    if (r == CUDA_SUCCESS)
+        r = fc_end_from(&c.src, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
+                        p->srcPitch, p->srcHeight);
+    return r == CUDA_SUCCESS ? fc_copy_submit(&c, s, async) : r;
+}
+
+CUresult fc_copy_2d(const CUDA_MEMCPY2D *p, CUstream s, bool async)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D q = {
+        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice, .srcArray = p->srcArray, .srcPitch = p->srcPitch, .srcHeight = p->Height,
+        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch, .dstHeight = p->Height,
+        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = 1,
+    };
+    return fc_copy_3d(&q, s, async);
+}
+
+CUresult fc_copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream s, bool async)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY2D q = {
+        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice, .srcArray = p->srcArray, .srcPitch = p->srcPitch,
+        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch,
+        .WidthInBytes = p->WidthInBytes, .Height = p->Height,
+    };
+    return fc_copy_2d(&q, s, async);
+}
+
+CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D q = {
+        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcZ = p->srcZ, .srcLOD = p->srcLOD,
+        .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost, .srcDevice = p->srcDevice, .srcArray = p->srcArray,
+        .reserved0 = p->reserved0, .srcPitch = p->srcPitch, .srcHeight = p->srcHeight,
+        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstZ = p->dstZ, .dstLOD = p->dstLOD,
+        .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost, .dstDevice = p->dstDevice, .dstArray = p->dstArray,
+        .reserved1 = p->reserved1, .dstPitch = p->dstPitch, .dstHeight = p->dstHeight,
+        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = p->Depth,
+    };
+    return fc_copy_3d(&q, s, async);
+}
+
+/* ---- memsets --------------------------------------------------------------- */
+
+/* Runs with the memory read lock held (queue.c). */
+CUresult fc_run_fill(const fc_fill *f)
+{
+    for (size_t y = 0; y < f->height; y++) {
+        unsigned char *row = fc_mem_view_locked(f->dst + y * f->pitch, f->width * f->elem);
+        if (!row)
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+        if (f->elem == 1)
+            memset(row, (int)f->value, f->width);
+        for (size_t i = 0; f->elem > 1 && i < f->width; i++)
+            memcpy(row + i * f->elem, f->elem == 2 ? (const void *)&(uint16_t){(uint16_t)f->value}
+                                                   : (const void *)&f->value, f->elem);
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height,
+                   CUstream s, bool async)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS || width == 0 || height == 0)
+        return r;
+    size_t row, span;
+    if (__builtin_mul_overflow(width, elem, &row) || dst % elem != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (pitch == 0)
+        pitch = row;
+    if (pitch < row || __builtin_mul_overflow(height - 1, pitch, &span) || __builtin_add_overflow(span, row, &span) ||
+        !fc_mem_span_ok(dst, span))
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_work w = {.kind = FC_W_FILL, .u.fill = {dst, pitch, width, height, elem, value}};
+    return fc_submit(ctx, st, &w, !async);
+}

@@ -1,0 +1,328 @@
+/*
+ * fakecuda internal interface: the types and functions the fakecuda source
+ * files share. Nothing here is exported from libcuda.so.1; the exported
+ * entry points are generated in exports.c from api.def.
+ *
+ * cuda.h is included the way the real driver builds itself
+ * (__CUDA_API_VERSION_INTERNAL), so every legacy, _v2, _ptds and _ptsz
+ * prototype is declared with its real signature, and with
+ * __CUDA_API_PUSH_VISIBILITY_DEFAULT so those declarations (and only they)
+ * have default visibility in a library built with -fvisibility=hidden.
+ *
+ * Invariants shared by every file:
+ * - A handle (context, stream, event, module, library, function, kernel) is
+ *   a slot of a fixed pool (handles.c); it is dereferenced only after
+ *   fc_obj_valid() said the slot is live with the expected kind.
+ * - Device addresses are never host addresses: device bytes are reached only
+ *   through memory.c, under its read lock.
+ * - Work is executed only by fc_drain() (queue.c), in submission order per
+ *   context; nothing runs at the call that queued it.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#define __CUDA_API_PUSH_VISIBILITY_DEFAULT 1
+#include <cuda.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FC_DRIVER_VERSION 13000
+#define FC_ALIGN 256u                /* device allocation alignment */
+#define FC_MAX_PARAM_BYTES 64u       /* largest built-in kernel parameter block */
+#define FC_QUEUE_CAP 1024u           /* pending work items per context */
+#define FC_DEFAULT_SMEM (48u * 1024u)
+#define FC_OPTIN_SMEM (227u * 1024u)
+
+/* ---- driver state (driver.c) ------------------------------------------ */
+
+/* What an entry point needs before it may run (api.def, column cls). */
+typedef enum fc_cls {
+    FC_PURE, /* always works, even during teardown (error strings) */
+    FC_ANY,  /* works before cuInit (init, version, entry-point lookup) */
+    FC_DEV,  /* needs cuInit; unaffected by a sticky fault (queries) */
+    FC_CTX,  /* needs cuInit; fails with the sticky fault once there is one */
+} fc_cls;
+
+CUresult fc_enter(unsigned api_id);
+CUresult fc_leave(CUresult r);
+CUresult fc_sticky(void);
+void fc_set_sticky(CUresult r);
+const char *fc_error_name(CUresult r);
+bool fc_error_by_name(const char *name, CUresult *out);
+
+CUresult fc_init(unsigned int flags);
+CUresult fc_driver_version(int *v);
+CUresult fc_device_get(CUdevice *d, int ordinal);
+CUresult fc_device_count(int *n);
+CUresult fc_device_name(char *name, int len, CUdevice d);
+CUresult fc_device_attribute(int *v, CUdevice_attribute a, CUdevice d);
+CUresult fc_device_total_mem(size_t *bytes, CUdevice d);
+CUresult fc_device_total_mem_v1(unsigned *bytes, CUdevice d);
+CUresult fc_device_check(CUdevice d);
+CUresult fc_get_error_name(CUresult r, const char **s);
+CUresult fc_get_error_string(CUresult r, const char **s);
+
+/* ---- the exported-entry-point table (exports.c) ----------------------- */
+
+typedef struct fc_api_row {
+    const char *name;  /* exported symbol */
+    const char *base;  /* name cuGetProcAddress is asked for */
+    int since;         /* first CUDA version whose ABI is this variant */
+    bool per_thread;   /* the _ptds / _ptsz variant */
+    fc_cls cls;
+    void *fn;
+} fc_api_row;
+
+extern const fc_api_row fc_api_rows[];
+extern const unsigned fc_api_count;
+
+/* ---- handle pools (handles.c) ------------------------------------------ */
+
+typedef enum fc_kind {
+    FC_K_FREE = 0,
+    FC_K_CTX, FC_K_STREAM, FC_K_EVENT, FC_K_MODULE, FC_K_LIBRARY,
+    FC_K_FUNC, FC_K_KERNEL,
+} fc_kind;
+
+typedef struct fc_obj {
+    _Atomic int kind; /* fc_kind; FC_K_FREE while the slot is unused */
+    CUcontext ctx;    /* owner, released with it; NULL for none */
+} fc_obj;
+
+typedef enum fc_pool_id { FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_COUNT } fc_pool_id;
+
+void *fc_obj_new(fc_pool_id pool, fc_kind kind, CUcontext owner);
+bool fc_obj_valid(const void *h, fc_kind kind);
+void fc_obj_free(void *h);
+void fc_obj_free_owned(fc_pool_id pool, CUcontext owner, void (*release)(void *));
+
+/* ---- contexts (context.c) ---------------------------------------------- */
+
+typedef struct fc_work fc_work;
+
+typedef struct fc_queue {
+    pthread_mutex_t lock;      /* guards the ring, next_seq and streams' last_seq */
+    pthread_mutex_t exec;      /* held while items run, so they run in order */
+    fc_work *ring;             /* FC_QUEUE_CAP items */
+    unsigned head, count;
+    uint64_t next_seq;         /* seq of the newest queued item */
+    _Atomic uint64_t done_seq; /* every item up to this seq has run */
+} fc_queue;
+
+struct CUctx_st {
+    fc_obj hdr;
+    CUdevice dev;
+    unsigned flags;
+    bool primary;
+    fc_queue q;
+};
+
+CUresult fc_current(CUcontext *ctx);
+CUresult fc_ctx_or_current(CUcontext *ctx);
+CUresult fc_ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev);
+CUresult fc_ctx_create_v3(CUcontext *pctx, CUexecAffinityParam *ap, int nap, unsigned flags, CUdevice dev);
+CUresult fc_ctx_create_v4(CUcontext *pctx, CUctxCreateParams *cp, unsigned flags, CUdevice dev);
+CUresult fc_ctx_destroy(CUcontext ctx);
+CUresult fc_ctx_get_current(CUcontext *pctx);
+CUresult fc_ctx_set_current(CUcontext ctx);
+CUresult fc_ctx_push(CUcontext ctx);
+CUresult fc_ctx_pop(CUcontext *pctx);
+CUresult fc_ctx_get_device(CUdevice *dev, CUcontext ctx);
+CUresult fc_ctx_synchronize(CUcontext ctx);
+CUresult fc_primary_retain(CUcontext *pctx, CUdevice dev);
+CUresult fc_primary_release(CUdevice dev);
+CUresult fc_primary_reset(CUdevice dev);
+CUresult fc_primary_state(CUdevice dev, unsigned *flags, int *active);
+
+/* ---- memory (memory.c) ------------------------------------------------- */
+
+typedef enum fc_mem_kind { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_LOW32 } fc_mem_kind;
+
+CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind);
+CUresult fc_mem_alloc_v1(CUdeviceptr_v1 *dptr, unsigned bytes);
+CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned elem);
+CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned width, unsigned height, unsigned elem);
+CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags);
+CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s);
+CUresult fc_mem_free(CUdeviceptr p);
+CUresult fc_mem_free_async(CUdeviceptr p, CUstream s);
+CUresult fc_mem_free_now(CUdeviceptr p);
+CUresult fc_mem_info(size_t *free_bytes, size_t *total);
+CUresult fc_mem_info_v1(unsigned *free_bytes, unsigned *total);
+CUresult fc_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p);
+CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p);
+CUresult fc_host_alloc(void **pp, size_t bytes);
+CUresult fc_host_free(void *p);
+void fc_mem_release_ctx(CUcontext ctx);
+size_t fc_mem_total(void);
+
+bool fc_mem_is_device(CUdeviceptr p);
+bool fc_mem_span_ok(CUdeviceptr p, size_t bytes);
+void fc_mem_rdlock(void);
+void fc_mem_unlock(void);
+void *fc_mem_view_locked(CUdeviceptr p, size_t bytes);
+
+/* ---- streams, events and the work queue (queue.c) ---------------------- */
+
+typedef struct fc_end {    /* one side of a copy, origin already applied */
+    bool device;
+    CUdeviceptr dev;
+    unsigned char *host;
+    size_t pitch, height;  /* row pitch; rows per slice */
+} fc_end;
+
+typedef struct fc_copy {
+    fc_end dst, src;
+    size_t width, rows, depth;
+    void *staging;         /* owned snapshot of a host source, or NULL */
+} fc_copy;
+
+typedef struct fc_fill {
+    CUdeviceptr dst;
+    size_t pitch, width, height; /* width in elements */
+    unsigned elem;               /* 1, 2 or 4 bytes */
+    uint32_t value;
+} fc_fill;
+
+typedef struct fc_kernel fc_kernel;
+
+typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT } fc_work_kind;
+
+struct fc_work {
+    fc_work_kind kind;
+    bool fault; /* injected: executing it destroys the context */
+    uint64_t seq;
+    union {
+        struct { const fc_kernel *k; uint64_t threads; unsigned char params[FC_MAX_PARAM_BYTES]; } kernel;
+        fc_copy copy;
+        fc_fill fill;
+        struct { CUevent e; } event;
+        CUdeviceptr free;
+    } u;
+};
+
+struct CUstream_st {
+    fc_obj hdr;
+    unsigned flags;
+    int priority;
+    uint64_t last_seq; /* under the owner's queue lock */
+};
+
+struct CUevent_st {
+    fc_obj hdr;
+    unsigned flags;
+    _Atomic uint64_t seq;     /* item that records it; 0: never recorded */
+    _Atomic uint64_t done_ns; /* when it ran; 0: not yet */
+};
+
+CUresult fc_queue_init(fc_queue *q);
+void fc_queue_fini(fc_queue *q);
+CUresult fc_resolve_stream(CUstream s, CUcontext *ctx, CUstream *st);
+CUresult fc_drain(CUcontext ctx, uint64_t target);
+CUresult fc_drain_all(CUcontext ctx);
+CUresult fc_submit(CUcontext ctx, CUstream st, fc_work *w, bool sync);
+CUresult fc_submit_async(CUstream s, fc_work *w);
+void fc_work_discard(fc_work *w);
+
+CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority);
+CUresult fc_stream_destroy(CUstream s);
+CUresult fc_stream_sync(CUstream s);
+CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags);
+CUresult fc_event_create(CUevent *pe, unsigned flags);
+CUresult fc_event_record(CUevent e, CUstream s);
+CUresult fc_event_sync(CUevent e);
+CUresult fc_event_destroy(CUevent e);
+CUresult fc_event_elapsed(float *ms, CUevent a, CUevent b);
+
+/* ---- copies and memsets (copy.c) --------------------------------------- */
+
+CUresult fc_copy_linear(CUdeviceptr dst, bool dst_dev, CUdeviceptr src, bool src_dev, size_t n, CUstream s, bool async);
+CUresult fc_copy_auto(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, bool async);
+CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async);
+CUresult fc_copy_2d(const CUDA_MEMCPY2D *p, CUstream s, bool async);
+CUresult fc_copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream s, bool async);
+CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async);
+CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s, bool async);
+CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height, CUstream s, bool async);
+CUresult fc_run_copy(fc_copy *c);
+CUresult fc_run_fill(const fc_fill *f);
+
+/* Entry-point shorthands for the two directions a linear copy can take. */
+#define FC_H(p) ((CUdeviceptr)(uintptr_t)(p))
+
+/* ---- modules, libraries, functions (modules.c) ------------------------- */
+
+#define FC_NKERNELS 9 /* entries of the built-in kernel library */
+
+struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
+    fc_obj hdr;
+    struct CUmod_st *owner;
+    const fc_kernel *k;
+    int max_dyn_smem;
+};
+
+struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
+    fc_obj hdr;
+    struct CUfunc_st *entry[2][FC_NKERNELS]; /* [0] functions, [1] kernels; made on request */
+};
+
+CUresult fc_module_load_file(CUmodule *m, const char *path);
+CUresult fc_module_load_image(CUmodule *m, const void *image);
+CUresult fc_module_unload(CUmodule m);
+CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name);
+CUresult fc_library_load(CUlibrary *l, const void *code);
+CUresult fc_library_unload(CUlibrary l);
+CUresult fc_library_get_kernel(CUkernel *k, CUlibrary l, const char *name);
+CUresult fc_kernel_get_function(CUfunction *f, CUkernel k);
+CUresult fc_kernel_get_name(const char **name, CUkernel k);
+CUresult fc_func_get_name(const char **name, CUfunction f);
+CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size);
+CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f);
+CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v);
+struct CUfunc_st *fc_func_resolve(CUfunction f);
+
+/* ---- the built-in kernel library (kernels.c) --------------------------- */
+
+typedef struct fc_param { uint16_t offset, size; } fc_param;
+
+struct fc_kernel {
+    const char *name;
+    CUresult (*run)(const void *params, uint64_t threads);
+    unsigned nparams;
+    fc_param param[4];
+};
+
+extern const fc_kernel fc_kernels[];
+const fc_kernel *fc_kernel_find(const char *name);
+size_t fc_kernel_param_bytes(const fc_kernel *k);
+
+/* ---- launches (launch.c) ----------------------------------------------- */
+
+typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
+
+CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
+CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);
+
+/* ---- fault injection (faults.c) ---------------------------------------- */
+
+typedef struct fc_action { CUresult code; bool fault; } fc_action;
+
+void fc_faults_load(void);
+fc_action fc_faults_api(const fc_api_row *row);
+fc_action fc_faults_launch(const char *kernel);
+fc_action fc_faults_alloc(void);
+void fc_fault_pending_set(bool on);
+bool fc_fault_pending_take(void);
+
+/* ---- entry points (procaddr.c) ----------------------------------------- */
+
+CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status);
+CUresult fc_get_export_table(const void **table, const CUuuid *id);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * launch.c: kernel launches (cuLaunchKernel, cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel).
+ *
+ * A launch is checked the way the driver checks it (context, stream,
+ * function handle, grid and block limits, shared memory, parameters); a
+ * refused launch returns its error and queues nothing. An accepted launch
+ * copies its parameters into the work item and returns: the kernel runs at
+ * the next sync point, where its faults are reported.
+ * Invariants: the caller's kernelParams / extra are read only here, never
+ * beyond the kernel's own parameter layout.
+ */
+#include "fakecuda.h"
+
+#include <string.h>
+
+#define FC_MAX_EXTRA 64 /* entries scanned for CU_LAUNCH_PARAM_END */
+
+static CUresult fc_check_dims(fc_dims d)
+{
+    if (!d.gx || !d.gy || !d.gz || !d.bx || !d.by || !d.bz)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (d.gx > INT32_MAX || d.gy > 65535 || d.gz > 65535 || d.bx > 1024 || d.by > 1024 || d.bz > 64)
+        return CUDA_ERROR_INVALID_VALUE;
+    return (uint64_t)d.bx * d.by * d.bz > 1024 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* A cooperative grid must fit on the device at once: 8 SMs of 2048 threads. */
+static bool fc_fits_device(fc_dims d)
+{
+    uint64_t per_block = (uint64_t)d.bx * d.by * d.bz;
+    return (uint64_t)d.gx * d.gy * d.gz <= 8 * (2048 / per_block);
+}
+
+static CUresult fc_unpack_extra(void **extra, size_t need, unsigned char *out)
+{
+    const void *buf = NULL;
+    const size_t *size = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (i >= FC_MAX_EXTRA)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = extra[i + 1];
+        else
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (need == 0)
+        return CUDA_SUCCESS;
+    if (!buf || !size || *size < need)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(out, buf, need);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_pack_params(const fc_kernel *k, void **params, void **extra, unsigned char *out)
+{
+    if (params && extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (extra)
+        return fc_unpack_extra(extra, fc_kernel_param_bytes(k), out);
+    if (!params)
+        return k->nparams == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < k->nparams; i++) {
+        if (!params[i])
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(out + k->param[i].offset, params[i], k->param[i].size);
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((r = fc_check_dims(d)) != CUDA_SUCCESS)
+        return r;
+    if (smem > (unsigned)fn->max_dyn_smem)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cooperative && !fc_fits_device(d))
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    fc_work w = {.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k}};
+    w.u.kernel.threads = (uint64_t)d.gx * d.gy * d.gz * d.bx * d.by * d.bz;
+    if ((r = fc_pack_params(fn->k, params, extra, w.u.kernel.params)) != CUDA_SUCCESS)
+        return r;
+    fc_action a = fc_faults_launch(fn->k->name);
+    if (a.code != CUDA_SUCCESS)
+        return a.code;
+    w.fault = a.fault;
+    return fc_submit(ctx, st, &w, false);
+}
+
+CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+    if (!cfg || (cfg->numAttrs && !cfg->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    bool cooperative = false;
+    for (unsigned i = 0; i < cfg->numAttrs; i++)
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+            cooperative = cfg->attrs[i].value.cooperative != 0;
+    fc_dims d = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
+    return fc_launch(f, d, cfg->sharedMemBytes, cfg->hStream, params, extra, cooperative);
+}

@@ -1,0 +1,541 @@
+/*
+ * memory.c: emulated device memory, and the pinned host blocks of
+ * cuMemAllocHost / cuMemHostAlloc.
+ *
+ * Device addresses come from a large PROT_NONE reservation (the arena), so a
+ * program that dereferences one gets SIGSEGV, as on a GPU. Each allocation's
+ * bytes live in a separate host buffer found through a table sorted by
+ * address; managed allocations instead map their arena pages read-write, so
+ * the host may touch them as it may touch real managed memory.
+ * Legacy (32-bit) entry points allocate from a second, small arena below
+ * 4 GiB so their addresses fit a CUdeviceptr_v1.
+ *
+ * Invariants:
+ * - Live allocations never overlap; a freed entry stays as a tombstone
+ *   (live == false) until compaction, and no live entry overlaps a
+ *   tombstone, so a binary search for the last base <= address finds the
+ *   only allocation that can contain it.
+ * - Fresh device memory up to FC_STALE_MAX holds FC_STALE bytes, never
+ *   zeros: it is what a GPU shows in memory nobody wrote.
+ * - used <= total; both count bytes rounded up to the allocation alignment.
+ * - Everything here runs under mem.lock: readers (lookups, running work)
+ *   share it, allocation and free take it exclusively.
+ */
+#include "fakecuda.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FC_STALE 0x5A
+#define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
+#define FC_GIB ((size_t)1 << 30)
+#define FC_ARENA_MIN (64 * FC_GIB)
+#define FC_LOW_ARENA ((size_t)256 << 20)
+#define FC_PITCH_ALIGN 512u
+
+typedef struct fc_range {
+    uintptr_t base;
+    size_t size;          /* as requested: bounds checks are exact */
+    size_t charged;       /* counted against the device size */
+    unsigned char *host;  /* where the bytes live */
+    CUcontext ctx;
+    fc_mem_kind kind;
+    bool live;
+} fc_range;
+
+typedef struct fc_table {
+    fc_range *v;
+    size_t n, cap, dead;
+} fc_table;
+
+typedef struct fc_arena {
+    uintptr_t base, end, bump;
+} fc_arena;
+
+static struct {
+    pthread_rwlock_t lock;
+    fc_table dev, host;
+    fc_arena main, low;
+    size_t used, total;
+} mem;
+
+static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
+
+static size_t fc_round(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+/* ---- the sorted table ------------------------------------------------- */
+
+static size_t tbl_upper(const fc_table *t, uintptr_t a)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].base <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static fc_range *tbl_find(const fc_table *t, uintptr_t a)
+{
+    size_t i = tbl_upper(t, a);
+    if (i == 0)
+        return NULL;
+    fc_range *e = &t->v[i - 1];
+    return e->live && a - e->base < e->size ? e : NULL;
+}
+
+static bool tbl_insert(fc_table *t, const fc_range *r)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        fc_range *v = realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        t->v = v;
+        t->cap = cap;
+    }
+    size_t i = tbl_upper(t, r->base);
+    memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof *t->v);
+    t->v[i] = *r;
+    t->n++;
+    return true;
+}
+
+static void tbl_compact(fc_table *t)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].live)
+            t->v[out++] = t->v[i];
+    t->n = out;
+    t->dead = 0;
+}
+
+static void tbl_remove(fc_table *t, fc_range *e)
+{
+    e->live = false;
+    if (++t->dead > 64 && 2 * t->dead > t->n)
+        tbl_compact(t);
+}
+
+/* ---- the address arenas ----------------------------------------------- */
+
+static bool arena_reserve(fc_arena *a, size_t size, int extra_flags)
+{
+    void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags, -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+    a->base = a->bump = (uintptr_t)p;
+    a->end = a->base + size;
+    return true;
+}
+
+/* First fit between the live allocations of the arena (after compaction). */
+static uintptr_t arena_gap(const fc_arena *a, size_t size, size_t align)
+{
+    tbl_compact(&mem.dev);
+    uintptr_t cur = a->base;
+    for (size_t i = 0; i < mem.dev.n; i++) {
+        const fc_range *e = &mem.dev.v[i];
+        if (e->base < a->base || e->base >= a->end)
+            continue;
+        if (fc_round(cur, align) + size <= e->base)
+            return fc_round(cur, align);
+        cur = e->base + e->charged;
+    }
+    uintptr_t p = fc_round(cur, align);
+    return p <= a->end && size <= a->end - p ? p : 0;
+}
+
+static uintptr_t arena_place(fc_arena *a, size_t size, size_t align)
+{
+    uintptr_t p = fc_round(a->bump, align);
+    if (a->end == 0 || p > a->end || size > a->end - p)
+        p = arena_gap(a, size, align);
+    if (p != 0 && p + size > a->bump)
+        a->bump = p + size;
+    return p;
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static size_t fc_parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end && !end[1])
+        shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
+    else if (*end)
+        shift = 64;
+    if (errno || end == s || *s == '-' || v == 0 || shift == 64 || v > (SIZE_MAX >> (shift + 4)))
+        return 0;
+    return (size_t)v << shift;
+}
+
+static void fc_mem_setup(void)
+{
+    pthread_rwlockattr_t at;
+    pthread_rwlockattr_init(&at);
+    pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&mem.lock, &at);
+    pthread_rwlockattr_destroy(&at);
+
+    size_t total = FC_GIB;
+    const char *env = getenv("FAKECUDA_DEVICE_MEMORY");
+    if (env && !(total = fc_parse_size(env))) {
+        fprintf(stderr, "fakecuda: FAKECUDA_DEVICE_MEMORY=\"%s\" ignored: expected a byte count (suffix K, M or G allowed); using 1G\n", env);
+        total = FC_GIB;
+    }
+    size_t arena = 4 * total > FC_ARENA_MIN ? 4 * total : FC_ARENA_MIN;
+    if (!arena_reserve(&mem.main, arena, 0))
+        return;
+#ifdef MAP_32BIT
+    arena_reserve(&mem.low, FC_LOW_ARENA, MAP_32BIT);
+#endif
+    mem.total = total;
+}
+
+size_t fc_mem_total(void)
+{
+    pthread_once(&mem_once, fc_mem_setup);
+    return mem.total;
+}
+
+/* ---- allocation ---------------------------------------------------------- */
+
+static unsigned char *fc_backing(size_t size)
+{
+    if (size > FC_STALE_MAX) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    unsigned char *b = malloc(size);
+    if (b)
+        memset(b, FC_STALE, size);
+    return b;
+}
+
+static void fc_unback(const fc_range *e)
+{
+    if (e->kind == FC_MEM_MANAGED)
+        mmap(e->host, e->charged, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    else if (e->size > FC_STALE_MAX)
+        munmap(e->host, e->size);
+    else
+        free(e->host);
+}
+
+/* Under the write lock: choose the address, map managed pages, record it. */
+static CUresult fc_place_locked(fc_range *r)
+{
+    fc_arena *a = r->kind == FC_MEM_LOW32 ? &mem.low : &mem.main;
+    size_t align = r->kind == FC_MEM_MANAGED ? (size_t)sysconf(_SC_PAGESIZE) : FC_ALIGN;
+    r->charged = fc_round(r->size, align);
+    if (r->charged < r->size || r->charged > mem.total - mem.used)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r->base = arena_place(a, r->charged, align);
+    if (!r->base)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (r->kind == FC_MEM_MANAGED) {
+        void *p = mmap((void *)r->base, r->charged, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        if (p == MAP_FAILED)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        r->host = p;
+    }
+    if (!tbl_insert(&mem.dev, r)) {
+        if (r->kind == FC_MEM_MANAGED)
+            fc_unback(r);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    mem.used += r->charged;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
+{
+    CUcontext ctx;
+    if (!dptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fc_action a = fc_faults_alloc();
+    if (a.code != CUDA_SUCCESS)
+        return a.code;
+    fc_range e = {.size = bytes, .ctx = ctx, .kind = kind, .live = true};
+    if (kind != FC_MEM_MANAGED && !(e.host = fc_backing(bytes)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_rwlock_wrlock(&mem.lock);
+    r = fc_place_locked(&e);
+    pthread_rwlock_unlock(&mem.lock);
+    if (r != CUDA_SUCCESS && kind != FC_MEM_MANAGED)
+        fc_unback(&e);
+    if (r == CUDA_SUCCESS)
+        *dptr = e.base;
+    return r;
+}
+
+CUresult fc_mem_alloc_v1(CUdeviceptr_v1 *dptr, unsigned bytes)
+{
+    CUdeviceptr p = 0;
+    CUresult r = dptr ? fc_mem_alloc(&p, bytes, FC_MEM_LOW32) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr_v1)p;
+    return r;
+}
+
+static CUresult fc_pitch_alloc(CUdeviceptr *dptr, size_t *pitch, size_t w, size_t h, unsigned elem, fc_mem_kind kind)
+{
+    if (!dptr || !pitch || w == 0 || h == 0 || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t p = fc_round(w, FC_PITCH_ALIGN);
+    if (p < w || p > SIZE_MAX / h)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = fc_mem_alloc(dptr, p * h, kind);
+    if (r == CUDA_SUCCESS)
+        *pitch = p;
+    return r;
+}
+
+CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t w, size_t h, unsigned elem)
+{
+    return fc_pitch_alloc(dptr, pitch, w, h, elem, FC_MEM_DEVICE);
+}
+
+CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned w, unsigned h, unsigned elem)
+{
+    CUdeviceptr p = 0;
+    size_t pi = 0;
+    CUresult r = dptr && pitch ? fc_pitch_alloc(&p, &pi, w, h, elem, FC_MEM_LOW32) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        *dptr = (CUdeviceptr_v1)p;
+        *pitch = (unsigned)pi;
+    }
+    return r;
+}
+
+CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags)
+{
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_mem_alloc(dptr, bytes, FC_MEM_MANAGED);
+}
+
+/* Stream-ordered allocation is usable at once: allocating early is a legal schedule. */
+CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    return r == CUDA_SUCCESS ? fc_mem_alloc(dptr, bytes, FC_MEM_DEVICE) : r;
+}
+
+CUresult fc_mem_free_now(CUdeviceptr p)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&mem.lock);
+    fc_range *e = tbl_find(&mem.dev, p);
+    if (e && e->base == p) {
+        fc_unback(e);
+        mem.used -= e->charged;
+        tbl_remove(&mem.dev, e);
+    } else {
+        r = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+    return r;
+}
+
+/* Like the real driver, cuMemFree waits for the context's pending work first. */
+CUresult fc_mem_free(CUdeviceptr p)
+{
+    CUcontext ctx;
+    CUresult r = fc_current(&ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_drain_all(ctx);
+    return r == CUDA_SUCCESS ? fc_mem_free_now(p) : r;
+}
+
+static bool fc_is_base(CUdeviceptr p)
+{
+    pthread_rwlock_rdlock(&mem.lock);
+    const fc_range *e = tbl_find(&mem.dev, p);
+    bool ok = e && e->base == p;
+    pthread_rwlock_unlock(&mem.lock);
+    return ok;
+}
+
+CUresult fc_mem_free_async(CUdeviceptr p, CUstream s)
+{
+    if (!fc_is_base(p))
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_work w = {.kind = FC_W_FREE, .u.free = p};
+    return fc_submit_async(s, &w);
+}
+
+CUresult fc_mem_info(size_t *free_bytes, size_t *total)
+{
+    CUcontext ctx;
+    if (!free_bytes || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_rdlock(&mem.lock);
+    *free_bytes = mem.total - mem.used;
+    *total = mem.total;
+    pthread_rwlock_unlock(&mem.lock);
+    return CUDA_SUCCESS;
+}
+
+static unsigned fc_clamp32(size_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+}
+
+CUresult fc_mem_info_v1(unsigned *free_bytes, unsigned *total)
+{
+    size_t f, t;
+    CUresult r = free_bytes && total ? fc_mem_info(&f, &t) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        *free_bytes = fc_clamp32(f);
+        *total = fc_clamp32(t);
+    }
+    return r;
+}
+
+CUresult fc_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    CUcontext ctx;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_rdlock(&mem.lock);
+    const fc_range *e = tbl_find(&mem.dev, p);
+    if (e && base)
+        *base = e->base;
+    if (e && size)
+        *size = e->size;
+    pthread_rwlock_unlock(&mem.lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p)
+{
+    CUdeviceptr b;
+    size_t n;
+    CUresult r = fc_mem_range(&b, &n, p);
+    if (r == CUDA_SUCCESS && base)
+        *base = (CUdeviceptr_v1)b;
+    if (r == CUDA_SUCCESS && size)
+        *size = fc_clamp32(n);
+    return r;
+}
+
+/* ---- pinned host memory: plain page-aligned host blocks ------------------ */
+
+CUresult fc_host_alloc(void **pp, size_t bytes)
+{
+    CUcontext ctx;
+    if (!pp || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    void *p;
+    if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_range e = {.base = (uintptr_t)p, .size = bytes, .host = p, .ctx = ctx, .live = true};
+    pthread_rwlock_wrlock(&mem.lock);
+    bool ok = tbl_insert(&mem.host, &e);
+    pthread_rwlock_unlock(&mem.lock);
+    if (!ok)
+        free(p);
+    else
+        *pp = p;
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult fc_host_free(void *p)
+{
+    CUcontext ctx;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_wrlock(&mem.lock);
+    fc_range *e = tbl_find(&mem.host, (uintptr_t)p);
+    if (e && e->base == (uintptr_t)p) {
+        free(e->host);
+        tbl_remove(&mem.host, e);
+    } else {
+        r = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+    return r;
+}
+
+/* ---- context teardown ------------------------------------------------- */
+
+void fc_mem_release_ctx(CUcontext ctx)
+{
+    pthread_rwlock_wrlock(&mem.lock);
+    for (size_t i = 0; i < mem.dev.n; i++) {
+        fc_range *e = &mem.dev.v[i];
+        if (e->live && e->ctx == ctx) {
+            fc_unback(e);
+            mem.used -= e->charged;
+            e->live = false;
+        }
+    }
+    tbl_compact(&mem.dev);
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+/* ---- lookups for copies and kernels -------------------------------------- */
+
+void fc_mem_rdlock(void)
+{
+    pthread_rwlock_rdlock(&mem.lock);
+}
+
+void fc_mem_unlock(void)
+{
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+/* Host view of [p, p + bytes) if it lies inside one live allocation. */
+void *fc_mem_view_locked(CUdeviceptr p, size_t bytes)
+{
+    const fc_range *e = tbl_find(&mem.dev, p);
+    if (!e || bytes > e->size - (p - e->base))
+        return NULL;
+    return e->host + (p - e->base);
+}
+
+bool fc_mem_is_device(CUdeviceptr p)
+{
+    fc_mem_rdlock();
+    bool dev = tbl_find(&mem.dev, p) != NULL;
+    fc_mem_unlock();
+    return dev;
+}
+
+bool fc_mem_span_ok(CUdeviceptr p, size_t bytes)
+{
+    fc_mem_rdlock();
+    bool ok = fc_mem_view_locked(p, bytes) != NULL;
+    fc_mem_unlock();
+    return ok;
+}

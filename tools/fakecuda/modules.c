@@ -1,0 +1,209 @@
+/*
+ * modules.c: modules, libraries, and the function and kernel handles taken
+ * from them.
+ *
+ * A module or library image is never parsed: every one contains the whole
+ * built-in kernel library (kernels.c), looked up by exact (mangled) name.
+ * Invariants:
+ * - entry[0][i] / entry[1][i] of a module is the one function / kernel
+ *   handle for built-in kernel i, made on first request and freed with the
+ *   module (or, for a module, with its context).
+ * - A module belongs to the context current when it was loaded; a library
+ *   to no context (CUlibrary is context-independent).
+ */
+#include "fakecuda.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static pthread_mutex_t entry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ctx)
+{
+    CUcontext ctx = NULL;
+    CUresult r = fc_current(&ctx);
+    if (needs_ctx && r != CUDA_SUCCESS)
+        return r;
+    struct CUmod_st *m = fc_obj_new(FC_P_MODULE, kind, needs_ctx ? ctx : NULL);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_module_load_file(CUmodule *m, const char *path)
+{
+    if (!m || !path)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (access(path, R_OK) != 0)
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    return fc_image_load(m, FC_K_MODULE, true);
+}
+
+CUresult fc_module_load_image(CUmodule *m, const void *image)
+{
+    if (!m || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_image_load(m, FC_K_MODULE, true);
+}
+
+CUresult fc_library_load(CUlibrary *l, const void *code)
+{
+    if (!l || !code)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_image_load((struct CUmod_st **)l, FC_K_LIBRARY, false);
+}
+
+static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
+{
+    if (!fc_obj_valid(m, kind))
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&entry_lock);
+    for (int t = 0; t < 2; t++)
+        for (unsigned i = 0; i < FC_NKERNELS; i++)
+            if (m->entry[t][i])
+                fc_obj_free(m->entry[t][i]);
+    fc_obj_free(m);
+    pthread_mutex_unlock(&entry_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_module_unload(CUmodule m)
+{
+    return fc_image_unload(m, FC_K_MODULE);
+}
+
+CUresult fc_library_unload(CUlibrary l)
+{
+    return fc_image_unload((struct CUmod_st *)l, FC_K_LIBRARY);
+}
+
+/* The handle of kind `kind` for kernel `name` of module m, made on first use. */
+static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mkind, fc_kind kind, const char *name)
+{
+    if (!out || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_obj_valid(m, mkind))
+        return CUDA_ERROR_INVALID_HANDLE;
+    const fc_kernel *k = fc_kernel_find(name);
+    if (!k)
+        return CUDA_ERROR_NOT_FOUND;
+    size_t i = (size_t)(k - fc_kernels);
+    int t = kind == FC_K_KERNEL;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&entry_lock);
+    if (!m->entry[t][i] && (m->entry[t][i] = fc_obj_new(FC_P_FUNC, kind, m->hdr.ctx))) {
+        m->entry[t][i]->k = k;
+        m->entry[t][i]->owner = m;
+        m->entry[t][i]->max_dyn_smem = (int)FC_DEFAULT_SMEM;
+    }
+    if (m->entry[t][i])
+        *out = m->entry[t][i];
+    else
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&entry_lock);
+    return r;
+}
+
+CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+    return fc_entry(f, m, FC_K_MODULE, FC_K_FUNC, name);
+}
+
+CUresult fc_library_get_kernel(CUkernel *k, CUlibrary l, const char *name)
+{
+    return fc_entry((struct CUfunc_st **)k, (struct CUmod_st *)l, FC_K_LIBRARY, FC_K_KERNEL, name);
+}
+
+/* A CUfunction handle, or a CUkernel passed where a CUfunction is expected. */
+struct CUfunc_st *fc_func_resolve(CUfunction f)
+{
+    return fc_obj_valid(f, FC_K_FUNC) || fc_obj_valid(f, FC_K_KERNEL) ? f : NULL;
+}
+
+static struct CUfunc_st *fc_kernel_resolve(CUkernel k)
+{
+    struct CUfunc_st *f = (struct CUfunc_st *)(void *)k;
+    return fc_obj_valid(f, FC_K_KERNEL) ? f : NULL;
+}
+
+/* The library's function for this kernel (fakecuda has one device). */
+CUresult fc_kernel_get_function(CUfunction *f, CUkernel k)
+{
+    struct CUfunc_st *kf = fc_kernel_resolve(k);
+    if (!kf)
+        return f ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    return fc_entry(f, kf->owner, FC_K_LIBRARY, FC_K_FUNC, kf->k->name);
+}
+
+CUresult fc_kernel_get_name(const char **name, CUkernel k)
+{
+    struct CUfunc_st *kf = fc_kernel_resolve(k);
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!kf)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = kf->k->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_func_get_name(const char **name, CUfunction f)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = fn->k->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (i >= fn->k->nparams || (!off && !size))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (off)
+        *off = fn->k->param[i].offset;
+    if (size)
+        *size = fn->k->param[i].size;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!v)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = fn->max_dyn_smem; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 16; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
+    default:
+        if (a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX)
+            return CUDA_ERROR_INVALID_VALUE;
+        *v = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Only the dynamic shared-memory limit changes what fakecuda does. */
+CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && a != CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+        return a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+    if (v < 0 || (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > (int)FC_OPTIN_SMEM))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        fn->max_dyn_smem = v;
+    return CUDA_SUCCESS;
+}
