@@ -7,6 +7,7 @@
  * a "bytes per allocation" budget includes the allocator's share.
  *
  * Invariants:
+ * - Every core file that uses uthash includes it through here.
  * - uthash runs in non-fatal OOM mode: a failed add leaves the table as it
  *   was and the element's hh.tbl NULL (ct_hash_added), never exits.
  */
@@ -18,6 +19,12 @@
 
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
+/* uthash doubles its buckets when any chain reaches this length.  At its
+ * default of 10 the bucket array costs up to 20 bytes per allocation just
+ * after a doubling, which breaks the 128-byte budget at some counts; at 20
+ * it stays under 6, and only frees (not launches) walk the chains. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 20U
 
 static inline size_t ct_heap_cost(size_t bytes)
 {

@@ -178,6 +178,7 @@ static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional,
         HASH_ADD(hh_id, s->by_id, id, sizeof(f->id), f);
         if (ct_hash_added(&f->hh_id)) {
             s->n_live++;
+            s->hot = f; /* its claims are about to reference it */
             *is_new = true;
             return f;
         }

@@ -303,8 +303,9 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
     const ct_failure_info *root = &r->failures[0];
     char path[2048];
     format_path(root, path, sizeof path);
-    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx", api, (unsigned long long)bytes,
-           (unsigned long long)addr);
+    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s", api, (unsigned long long)bytes,
+           (unsigned long long)addr, subject(root),
+           root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error));
     ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
            (unsigned long long)r->tainted_bytes);
     if (root->provisional)

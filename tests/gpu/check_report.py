@@ -56,6 +56,7 @@ def main() -> int:
     try:
         events, notes = load(a.report)
     except OSError as e:
+        print("report: none")
         print(f"report: cannot read {a.report}: {e.strerror}")
         return 1
     counts = collections.Counter(str(ev.get("event")) for ev in events)

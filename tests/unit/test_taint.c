@@ -616,7 +616,16 @@ Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_rea
 
 /* --- the happy path's cost --------------------------------------------- */
 
-#ifndef __SANITIZE_ADDRESS__ /* ASan owns malloc; it cannot be wrapped too */
+/* A sanitizer owns malloc; it cannot be wrapped too. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_OWNS_THE_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SANITIZER_OWNS_THE_HEAP 1
+#endif
+#endif
+
+#ifndef SANITIZER_OWNS_THE_HEAP
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);

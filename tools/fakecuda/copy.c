@@ -118,8 +118,10 @@ static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUde
 {
     if (type == CU_MEMORYTYPE_ARRAY)
         return CUDA_ERROR_NOT_SUPPORTED;
-    if (type == CU_MEMORYTYPE_UNIFIED)
-        type = fc_mem_is_device(dev) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST, host = (const void *)(uintptr_t)dev;
+    if (type == CU_MEMORYTYPE_UNIFIED) {
+        type = fc_mem_is_device(dev) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        host = (const void *)(uintptr_t)dev;
+    }
     if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     size_t off = x + (z * height + y) * pitch;
@@ -190,15 +192,15 @@ CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async)
 /* Runs with the memory read lock held (queue.c). */
 CUresult fc_run_fill(const fc_fill *f)
 {
+    uint8_t v8 = (uint8_t)f->value;
+    uint16_t v16 = (uint16_t)f->value;
+    const void *pattern = f->elem == 1 ? (const void *)&v8 : f->elem == 2 ? (const void *)&v16 : (const void *)&f->value;
     for (size_t y = 0; y < f->height; y++) {
         unsigned char *row = fc_mem_view_locked(f->dst + y * f->pitch, f->width * f->elem);
         if (!row)
             return CUDA_ERROR_ILLEGAL_ADDRESS;
-        if (f->elem == 1)
-            memset(row, (int)f->value, f->width);
-        for (size_t i = 0; f->elem > 1 && i < f->width; i++)
-            memcpy(row + i * f->elem, f->elem == 2 ? (const void *)&(uint16_t){(uint16_t)f->value}
-                                                   : (const void *)&f->value, f->elem);
+        for (size_t i = 0; i < f->width; i++)
+            memcpy(row + i * f->elem, pattern, f->elem);
     }
     return CUDA_SUCCESS;
 }

@@ -194,12 +194,6 @@ static int fc_error_index(CUresult r)
     return -1;
 }
 
-const char *fc_error_name(CUresult r)
-{
-    int i = fc_error_index(r);
-    return i < 0 ? "CUDA_ERROR_UNRECOGNIZED" : fc_errors[i].name;
-}
-
 bool fc_error_by_name(const char *name, CUresult *out)
 {
     for (size_t i = 0; i < sizeof fc_errors / sizeof fc_errors[0]; i++)

@@ -52,7 +52,6 @@ CUresult fc_enter(unsigned api_id);
 CUresult fc_leave(CUresult r);
 CUresult fc_sticky(void);
 void fc_set_sticky(CUresult r);
-const char *fc_error_name(CUresult r);
 bool fc_error_by_name(const char *name, CUresult *out);
 
 CUresult fc_init(unsigned int flags);

@@ -403,6 +403,18 @@ static int sc_extra(int argc, char **argv)
     return 0;
 }
 
+/* A launch over a buffer whose last writer failed: fill's float* may be
+ * read, so by default it is skipped; CUTAINT_ARGS can declare it write-only. */
+static int sc_refill(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, BAD_BLOCK));
+    say("launch fill x again", fill(x, N, 2.0f, OK_BLOCK));
+    show_read("x", x, BYTES);
+    return 0;
+}
+
 /* A kernel that faults at execution; the program ignores it and returns 0. */
 static int sc_crash(int argc, char **argv)
 {
@@ -416,18 +428,20 @@ static int sc_crash(int argc, char **argv)
     return 0;
 }
 
-/* NULL where the driver expects something: the driver's own answers. */
+/* NULL where the driver expects something: the driver's own answers.  Each
+ * call that names memory gets its own allocation, so no call's failure
+ * (a failed write taints what it was to write) colours another's answer. */
 static int sc_null_args(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    CUdeviceptr x = alloc(BYTES);
     float host[4] = {0};
     CUfunction f;
     say("cuMemAlloc(NULL)", CU(cuMemAlloc)(NULL, 16));
-    say("cuMemcpyHtoD(x, NULL)", CU(cuMemcpyHtoD)(x, NULL, 16));
-    say("cuMemcpyDtoH(NULL, x)", CU(cuMemcpyDtoH)(NULL, x, 16));
+    say("cuMemcpyHtoD(x, NULL)", CU(cuMemcpyHtoD)(alloc(BYTES), NULL, 16));
+    say("cuMemcpyDtoH(NULL, x)", CU(cuMemcpyDtoH)(NULL, alloc(BYTES), 16));
     say("cuMemcpyDtoH(host, 0)", CU(cuMemcpyDtoH)(host, 0, 16));
-    say("cuMemcpyDtoD(0, x)", CU(cuMemcpyDtoD)(0, x, 16));
+    say("cuMemcpyDtoD(0, x)", CU(cuMemcpyDtoD)(0, alloc(BYTES), 16));
+    say("cuMemcpyDtoD(x, 0)", CU(cuMemcpyDtoD)(alloc(BYTES), 0, 16));
     say("cuMemsetD32(0)", CU(cuMemsetD32)(0, 0, 4));
     say("cuModuleGetFunction(NULL)", CU(cuModuleGetFunction)(NULL, mod, "_Z4fillPfif"));
     say("cuModuleGetFunction(name NULL)", CU(cuModuleGetFunction)(&f, mod, NULL));
@@ -435,6 +449,7 @@ static int sc_null_args(int argc, char **argv)
     say("cuLaunchKernel(NULL function)", CU(cuLaunchKernel)(NULL, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
     say("cuLaunchKernel(fill, no params)", CU(cuLaunchKernel)(k_fill, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
     say("cuMemFree(0)", CU(cuMemFree)(0));
+    CUdeviceptr x = alloc(BYTES);
     say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
     show_read("x", x, BYTES);
     return 0;
@@ -450,11 +465,13 @@ static int sc_null_tainted(int argc, char **argv)
     say("cuMemcpyDtoH(NULL, x)", CU(cuMemcpyDtoH)(NULL, x, 16));
     say("cuLaunchKernel(saxpy, no params)", CU(cuLaunchKernel)(k_saxpy, 1, 1, 1, 1, 1, 1, 0, 0, NULL, NULL));
     say("cuLaunchKernel(saxpy, extra without buffer)", launch_packed(k_saxpy, OK_BLOCK, N, NULL, 24));
+    say("cuMemcpyDtoD(0, x)", CU(cuMemcpyDtoD)(0, x, 16));
     return 0;
 }
 
-/* 8 threads x argv[0] (default 1000) iterations of fill + read, each on its
- * own buffer and stream; thread 3's launch at the middle iteration fails. */
+/* 8 threads x argv[0] (default 1000) iterations of memset + fill + read,
+ * each on its own buffer and stream; thread 3's launch at the middle
+ * iteration fails. */
 #define N_THREADS 8
 #define T_ELEMS 256
 #define FAILING_THREAD 3
@@ -479,6 +496,11 @@ static void *worker_main(void *arg)
     for (int i = 0; i < w->iters; i++) {
         float v = (float)(w->t * 100000 + i);
         bool failing = w->t == FAILING_THREAD && i == w->iters / 2;
+        /* a host-side write first: it also makes a buffer whose last
+         * launch failed usable again (a fill of it alone would not: its
+         * float* may be read, so it is skipped while tainted) */
+        if (CU(cuMemsetD32)(w->buf, 0, T_ELEMS) != CUDA_SUCCESS)
+            w->errors++;
         if (fill_on(s, w->buf, T_ELEMS, v, failing ? BAD_BLOCK : OK_BLOCK) != CUDA_SUCCESS && !failing)
             w->errors++;
         if (CU(cuStreamSynchronize)(s) != CUDA_SUCCESS)
@@ -519,8 +541,11 @@ static int sc_threads(int argc, char **argv)
 }
 
 /* fork after initialising: parent and child each read, fail a launch, read
- * the failed buffer, and recover.  argv[0] == "busy": a second thread keeps
- * launching while the process forks. */
+ * the failed buffer, and recover with a host write.  argv[0] == "busy": a
+ * second thread keeps launching and reading (through a tainted neighbour)
+ * while the process forks; the child then stays off the driver, whose locks
+ * that thread may have held (CUDA does not support a child using the
+ * parent's context), and only reads a buffer tainted before the fork. */
 static atomic_bool busy_stop;
 
 static void *busy_main(void *arg)
@@ -545,8 +570,8 @@ static void fail_and_recover(const char *who, CUdeviceptr x)
     show_read(label, y, BYTES);
     snprintf(label, sizeof label, "%s x", who);
     show_read(label, x, BYTES);
-    snprintf(label, sizeof label, "%s launch fill y again", who);
-    say(label, fill(y, N, 3.0f, OK_BLOCK));
+    snprintf(label, sizeof label, "%s write y", who);
+    say(label, write_floats(y, N, 3.0f));
     snprintf(label, sizeof label, "%s y again", who);
     show_read(label, y, BYTES);
 }
@@ -554,9 +579,10 @@ static void fail_and_recover(const char *who, CUdeviceptr x)
 static int sc_fork(int argc, char **argv)
 {
     bool busy = argc > 0 && strcmp(argv[0], "busy") == 0;
-    CUdeviceptr x = alloc(BYTES), b = alloc(16 * sizeof(float));
+    CUdeviceptr x = alloc(BYTES), t = alloc(BYTES), b = alloc(16 * sizeof(float));
     say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
     show_read("x", x, BYTES);
+    say("launch fill t", fill(t, N, 1.0f, BAD_BLOCK));
     pthread_t helper;
     if (busy && pthread_create(&helper, NULL, busy_main, &b) != 0)
         exit(4);
@@ -567,7 +593,9 @@ static int sc_fork(int argc, char **argv)
     if (pid < 0)
         exit(4);
     if (pid == 0) {
-        fail_and_recover("child", x);
+        show_read("child t", t, BYTES);
+        if (!busy)
+            fail_and_recover("child", x);
         exit(0);
     }
     if (busy) {
@@ -578,6 +606,7 @@ static int sc_fork(int argc, char **argv)
     waitpid(pid, &st, 0);
     printf("child status: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
     fail_and_recover("parent", x);
+    show_read("parent t", t, BYTES);
     return 0;
 }
 
@@ -644,6 +673,7 @@ static const struct scenario {
     {"interior", sc_interior},
     {"struct", sc_struct},
     {"extra", sc_extra},
+    {"refill", sc_refill},
     {"crash", sc_crash},
     {"null_args", sc_null_args},
     {"null_tainted", sc_null_tainted},

@@ -1,0 +1,394 @@
+/*
+ * bench.c - what each hot driver call costs, measured in a tight loop.
+ *
+ * A plain driver-API program (linked with -lcuda like any other): it knows
+ * nothing of cutaint.  tools/bench/run.sh runs it twice per case, without and
+ * with libcutaint.so in LD_PRELOAD, and reports the difference.
+ *
+ *   bench [--ops LIST] [--live N] [--threads T] [--taint] [--iters N]
+ *         [--reps R] [--mem] [--callgrind]
+ *
+ * Operations (--ops, comma-separated; default all):
+ *   launch_base      cuLaunchKernel of _Z5emptyPvS_S_S_ with 4 base pointers
+ *   launch_interior  the same with 4 interior pointers into 64 KiB buffers
+ *   dtoh             cuMemcpyDtoH of 4 KiB from inside a 64 KiB buffer
+ *   htod             cuMemcpyHtoD of 4 KiB into a 64 KiB buffer
+ *   alloc_free       cuMemAlloc of 1 KiB, then cuMemFree
+ *   sync             cuStreamSynchronize(0)
+ * --live N     N allocations (256 B each) stay live while the loops run.
+ * --threads T  every thread runs the loop on its own buffers.
+ * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
+ *              per block fails (CUDA_ERROR_INVALID_VALUE) on an unrelated
+ *              buffer: under cutaint that buffer then carries a failure.
+ * Output, one line per operation:
+ *   op=launch_interior live=100000 threads=1 taint=0 iters=... ns=<median>
+ * ns is the median over reps of: wall time of the whole parallel loop x
+ * min(T, CPUs) / (T x iters), i.e. CPU-normalised time per call; with T=1
+ * it is plain wall time per call.
+ *
+ * --mem: instead of timing, report the heap (mallinfo2: in-use arena bytes
+ * plus mmapped blocks) and RSS growth while --live allocations are made,
+ * after the context and module exist:  mem live=N heap_bytes=B rss_kb=K
+ * The shim's bytes per allocation are (B with shim - B without) / N.
+ *
+ * --callgrind: for valgrind --tool=callgrind: 200 calls of warm-up, then one
+ * untimed rep of --iters calls of each operation; instrumentation (when
+ * <valgrind/callgrind.h> is available: the bench then prints
+ * callgrind_requests=1) is switched on only for that rep, and the runner
+ * collects bench_loop alone with --toggle-collect=bench_loop.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <cuda.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef HAVE_CALLGRIND
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
+
+#define MAX_THREADS 64
+#define BUF_BIG (64 * 1024)
+#define COPY_BYTES 4096
+#define FILLER_BYTES 256
+
+enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, N_OPS };
+static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",
+                                            "alloc_free", "sync"};
+/* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
+ * per rep on fakecuda. */
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000};
+
+static CUcontext ctx;
+static CUfunction k_empty, k_fill;
+
+static void die(const char *what, CUresult r)
+{
+    const char *name = NULL;
+    cuGetErrorName(r, &name);
+    fprintf(stderr, "bench: %s failed: %s (%d)\n", what, name ? name : "?", (int)r);
+    exit(1);
+}
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS)                                                                    \
+            die(#call, r_);                                                                        \
+    } while (0)
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One thread's buffers. */
+typedef struct worker {
+    pthread_t thread;
+    int index;
+    CUdeviceptr small[4];      /* base pointers */
+    CUdeviceptr big[4];        /* 64 KiB each: interior pointers point inside */
+    void *base_params[4];
+    void *interior_params[4];
+    CUdeviceptr base_args[4], interior_args[4];
+    unsigned char host[COPY_BYTES];
+    enum op op;
+    long iters;
+    CUresult error;
+} worker;
+
+static worker workers[MAX_THREADS];
+static int n_threads = 1;
+static pthread_barrier_t start_line, finish_line;
+static volatile int quitting;
+
+/* The measured loop: kept out of line so callgrind can collect exactly it. */
+__attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
+{
+    CUresult r = CUDA_SUCCESS;
+    switch (op) {
+    case OP_LAUNCH_BASE:
+    case OP_LAUNCH_INTERIOR: {
+        void **params = op == OP_LAUNCH_BASE ? w->base_params : w->interior_params;
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = cuLaunchKernel(k_empty, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+        break;
+    }
+    case OP_DTOH:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = cuMemcpyDtoH(w->host, w->big[1] + 8192, COPY_BYTES);
+        break;
+    case OP_HTOD:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = cuMemcpyHtoD(w->big[2] + 8192, w->host, COPY_BYTES);
+        break;
+    case OP_ALLOC_FREE:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++) {
+            CUdeviceptr p;
+            r = cuMemAlloc(&p, 1024);
+            if (r == CUDA_SUCCESS)
+                r = cuMemFree(p);
+        }
+        break;
+    case OP_SYNC:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = cuStreamSynchronize(NULL);
+        break;
+    default:
+        break;
+    }
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+static void setup_worker(worker *w)
+{
+    for (int i = 0; i < 4; i++) {
+        CHECK(cuMemAlloc(&w->small[i], 256));
+        CHECK(cuMemAlloc(&w->big[i], BUF_BIG));
+        w->base_args[i] = w->small[i];
+        w->interior_args[i] = w->big[i] + 4096 * (uint64_t)(i + 1);
+        w->base_params[i] = &w->base_args[i];
+        w->interior_params[i] = &w->interior_args[i];
+    }
+    memset(w->host, 0x11, sizeof w->host);
+    CHECK(cuMemcpyHtoD(w->big[1], w->host, COPY_BYTES)); /* something written to read */
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    CHECK(cuCtxSetCurrent(ctx));
+    for (;;) {
+        pthread_barrier_wait(&start_line);
+        if (quitting)
+            return NULL;
+        w->error = bench_loop(w, w->op, w->iters);
+        pthread_barrier_wait(&finish_line);
+    }
+}
+
+/* One timed rep of op on every thread: CPU-normalised ns per call. */
+static double run_rep(enum op op, long iters, int cpus)
+{
+    for (int t = 0; t < n_threads; t++) {
+        workers[t].op = op;
+        workers[t].iters = iters;
+    }
+    int64_t start = now_ns();
+    pthread_barrier_wait(&start_line);
+    pthread_barrier_wait(&finish_line);
+    int64_t elapsed = now_ns() - start;
+    for (int t = 0; t < n_threads; t++)
+        if (workers[t].error != CUDA_SUCCESS)
+            die(op_names[op], workers[t].error);
+    int par = n_threads < cpus ? n_threads : cpus;
+    return (double)elapsed * par / ((double)n_threads * (double)iters);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void make_filler(long live, CUdeviceptr **out)
+{
+    CUdeviceptr *v = live ? malloc((size_t)live * sizeof *v) : NULL;
+    if (live && !v) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    for (long i = 0; i < live; i++)
+        CHECK(cuMemAlloc(&v[i], FILLER_BYTES));
+    *out = v;
+}
+
+/* A failing launch on a buffer nothing else touches; under cutaint the buffer
+ * then carries the failure.  Returns whether a read of it is refused. */
+static bool taint_unrelated(void)
+{
+    CUdeviceptr victim;
+    CHECK(cuMemAlloc(&victim, 4096));
+    int n = 1024;
+    float value = 1.0f;
+    void *params[] = {&victim, &n, &value};
+    CUresult r = cuLaunchKernel(k_fill, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
+    if (r != CUDA_ERROR_INVALID_VALUE)
+        fprintf(stderr, "bench: the tainting launch returned %d, not CUDA_ERROR_INVALID_VALUE\n", (int)r);
+    unsigned char host[64];
+    return cuMemcpyDtoH(host, victim, sizeof host) != CUDA_SUCCESS;
+}
+
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench [--ops LIST] [--live N] [--threads T] [--taint] [--iters N | --iters-scale F]\n"
+                    "             [--reps R] [--mem] [--callgrind]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    bool ops[N_OPS] = {false};
+    bool any_op = false, taint = false, mem = false, callgrind = false;
+    long live = 0, iters = 0;
+    double scale = 1.0;
+    int reps = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--ops") && v) {
+            char *list = strdup(v), *save = NULL;
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                int k = 0;
+                while (k < N_OPS && strcmp(tok, op_names[k]))
+                    k++;
+                if (k == N_OPS) {
+                    fprintf(stderr, "bench: unknown op %s\n", tok);
+                    usage();
+                }
+                ops[k] = any_op = true;
+            }
+            free(list);
+            i++;
+        } else if (!strcmp(a, "--live") && v) {
+            live = atol(v), i++;
+        } else if (!strcmp(a, "--threads") && v) {
+            n_threads = atoi(v), i++;
+        } else if (!strcmp(a, "--iters") && v) {
+            iters = atol(v), i++;
+        } else if (!strcmp(a, "--iters-scale") && v) {
+            scale = atof(v), i++;
+        } else if (!strcmp(a, "--reps") && v) {
+            reps = atoi(v), i++;
+        } else if (!strcmp(a, "--taint")) {
+            taint = true;
+        } else if (!strcmp(a, "--mem")) {
+            mem = true;
+        } else if (!strcmp(a, "--callgrind")) {
+            callgrind = true;
+        } else {
+            usage();
+        }
+    }
+    if (n_threads < 1 || n_threads > MAX_THREADS || reps < 1 || live < 0 || scale <= 0)
+        usage();
+    if (!any_op)
+        for (int k = 0; k < N_OPS; k++)
+            ops[k] = true;
+
+    CUdevice dev;
+    CUmodule mod;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    static const char image[] = "fakecuda accepts any module image";
+    CHECK(cuModuleLoadData(&mod, image));
+    CHECK(cuModuleGetFunction(&k_empty, mod, "_Z5emptyPvS_S_S_"));
+    CHECK(cuModuleGetFunction(&k_fill, mod, "_Z4fillPfif"));
+
+    CUdeviceptr *filler = NULL;
+    if (mem) {
+        /* Warm the allocation path first, so one-time set-up is not counted. */
+        CUdeviceptr *warm;
+        make_filler(64, &warm);
+        size_t heap0 = heap_in_use();
+        long rss0 = rss_kb();
+        make_filler(live, &filler);
+        /* the filler vector itself is the same with and without the shim */
+        printf("mem live=%ld heap_bytes=%zu rss_kb=%ld\n", live, heap_in_use() - heap0, rss_kb() - rss0);
+        return 0;
+    }
+    make_filler(live, &filler);
+    for (int t = 0; t < n_threads; t++) {
+        workers[t].index = t;
+        setup_worker(&workers[t]);
+    }
+    bool refused = taint ? taint_unrelated() : false;
+    if (taint)
+        printf("taint refused_read=%d\n", refused ? 1 : 0);
+
+    pthread_barrier_init(&start_line, NULL, (unsigned)n_threads + 1);
+    pthread_barrier_init(&finish_line, NULL, (unsigned)n_threads + 1);
+    for (int t = 0; t < n_threads; t++)
+        if (pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]) != 0) {
+            fprintf(stderr, "bench: pthread_create failed\n");
+            return 1;
+        }
+#ifdef HAVE_CALLGRIND
+    if (callgrind)
+        printf("callgrind_requests=1\n");
+#endif
+    long cpus_l = sysconf(_SC_NPROCESSORS_ONLN);
+    int cpus = cpus_l > 0 ? (int)cpus_l : 1;
+
+    for (int k = 0; k < N_OPS; k++) {
+        if (!ops[k])
+            continue;
+        /* --iters is per thread; the defaults are shared among the threads */
+        long n = iters ? iters : (long)(default_iters[k] * scale) / n_threads;
+        if (n < 1)
+            n = 1;
+        if (callgrind) {
+            run_rep((enum op)k, 200, cpus); /* warm-up: not instrumented */
+            CALLGRIND_START_INSTRUMENTATION;
+            run_rep((enum op)k, n, cpus);
+            CALLGRIND_STOP_INSTRUMENTATION;
+            printf("op=%s live=%ld threads=%d taint=%d iters=%ld\n", op_names[k], live, n_threads,
+                   taint, n);
+            continue;
+        }
+        run_rep((enum op)k, n / 10 ? n / 10 : 1, cpus); /* warm-up */
+        double ns[256];
+        int r_count = reps < 256 ? reps : 256;
+        for (int r = 0; r < r_count; r++)
+            ns[r] = run_rep((enum op)k, n, cpus);
+        qsort(ns, (size_t)r_count, sizeof *ns, cmp_double);
+        printf("op=%s live=%ld threads=%d taint=%d iters=%ld ns=%.1f min=%.1f\n", op_names[k], live,
+               n_threads, taint, n, ns[r_count / 2], ns[0]);
+        fflush(stdout);
+    }
+
+    quitting = 1;
+    pthread_barrier_wait(&start_line);
+    for (int t = 0; t < n_threads; t++)
+        pthread_join(workers[t].thread, NULL);
+    free(filler);
+    return 0;
+}
