@@ -26,7 +26,7 @@
 #include "heap.h"
 
 #define NODES_PER_CHUNK 512
-#define RECENT_HITS 4
+#define RECENT_HITS 8  /* a launch rarely passes more distinct buffers */
 
 struct ct_alloc {
     uint64_t base;

@@ -24,6 +24,12 @@
 typedef uint32_t ct_failure_id; /* 0 means "no failure" */
 
 #define CT_SKIPS_KEPT 16
+#define CT_SKIP_SPANS 4
+
+/* [lo, hi): absolute device addresses. */
+typedef struct ct_span {
+    uint64_t lo, hi;
+} ct_span;
 
 typedef struct ct_failure_desc {
     int error;               /* the CUresult the work returned */
@@ -45,6 +51,10 @@ typedef struct ct_skip_desc {
     uint32_t produced;       /* how many outputs took the failure */
     uint64_t thread;
     int64_t time_ns;
+    /* Filled by core, not the caller: where the first outputs lie, so a read
+     * can find the way back from its bytes to the root. */
+    uint32_t n_spans;
+    ct_span spans[CT_SKIP_SPANS];
 } ct_skip_desc;
 
 /* A snapshot of one failure, safe to use after the store moves on. */
@@ -56,6 +66,12 @@ typedef struct ct_failure_info {
     uint64_t skips_total;
     uint32_t n_skips;        /* min(skips_total, CT_SKIPS_KEPT) */
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* oldest first */
+    /* In a refusal only: the skips on the way from the root to the bytes
+     * read, as indexes into skips[], oldest first.  path_cut: the way leads
+     * back into skips no longer kept. */
+    uint32_t path_len;
+    uint8_t path[CT_SKIPS_KEPT];
+    bool path_cut;
 } ct_failure_info;
 
 #endif

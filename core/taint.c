@@ -46,6 +46,7 @@ typedef struct failure {
     bool fold_indexed;
     uint64_t refs;              /* claims carrying it, plus one for a pin */
     uint64_t seen;              /* the last survey (epoch) that counted it */
+    uint64_t seen_at;           /* ... and the first carried address it found */
     uint64_t fold_key;
     ct_failure_desc desc;
     uint64_t occurrences;
@@ -302,6 +303,8 @@ static failure *mint_or_fold(ct_store *s, const ct_failure_desc *desc, bool *is_
 
 static void snapshot(const failure *f, ct_failure_info *out)
 {
+    out->path_len = 0;
+    out->path_cut = false;
     out->id = f->id;
     out->provisional = f->provisional;
     out->desc = f->desc;
@@ -313,10 +316,60 @@ static void snapshot(const failure *f, ct_failure_info *out)
         out->skips[i] = f->skips[(oldest + i) % CT_SKIPS_KEPT];
 }
 
-static void record_skip(failure *f, const ct_skip_desc *skip)
+/* Where a skip's outputs lie: the first CT_SKIP_SPANS ranges of w, each
+ * clipped to its allocation (CT_TO_END reaching the allocation's end). */
+static void record_spans(ct_store *s, ct_skip_desc *skip, const ct_range *w, size_t n)
 {
-    f->skips[f->skips_total % CT_SKIPS_KEPT] = *skip;
+    skip->n_spans = 0;
+    for (size_t i = 0; i < n && skip->n_spans < CT_SKIP_SPANS; i++) {
+        const ct_alloc *a = ct_allocmap_find(s->map, w[i].addr);
+        if (!a || w[i].len == 0)
+            continue;
+        uint64_t end = ct_alloc_base(a) + ct_alloc_size(a);
+        uint64_t hi = w[i].len == CT_TO_END || w[i].len > end - w[i].addr ? end : w[i].addr + w[i].len;
+        skip->spans[skip->n_spans++] = (ct_span){w[i].addr, hi};
+    }
+}
+
+static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const ct_range *w, size_t n)
+{
+    ct_skip_desc *kept = &f->skips[f->skips_total % CT_SKIPS_KEPT];
+    *kept = *skip;
+    record_spans(s, kept, w, n);
     f->skips_total++;
+}
+
+static bool skip_produced(const ct_skip_desc *skip, uint64_t addr)
+{
+    for (uint32_t i = 0; i < skip->n_spans; i++)
+        if (addr >= skip->spans[i].lo && addr < skip->spans[i].hi)
+            return true;
+    return false;
+}
+
+/* The way back from `addr` to the root: the newest kept skip that produced
+ * addr, then the newest older one that produced what that skip needed, and
+ * so on.  The newest is the one whose taint the bytes still carry. */
+static void trace_path(ct_failure_info *info, uint64_t addr)
+{
+    uint8_t reversed[CT_SKIPS_KEPT];
+    uint32_t n = 0;
+    uint32_t limit = info->n_skips;
+    for (;;) {
+        uint32_t j = limit;
+        while (j > 0 && !skip_produced(&info->skips[j - 1], addr))
+            j--;
+        if (j == 0)
+            break;
+        reversed[n++] = (uint8_t)(j - 1);
+        addr = info->skips[j - 1].needed;
+        limit = j - 1;
+    }
+    info->path_len = n;
+    for (uint32_t i = 0; i < n; i++)
+        info->path[i] = reversed[n - 1 - i];
+    /* Skips no longer kept may lie further back on the way. */
+    info->path_cut = info->skips_total > info->n_skips;
 }
 
 /* --- walking ranges over allocations ----------------------------------- */
@@ -642,7 +695,7 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
         f = mint_or_fold(s, &d, &fresh);
     }
     if (skip)
-        record_skip(f, skip);
+        record_skip(s, f, skip, w, n);
     each_range(s, w, n, set_span, f);
     release_if_unclaimed(s, f);
     unlock(s);
@@ -697,6 +750,7 @@ static void survey_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, vo
         failure *f = lookup(s, v[i].id);
         if (f && f->seen != sv->epoch) {
             f->seen = sv->epoch;
+            f->seen_at = addr;
             sv->n_failures++;
             keep_if_low(sv, f);
         }
@@ -730,8 +784,10 @@ int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
     if (out) {
         out->n_failures = sv.n_failures;
         out->n_kept = sv.n_kept;
-        for (size_t i = 0; i < sv.n_kept; i++)
+        for (size_t i = 0; i < sv.n_kept; i++) {
             snapshot(sv.kept[i], &out->failures[i]);
+            trace_path(&out->failures[i], sv.kept[i]->seen_at);
+        }
         out->first_tainted = sv.first_tainted;
         out->tainted_bytes = sv.tainted_bytes;
     }

@@ -25,23 +25,29 @@
 
 typedef void *(*ct_dlsym_fn)(void *, const char *);
 
-static ct_dlsym_fn real_dlsym_fn;
-static pthread_once_t dlsym_once = PTHREAD_ONCE_INIT;
+/* No pthread_once here: a sanitizer runtime calls dlsym before it is ready
+ * to intercept anything, and finding the same function twice is harmless. */
+static _Atomic(ct_dlsym_fn) real_dlsym_fn;
 static void *driver_handle;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static _Atomic(void *) slots[CT_N_ENTRIES];
 
-static void find_real_dlsym(void)
+CT_NO_TSAN void *ct_find_next_dlsym(void)
 {
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
-    for (size_t i = 0; i < sizeof versions / sizeof *versions && !real_dlsym_fn; i++)
-        real_dlsym_fn = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    ct_dlsym_fn found = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    for (size_t i = 0; i < sizeof versions / sizeof *versions && !found; i++)
+        found = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    atomic_store_explicit(&real_dlsym_fn, found, memory_order_release);
+    return (void *)found;
 }
 
-void *ct_real_dlsym(void *handle, const char *name)
+CT_NO_TSAN void *ct_real_dlsym(void *handle, const char *name)
 {
-    pthread_once(&dlsym_once, find_real_dlsym);
-    return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
+    ct_dlsym_fn real = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    if (CT_UNLIKELY(!real))
+        real = (ct_dlsym_fn)ct_find_next_dlsym();
+    return real ? real(handle, name) : NULL;
 }
 
 static int driver_version_of(void *handle)

@@ -26,8 +26,6 @@
 
 /* ---- dlsym ------------------------------------------------------------------ */
 
-/* The real dlsym for the assembly trampoline; set at load. */
-__attribute__((visibility("hidden"), used)) void *ct_next_dlsym;
 static __thread bool in_hook;
 
 static bool looks_like_driver_name(const char *name)
@@ -35,7 +33,7 @@ static bool looks_like_driver_name(const char *name)
     return name && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z';
 }
 
-__attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, const char *name)
+__attribute__((visibility("hidden"), used)) CT_NO_TSAN void *ct_dlsym_hook(void *handle, const char *name)
 {
     void *sym = ct_real_dlsym(handle, name);
     if (!sym || !looks_like_driver_name(name) || in_hook)
@@ -51,17 +49,8 @@ __attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, co
     return sym;
 }
 
-__attribute__((constructor)) static void find_next_dlsym(void)
-{
-    ct_real_dlsym(RTLD_DEFAULT, "cuInit"); /* resolves the real dlsym once */
-    ct_next_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!ct_next_dlsym)
-        ct_next_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-    if (!ct_next_dlsym)
-        ct_next_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
-}
-
 /* dlsym(handle, name): RTLD_NEXT ((void *)-1) tail-jumps to the real dlsym,
+ * found on first use (a sanitizer runtime asks before any constructor ran);
  * everything else goes through ct_dlsym_hook. */
 #if defined(__x86_64__)
 __asm__(".text\n"
@@ -70,7 +59,13 @@ __asm__(".text\n"
         "dlsym:\n"
         "    cmpq $-1, %rdi\n"
         "    jne 1f\n"
-        "    movq ct_next_dlsym(%rip), %rax\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call ct_find_next_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
         "    testq %rax, %rax\n"
         "    je 1f\n"
         "    jmp *%rax\n"
@@ -83,8 +78,12 @@ __asm__(".text\n"
         "dlsym:\n"
         "    cmn x0, #1\n"
         "    b.ne 1f\n"
-        "    adrp x16, ct_next_dlsym\n"
-        "    ldr x16, [x16, :lo12:ct_next_dlsym]\n"
+        "    stp x29, x30, [sp, #-32]!\n"
+        "    stp x0, x1, [sp, #16]\n"
+        "    bl ct_find_next_dlsym\n"
+        "    mov x16, x0\n"
+        "    ldp x0, x1, [sp, #16]\n"
+        "    ldp x29, x30, [sp], #32\n"
         "    cbz x16, 1f\n"
         "    br x16\n"
         "1:  b ct_dlsym_hook\n"

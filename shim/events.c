@@ -267,28 +267,35 @@ static const char *subject(const ct_failure_info *f)
     return f->desc.kernel ? f->desc.kernel : f->desc.api;
 }
 
+static const char *skip_subject(const ct_skip_desc *s)
+{
+    return s->kernel ? s->kernel : s->api;
+}
+
 /* "fill(...) [failed, launch #1] -> saxpy(...) [skipped, launch #2] -> this read" */
 static void format_path(const ct_failure_info *root, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "%s [%s", subject(root), root->provisional ? "unfinished" : "failed");
-    if (root->desc.launch_seq && n > 0 && (size_t)n < cap)
-        n += snprintf(out + n, cap - (size_t)n, ", launch #%llu", (unsigned long long)root->desc.launch_seq);
-    if (n > 0 && (size_t)n < cap)
-        n += snprintf(out + n, cap - (size_t)n, "]");
-    if (root->skips_total > root->n_skips && n > 0 && (size_t)n < cap)
-        n += snprintf(out + n, cap - (size_t)n, " -> ... %llu earlier skips",
-                      (unsigned long long)(root->skips_total - root->n_skips));
-    for (uint32_t i = 0; i < root->n_skips && n > 0 && (size_t)n < cap; i++) {
-        const ct_skip_desc *s = &root->skips[i];
-        n += snprintf(out + n, cap - (size_t)n, " -> %s [skipped%s", s->kernel ? s->kernel : s->api,
-                      s->launch_seq ? ", launch #" : "");
-        if (s->launch_seq && n > 0 && (size_t)n < cap)
-            n += snprintf(out + n, cap - (size_t)n, "%llu", (unsigned long long)s->launch_seq);
-        if (n > 0 && (size_t)n < cap)
-            n += snprintf(out + n, cap - (size_t)n, "]");
+    size_t n = 0;
+#define CT_APPEND(...)                                                          \
+    do {                                                                        \
+        int m = n < cap ? snprintf(out + n, cap - n, __VA_ARGS__) : 0;          \
+        n += m > 0 ? (size_t)m : 0;                                             \
+    } while (0)
+    CT_APPEND("%s [%s", subject(root), root->provisional ? "unfinished" : "failed");
+    if (root->desc.launch_seq)
+        CT_APPEND(", launch #%llu", (unsigned long long)root->desc.launch_seq);
+    CT_APPEND("]");
+    if (root->path_cut)
+        CT_APPEND(" -> ... (older skips not kept)");
+    for (uint32_t i = 0; i < root->path_len; i++) {
+        const ct_skip_desc *s = &root->skips[root->path[i]];
+        CT_APPEND(" -> %s [skipped", skip_subject(s));
+        if (s->launch_seq)
+            CT_APPEND(", launch #%llu", (unsigned long long)s->launch_seq);
+        CT_APPEND("]");
     }
-    if (n > 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, " -> this read");
+    CT_APPEND(" -> this read");
+#undef CT_APPEND
 }
 
 static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned,
@@ -303,9 +310,11 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
     const ct_failure_info *root = &r->failures[0];
     char path[2048];
     format_path(root, path, sizeof path);
-    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s", api, (unsigned long long)bytes,
+    /* The first line alone names the read, the root cause and the path, so a
+     * grep for "refused" finds the whole story. */
+    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s; path: %s", api, (unsigned long long)bytes,
            (unsigned long long)addr, subject(root),
-           root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error));
+           root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error), path);
     ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
            (unsigned long long)r->tainted_bytes);
     if (root->provisional)
@@ -315,7 +324,6 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
                ct_cu_error_name((CUresult)root->desc.error), root->desc.api,
                root->occurrences > 1 ? ", repeated" : "");
-    ct_log(CT_LOG_WARN, "   path: %s", path);
     for (size_t i = 1; i < r->n_kept; i++)
         ct_log(CT_LOG_WARN, "   also carried: failure #%u: %s failed with %s", r->failures[i].id,
                subject(&r->failures[i]), ct_cu_error_name((CUresult)r->failures[i].desc.error));
@@ -345,9 +353,11 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
     error_fields(&j, returned);
     ct_jsonl_open_array(&j, "path");
     ct_jsonl_str(&j, NULL, subject(root));
-    for (uint32_t i = 0; i < root->n_skips; i++)
-        ct_jsonl_str(&j, NULL, root->skips[i].kernel ? root->skips[i].kernel : root->skips[i].api);
+    for (uint32_t i = 0; i < root->path_len; i++)
+        ct_jsonl_str(&j, NULL, skip_subject(&root->skips[root->path[i]]));
     ct_jsonl_close(&j);
+    if (root->path_cut)
+        ct_jsonl_bool(&j, "path_cut", true);
     ct_jsonl_bool(&j, "poisoned", poisoned);
     emit(&j);
 }

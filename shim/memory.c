@@ -218,7 +218,10 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
 {
     ct_range r = {src, bytes};
     ct_shape d = linear(dst, bytes);
-    if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
+    /* A destination cutaint does not track (or NULL) could not carry the
+     * failure if the copy were skipped: let the driver answer it. */
+    bool skippable = ct_store_tainted(ct_g.store) && ct_store_resolve(ct_g.store, dst, NULL, NULL);
+    if (skippable && skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
         return false;
     return begin_write(call, &d);
 }
@@ -228,7 +231,7 @@ bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
     ct_range src[CT_CALL_RANGES];
     unsigned n_src = shape_ranges(&shape.src, src);
     if (shape.dst.device) {
-        if (skip_if_tainted(call, src, n_src, &shape.dst))
+        if (ct_store_resolve(ct_g.store, shape.dst.addr, NULL, NULL) && skip_if_tainted(call, src, n_src, &shape.dst))
             return false;
         return begin_write(call, &shape.dst);
     }

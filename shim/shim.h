@@ -39,6 +39,8 @@
 #define CT_EXPORT __attribute__((visibility("default")))
 #define CT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For code a sanitizer runtime may reach before it is initialised (dlsym). */
+#define CT_NO_TSAN __attribute__((no_sanitize("thread")))
 
 /* ---- the table ------------------------------------------------------- */
 enum ct_entry_id {
@@ -72,6 +74,8 @@ void *ct_real(int id);
 void *ct_real_named(const char *name);
 /* The real dlsym, found with dlvsym past this library. */
 void *ct_real_dlsym(void *handle, const char *name);
+/* Find (once) and return the real dlsym; safe before any constructor ran. */
+void *ct_find_next_dlsym(void);
 /* Is addr inside the loaded libcuda?  (dladdr, cached base) */
 bool ct_in_driver(const void *addr);
 /* Has a real driver been loaded? Triggers the load on first call. */

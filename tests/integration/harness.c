@@ -128,12 +128,44 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Temporary directories not yet freed, removed at exit too: a failed
+ * assertion ends a test before its h_free. */
+#define H_MAX_DIRS 32
+static char pending[H_MAX_DIRS][256];
+
+static void remove_tree(const char *path);
+
+static void remove_pending(void)
+{
+    for (int i = 0; i < H_MAX_DIRS; i++)
+        if (pending[i][0] != '\0' && getenv("CUTAINT_IT_KEEP") == NULL)
+            remove_tree(pending[i]);
+}
+
+static void track_dir(const char *dir, bool add)
+{
+    static bool registered;
+    if (!registered)
+        registered = atexit(remove_pending) == 0;
+    for (int i = 0; i < H_MAX_DIRS; i++) {
+        if (add && pending[i][0] == '\0') {
+            snprintf(pending[i], sizeof pending[i], "%s", dir);
+            return;
+        }
+        if (!add && strcmp(pending[i], dir) == 0) {
+            pending[i][0] = '\0';
+            return;
+        }
+    }
+}
+
 void h_exec(const h_run *run, h_result *res)
 {
     memset(res, 0, sizeof *res);
     snprintf(res->dir, sizeof res->dir, "/tmp/cutaint-it-XXXXXX");
     if (mkdtemp(res->dir) == NULL)
         die("mkdtemp");
+    track_dir(res->dir, true);
     snprintf(res->report, sizeof res->report, "%s/report.jsonl", res->dir);
     if (mkdir(h_path(res, "empty"), 0700) != 0)
         die("mkdir");
@@ -239,6 +271,7 @@ void h_free(h_result *res)
     res->out = res->err = NULL;
     if (res->dir[0] != '\0' && getenv("CUTAINT_IT_KEEP") == NULL)
         remove_tree(res->dir);
+    track_dir(res->dir, false);
 }
 
 const char *h_path(const h_result *res, const char *name)

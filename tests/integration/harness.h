@@ -45,7 +45,9 @@ typedef struct h_result {
 void h_exec(const h_run *run, h_result *res);
 /* The same run without the shim: what the program does on its own. */
 void h_exec_baseline(const h_run *run, h_result *res);
-/* Frees the captured text and removes the temporary directory. */
+/* Frees the captured text and removes the temporary directory (kept when
+ * CUTAINT_IT_KEEP is set; directories a failed test left are removed when
+ * its process exits). */
 void h_free(h_result *res);
 /* "@DIR@/name" for a result. */
 const char *h_path(const h_result *res, const char *name);

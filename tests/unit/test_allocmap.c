@@ -164,6 +164,8 @@ static span *make_spans(void)
     return spans;
 }
 
+/* Inserts in random order; checks the byte budget on the way once the map
+ * is large enough that one node chunk no longer dominates. */
 static void insert_shuffled(span *spans)
 {
     size_t *order = malloc(MANY * sizeof(*order));
@@ -174,8 +176,12 @@ static void insert_shuffled(span *spans)
         order[i] = order[j];
         order[j] = t;
     }
-    for (size_t i = 0; i < MANY; i++)
+    for (size_t i = 0; i < MANY; i++) {
         cr_assert_eq(ct_allocmap_insert(map, spans[order[i]].base, spans[order[i]].size), CT_OK);
+        if (i >= 20000 && i % 997 == 0)
+            cr_assert_leq(ct_allocmap_bytes(map), (size_t)BYTES_PER_ALLOC_BUDGET * (i + 1),
+                          "over budget at %zu allocations", i + 1);
+    }
     free(order);
 }
 

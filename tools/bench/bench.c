@@ -13,6 +13,10 @@
  *   launch_interior  the same with 4 interior pointers into 64 KiB buffers
  *   dtoh             cuMemcpyDtoH of 4 KiB from inside a 64 KiB buffer
  *   htod             cuMemcpyHtoD of 4 KiB into a 64 KiB buffer
+ *                    (both rotate over 8 host and device offsets, 528 B
+ *                    apart, so that 4K aliasing between the host buffer and
+ *                    fakecuda's backing, which shifts with heap layout, hits
+ *                    the runs with and without cutaint alike)
  *   alloc_free       cuMemAlloc of 1 KiB, then cuMemFree
  *   sync             cuStreamSynchronize(0)
  * --live N     N allocations (256 B each) stay live while the loops run.
@@ -108,7 +112,7 @@ typedef struct worker {
     void *base_params[4];
     void *interior_params[4];
     CUdeviceptr base_args[4], interior_args[4];
-    unsigned char host[COPY_BYTES];
+    unsigned char host[COPY_BYTES + 8 * 528]; /* copies rotate over 8 offsets */
     enum op op;
     long iters;
     CUresult error;
@@ -133,11 +137,11 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
     }
     case OP_DTOH:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
-            r = cuMemcpyDtoH(w->host, w->big[1] + 8192, COPY_BYTES);
+            r = cuMemcpyDtoH(w->host + (i & 7) * 528, w->big[1] + 8192 + (i & 7) * 528, COPY_BYTES);
         break;
     case OP_HTOD:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
-            r = cuMemcpyHtoD(w->big[2] + 8192, w->host, COPY_BYTES);
+            r = cuMemcpyHtoD(w->big[2] + 8192 + (i & 7) * 528, w->host + (i & 7) * 528, COPY_BYTES);
         break;
     case OP_ALLOC_FREE:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++) {

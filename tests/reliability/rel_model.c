@@ -1,0 +1,1568 @@
+/*
+ * rel_model.c - end-to-end model check of cutaint (issue 8).
+ *
+ * Generates random driver-API programs (alloc, free, HtoD, memset, DtoD,
+ * launches of fakecuda's built-in kernels with const / non-const / interior /
+ * struct / `extra` bindings, DtoH, syncs) with random failures (launch-time
+ * errors fakecuda returns at once, FAKECUDA_FAULTS codes, CUTAINT_INJECT
+ * launch and api specs), runs each one in a child process under the shim on
+ * fakecuda, and checks every result against a reference model that runs in
+ * the same process on host memory:
+ *   - a read is refused iff some byte read carries a failure (its last writer
+ *     failed or was skipped); the refusal returns the root failure's code, the
+ *     host buffer holds the poison byte, and the report's refused_read names
+ *     the model's root failure id and failure set;
+ *   - a served read returns exactly the bytes the model holds;
+ *   - every failure / skip event of the report is one the model predicted;
+ *   - no context is ever latched; the program's exit status is its own.
+ *
+ * Modes:
+ *   rel_model [--programs N] [--ops M] [--seed S]      parent: N programs
+ *   rel_model --threads T [--ops M] [--seed S]         T threads, one process
+ *   rel_model --child PSEED --ops M [--keep i,j,...]   one program (internal)
+ * Environment: REL_SEED, REL_PROGRAMS, REL_OPS, REL_THREADS override the
+ * defaults; REL_SOAK=1 multiplies programs by 50.
+ * A failing program is minimised (ddmin over its op list) and printed with
+ * the command that replays it.
+ */
+
+#include <cuda.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonr.h"
+
+#ifndef REL_SHIM
+#error "REL_SHIM must name libcutaint.so"
+#endif
+#ifndef REL_FAKECUDA_DIR
+#error "REL_FAKECUDA_DIR must name fakecuda's directory"
+#endif
+
+#define MAX_SLOTS 16
+#define MAX_FAIL 4096
+#define FC_STALE 0x5A
+#define POISON 0xff
+
+/* ---------------------------------------------------------------- rng -- */
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static uint32_t rnd(uint64_t *s, uint32_t n) { return n ? (uint32_t)(splitmix(s) % n) : 0; }
+
+/* ------------------------------------------------------------ kernels -- */
+enum { K_FILL, K_SAXPY, K_GATHER, K_COPY_PAIR, K_REDUCE, K_SCALE, K_COUNT_FILL, K_EMPTY, K_N };
+static const char *k_mangled[K_N] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "_Z6gatherPfPKfPKii", "_Z9copy_pair4Pair",
+                                     "_Z6reducePKfPfi", "scale", "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_"};
+static const char *k_base[K_N] = {"fill", "saxpy", "gather", "copy_pair", "reduce", "scale", "count_fill", "empty"};
+
+/* ------------------------------------------------------- configuration -- */
+typedef struct inject_rule {
+    bool launch;          /* else api */
+    char pattern[64];
+    unsigned nth;
+    bool later;
+    int error;
+    unsigned long seen;
+} inject_rule;
+
+typedef struct prog_cfg {
+    unsigned n_ct, n_fc;
+    inject_rule ct[3];    /* CUTAINT_INJECT */
+    inject_rule fc[2];    /* FAKECUDA_FAULTS */
+    char ct_env[512], fc_env[512];
+} prog_cfg;
+
+static const struct { int code; const char *name; } ct_errors[] = {
+    {719, "CUDA_ERROR_LAUNCH_FAILED"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {1, "CUDA_ERROR_INVALID_VALUE"}, {999, "CUDA_ERROR_UNKNOWN"}};
+static const struct { int code; const char *name; } fc_errors[] = {
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"}};
+static const char *ct_api_patterns[] = {"cuMemcpyHtoD", "cuMemsetD8", "cuMemsetD32", "cuMemcpyDtoD",
+                                        "cuMemcpyDtoH", "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpy*"};
+static const char *fc_api_names[] = {"cuMemcpyHtoD_v2", "cuMemsetD8_v2", "cuMemcpyDtoD_v2", "cuMemsetD32_v2"};
+
+static void make_cfg(uint64_t pseed, prog_cfg *c)
+{
+    uint64_t s = pseed ^ 0xc0ffee;
+    memset(c, 0, sizeof *c);
+    if (rnd(&s, 10) < 7) {
+        c->n_ct = 1 + rnd(&s, 3);
+        for (unsigned i = 0; i < c->n_ct; i++) {
+            inject_rule *r = &c->ct[i];
+            r->launch = rnd(&s, 3) != 0;
+            if (r->launch) {
+                unsigned k = rnd(&s, K_N + 1);
+                snprintf(r->pattern, sizeof r->pattern, "%s", k == K_N ? "*a*" : k_base[k]);
+            } else {
+                snprintf(r->pattern, sizeof r->pattern, "%s",
+                         ct_api_patterns[rnd(&s, sizeof ct_api_patterns / sizeof *ct_api_patterns)]);
+            }
+            r->nth = 1 + rnd(&s, 12);
+            r->later = rnd(&s, 12) == 0;
+            unsigned e = rnd(&s, 5);
+            r->error = ct_errors[e].code;
+            size_t len = strlen(c->ct_env);
+            snprintf(c->ct_env + len, sizeof c->ct_env - len, "%s%s:%s#%u%s=%s", i ? ";" : "",
+                     r->launch ? "launch" : "api", r->pattern, r->nth, r->later ? "+" : "", ct_errors[e].name);
+        }
+    }
+    if (rnd(&s, 10) < 4) {
+        c->n_fc = 1 + rnd(&s, 2);
+        for (unsigned i = 0; i < c->n_fc; i++) {
+            inject_rule *r = &c->fc[i];
+            r->launch = rnd(&s, 2) != 0;
+            if (r->launch) {
+                unsigned k = rnd(&s, K_N + 1);
+                snprintf(r->pattern, sizeof r->pattern, "%s", k == K_N ? "_Z*" : k_mangled[k]);
+            } else {
+                snprintf(r->pattern, sizeof r->pattern, "%s", fc_api_names[rnd(&s, 4)]);
+            }
+            r->nth = 1 + rnd(&s, 10);
+            r->later = false;
+            unsigned e = rnd(&s, 3);
+            r->error = fc_errors[e].code;
+            size_t len = strlen(c->fc_env);
+            snprintf(c->fc_env + len, sizeof c->fc_env - len, "%s%s:%s#%u=%s", i ? ";" : "",
+                     r->launch ? "launch" : "api", r->pattern, r->nth, fc_errors[e].name);
+        }
+    }
+}
+
+/* CUTAINT_INJECT counting: every matching rule counts, the first that fires wins. */
+static int ct_inject_fire(prog_cfg *c, bool launch, const char *name, const char *alt)
+{
+    int fired = 0;
+    for (unsigned i = 0; i < c->n_ct; i++) {
+        inject_rule *r = &c->ct[i];
+        if (r->launch != launch)
+            continue;
+        if (fnmatch(r->pattern, name, 0) != 0 && !(alt && fnmatch(r->pattern, alt, 0) == 0))
+            continue;
+        r->seen++;
+        bool fires = r->later ? r->seen >= r->nth : r->seen == r->nth;
+        if (fires && !fired)
+            fired = r->error;
+    }
+    return fired;
+}
+
+/* FAKECUDA_FAULTS counting (launch: fnmatch on the mangled name; api: the exported name). */
+static int fc_fault_fire(prog_cfg *c, bool launch, const char *name)
+{
+    int fired = 0;
+    for (unsigned i = 0; i < c->n_fc; i++) {
+        inject_rule *r = &c->fc[i];
+        if (r->launch != launch)
+            continue;
+        if (launch ? fnmatch(r->pattern, name, 0) != 0 : strcmp(r->pattern, name) != 0)
+            continue;
+        r->seen++;
+        if (r->seen == r->nth && !fired)
+            fired = r->error;
+    }
+    return fired;
+}
+
+/* ----------------------------------------------------------- programs -- */
+enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_N };
+static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync"};
+typedef struct op {
+    uint8_t kind;
+    uint32_t r[12];
+} op;
+
+static void gen_ops(uint64_t pseed, unsigned n, op *ops)
+{
+    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 32, 20, 3};
+    uint64_t s = pseed;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned w = rnd(&s, 98), k = 0;
+        while (k < OP_N - 1 && w >= weights[k]) {
+            w -= weights[k];
+            k++;
+        }
+        ops[i].kind = (uint8_t)k;
+        for (int j = 0; j < 12; j++)
+            ops[i].r[j] = (uint32_t)splitmix(&s);
+    }
+}
+
+/* --------------------------------------------------------------- model -- */
+typedef struct slot {
+    bool live;
+    CUdeviceptr base;
+    uint64_t size;
+    uint8_t *data;
+    uint32_t *taint; /* model failure id per byte, 0 = written */
+} slot;
+
+typedef struct mfail {
+    int error;
+    char api[48];
+    char kernel[32]; /* base name; "" for none */
+} mfail;
+
+typedef struct checker {
+    int tid;              /* -1: single-threaded program */
+    bool strict_report;   /* check the report line by line */
+    prog_cfg cfg;
+    slot s[MAX_SLOTS];
+    mfail *f;             /* f[id], id from 1 */
+    unsigned n_fail;
+    /* expected events of the current op */
+    unsigned exp_new[8], n_exp_new;
+    unsigned exp_skip_root[8], n_exp_skip;
+    int rep_fd;
+    char *rep_buf;
+    size_t rep_len, rep_cap;
+    uint64_t checked_reads, refused_reads, launches, skips, failures;
+    char err[1024];
+    bool failed;
+    /* threads mode */
+    CUfunction fn[K_N];
+    CUdeviceptr shared_const;
+    uint64_t shared_const_size;
+    uint8_t *shared_const_data;
+} checker;
+
+static void fail(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(checker *c, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+}
+
+static slot *slot_of(checker *c, CUdeviceptr p, uint64_t *off)
+{
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live && p >= c->s[i].base && p < c->s[i].base + c->s[i].size) {
+            *off = p - c->s[i].base;
+            return &c->s[i];
+        }
+    return NULL;
+}
+
+static int pick_slot(checker *c, uint32_t r)
+{
+    for (int i = 0; i < MAX_SLOTS; i++) {
+        int j = (int)((r + (uint32_t)i) % MAX_SLOTS);
+        if (c->s[j].live)
+            return j;
+    }
+    return -1;
+}
+
+static bool fail_live(checker *c, unsigned id)
+{
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live)
+            for (uint64_t b = 0; b < c->s[i].size; b++)
+                if (c->s[i].taint[b] == id)
+                    return true;
+    return false;
+}
+
+/* A write set: ranges [addr, addr+len) in a slot (len to the end for a pointer). */
+typedef struct wrange {
+    int slot;
+    uint64_t off, len;
+} wrange;
+
+/* The failure a scope pins: among failures wholly inside w, the first whose
+ * last byte the sweep reaches (core/taint.c pin_to_scope). */
+static unsigned pinned_by_scope(checker *c, const wrange *w, unsigned n)
+{
+    if (c->tid >= 0)
+        return 0;
+    static uint32_t remaining[MAX_FAIL + 1];
+    static uint8_t *seen[MAX_SLOTS];
+    memset(remaining, 0, sizeof remaining);
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live)
+            for (uint64_t b = 0; b < c->s[i].size; b++)
+                if (c->s[i].taint[b] && c->s[i].taint[b] <= MAX_FAIL)
+                    remaining[c->s[i].taint[b]]++;
+    for (int i = 0; i < MAX_SLOTS; i++) {
+        free(seen[i]);
+        seen[i] = c->s[i].live ? calloc(c->s[i].size, 1) : NULL;
+    }
+    unsigned pinned = 0;
+    for (unsigned k = 0; k < n && !pinned; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++) {
+            if (seen[w[k].slot][b])
+                continue;
+            seen[w[k].slot][b] = 1;
+            uint32_t id = s->taint[b];
+            if (id && id <= MAX_FAIL && --remaining[id] == 0) {
+                pinned = id;
+                break;
+            }
+        }
+    }
+    return pinned;
+}
+
+/* Mint or fold a failure (api, kernel, error) as core/taint.c does:
+ * folds into a live failure of the same kind (or the one the scope pins). */
+static unsigned mint(checker *c, const char *api, const char *kernel, int error, unsigned pinned)
+{
+    if (c->tid < 0) {
+        for (unsigned id = 1; id <= c->n_fail; id++) {
+            mfail *f = &c->f[id];
+            if (f->error == error && strcmp(f->api, api) == 0 && strcmp(f->kernel, kernel ? kernel : "") == 0 &&
+                (id == pinned || fail_live(c, id)))
+                return id;
+        }
+    }
+    if (c->n_fail + 1 >= MAX_FAIL) {
+        fail(c, "model: too many failures");
+        return 0;
+    }
+    unsigned id = ++c->n_fail;
+    c->f[id].error = error;
+    snprintf(c->f[id].api, sizeof c->f[id].api, "%s", api);
+    snprintf(c->f[id].kernel, sizeof c->f[id].kernel, "%s", kernel ? kernel : "");
+    if (c->n_exp_new < 8)
+        c->exp_new[c->n_exp_new++] = id;
+    c->failures++;
+    return id;
+}
+
+static void set_taint(checker *c, const wrange *w, unsigned n, unsigned id)
+{
+    for (unsigned k = 0; k < n; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+            s->taint[b] = id;
+    }
+}
+
+/* Lowest failure id carried by any byte of w, 0 if none. */
+static unsigned oldest(checker *c, const wrange *w, unsigned n)
+{
+    unsigned best = 0;
+    for (unsigned k = 0; k < n; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+            if (s->taint[b] && (!best || s->taint[b] < best))
+                best = s->taint[b];
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------ report -- */
+/* Reads the report lines written since the last call and checks them
+ * against the events this op was expected to produce. */
+static void check_report(checker *c, const char *what, int refused_code, unsigned root, const wrange *rd)
+{
+    if (!c->strict_report || c->rep_fd < 0 || c->failed)
+        goto done;
+    for (;;) {
+        if (c->rep_cap - c->rep_len < 65536) {
+            c->rep_cap = c->rep_cap * 2 + 65536;
+            c->rep_buf = realloc(c->rep_buf, c->rep_cap);
+        }
+        ssize_t n = read(c->rep_fd, c->rep_buf + c->rep_len, c->rep_cap - c->rep_len);
+        if (n <= 0)
+            break;
+        c->rep_len += (size_t)n;
+    }
+    unsigned got_new = 0, got_skip = 0, got_refused = 0;
+    size_t start = 0;
+    jsonr_doc doc = {0};
+    for (size_t i = 0; i < c->rep_len; i++) {
+        if (c->rep_buf[i] != '\n')
+            continue;
+        char *line = c->rep_buf + start;
+        size_t len = i - start;
+        start = i + 1;
+        const char *why = NULL;
+        if (!jsonr_parse(&doc, line, len, &why)) {
+            fail(c, "%s: report line does not parse (%s)", what, why ? why : "?");
+            break;
+        }
+        const jv *root_v = jsonr_root(&doc);
+        const jv *ev = jsonr_get(&doc, root_v, "event");
+        if (!ev || ev->type != JV_STRING)
+            continue;
+        char evs[32] = "";
+        snprintf(evs, sizeof evs, "%.*s", (int)ev->len, ev->str);
+        if (strcmp(evs, "failure") == 0) {
+            const jv *id = jsonr_get(&doc, root_v, "id"), *code = jsonr_get(&doc, root_v, "code");
+            const jv *kern = jsonr_get(&doc, root_v, "kernel"), *api = jsonr_get(&doc, root_v, "api");
+            if (got_new >= c->n_exp_new) {
+                fail(c, "%s: unexpected failure event id %" PRId64, what, id ? id->i : -1);
+                break;
+            }
+            unsigned want = c->exp_new[got_new++];
+            mfail *f = &c->f[want];
+            if (!id || id->i != (int64_t)want || !code || code->i != f->error) {
+                fail(c, "%s: failure event id %" PRId64 " code %" PRId64 ", model: id %u code %d", what,
+                     id ? id->i : -1, code ? code->i : -1, want, f->error);
+                break;
+            }
+            if (!api || api->type != JV_STRING || strlen(f->api) != api->len || memcmp(api->str, f->api, api->len)) {
+                fail(c, "%s: failure %u api %.*s, model %s", what, want, api ? (int)api->len : 0,
+                     api ? api->str : "", f->api);
+                break;
+            }
+            size_t kl = strlen(f->kernel);
+            bool kok = kl == 0 ? (kern && kern->type == JV_NULL)
+                               : (kern && kern->type == JV_STRING && kern->len >= kl && !memcmp(kern->str, f->kernel, kl) &&
+                                  (kern->len == kl || kern->str[kl] == '('));
+            if (!kok) {
+                fail(c, "%s: failure %u kernel %.*s, model %s", what, want,
+                     kern && kern->type == JV_STRING ? (int)kern->len : 4,
+                     kern && kern->type == JV_STRING ? kern->str : "null", f->kernel);
+                break;
+            }
+        } else if (strcmp(evs, "skip") == 0) {
+            const jv *fid = jsonr_get(&doc, root_v, "failure");
+            if (got_skip >= c->n_exp_skip) {
+                fail(c, "%s: unexpected skip event (failure %" PRId64 ")", what, fid ? fid->i : -1);
+                break;
+            }
+            unsigned want = c->exp_skip_root[got_skip++];
+            if (!fid || fid->i != (int64_t)want) {
+                fail(c, "%s: skip propagates failure %" PRId64 ", model %u", what, fid ? fid->i : -1, want);
+                break;
+            }
+        } else if (strcmp(evs, "refused_read") == 0) {
+            got_refused++;
+            const jv *r = jsonr_get(&doc, root_v, "root"), *code = jsonr_get(&doc, root_v, "code");
+            const jv *fl = jsonr_get(&doc, root_v, "failures");
+            if (!root || !r || r->i != (int64_t)root || !code || code->i != refused_code) {
+                fail(c, "%s: refused_read root %" PRId64 " code %" PRId64 ", model root %u code %d", what,
+                     r ? r->i : -1, code ? code->i : -1, root, refused_code);
+                break;
+            }
+            /* the failure set: every id the model says the bytes carry */
+            unsigned model_set = 0;
+            for (unsigned id = 1; id <= c->n_fail; id++) {
+                bool carried = false;
+                slot *s = &c->s[rd->slot];
+                for (uint64_t b = rd->off; b < rd->off + rd->len && !carried; b++)
+                    carried = s->taint[b] == id;
+                model_set += carried;
+            }
+            unsigned listed = 0;
+            for (const jv *e = fl ? jsonr_first(&doc, fl) : NULL; e; e = jsonr_next(&doc, e)) {
+                listed++;
+                bool carried = false;
+                slot *s = &c->s[rd->slot];
+                for (uint64_t b = rd->off; b < rd->off + rd->len && !carried; b++)
+                    carried = e->i > 0 && s->taint[b] == (uint32_t)e->i;
+                if (!carried) {
+                    fail(c, "%s: refused_read lists failure %" PRId64 " the bytes do not carry", what, e->i);
+                    break;
+                }
+            }
+            if (!c->failed && listed != (model_set < 8 ? model_set : 8) && listed != model_set)
+                fail(c, "%s: refused_read lists %u failures, model %u", what, listed, model_set);
+        } else if (strcmp(evs, "context_lost") == 0) {
+            fail(c, "%s: context_lost latched", what);
+        }
+    }
+    jsonr_free(&doc);
+    memmove(c->rep_buf, c->rep_buf + start, c->rep_len - start);
+    c->rep_len -= start;
+    if (!c->failed && got_new != c->n_exp_new)
+        fail(c, "%s: %u failure events, model %u", what, got_new, c->n_exp_new);
+    if (!c->failed && got_skip != c->n_exp_skip)
+        fail(c, "%s: %u skip events, model %u", what, got_skip, c->n_exp_skip);
+    if (!c->failed && got_refused != (refused_code ? 1u : 0u))
+        fail(c, "%s: %u refused_read events, model %u", what, got_refused, refused_code ? 1u : 0u);
+done:
+    c->n_exp_new = c->n_exp_skip = 0;
+}
+
+/* --------------------------------------------------------- executing -- */
+static void expect_rc(checker *c, const char *what, CUresult got, int want)
+{
+    if ((int)got != want)
+        fail(c, "%s returned %d, model %d", what, (int)got, want);
+}
+
+static bool is_nan_word(const uint8_t *p)
+{
+    float f;
+    memcpy(&f, p, 4);
+    return isnan(f);
+}
+
+/* Served bytes against the model; NaN words compare equal (payloads may differ). */
+static void compare_bytes(checker *c, const char *what, const slot *s, uint64_t off, const uint8_t *got, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (got[i] == s->data[off + i])
+            continue;
+        uint64_t w = (off + i) & ~3ULL;
+        if (w >= off && w + 4 <= off + n && w + 4 <= s->size && is_nan_word(s->data + w) && is_nan_word(got + (w - off)))
+            continue;
+        fail(c, "%s: served byte %" PRIu64 " (offset %" PRIu64 ") is 0x%02x, model 0x%02x", what, i, off + i, got[i],
+             s->data[off + i]);
+        return;
+    }
+}
+
+static void gen_data(uint32_t seed, uint8_t *buf, uint64_t n)
+{
+    uint64_t s = seed;
+    unsigned mode = rnd(&s, 8);
+    for (uint64_t i = 0; i < n; i += 4) {
+        uint8_t w[4];
+        if (mode < 4) {
+            float f = (float)((int)rnd(&s, 129) - 64) / 2.0f;
+            memcpy(w, &f, 4);
+        } else if (mode < 7) {
+            int32_t v = (int32_t)rnd(&s, 48);
+            memcpy(w, &v, 4);
+        } else {
+            uint32_t v = (uint32_t)splitmix(&s);
+            memcpy(w, &v, 4);
+        }
+        for (int j = 0; j < 4 && i + j < n; j++)
+            buf[i + j] = w[j];
+    }
+}
+
+/* Random aligned sub-range [off, off+len) of a slot; len may be 0 only if min_len is 0. */
+static void pick_range(const slot *s, uint32_t r1, uint32_t r2, unsigned align, uint64_t *off, uint64_t *len)
+{
+    uint64_t units = s->size / align;
+    if (units == 0) {
+        *off = *len = 0;
+        return;
+    }
+    uint64_t o = r1 % units;
+    uint64_t max = units - o;
+    uint64_t l = (r2 % 4 == 0) ? max : 1 + (r2 >> 2) % max;
+    *off = o * align;
+    *len = l * align;
+}
+
+static void op_alloc(checker *c, const op *o, CUresult (*alloc)(CUdeviceptr *, size_t))
+{
+    int sl = -1;
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (!c->s[(o->r[0] + (uint32_t)i) % MAX_SLOTS].live) {
+            sl = (int)((o->r[0] + (uint32_t)i) % MAX_SLOTS);
+            break;
+        }
+    if (sl < 0)
+        return;
+    uint64_t size = 64 + (o->r[1] % 64) * 16 + ((o->r[2] % 8 == 0) ? 1 + o->r[3] % 3 : 0);
+    int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, "cuMemAlloc_v2", "cuMemAlloc") : 0;
+    CUdeviceptr p = 0;
+    CUresult r = alloc(&p, size);
+    expect_rc(c, "cuMemAlloc", r, want);
+    if (want)
+        c->n_exp_new += 0; /* an allocation failure taints nothing and is not an event */
+    if (r != CUDA_SUCCESS)
+        return;
+    slot *s = &c->s[sl];
+    s->live = true;
+    s->base = p;
+    s->size = size;
+    s->data = malloc(size);
+    s->taint = calloc(size, sizeof *s->taint);
+    memset(s->data, FC_STALE, size);
+}
+
+static void op_free(checker *c, const op *o)
+{
+    int sl = pick_slot(c, o->r[0]);
+    if (sl < 0)
+        return;
+    slot *s = &c->s[sl];
+    expect_rc(c, "cuMemFree", cuMemFree(s->base), 0);
+    free(s->data);
+    free(s->taint);
+    memset(s, 0, sizeof *s);
+}
+
+/* A host write of exact bytes (HtoD, memset): scope, inject, driver, settle. */
+static void host_write_settle(checker *c, const char *api, const char *family, const char *fc_name, wrange w,
+                              CUresult got, const uint8_t *bytes)
+{
+    unsigned pinned = pinned_by_scope(c, &w, 1);
+    int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+    if (!want && c->tid < 0 && fc_name)
+        want = fc_fault_fire(&c->cfg, false, fc_name);
+    expect_rc(c, api, got, want);
+    slot *s = &c->s[w.slot];
+    if (want) {
+        unsigned id = mint(c, api, NULL, want, pinned);
+        set_taint(c, &w, 1, id);
+    } else {
+        memcpy(s->data + w.off, bytes, w.len);
+        set_taint(c, &w, 1, 0);
+    }
+}
+
+static void op_htod(checker *c, const op *o)
+{
+    int sl = pick_slot(c, o->r[0]);
+    if (sl < 0)
+        return;
+    slot *s = &c->s[sl];
+    uint64_t off, len;
+    pick_range(s, o->r[1], o->r[2], o->r[3] % 8 == 0 ? 1 : 4, &off, &len);
+    uint8_t *buf = malloc(len + 1);
+    gen_data(o->r[4], buf, len);
+    bool async = o->r[5] % 4 == 0;
+    CUresult r = async ? cuMemcpyHtoDAsync(s->base + off, buf, len, 0) : cuMemcpyHtoD(s->base + off, buf, len);
+    wrange w = {sl, off, len};
+    if (async)
+        host_write_settle(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", w, r, buf);
+    else
+        host_write_settle(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", "cuMemcpyHtoD_v2", w, r, buf);
+    free(buf);
+    check_report(c, "htod", 0, 0, NULL);
+}
+
+static void op_memset(checker *c, const op *o)
+{
+    int sl = pick_slot(c, o->r[0]);
+    if (sl < 0)
+        return;
+    slot *s = &c->s[sl];
+    static const uint8_t v8[] = {0x00, 0x3f, 0x40, 0x41, 0x80, 0xc0, 0x42, 0x01};
+    static const uint16_t v16[] = {0x0000, 0x3f80, 0x4000, 0x0001};
+    static const float v32[] = {0.0f, 1.0f, -2.5f, 3.0f, 0.5f};
+    unsigned elem = (unsigned[]){1, 2, 4}[o->r[3] % 3];
+    uint64_t off, len;
+    pick_range(s, o->r[1], o->r[2], elem, &off, &len);
+    uint8_t *buf = malloc(len + 4);
+    CUresult r;
+    const char *api, *family;
+    if (elem == 1) {
+        uint8_t v = v8[o->r[4] % 8];
+        memset(buf, v, len);
+        r = cuMemsetD8(s->base + off, v, len);
+        api = "cuMemsetD8_v2", family = "cuMemsetD8";
+    } else if (elem == 2) {
+        uint16_t v = v16[o->r[4] % 4];
+        for (uint64_t i = 0; i < len; i += 2)
+            memcpy(buf + i, &v, 2);
+        r = cuMemsetD16(s->base + off, v, len / 2);
+        api = "cuMemsetD16_v2", family = "cuMemsetD16";
+    } else {
+        float f = v32[o->r[4] % 5];
+        uint32_t v;
+        memcpy(&v, &f, 4);
+        for (uint64_t i = 0; i < len; i += 4)
+            memcpy(buf + i, &v, 4);
+        r = cuMemsetD32(s->base + off, v, len / 4);
+        api = "cuMemsetD32_v2", family = "cuMemsetD32";
+    }
+    host_write_settle(c, api, family, api, (wrange){sl, off, len}, r, buf);
+    free(buf);
+    check_report(c, "memset", 0, 0, NULL);
+}
+
+static void op_dtod(checker *c, const op *o)
+{
+    int a = pick_slot(c, o->r[0]), b = pick_slot(c, o->r[1]);
+    if (a < 0 || b < 0)
+        return;
+    slot *src = &c->s[a], *dst = &c->s[b];
+    uint64_t so, dof, len;
+    uint64_t maxlen = src->size < dst->size ? src->size : dst->size;
+    len = 1 + o->r[2] % maxlen;
+    so = o->r[3] % (src->size - len + 1);
+    dof = o->r[4] % (dst->size - len + 1);
+    if (a == b && so < dof + len && dof < so + len)
+        return; /* overlapping copies are undefined */
+    bool unified = o->r[5] % 4 == 0;
+    const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoD_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoD";
+    CUresult r = unified ? cuMemcpy(dst->base + dof, src->base + so, len) : cuMemcpyDtoD(dst->base + dof, src->base + so, len);
+    wrange sr = {a, so, len}, dr = {b, dof, len};
+    unsigned root = oldest(c, &sr, 1);
+    if (root) { /* skipped: the destination takes the same failure */
+        expect_rc(c, api, r, 0);
+        set_taint(c, &dr, 1, root);
+        c->exp_skip_root[c->n_exp_skip++] = root;
+        c->skips++;
+    } else {
+        unsigned pinned = pinned_by_scope(c, &dr, 1);
+        int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+        if (!want && c->tid < 0 && !unified)
+            want = fc_fault_fire(&c->cfg, false, api);
+        expect_rc(c, api, r, want);
+        if (want) {
+            set_taint(c, &dr, 1, mint(c, api, NULL, want, pinned));
+        } else {
+            memmove(dst->data + dof, src->data + so, len);
+            set_taint(c, &dr, 1, 0);
+        }
+    }
+    check_report(c, "dtod", 0, 0, NULL);
+}
+
+static void op_dtoh(checker *c, const op *o)
+{
+    int sl = pick_slot(c, o->r[0]);
+    if (sl < 0)
+        return;
+    slot *s = &c->s[sl];
+    uint64_t off, len;
+    pick_range(s, o->r[1], o->r[2], o->r[3] % 4 == 0 ? 1 : 4, &off, &len);
+    uint8_t *buf = malloc(len + 1);
+    memset(buf, 0x11, len);
+    bool unified = o->r[5] % 5 == 0;
+    const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoH_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoH";
+    CUresult r = unified ? cuMemcpy((CUdeviceptr)(uintptr_t)buf, s->base + off, len) : cuMemcpyDtoH(buf, s->base + off, len);
+    wrange rd = {sl, off, len};
+    unsigned root = oldest(c, &rd, 1);
+    c->checked_reads++;
+    int refused_code = 0;
+    if (root) {
+        c->refused_reads++;
+        refused_code = c->f[root].error;
+        if (c->tid >= 0) { /* ids are process-wide: only the refusal itself is checked */
+            if (r == CUDA_SUCCESS)
+                fail(c, "%s: read of tainted bytes served", api);
+        } else {
+            expect_rc(c, api, r, refused_code);
+        }
+        for (uint64_t i = 0; i < len && !c->failed; i++)
+            if (buf[i] != POISON)
+                fail(c, "%s: refused read: host byte %" PRIu64 " is 0x%02x, not poison", api, i, buf[i]);
+    } else {
+        int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+        expect_rc(c, api, r, want);
+        if (!want && r == CUDA_SUCCESS)
+            compare_bytes(c, api, s, off, buf, len);
+    }
+    free(buf);
+    check_report(c, "dtoh", refused_code, root, &rd);
+}
+
+/* ---- launches ---- */
+typedef struct binding {
+    CUdeviceptr p;
+    bool write; /* non-const: read and written */
+} binding;
+
+static CUdeviceptr ptr_in(checker *c, uint32_t rs, uint32_t ro, unsigned elems_min, uint64_t *avail)
+{
+    int sl = pick_slot(c, rs);
+    if (sl < 0)
+        return 0;
+    slot *s = &c->s[sl];
+    uint64_t units = s->size / 4;
+    if (units < elems_min)
+        return 0;
+    uint64_t o = (ro % 3 == 0) ? 0 : (ro >> 2) % (units - elems_min + 1);
+    *avail = units - o;
+    return s->base + o * 4;
+}
+
+static float *fview(checker *c, CUdeviceptr p)
+{
+    uint64_t off;
+    slot *s = slot_of(c, p, &off);
+    return s ? (float *)(void *)(s->data + off) : NULL;
+}
+
+static void op_launch(checker *c, const op *o)
+{
+    unsigned k = o->r[0] % K_N;
+    uint64_t av1 = 0, av2 = 0, av3 = 0;
+    unsigned char params[64];
+    size_t poff[4], psz[4];
+    unsigned np = 0;
+    binding bind[4];
+    unsigned nb = 0;
+    int n = 0;
+    float fv = (float[]){0.5f, -1.0f, 1.0f, 2.0f, 0.0f}[o->r[8] % 5];
+    uint64_t threads_needed = 1;
+    memset(params, 0, sizeof params);
+#define PUT(off, v)                                                                                                    \
+    do {                                                                                                               \
+        __typeof__(v) v_ = (v);                                                                                        \
+        memcpy(params + (off), &v_, sizeof v_);                                                                        \
+        poff[np] = (off);                                                                                              \
+        psz[np++] = sizeof v_;                                                                                         \
+    } while (0)
+    switch (k) {
+    case K_FILL: {
+        CUdeviceptr out = ptr_in(c, o->r[1], o->r[2], 0, &av1);
+        if (!out)
+            return;
+        n = (int)(o->r[3] % (av1 + 1));
+        PUT(0, out);
+        PUT(8, n);
+        PUT(12, fv);
+        bind[nb++] = (binding){out, true};
+        threads_needed = (uint64_t)n;
+        break;
+    }
+    case K_SAXPY: {
+        CUdeviceptr x = ptr_in(c, o->r[1], o->r[2], 0, &av1), y = ptr_in(c, o->r[4], o->r[5], 0, &av2);
+        if (!x || !y)
+            return;
+        uint64_t m = av1 < av2 ? av1 : av2;
+        n = (int)(o->r[3] % (m + 1));
+        PUT(0, n);
+        PUT(4, fv);
+        PUT(8, x);
+        PUT(16, y);
+        bind[nb++] = (binding){x, false};
+        bind[nb++] = (binding){y, true};
+        threads_needed = (uint64_t)n;
+        break;
+    }
+    case K_GATHER: {
+        CUdeviceptr out = ptr_in(c, o->r[1], o->r[2], 0, &av1), in = ptr_in(c, o->r[4], o->r[5], 1, &av2),
+                    idx = ptr_in(c, o->r[6], o->r[7], 0, &av3);
+        if (!out || !in || !idx)
+            return;
+        uint64_t m = av1 < av3 ? av1 : av3;
+        n = (int)(o->r[3] % (m + 1));
+        uint64_t oo, io;
+        if (slot_of(c, out, &oo) == slot_of(c, idx, &io))
+            return; /* writing the indices while reading them would run off the end */
+        PUT(0, out);
+        PUT(8, in);
+        PUT(16, idx);
+        PUT(24, n);
+        bind[nb++] = (binding){out, true};
+        bind[nb++] = (binding){in, false};
+        bind[nb++] = (binding){idx, false};
+        threads_needed = (uint64_t)n;
+        break;
+    }
+    case K_COPY_PAIR: {
+        CUdeviceptr in = ptr_in(c, o->r[1], o->r[2], 0, &av1), out = ptr_in(c, o->r[4], o->r[5], 0, &av2);
+        if (!in || !out)
+            return;
+        uint64_t m = av1 < av2 ? av1 : av2;
+        n = (int)(o->r[3] % (m + 1));
+        struct { CUdeviceptr in, out; int n; } pr = {in, out, n};
+        PUT(0, pr);
+        bind[nb++] = (binding){in, true}; /* a pointer inside a struct: read and written */
+        bind[nb++] = (binding){out, true};
+        threads_needed = (uint64_t)n;
+        break;
+    }
+    case K_REDUCE: {
+        CUdeviceptr in = ptr_in(c, o->r[1], o->r[2], 0, &av1), out = ptr_in(c, o->r[4], o->r[5], 1, &av2);
+        if (!in || !out)
+            return;
+        n = (int)(o->r[3] % (av1 + 1));
+        PUT(0, in);
+        PUT(8, out);
+        PUT(16, n);
+        bind[nb++] = (binding){in, false};
+        bind[nb++] = (binding){out, true};
+        break;
+    }
+    case K_SCALE: {
+        CUdeviceptr d = ptr_in(c, o->r[1], o->r[2], 0, &av1);
+        if (!d)
+            return;
+        n = (int)(o->r[3] % (av1 + 1));
+        PUT(0, d);
+        PUT(8, n);
+        PUT(12, fv);
+        bind[nb++] = (binding){d, true}; /* extern "C": read and written */
+        threads_needed = (uint64_t)n;
+        break;
+    }
+    case K_COUNT_FILL: {
+        CUdeviceptr cnt = ptr_in(c, o->r[1], o->r[2], 1, &av1), out = ptr_in(c, o->r[4], o->r[5], 0, &av2);
+        if (!cnt || !out)
+            return;
+        PUT(0, cnt);
+        PUT(8, out);
+        bind[nb++] = (binding){cnt, false};
+        bind[nb++] = (binding){out, true};
+        break;
+    }
+    default: { /* empty(void*, void*, void*, void*): pointers may be NULL, freed or foreign */
+        for (int i = 0; i < 4; i++) {
+            CUdeviceptr p = 0;
+            unsigned how = o->r[1 + i] % 6;
+            if (how < 3)
+                p = ptr_in(c, o->r[5 + i], o->r[9], 0, &av1);
+            else if (how == 3)
+                p = 0x7f0000001000ULL + (o->r[5 + i] % 4096); /* foreign: no allocation */
+            PUT((size_t)(8 * i), p);
+            if (p && how < 3)
+                bind[nb++] = (binding){p, true};
+        }
+        break;
+    }
+    }
+#undef PUT
+    /* grid / block: valid, short (covers fewer elements), or invalid */
+    unsigned block = (unsigned[]){32, 64, 128, 256}[o->r[9] % 4];
+    uint64_t grid = threads_needed ? (threads_needed + block - 1) / block : 1;
+    if (o->r[10] % 8 == 0 && grid > 1)
+        grid--;
+    unsigned smem = 0;
+    bool invalid = false;
+    if (o->r[10] % 29 == 1) {
+        block = 2048; /* CUDA_ERROR_INVALID_VALUE from the driver at once */
+        invalid = true;
+    } else if (o->r[10] % 29 == 2) {
+        smem = 1u << 20;
+        invalid = true;
+    }
+    /* How the parameters are passed */
+    unsigned how = o->r[11] % 8;
+    void *kp[4];
+    for (unsigned i = 0; i < np; i++)
+        kp[i] = params + poff[i];
+    size_t bufsize = np ? poff[np - 1] + psz[np - 1] : 0;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize, CU_LAUNCH_PARAM_END};
+
+    /* ---- the model decides before the call: ranges, inject, skip, driver ---- */
+    wrange in[4], out[4];
+    unsigned nin = 0, nout = 0;
+    for (unsigned i = 0; i < nb; i++) {
+        uint64_t off;
+        slot *s = slot_of(c, bind[i].p, &off);
+        if (!s)
+            continue;
+        wrange w = {(int)(s - c->s), off, s->size - off};
+        in[nin++] = w;
+        if (bind[i].write)
+            out[nout++] = w;
+    }
+    /* count_fill / gather read device data to index: only launch what the model knows is in range */
+    if (k == K_COUNT_FILL || k == K_GATHER) {
+        CUdeviceptr ip = k == K_COUNT_FILL ? *(CUdeviceptr *)(void *)params : *(CUdeviceptr *)(void *)(params + 16);
+        int cnt = k == K_COUNT_FILL ? 1 : n;
+        const int32_t *iv = (const int32_t *)(const void *)fview(c, ip);
+        uint64_t lim = k == K_COUNT_FILL ? av2 + 1 : av2;
+        for (int i = 0; i < cnt; i++) {
+            int32_t v;
+            memcpy(&v, iv + i, 4);
+            if (v < 0 || (uint64_t)v >= lim)
+                return;
+        }
+    }
+    const char *api = how == 7 ? "cuLaunchKernelEx" : "cuLaunchKernel";
+    bool store_tainted = false;
+    for (int i = 0; i < MAX_SLOTS && !store_tainted; i++)
+        if (c->s[i].live)
+            for (uint64_t b = 0; b < c->s[i].size; b++)
+                if (c->s[i].taint[b]) {
+                    store_tainted = true;
+                    break;
+                }
+    int injected = c->tid < 0 ? ct_inject_fire(&c->cfg, true, k_mangled[k], k_base[k]) : 0;
+    unsigned root = injected ? 0 : oldest(c, in, nin);
+    int driver = 0;
+    if (!injected && !root) {
+        if (invalid)
+            driver = CUDA_ERROR_INVALID_VALUE;
+        else if (c->tid < 0)
+            driver = fc_fault_fire(&c->cfg, true, k_mangled[k]);
+    }
+    unsigned pinned = (!injected && !root && store_tainted) ? pinned_by_scope(c, out, nout) : 0;
+
+    CUresult r;
+    CUfunction f = c->fn[k];
+    if (how == 7) {
+        CUlaunchConfig cfg = {.gridDimX = (unsigned)grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = block,
+                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = smem, .hStream = 0};
+        r = cuLaunchKernelEx(&cfg, f, kp, NULL);
+    } else if (how == 6) {
+        r = cuLaunchKernel(f, (unsigned)grid, 1, 1, block, 1, 1, smem, 0, NULL, extra);
+    } else {
+        r = cuLaunchKernel(f, (unsigned)grid, 1, 1, block, 1, 1, smem, 0, kp, NULL);
+    }
+    c->launches++;
+    if (injected || driver) {
+        int e = injected ? injected : driver;
+        expect_rc(c, api, r, e);
+        set_taint(c, out, nout, mint(c, api, k_base[k], e, pinned));
+    } else if (root) {
+        expect_rc(c, api, r, 0);
+        set_taint(c, out, nout, root);
+        c->exp_skip_root[c->n_exp_skip++] = root;
+        c->skips++;
+    } else {
+        expect_rc(c, api, r, 0);
+        set_taint(c, out, nout, 0);
+        /* run the kernel on the model's memory, exactly as fakecuda does */
+        uint64_t threads = grid * block;
+        uint64_t m = n <= 0 ? 0 : (uint64_t)n < threads ? (uint64_t)n : threads;
+        switch (k) {
+        case K_FILL: {
+            float *p = fview(c, *(CUdeviceptr *)(void *)params);
+            for (uint64_t i = 0; i < m; i++)
+                memcpy(p + i, &fv, 4);
+            break;
+        }
+        case K_SAXPY: {
+            float *x = fview(c, *(CUdeviceptr *)(void *)(params + 8)), *y = fview(c, *(CUdeviceptr *)(void *)(params + 16));
+            for (uint64_t i = 0; i < m; i++) {
+                float xv, yv;
+                memcpy(&xv, x + i, 4);
+                memcpy(&yv, y + i, 4);
+                yv = fv * xv + yv;
+                memcpy(y + i, &yv, 4);
+            }
+            break;
+        }
+        case K_GATHER: {
+            float *outp = fview(c, *(CUdeviceptr *)(void *)params), *inp = fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            int32_t *idx = (int32_t *)(void *)fview(c, *(CUdeviceptr *)(void *)(params + 16));
+            for (uint64_t i = 0; i < m; i++) {
+                int32_t v;
+                memcpy(&v, idx + i, 4);
+                memmove(outp + i, inp + v, 4);
+            }
+            break;
+        }
+        case K_COPY_PAIR: {
+            float *ip = fview(c, *(CUdeviceptr *)(void *)params), *op_ = fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            memmove(op_, ip, m * 4);
+            break;
+        }
+        case K_REDUCE: {
+            float *ip = fview(c, *(CUdeviceptr *)(void *)params), *op_ = fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            double sum = 0;
+            for (int i = 0; i < n; i++) {
+                float v;
+                memcpy(&v, ip + i, 4);
+                sum += v;
+            }
+            float fs = (float)sum;
+            memcpy(op_, &fs, 4);
+            break;
+        }
+        case K_SCALE: {
+            float *p = fview(c, *(CUdeviceptr *)(void *)params);
+            for (uint64_t i = 0; i < m; i++) {
+                float v;
+                memcpy(&v, p + i, 4);
+                v *= fv;
+                memcpy(p + i, &v, 4);
+            }
+            break;
+        }
+        case K_COUNT_FILL: {
+            int32_t cnt;
+            memcpy(&cnt, fview(c, *(CUdeviceptr *)(void *)params), 4);
+            float *p = fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            for (int32_t i = 0; i < cnt; i++) {
+                float v = (float)i;
+                memcpy(p + i, &v, 4);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    check_report(c, "launch", 0, 0, NULL);
+}
+
+static void run_op(checker *c, const op *o)
+{
+    switch (o->kind) {
+    case OP_ALLOC: op_alloc(c, o, cuMemAlloc); break;
+    case OP_FREE: op_free(c, o); break;
+    case OP_HTOD: op_htod(c, o); break;
+    case OP_MEMSET: op_memset(c, o); break;
+    case OP_DTOD: op_dtod(c, o); break;
+    case OP_LAUNCH: op_launch(c, o); break;
+    case OP_DTOH: op_dtoh(c, o); break;
+    default:
+        expect_rc(c, "sync", o->r[0] % 2 ? cuCtxSynchronize() : cuStreamSynchronize(0), 0);
+        check_report(c, "sync", 0, 0, NULL);
+        break;
+    }
+}
+
+static void describe_op(const op *o, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s r=[%u %u %u %u %u %u ...]", op_names[o->kind], o->r[0], o->r[1], o->r[2], o->r[3], o->r[4],
+             o->r[5]);
+}
+
+static CUcontext g_ctx;
+static CUmodule g_mod;
+
+static void init_driver(checker *c)
+{
+    CUdevice dev;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate(&g_ctx, NULL, 0, dev) ||
+        cuModuleLoadData(&g_mod, "fakecuda-module")) {
+        fprintf(stderr, "rel_model: cannot set up the driver\n");
+        exit(3);
+    }
+    for (int k = 0; k < K_N; k++)
+        if (cuModuleGetFunction(&c->fn[k], g_mod, k_mangled[k])) {
+            fprintf(stderr, "rel_model: no kernel %s\n", k_mangled[k]);
+            exit(3);
+        }
+}
+
+/* ---------------------------------------------------------- the child -- */
+static int child_main(uint64_t pseed, unsigned nops, const char *keep)
+{
+    static checker c;
+    c.tid = -1;
+    c.strict_report = true;
+    c.f = calloc(MAX_FAIL + 1, sizeof *c.f);
+    make_cfg(pseed, &c.cfg);
+    const char *rep = getenv("CUTAINT_REPORT");
+    init_driver(&c);
+    c.rep_fd = rep ? open(rep, O_RDONLY) : -1;
+    check_report(&c, "start", 0, 0, NULL);
+    op *ops = calloc(nops, sizeof *ops);
+    gen_ops(pseed, nops, ops);
+    bool *run = calloc(nops, 1);
+    if (keep) {
+        for (const char *p = keep; *p;) {
+            unsigned long i = strtoul(p, (char **)&p, 10);
+            if (i < nops)
+                run[i] = true;
+            if (*p == ',')
+                p++;
+            else if (*p)
+                break;
+        }
+    } else {
+        memset(run, 1, nops);
+    }
+    for (unsigned i = 0; i < nops; i++) {
+        if (!run[i])
+            continue;
+        run_op(&c, &ops[i]);
+        if (c.failed) {
+            char d[160];
+            describe_op(&ops[i], d, sizeof d);
+            printf("MISMATCH op %u (%s): %s\n", i, d, c.err);
+            fflush(stdout);
+            return 1;
+        }
+    }
+    printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64 "\n",
+           c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures);
+    return 0;
+}
+
+/* ---------------------------------------------------------- the parent -- */
+static char self_path[4096];
+
+typedef struct child_out {
+    int status; /* exit status, 128+sig */
+    char line[1200];
+} child_out;
+
+static void run_child(uint64_t pseed, unsigned nops, const char *keep, child_out *out)
+{
+    char tmpl[] = "/tmp/rel_model.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    char report[256], seedarg[32], opsarg[32];
+    snprintf(report, sizeof report, "%s/report.jsonl", dir);
+    snprintf(seedarg, sizeof seedarg, "%" PRIu64, pseed);
+    snprintf(opsarg, sizeof opsarg, "%u", nops);
+    prog_cfg cfg;
+    make_cfg(pseed, &cfg);
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        const char *old = getenv("LD_LIBRARY_PATH");
+        char llp[4096];
+        snprintf(llp, sizeof llp, "%s%s%s", REL_FAKECUDA_DIR, old ? ":" : "", old ? old : "");
+        setenv("LD_LIBRARY_PATH", llp, 1);
+        const char *extra = getenv("REL_PRELOAD_FIRST"); /* e.g. libasan for an ASan build */
+        char pre[4096];
+        snprintf(pre, sizeof pre, "%s%s%s", extra ? extra : "", extra ? " " : "", REL_SHIM);
+        setenv("LD_PRELOAD", pre, 1);
+        setenv("CUTAINT_REPORT", report, 1);
+        setenv("CUTAINT_LOG", "off", 1);
+        if (cfg.n_ct)
+            setenv("CUTAINT_INJECT", cfg.ct_env, 1);
+        else
+            unsetenv("CUTAINT_INJECT");
+        if (cfg.n_fc)
+            setenv("FAKECUDA_FAULTS", cfg.fc_env, 1);
+        else
+            unsetenv("FAKECUDA_FAULTS");
+        alarm(60);
+        if (keep)
+            execl(self_path, self_path, "--child", seedarg, "--ops", opsarg, "--keep", keep, (char *)NULL);
+        else
+            execl(self_path, self_path, "--child", seedarg, "--ops", opsarg, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t len = 0;
+    ssize_t n;
+    char buf[4096];
+    out->line[0] = '\0';
+    while ((n = read(pfd[0], buf, sizeof buf)) > 0) {
+        size_t take = (size_t)n < sizeof out->line - 1 - len ? (size_t)n : sizeof out->line - 1 - len;
+        memcpy(out->line + len, buf, take);
+        len += take;
+    }
+    out->line[len] = '\0';
+    char *nl = strchr(out->line, '\n');
+    if (nl)
+        *nl = '\0';
+    close(pfd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) { /* best effort */
+    }
+}
+
+/* ddmin over the op indices that run. */
+static unsigned minimise(uint64_t pseed, unsigned nops, unsigned *keep, unsigned nkeep)
+{
+    unsigned gran = 2, runs = 0;
+    char *list = malloc((size_t)nops * 12 + 16);
+    unsigned *cand = malloc(sizeof *cand * nops);
+    while (nkeep >= 2 && runs < 400) {
+        unsigned chunk = (nkeep + gran - 1) / gran;
+        bool reduced = false;
+        for (unsigned start = 0; start < nkeep && runs < 400; start += chunk) {
+            /* complement of [start, start+chunk) */
+            unsigned nc = 0;
+            for (unsigned i = 0; i < nkeep; i++)
+                if (i < start || i >= start + chunk)
+                    cand[nc++] = keep[i];
+            size_t len = 0;
+            list[0] = '\0';
+            for (unsigned i = 0; i < nc; i++)
+                len += (size_t)sprintf(list + len, "%s%u", i ? "," : "", cand[i]);
+            if (nc == 0)
+                strcpy(list, "");
+            child_out co;
+            run_child(pseed, nops, list, &co);
+            runs++;
+            if (co.status != 0) {
+                memcpy(keep, cand, sizeof *cand * nc);
+                nkeep = nc;
+                gran = gran > 2 ? gran - 1 : 2;
+                reduced = true;
+                break;
+            }
+        }
+        if (!reduced) {
+            if (gran >= nkeep)
+                break;
+            gran = gran * 2 < nkeep ? gran * 2 : nkeep;
+        }
+    }
+    free(list);
+    free(cand);
+    return nkeep;
+}
+
+/* ---------------------------------------------------------- threads -- */
+typedef struct tctx {
+    int tid;
+    uint64_t seed;
+    unsigned nops;
+    checker *c;
+    CUdeviceptr contended;
+    uint64_t contended_size;
+    atomic_uint_fast64_t *provisional_refusals;
+} tctx;
+
+static void *thread_main(void *arg)
+{
+    tctx *t = arg;
+    checker *c = t->c;
+    if (cuCtxSetCurrent(g_ctx) != CUDA_SUCCESS) {
+        fail(c, "cuCtxSetCurrent failed");
+        return NULL;
+    }
+    op *ops = calloc(t->nops, sizeof *ops);
+    gen_ops(t->seed, t->nops, ops);
+    uint64_t s = t->seed ^ 0x5eed;
+    uint8_t *buf = malloc(t->contended_size > c->shared_const_size ? t->contended_size : c->shared_const_size);
+    for (unsigned i = 0; i < t->nops && !c->failed; i++) {
+        unsigned what = rnd(&s, 10);
+        if (what == 0) { /* the shared, never-written buffer: never refused, exact */
+            CUresult r = cuMemcpyDtoH(buf, c->shared_const, c->shared_const_size);
+            c->checked_reads++;
+            if (r != CUDA_SUCCESS)
+                fail(c, "thread %d: read of the shared const buffer returned %d", t->tid, (int)r);
+            else if (memcmp(buf, c->shared_const_data, c->shared_const_size) != 0)
+                fail(c, "thread %d: shared const buffer bytes differ", t->tid);
+        } else if (what == 1) { /* saxpy with the shared buffer as its const input */
+            int sl = pick_slot(c, (uint32_t)splitmix(&s));
+            if (sl < 0)
+                continue;
+            op o = {.kind = OP_DTOH};
+            (void)o;
+            int n = (int)(c->s[sl].size / 4 < c->shared_const_size / 4 ? c->s[sl].size / 4 : c->shared_const_size / 4);
+            float a = 1.0f;
+            CUdeviceptr x = c->shared_const, y = c->s[sl].base;
+            void *kp[] = {&n, &a, &x, &y};
+            wrange w = {sl, 0, c->s[sl].size};
+            unsigned root = oldest(c, &w, 1);
+            CUresult r = cuLaunchKernel(c->fn[K_SAXPY], (unsigned)(n + 63) / 64, 1, 1, 64, 1, 1, 0, 0, kp, NULL);
+            if (r != CUDA_SUCCESS)
+                fail(c, "thread %d: saxpy with shared input returned %d", t->tid, (int)r);
+            set_taint(c, &w, 1, root); /* skipped: y takes the failure; ran: y is written */
+            if (!root) {
+                for (int i = 0; i < n; i++) {
+                    float xv, yv;
+                    memcpy(&xv, c->shared_const_data + 4 * i, 4);
+                    memcpy(&yv, c->s[sl].data + 4 * i, 4);
+                    yv = a * xv + yv;
+                    memcpy(c->s[sl].data + 4 * i, &yv, 4);
+                }
+            }
+        } else if (what == 2) { /* contended buffer: exact-byte writes and reads by every thread */
+            uint32_t v = 0x01010101u * (uint32_t)(t->tid + 1);
+            if (rnd(&s, 2)) {
+                CUresult r = cuMemsetD32(t->contended, v, t->contended_size / 4);
+                if (r != CUDA_SUCCESS)
+                    fail(c, "thread %d: memset of the contended buffer returned %d", t->tid, (int)r);
+            } else {
+                CUresult r = cuMemcpyDtoH(buf, t->contended, t->contended_size);
+                c->checked_reads++;
+                if (r == CUDA_ERROR_UNKNOWN) {
+                    /* another thread's write was in flight over these bytes */
+                    atomic_fetch_add(t->provisional_refusals, 1);
+                } else if (r != CUDA_SUCCESS) {
+                    fail(c, "thread %d: contended read returned %d", t->tid, (int)r);
+                } else {
+                    for (uint64_t i = 0; i < t->contended_size; i += 4) {
+                        uint32_t w;
+                        memcpy(&w, buf + i, 4);
+                        if (w != 0 && (w % 0x01010101u != 0 || w / 0x01010101u > 8)) {
+                            fail(c, "thread %d: contended word 0x%08x was never written", t->tid, w);
+                            break;
+                        }
+                    }
+                }
+            }
+        } else {
+            run_op(c, &ops[i]);
+        }
+        if (c->failed) {
+            char d[160];
+            describe_op(&ops[i], d, sizeof d);
+            fprintf(stderr, "thread %d op %u (%s): %s\n", t->tid, i, d, c->err);
+        }
+    }
+    free(buf);
+    free(ops);
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live)
+            cuMemFree(c->s[i].base);
+    return NULL;
+}
+
+static int threads_main(int nthreads, uint64_t seed, unsigned nops)
+{
+    static checker base;
+    init_driver(&base);
+    /* shared buffers */
+    CUdeviceptr shared, contended;
+    uint64_t ssize = 1024, csize = 512;
+    uint8_t *sdata = malloc(ssize);
+    gen_data(7, sdata, ssize);
+    for (uint64_t i = 0; i < ssize; i += 4) { /* finite floats only */
+        float f = (float)(i % 17);
+        memcpy(sdata + i, &f, 4);
+    }
+    if (cuMemAlloc(&shared, ssize) || cuMemcpyHtoD(shared, sdata, ssize) || cuMemAlloc(&contended, csize) ||
+        cuMemsetD8(contended, 0, csize)) {
+        fprintf(stderr, "rel_model: shared buffers\n");
+        return 3;
+    }
+    pthread_t th[64];
+    tctx tc[64];
+    checker *cs = calloc((size_t)nthreads, sizeof *cs);
+    atomic_uint_fast64_t prov = 0;
+    for (int i = 0; i < nthreads; i++) {
+        cs[i] = base;
+        cs[i].tid = i;
+        cs[i].strict_report = false;
+        cs[i].rep_fd = -1;
+        cs[i].f = calloc(MAX_FAIL + 1, sizeof *cs[i].f);
+        cs[i].shared_const = shared;
+        cs[i].shared_const_size = ssize;
+        cs[i].shared_const_data = sdata;
+        tc[i] = (tctx){i, seed * 1000003u + (uint64_t)i, nops, &cs[i], contended, csize, &prov};
+        pthread_create(&th[i], NULL, thread_main, &tc[i]);
+    }
+    int rc = 0;
+    uint64_t reads = 0, refused = 0, launches = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(th[i], NULL);
+        reads += cs[i].checked_reads;
+        refused += cs[i].refused_reads;
+        launches += cs[i].launches;
+        if (cs[i].failed)
+            rc = 1;
+    }
+    printf("threads=%d ops/thread=%u seed=%" PRIu64 " reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64
+           " contended-refusals(in-flight write)=%" PRIu64 " %s\n",
+           nthreads, nops, seed, reads, refused, launches, (uint64_t)prov, rc ? "FAILED" : "OK");
+    return rc;
+}
+
+/* ------------------------------------------------------------- main -- */
+static unsigned long env_num(const char *name, unsigned long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoul(v, NULL, 0) : dflt;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long programs = env_num("REL_PROGRAMS", 200), nops = env_num("REL_OPS", 200);
+    unsigned long threads = env_num("REL_THREADS", 0);
+    uint64_t seed = env_num("REL_SEED", 0);
+    if (seed == 0)
+        seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    const char *child = NULL, *keep = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--programs") && i + 1 < argc)
+            programs = strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+            nops = strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--child") && i + 1 < argc)
+            child = argv[++i];
+        else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
+            keep = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--programs N] [--ops M] [--seed S] [--threads T]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (child)
+        return child_main(strtoull(child, NULL, 0), (unsigned)nops, keep);
+    if (threads) {
+        if (!getenv("REL_PRELOADED")) { /* re-exec under the shim */
+            const char *old = getenv("LD_LIBRARY_PATH");
+            char llp[4096], pre[4096];
+            snprintf(llp, sizeof llp, "%s%s%s", REL_FAKECUDA_DIR, old ? ":" : "", old ? old : "");
+            const char *extra = getenv("REL_PRELOAD_FIRST");
+            snprintf(pre, sizeof pre, "%s%s%s", extra ? extra : "", extra ? " " : "", REL_SHIM);
+            setenv("LD_LIBRARY_PATH", llp, 1);
+            setenv("LD_PRELOAD", pre, 1);
+            setenv("CUTAINT_LOG", "off", 1);
+            setenv("REL_PRELOADED", "1", 1);
+            char sarg[32];
+            snprintf(sarg, sizeof sarg, "%" PRIu64, seed);
+            setenv("REL_SEED", sarg, 1);
+            char targ[32], oarg[32];
+            snprintf(targ, sizeof targ, "%lu", threads);
+            snprintf(oarg, sizeof oarg, "%lu", nops);
+            execl("/proc/self/exe", argv[0], "--threads", targ, "--ops", oarg, (char *)NULL);
+            perror("exec");
+            return 3;
+        }
+        if (threads > 64)
+            threads = 64;
+        printf("rel_model threads: REL_SEED=%" PRIu64 "\n", seed);
+        int rc = threads_main((int)threads, seed, (unsigned)nops);
+        return rc;
+    }
+    if (getenv("REL_SOAK"))
+        programs *= 50;
+    ssize_t l = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (l <= 0)
+        return 3;
+    self_path[l] = '\0';
+    printf("rel_model: REL_SEED=%" PRIu64 " programs=%lu ops=%lu\n", seed, programs, nops);
+    fflush(stdout);
+    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0;
+    for (unsigned long p = 0; p < programs; p++) {
+        uint64_t ps = seed * 0x100000001b3ULL + p + 1;
+        child_out co;
+        run_child(ps, (unsigned)nops, NULL, &co);
+        if (co.status != 0) {
+            prog_cfg cfg;
+            make_cfg(ps, &cfg);
+            printf("FAIL program %lu (program seed %" PRIu64 ", status %d): %s\n  CUTAINT_INJECT='%s' "
+                   "FAKECUDA_FAULTS='%s'\n",
+                   p, ps, co.status, co.line, cfg.ct_env, cfg.fc_env);
+            unsigned *keepv = malloc(sizeof *keepv * nops);
+            unsigned nk = 0;
+            unsigned last = (unsigned)nops;
+            if (sscanf(co.line, "MISMATCH op %u", &last) != 1)
+                last = (unsigned)nops - 1;
+            for (unsigned i = 0; i <= last && i < nops; i++)
+                keepv[nk++] = i;
+            nk = minimise(ps, (unsigned)nops, keepv, nk);
+            op *ops = calloc(nops, sizeof *ops);
+            gen_ops(ps, (unsigned)nops, ops);
+            printf("minimised to %u ops:\n", nk);
+            char *list = malloc((size_t)nops * 12 + 1);
+            size_t len = 0;
+            list[0] = '\0';
+            for (unsigned i = 0; i < nk; i++) {
+                char d[160];
+                describe_op(&ops[keepv[i]], d, sizeof d);
+                printf("  #%u %s\n", keepv[i], d);
+                len += (size_t)sprintf(list + len, "%s%u", i ? "," : "", keepv[i]);
+            }
+            run_child(ps, (unsigned)nops, list, &co);
+            printf("  -> %s\nreplay: LD_PRELOAD=%s LD_LIBRARY_PATH=%s CUTAINT_REPORT=/tmp/r.jsonl CUTAINT_LOG=off "
+                   "CUTAINT_INJECT='%s' FAKECUDA_FAULTS='%s' %s --child %" PRIu64 " --ops %lu --keep %s\n",
+                   co.line, REL_SHIM, REL_FAKECUDA_DIR, cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
+            return 1;
+        }
+        unsigned long a, b, cc, d, e;
+        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu", &a, &b, &cc, &d, &e) == 5) {
+            reads += a;
+            refused += b;
+            launches += cc;
+            skips += d;
+            failures += e;
+        }
+    }
+    printf("rel_model: %lu programs x %lu ops OK: %" PRIu64 " reads checked (%" PRIu64 " refused), %" PRIu64
+           " launches, %" PRIu64 " skips, %" PRIu64 " failures\n",
+           programs, nops, reads, refused, launches, skips, failures);
+    return 0;
+}

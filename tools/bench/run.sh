@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# tools/bench/run.sh - what cutaint adds per hot driver call, on fakecuda.
+#
+#   tools/bench/run.sh [--quick] [--build DIR] [--rounds N] [--reps R] [--scale F] [--no-callgrind]
+#
+# Builds DIR (default build-bench, -Dbuildtype=release) if needed, then runs
+# tools/bench/bench for every case - launch (base and interior pointers),
+# DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, cuStreamSynchronize; at 0, 1000
+# and 100000 live allocations; 1 and 8 threads; no taint, and taint on an
+# unrelated buffer - without and with libcutaint.so preloaded, interleaved
+# (each round runs every case both ways, alternating which goes first), and
+# takes the median over rounds of each process's median over reps.
+#
+# Also:
+# - instructions per call added (valgrind --tool=callgrind, collecting only
+#   the bench's measured loop; fixed iteration count, with minus without,
+#   divided by the count).  fakecuda's 64 GiB arena cannot be mapped under
+#   valgrind, so these runs use the stub driver (tools/bench/stubcuda.c);
+#   the difference is cutaint's own code either way.  Plus where those
+#   instructions go: callgrind_annotate of cutaint's functions, per call.
+# - bytes of cutaint memory per live allocation: mallinfo2() heap growth
+#   (in-use arena bytes + mmapped blocks) while 100000 allocations are made,
+#   with minus without the shim, divided by 100000.
+# The last line is key=value, at 100000 live allocations, interior pointers,
+# 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${CUTAINT_BENCH_BUILD:-$root/build-bench}
+rounds=3
+reps=5
+scale=1
+quick=0
+callgrind=1
+cg_iters=2000
+lives="0 1000 100000"
+threads_list="1 8"
+
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=1 ;;
+        --build) build=$2; shift ;;
+        --rounds) rounds=$2; shift ;;
+        --reps) reps=$2; shift ;;
+        --scale) scale=$2; shift ;;
+        --no-callgrind) callgrind=0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ "$quick" = 1 ]; then
+    rounds=1; reps=1; scale=0.05; cg_iters=200; lives="0 100000"
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$root" -Dbuildtype=release >/dev/null
+fi
+ninja -C "$build" tools/bench/bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so >/dev/null
+
+bench=$build/tools/bench/bench
+shim=$build/shim/libcutaint.so
+fakecuda_dir=$build/tools/fakecuda
+stub_dir=$build/tools/bench/stub
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export CUTAINT_LOG=off
+
+# run_bench SHIM(0|1) ARGS...: one bench process on fakecuda, tagged lines to stdout.
+run_bench() {
+    local with=$1
+    shift
+    local preload=""
+    [ "$with" = 1 ] && preload=$shim
+    LD_LIBRARY_PATH=$fakecuda_dir LD_PRELOAD=$preload "$bench" "$@" 2>>"$work/stderr" |
+        sed "s/^/shim=$with /"
+}
+
+echo "cutaint bench: $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "build: $build ($(meson introspect --buildoptions "$build" 2>/dev/null | grep -o '"name": "buildtype", "value": "[a-z]*"' | grep -o '[a-z]*"$' | tr -d '"' || echo '?'))"
+echo "rounds=$rounds reps=$reps scale=$scale"
+
+for round in $(seq 1 "$rounds"); do
+    for taint in 0 1; do
+        for threads in $threads_list; do
+            for live in $lives; do
+                args=(--live "$live" --threads "$threads" --reps "$reps" --iters-scale "$scale")
+                [ "$taint" = 1 ] && args+=(--taint)
+                if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+                for with in $order; do
+                    run_bench "$with" "${args[@]}" >>"$work/times"
+                done
+            done
+        done
+    done
+done
+
+if grep -q 'shim=1 taint refused_read=0' "$work/times"; then
+    echo "warning: the tainting launch left no taint under cutaint; the taint regime is not measured" >&2
+fi
+
+# Median over rounds per (shim, op, live, threads, taint).
+awk '
+    $2 ~ /^op=/ {
+        for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+        key = f["op"] " " f["live"] " " f["threads"] " " f["taint"]
+        n = ++cnt[key, f["shim"]]; v[key, f["shim"], n] = f["ns"]; keys[key] = 1
+    }
+    function median(key, s,    n, i, j, t, a) {
+        n = cnt[key, s]
+        for (i = 1; i <= n; i++) a[i] = v[key, s, i] + 0
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    END {
+        for (key in keys) {
+            w0 = median(key, 0); w1 = median(key, 1)
+            printf "%s %.1f %.1f %.1f %.2f\n", key, w0, w1, w1 - w0, (w0 > 0 ? w1 / w0 : 0)
+        }
+    }' "$work/times" | sort -k4,4n -k3,3n -k1,1 -k2,2n >"$work/table"
+
+echo
+printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' op live thr taint "without ns" "with ns" "added ns" ratio
+while read -r op live thr taint w0 w1 added ratio; do
+    printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' "$op" "$live" "$thr" "$taint" "$w0" "$w1" "$added" "$ratio"
+done <"$work/table"
+
+added() { # op live threads taint
+    awk -v k="$1 $2 $3 $4" '($1" "$2" "$3" "$4) == k { print $7 }' "$work/table"
+}
+
+# ---- instructions per call (callgrind, stub driver) ----
+instr() { # op taint -> added instructions per call
+    local op=$1 taint=$2 with total0 total1
+    local args=(--callgrind --ops "$op" --live 100000 --iters "$cg_iters")
+    [ "$taint" = 1 ] && args+=(--taint)
+    for with in 0 1; do
+        local preload=""
+        [ "$with" = 1 ] && preload=$shim
+        LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$preload valgrind --tool=callgrind --instr-atstart=no \
+            --toggle-collect=bench_loop --dump-instr=yes \
+            --callgrind-out-file="$work/cg.$op.$taint.$with" "$bench" "${args[@]}" >/dev/null 2>>"$work/stderr"
+    done
+    total0=$(awk '/^totals:/ { print $2 }' "$work/cg.$op.$taint.0")
+    total1=$(awk '/^totals:/ { print $2 }' "$work/cg.$op.$taint.1")
+    awk -v a="$total0" -v b="$total1" -v n="$cg_iters" 'BEGIN { printf "%.0f", (b - a) / n }'
+}
+
+breakdown() { # op taint: cutaint's functions, self instructions per call
+    callgrind_annotate --inclusive=no --threshold=100 "$work/cg.$1.$2.1" 2>/dev/null |
+        awk -v n="$cg_iters" '/libcutaint/ {
+            gsub(",", "", $1); c = $1 / n
+            if (c >= 1) { sub(/^[ 0-9,]+(\([ 0-9.%]+\))? */, ""); printf "    %8.1f  %s\n", c, $0 }
+        }' | head -25
+}
+
+declare -A ins
+if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
+    echo
+    echo "instructions added per call (callgrind, 100000 live, 1 thread, $cg_iters calls):"
+    printf '%-16s %10s %10s\n' op "no taint" "taint"
+    for op in launch_base launch_interior dtoh htod alloc_free sync; do
+        ins[$op.0]=$(instr "$op" 0)
+        ins[$op.1]=$(instr "$op" 1)
+        printf '%-16s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}"
+    done
+    for t in 0 1; do
+        echo
+        echo "where cutaint's instructions go, launch_interior, taint=$t (self Ir per call):"
+        breakdown launch_interior "$t"
+    done
+    for op in htod dtoh alloc_free; do
+        echo
+        echo "$op, taint=0 (self Ir per call):"
+        breakdown "$op" 0
+    done
+    echo
+    echo "dtoh, taint=1 (self Ir per call):"
+    breakdown dtoh 1
+else
+    echo "(valgrind not found or --no-callgrind: no instruction counts)"
+fi
+
+# ---- memory per live allocation ----
+mem_live=100000
+mem() { # shim -> heap bytes grown over mem_live allocations (median of 3)
+    local _
+    for _ in 1 2 3; do
+        run_bench "$1" --mem --live "$mem_live" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^heap_bytes=/) { sub(/heap_bytes=/, "", $i); print $i } }'
+    done | sort -n | sed -n 2p
+}
+heap0=$(mem 0)
+heap1=$(mem 1)
+bytes_per_alloc=$(awk -v a="$heap0" -v b="$heap1" -v n="$mem_live" 'BEGIN { printf "%.1f", (b - a) / n }')
+echo
+echo "memory: heap growth over $mem_live allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
+
+big=100000
+[ "$quick" = 1 ] && echo "(--quick: smoke test only; figures are not stable)"
+echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins[launch_interior.0]:-na}" \
+     "dtoh_added_ns=$(added dtoh $big 1 0) htod_added_ns=$(added htod $big 1 0)" \
+     "alloc_free_added_ns=$(added alloc_free $big 1 0) bytes_per_alloc=$bytes_per_alloc" \
+     "launch8_added_ns=$(added launch_interior $big 8 0)" \
+     "launch_taint_added_ns=$(added launch_interior $big 1 1) launch_taint_added_instr=${ins[launch_interior.1]:-na}" \
+     "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)"
