@@ -3,9 +3,8 @@
  *
  * Real functions are resolved from an explicit handle, dlopen("libcuda.so.1")
  * (RTLD_NOLOAD first, so the copy the runtime opened RTLD_LOCAL is the one we
- * use), through the real dlsym; never RTLD_NEXT, which cannot see a library
- * opened RTLD_LOCAL.  The real dlsym itself comes from dlvsym(RTLD_NEXT),
- * since this library exports a dlsym of its own.
+ * use), through the real dlsym (dlsym.c); never RTLD_NEXT, which cannot see a
+ * library opened RTLD_LOCAL.
  *
  * Invariants:
  * - The driver is loaded at most once, lazily, on the first call that needs
@@ -23,32 +22,9 @@
 
 #define CT_MISSING ((void *)1)
 
-typedef void *(*ct_dlsym_fn)(void *, const char *);
-
-/* No pthread_once here: a sanitizer runtime calls dlsym before it is ready
- * to intercept anything, and finding the same function twice is harmless. */
-static _Atomic(ct_dlsym_fn) real_dlsym_fn;
 static void *driver_handle;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static _Atomic(void *) slots[CT_N_ENTRIES];
-
-CT_NO_TSAN void *ct_find_next_dlsym(void)
-{
-    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
-    ct_dlsym_fn found = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
-    for (size_t i = 0; i < sizeof versions / sizeof *versions && !found; i++)
-        found = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    atomic_store_explicit(&real_dlsym_fn, found, memory_order_release);
-    return (void *)found;
-}
-
-CT_NO_TSAN void *ct_real_dlsym(void *handle, const char *name)
-{
-    ct_dlsym_fn real = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
-    if (CT_UNLIKELY(!real))
-        real = (ct_dlsym_fn)ct_find_next_dlsym();
-    return real ? real(handle, name) : NULL;
-}
 
 static int driver_version_of(void *handle)
 {

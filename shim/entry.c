@@ -1,11 +1,6 @@
 /*
- * entry.c - every way a program reaches the driver without linking to it:
- * dlsym, and cuGetProcAddress (what the CUDA runtime uses for everything).
- *
- * dlsym: a lookup in libcuda of a name this library wraps gets the wrapper
- * instead, with the caller's handle kept.  RTLD_NEXT lookups jump straight
- * to the real dlsym (an assembly tail jump), so the caller stays the caller:
- * "next" is relative to whoever asked, not to cutaint.
+ * entry.c - the cuGetProcAddress wrappers (what the CUDA runtime fetches
+ * every entry point through; dlsym is in dlsym.c).
  *
  * cuGetProcAddress: the real one answers first, with the caller's version,
  * flags and status; the pointer it returns is identified in a table built
@@ -13,88 +8,14 @@
  * variant is handed back.  An unidentified pointer passes through.
  *
  * Invariants:
- * - dlsym makes no CUDA call and loads nothing; names that do not look like
- *   cu[A-Z]... cost one real dlsym and three compares.
- * - A thread-local flag stops re-entry (a hook that ends up in dlsym again
- *   gets the real answer).
+ * - The real cuGetProcAddress always answers first, with the caller's
+ *   version, flags and status; cutaint only swaps the pointer it returned.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "shim.h"
-
-/* ---- dlsym ------------------------------------------------------------------ */
-
-static __thread bool in_hook;
-
-static bool looks_like_driver_name(const char *name)
-{
-    return name && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z';
-}
-
-__attribute__((visibility("hidden"), used)) CT_NO_TSAN void *ct_dlsym_hook(void *handle, const char *name)
-{
-    void *sym = ct_real_dlsym(handle, name);
-    if (!sym || !looks_like_driver_name(name) || in_hook)
-        return sym;
-    in_hook = true;
-    ct_ensure_ready();
-    if (!ct_g.cfg.disable) {
-        int id = ct_entry_find(name);
-        if (id >= 0 && ct_in_driver(sym))
-            sym = ct_entries[id].wrapper;
-    }
-    in_hook = false;
-    return sym;
-}
-
-/* dlsym(handle, name): RTLD_NEXT ((void *)-1) tail-jumps to the real dlsym,
- * found on first use (a sanitizer runtime asks before any constructor ran);
- * everything else goes through ct_dlsym_hook. */
-#if defined(__x86_64__)
-__asm__(".text\n"
-        ".globl dlsym\n"
-        ".type dlsym, @function\n"
-        "dlsym:\n"
-        "    cmpq $-1, %rdi\n"
-        "    jne 1f\n"
-        "    pushq %rdi\n"
-        "    pushq %rsi\n"
-        "    subq $8, %rsp\n"
-        "    call ct_find_next_dlsym\n"
-        "    addq $8, %rsp\n"
-        "    popq %rsi\n"
-        "    popq %rdi\n"
-        "    testq %rax, %rax\n"
-        "    je 1f\n"
-        "    jmp *%rax\n"
-        "1:  jmp ct_dlsym_hook\n"
-        ".size dlsym, .-dlsym\n");
-#elif defined(__aarch64__)
-__asm__(".text\n"
-        ".globl dlsym\n"
-        ".type dlsym, %function\n"
-        "dlsym:\n"
-        "    cmn x0, #1\n"
-        "    b.ne 1f\n"
-        "    stp x29, x30, [sp, #-32]!\n"
-        "    stp x0, x1, [sp, #16]\n"
-        "    bl ct_find_next_dlsym\n"
-        "    mov x16, x0\n"
-        "    ldp x0, x1, [sp, #16]\n"
-        "    ldp x29, x30, [sp], #32\n"
-        "    cbz x16, 1f\n"
-        "    br x16\n"
-        "1:  b ct_dlsym_hook\n"
-        ".size dlsym, .-dlsym\n");
-#else
-/* Elsewhere RTLD_NEXT is answered relative to this library: documented. */
-CT_EXPORT void *dlsym(void *handle, const char *name)
-{
-    return ct_dlsym_hook(handle, name);
-}
-#endif
 
 /* ---- pointer -> entry ------------------------------------------------------- */
 
@@ -147,7 +68,7 @@ static void *swap_in_wrapper(const char *symbol, void *found, int cuda_version)
     int id = identify(found);
     if (id >= 0)
         return ct_entries[id].wrapper;
-    if (looks_like_driver_name(symbol) && ct_entry_find(symbol) >= 0 && !atomic_exchange(&unidentified_logged, true))
+    if (ct_looks_like_driver_name(symbol) && ct_entry_find(symbol) >= 0 && !atomic_exchange(&unidentified_logged, true))
         ct_log(CT_LOG_INFO, "cuGetProcAddress(%s) returned a function cutaint cannot identify; "
                "calls through it are not checked", symbol);
     return found;

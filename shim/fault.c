@@ -28,7 +28,7 @@ int ct_fault_status(void)
     return ct_g.cfg.exit_status ? ct_g.cfg.exit_status : CT_EXIT_GPU_FAULT;
 }
 
-static bool has_current_context(void)
+bool ct_has_current_context(void)
 {
     CUresult (*get_current)(CUcontext *) = (CUresult(*)(CUcontext *))ct_real_named("cuCtxGetCurrent");
     CUcontext ctx = NULL;
@@ -70,7 +70,7 @@ void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
     if (ct_latch_is_set(ct_g.latch) || atomic_load(&ct_g.exiting))
         return;
     CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))ct_real(CT_ID_cuStreamSynchronize);
-    if (!sync || !has_current_context()) {
+    if (!sync || !ct_has_current_context()) {
         ct_log(CT_LOG_DEBUG, "%s returned %s with no current context: no probe", api, ct_cu_error_name(error));
         return;
     }

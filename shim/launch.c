@@ -396,7 +396,9 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     decode();
     int error = 0;
     ct_failure_id root = ct_read_failure(ct_g.store, current.in, current.n_in, &error);
-    if (root)
+    /* With no current context the driver refuses the launch itself and runs
+     * nothing: that answer is the program's, not a skip. */
+    if (root && ct_has_current_context())
         return skip(call, root, error);
     ct_failure_desc provisional = describe_launch(call, CUDA_ERROR_UNKNOWN);
     call->provisional = ct_enter_write(ct_g.store, current.out, current.n_out, &provisional);

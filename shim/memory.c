@@ -149,13 +149,28 @@ static void poison(void *host_dst, uint64_t bytes, bool *poisoned)
     *poisoned = true;
 }
 
+/* A read running past the end of its allocation is the driver's to refuse:
+ * refusing it here would poison as many host bytes as a garbage size says. */
+static bool reads_fit(const ct_range *r, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t base = 0, size = 0;
+        if (ct_store_resolve(ct_g.store, r[i].addr, &base, &size) && r[i].len > base + size - r[i].addr)
+            return false;
+    }
+    return true;
+}
+
 /* Refuse the read of r when any byte carries a failure.  host_dst/bytes: the
  * destination to poison (NULL: none); check_host: ask the driver first. */
 static bool refuse_if_tainted(ct_call *call, const ct_range *r, unsigned n, void *host_dst,
                               uint64_t bytes, bool check_host)
 {
-    if (n == 0 || !ct_store_tainted(ct_g.store))
+    if (n == 0 || !ct_store_tainted(ct_g.store) || ct_ensure_written(ct_g.store, r, n, NULL) == 0)
         return false;
+    if (!reads_fit(r, n))
+        return false;
+    /* Refused: only now is it worth describing (a refusal is large). */
     ct_refusal *refusal = malloc(sizeof *refusal);
     if (!refusal) { /* cannot describe it, but must still refuse it */
         int error = 0;
@@ -195,7 +210,7 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
         return false;
     int error = 0;
     ct_failure_id root = ct_read_failure(ct_g.store, src, n_src, &error);
-    if (!root)
+    if (!root || !ct_has_current_context()) /* no context: the driver answers */
         return false;
     ct_range out[CT_CALL_RANGES];
     unsigned n_out = shape_ranges(dst, out);

@@ -7,7 +7,8 @@
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   launch.c    kernel launches: names, parameter layouts, bindings, skips
- *   entry.c     the dlsym override and the cuGetProcAddress wrappers
+ *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
+ *   entry.c     the cuGetProcAddress wrappers
  *   fault.c     probe, latch, exit status, health file
  *   events.c    log lines and report events
  *   init.c      configuration, start-up, fork and exit handling
@@ -39,8 +40,6 @@
 #define CT_EXPORT __attribute__((visibility("default")))
 #define CT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-/* For code a sanitizer runtime may reach before it is initialised (dlsym). */
-#define CT_NO_TSAN __attribute__((no_sanitize("thread")))
 
 /* ---- the table ------------------------------------------------------- */
 enum ct_entry_id {
@@ -76,7 +75,12 @@ void *ct_real_named(const char *name);
 void *ct_real_dlsym(void *handle, const char *name);
 /* Find (once) and return the real dlsym; safe before any constructor ran. */
 void *ct_find_next_dlsym(void);
-/* Is addr inside the loaded libcuda?  (dladdr, cached base) */
+/* cu[A-Z]...: the only names the dlsym hook looks at twice. */
+static inline bool ct_looks_like_driver_name(const char *name)
+{
+    return name && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z';
+}
+/* Is addr inside the loaded libcuda?  (dladdr) */
 bool ct_in_driver(const void *addr);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
@@ -183,6 +187,9 @@ static inline bool ct_context_simulated_lost(void)
     return atomic_load_explicit(&ct_g.simulated_loss, memory_order_relaxed);
 }
 void ct_on_exit(int status, void *unused);
+/* Is a context current on the calling thread?  (a driver call: only on the
+ * paths where something is already wrong) */
+bool ct_has_current_context(void);
 /* The status a process that lost its context exits with. */
 int ct_fault_status(void);
 /* The registries' locks, made safe again in a forked child. */

@@ -1050,7 +1050,8 @@ static void op_launch(checker *c, const op *o)
         }
         case K_COPY_PAIR: {
             float *ip = fview(c, *(CUdeviceptr *)(void *)params), *op_ = fview(c, *(CUdeviceptr *)(void *)(params + 8));
-            memmove(op_, ip, m * 4);
+            if (ip && op_)
+                memmove(op_, ip, m * 4);
             break;
         }
         case K_REDUCE: {
@@ -1138,7 +1139,8 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
 {
     static checker c;
     c.tid = -1;
-    c.strict_report = true;
+    bool nocheck = getenv("REL_NOCHECK") != NULL;
+    c.strict_report = !nocheck;
     c.f = calloc(MAX_FAIL + 1, sizeof *c.f);
     make_cfg(pseed, &c.cfg);
     const char *rep = getenv("CUTAINT_REPORT");
@@ -1165,6 +1167,10 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
         if (!run[i])
             continue;
         run_op(&c, &ops[i]);
+        if (c.failed && nocheck) { /* kill.sh: only the event stream matters */
+            c.failed = false;
+            continue;
+        }
         if (c.failed) {
             char d[160];
             describe_op(&ops[i], d, sizeof d);

@@ -1,0 +1,112 @@
+/*
+ * dlsym.c - the dlsym override, and the real dlsym behind it.
+ *
+ * A lookup in libcuda of a name this library wraps gets the wrapper instead,
+ * with the caller's handle kept.  RTLD_NEXT lookups jump straight to the
+ * real dlsym (an assembly tail jump), so the caller stays the caller: "next"
+ * is relative to whoever asked, not to cutaint (HAMi-core PR #315: LLVM
+ * OpenMP looped when the shim became the caller).
+ *
+ * This file is built without sanitizer instrumentation: a sanitizer runtime
+ * resolves its interceptors with dlsym(RTLD_NEXT, ...) before it can run any
+ * instrumented code.
+ *
+ * Invariants:
+ * - dlsym makes no CUDA call and loads nothing; names that do not look like
+ *   cu[A-Z]... cost one real dlsym and three compares.
+ * - The real dlsym is found without pthread_once or any constructor having
+ *   run; finding it twice is harmless.
+ * - A thread-local flag stops re-entry (a hook that ends up in dlsym again
+ *   gets the real answer).
+ */
+#include <dlfcn.h>
+
+#include "shim.h"
+
+typedef void *(*ct_dlsym_fn)(void *, const char *);
+
+static _Atomic(ct_dlsym_fn) real_dlsym_fn;
+
+void *ct_find_next_dlsym(void)
+{
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    ct_dlsym_fn found = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    for (size_t i = 0; i < sizeof versions / sizeof *versions && !found; i++)
+        found = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    atomic_store_explicit(&real_dlsym_fn, found, memory_order_release);
+    return (void *)found;
+}
+
+void *ct_real_dlsym(void *handle, const char *name)
+{
+    ct_dlsym_fn real = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    if (CT_UNLIKELY(!real))
+        real = (ct_dlsym_fn)ct_find_next_dlsym();
+    return real ? real(handle, name) : NULL;
+}
+
+static __thread bool in_hook;
+
+__attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, const char *name)
+{
+    void *sym = ct_real_dlsym(handle, name);
+    if (!sym || !ct_looks_like_driver_name(name) || in_hook)
+        return sym;
+    in_hook = true;
+    ct_ensure_ready();
+    if (!ct_g.cfg.disable) {
+        int id = ct_entry_find(name);
+        if (id >= 0 && ct_in_driver(sym))
+            sym = ct_entries[id].wrapper;
+    }
+    in_hook = false;
+    return sym;
+}
+
+/* dlsym(handle, name): RTLD_NEXT ((void *)-1) tail-jumps to the real dlsym,
+ * found on first use (a sanitizer runtime asks before any constructor ran);
+ * everything else goes through ct_dlsym_hook. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"
+        "    jne 1f\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call ct_find_next_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    je 1f\n"
+        "    jmp *%rax\n"
+        "1:  jmp ct_dlsym_hook\n"
+        ".size dlsym, .-dlsym\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, %function\n"
+        "dlsym:\n"
+        "    cmn x0, #1\n"
+        "    b.ne 1f\n"
+        "    stp x29, x30, [sp, #-32]!\n"
+        "    stp x0, x1, [sp, #16]\n"
+        "    bl ct_find_next_dlsym\n"
+        "    mov x16, x0\n"
+        "    ldp x0, x1, [sp, #16]\n"
+        "    ldp x29, x30, [sp], #32\n"
+        "    cbz x16, 1f\n"
+        "    br x16\n"
+        "1:  b ct_dlsym_hook\n"
+        ".size dlsym, .-dlsym\n");
+#else
+/* Elsewhere RTLD_NEXT is answered relative to this library: documented. */
+CT_EXPORT void *dlsym(void *handle, const char *name)
+{
+    return ct_dlsym_hook(handle, name);
+}
+#endif
+

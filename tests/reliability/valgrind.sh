@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/reliability/valgrind.sh BUILD_DIR - memcheck of integration clients
+# and of one model-check program under the shim: --leak-check=full
+# --error-exitcode=1.  "definite" and "indirect" leaks fail; memory the shim
+# or fakecuda keep for the life of the process ("still reachable") does not.
+# valgrind.supp suppresses known noise outside cutaint (none needed so far).
+set -euo pipefail
+build=${1:?usage: valgrind.sh BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind not installed; skipped"; exit 77; }
+tmp=$(mktemp -d /tmp/cutaint-vg.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+vg=(valgrind -q --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite,indirect
+    --show-leak-kinds=definite,indirect --error-exitcode=97 --suppressions="$here/valgrind.supp"
+    --trace-children=no)
+export LD_LIBRARY_PATH=$build/tools/fakecuda CUTAINT_LOG=off
+run() { # name, expected-status, command...
+    local name=$1 want=$2; shift 2
+    local st=0
+    LD_PRELOAD=$build/shim/libcutaint.so CUTAINT_REPORT=$tmp/$name.jsonl "${vg[@]}" --log-file="$tmp/$name.vg" "$@" \
+        >/dev/null 2>&1 || st=$?
+    if [ "$st" -eq 97 ] || [ -s "$tmp/$name.vg" ]; then
+        echo "valgrind.sh: $name: memcheck errors"; cat "$tmp/$name.vg"; exit 1
+    fi
+    if [ "$want" != any ] && [ "$st" -ne "$want" ]; then echo "valgrind.sh: $name: status $st, expected $want"; exit 1; fi
+    [ "$st" -lt 128 ] || { echo "valgrind.sh: $name: killed by a signal ($st)"; exit 1; }
+    echo "valgrind.sh: $name clean"
+}
+client=$build/tests/integration/client_linked
+for sc in happy failed_launch two_hops const_input interior struct extra refill null_args null_tainted threads; do
+    run "$sc" any "$client" "$sc"
+done
+# (client_runtime is left out: under valgrind fakecuda's cuInit answers
+#  CUDA_ERROR_OPERATING_SYSTEM on the runtime-style loading path, shim or not)
+run hostile_before_init 0 "$build/tests/reliability/hostile_client" before_init
+run hostile_no_context 0 "$build/tests/reliability/hostile_client" no_context
+REL_NOCHECK=1 run model 0 "$build/tests/reliability/rel_model" --child 12345 --ops 400
+echo "valgrind.sh: all clean"
