@@ -58,8 +58,11 @@ typedef struct recent_hit {
 } recent_hit;
 
 static atomic_uint_fast64_t generations;
-static _Thread_local recent_hit recent[RECENT_HITS];
-static _Thread_local unsigned recent_next;
+/* initial-exec: core lives in libcutaint.so, loaded at start by LD_PRELOAD,
+ * so its TLS is in the static block; the default (dynamic) model makes a
+ * __tls_get_addr call on every lookup. */
+static _Thread_local __attribute__((tls_model("initial-exec"))) recent_hit recent[RECENT_HITS];
+static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned recent_next;
 
 static void no_ref(void *owner, ct_failure_id id)
 {
@@ -113,12 +116,12 @@ static void node_put(ct_allocmap *map, ct_alloc *node)
 
 /* --- treap ------------------------------------------------------------- */
 
-static uint64_t priority(uint64_t base)
+/* A node's treap priority is the hash uthash already computed of its base
+ * (Jenkins, well mixed): stored in the node for free, never recomputed on
+ * the way down. */
+static uint32_t priority(const ct_alloc *node)
 {
-    uint64_t z = base + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return node->hh.hashv;
 }
 
 /* Nodes of t below key go to *lo, the rest to *hi. */
@@ -141,8 +144,8 @@ static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi)
 static ct_alloc *treap_insert(ct_alloc *t, ct_alloc *node)
 {
     ct_alloc **link = &t;
-    uint64_t prio = priority(node->base);
-    while (*link && priority((*link)->base) >= prio)
+    uint32_t prio = priority(node);
+    while (*link && priority(*link) >= prio)
         link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
     treap_split(*link, node->base, &node->left, &node->right);
     *link = node;
@@ -154,7 +157,7 @@ static ct_alloc *treap_merge(ct_alloc *a, ct_alloc *b)
 {
     ct_alloc *t = NULL, **link = &t;
     while (a && b) {
-        if (priority(a->base) >= priority(b->base)) {
+        if (priority(a) >= priority(b)) {
             *link = a;
             link = &a->right;
             a = a->right;
@@ -186,20 +189,6 @@ static ct_alloc *floor_node(ct_alloc *t, uint64_t addr)
             t = t->right;
         } else {
             t = t->left;
-        }
-    }
-    return best;
-}
-
-static ct_alloc *ceil_node(ct_alloc *t, uint64_t addr)
-{
-    ct_alloc *best = NULL;
-    while (t) {
-        if (t->base >= addr) {
-            best = t;
-            t = t->left;
-        } else {
-            t = t->right;
         }
     }
     return best;
@@ -261,10 +250,10 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
         return CT_ENOMEM;
     }
     for (ct_alloc *stale; (stale = ct_allocmap_overlap(map, base, base + size));)
-        forget(map, stale);
+        forget(map, stale); /* forget() invalidates the lookup caches */
+    /* A new node invalidates no cached hit: the ranges cached are unchanged. */
     map->root = treap_insert(map->root, node);
     map->count++;
-    new_generation(map);
     return CT_OK;
 }
 
@@ -304,11 +293,23 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
 
 ct_alloc *ct_allocmap_overlap(const ct_allocmap *map, uint64_t lo, uint64_t hi)
 {
-    ct_alloc *node = ct_allocmap_find(map, lo);
-    if (node || lo >= hi)
-        return node;
-    node = ceil_node(map->root, lo);
-    return node && node->base < hi ? node : NULL;
+    if (!map || lo >= hi)
+        return NULL;
+    /* One walk finds both neighbours of lo: the last node at or below it,
+     * which overlaps if it reaches lo, and the first above it. */
+    ct_alloc *below = NULL, *above = NULL;
+    for (ct_alloc *t = map->root; t;) {
+        if (t->base <= lo) {
+            below = t;
+            t = t->right;
+        } else {
+            above = t;
+            t = t->left;
+        }
+    }
+    if (below && lo - below->base < below->size)
+        return below;
+    return above && above->base < hi ? above : NULL;
 }
 
 uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }

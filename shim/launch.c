@@ -18,6 +18,11 @@
  *   signature means the launch touches no tracked memory (logged once).
  * - A skipped launch is not handed to the driver; its outputs take the root
  *   failure's id, never a new one.
+ * - A launch opens no provisional write scope, whether or not taint exists
+ *   elsewhere: its outputs are tainted when the driver reports the failure,
+ *   by the same rule whatever unrelated memory carries.  A successful launch
+ *   decoded while taint existed releases its outputs: it is their last
+ *   writer.  (Copies and memsets, whose extent is exact, do open one.)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -400,8 +405,6 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
      * nothing: that answer is the program's, not a skip. */
     if (root && ct_has_current_context())
         return skip(call, root, error);
-    ct_failure_desc provisional = describe_launch(call, CUDA_ERROR_UNKNOWN);
-    call->provisional = ct_enter_write(ct_g.store, current.out, current.n_out, &provisional);
     return true;
 }
 
@@ -409,7 +412,7 @@ void ct_after_launch(ct_call *call)
 {
     if (call->result == CUDA_SUCCESS) {
         if (current.decoded)
-            ct_settle_writes(call, current.out, current.n_out, NULL);
+            ct_written(ct_g.store, current.out, current.n_out);
         return;
     }
     if (!current.kernel)
