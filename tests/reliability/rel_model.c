@@ -1163,7 +1163,8 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     } else {
         memset(run, 1, nops);
     }
-    for (unsigned i = 0; i < nops; i++) {
+    int status = 0;
+    for (unsigned i = 0; i < nops && status == 0; i++) {
         if (!run[i])
             continue;
         run_op(&c, &ops[i]);
@@ -1176,12 +1177,16 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
             describe_op(&ops[i], d, sizeof d);
             printf("MISMATCH op %u (%s): %s\n", i, d, c.err);
             fflush(stdout);
-            return 1;
+            status = 1;
         }
     }
-    printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64 "\n",
-           c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures);
-    return 0;
+    if (status == 0)
+        printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64 "\n",
+               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures);
+    free(run);
+    free(ops);
+    free(c.f);
+    return status;
 }
 
 /* ---------------------------------------------------------- the parent -- */

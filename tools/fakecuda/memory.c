@@ -199,8 +199,13 @@ static void fc_mem_setup(void)
         total = FC_GIB;
     }
     size_t arena = 4 * total > FC_ARENA_MIN ? 4 * total : FC_ARENA_MIN;
-    if (!arena_reserve(&mem.main, arena, 0))
-        return;
+    /* A constrained address space (valgrind's, a ulimit -v) gets a smaller
+     * arena, down to the device size itself. */
+    while (!arena_reserve(&mem.main, arena, 0)) {
+        if (arena / 2 < total)
+            return;
+        arena /= 2;
+    }
 #ifdef MAP_32BIT
     arena_reserve(&mem.low, FC_LOW_ARENA, MAP_32BIT);
 #endif
