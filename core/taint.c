@@ -376,28 +376,23 @@ static void trace_path(ct_failure_info *info, uint64_t addr)
 
 typedef void (*span_fn)(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx);
 
-/* Calls fn for every allocation r touches, r clipped to it.  Returns false
- * when r starts outside every known allocation. */
+/* Calls fn for the allocation holding r's first byte, r clipped to it.
+ * One allocation only: the driver refuses a copy that runs past the end of
+ * its allocation, so bytes beyond it were never part of the work, and a
+ * neighbour's bytes must not take its failure (nor lose theirs to its
+ * success).  Returns false when r starts outside every known allocation. */
 static bool each_span(ct_store *s, const ct_range *r, span_fn fn, void *ctx)
 {
     if (r->len == 0)
         return true;
     ct_alloc *a = ct_allocmap_find(s->map, r->addr);
-    if (r->len == CT_TO_END) {
-        if (a)
-            fn(s, a, r->addr - ct_alloc_base(a), ct_alloc_size(a), ctx);
-        return a != NULL;
-    }
-    uint64_t hi = r->len > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->len;
-    for (ct_alloc *b = a ? a : ct_allocmap_overlap(s->map, r->addr, hi); b;) {
-        uint64_t base = ct_alloc_base(b), end = base + ct_alloc_size(b);
-        uint64_t lo = r->addr > base ? r->addr : base;
-        fn(s, b, lo - base, (hi < end ? hi : end) - base, ctx);
-        if (end >= hi)
-            break;
-        b = ct_allocmap_overlap(s->map, end, hi);
-    }
-    return a != NULL;
+    if (!a)
+        return false;
+    uint64_t base = ct_alloc_base(a), size = ct_alloc_size(a);
+    uint64_t off = r->addr - base;
+    uint64_t end = r->len == CT_TO_END || r->len > size - off ? size : off + r->len;
+    fn(s, a, off, end, ctx);
+    return true;
 }
 
 static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, void *ctx)

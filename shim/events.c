@@ -359,6 +359,7 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
     if (root->path_cut)
         ct_jsonl_bool(&j, "path_cut", true);
     ct_jsonl_bool(&j, "poisoned", poisoned);
+    ct_jsonl_uint(&j, "thread", ct_thread_id());
     emit(&j);
 }
 

@@ -41,10 +41,16 @@ void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
                "will not be checked", (unsigned long long)base);
 }
 
-void ct_after_free(ct_call *call, uint64_t base)
+/* Forgotten before the driver frees it: once the driver has, another thread
+ * may be handed the same address, and forgetting it afterwards would forget
+ * that thread's new allocation.  A free the driver refuses (a pointer it
+ * does not know) was not a live allocation to begin with. */
+bool ct_before_free(ct_call *call, uint64_t base)
 {
-    if (call->result == CUDA_SUCCESS && base != 0)
+    (void)call;
+    if (base != 0)
         ct_store_free_alloc(ct_g.store, base);
+    return true;
 }
 
 /* ---- write scopes ------------------------------------------------------ */

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +74,11 @@ static uint32_t rnd(uint64_t *s, uint32_t n) { return n ? (uint32_t)(splitmix(s)
 
 /* ------------------------------------------------------------ kernels -- */
 enum { K_FILL, K_SAXPY, K_GATHER, K_COPY_PAIR, K_REDUCE, K_SCALE, K_COUNT_FILL, K_EMPTY, K_N };
+
+/* What a "foreign" pointer points at: host memory, which no device
+ * allocation can overlap (a fixed number could land in fakecuda's arena,
+ * whose place moves with ASLR, and hit another thread's buffer). */
+static char foreign_bytes[4096];
 static const char *k_mangled[K_N] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "_Z6gatherPfPKfPKii", "_Z9copy_pair4Pair",
                                      "_Z6reducePKfPfi", "scale", "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_"};
 static const char *k_base[K_N] = {"fill", "saxpy", "gather", "copy_pair", "reduce", "scale", "count_fill", "empty"};
@@ -782,7 +788,12 @@ static CUdeviceptr ptr_in(checker *c, uint32_t rs, uint32_t ro, unsigned elems_m
     uint64_t units = s->size / 4;
     if (units < elems_min)
         return 0;
-    uint64_t o = (ro % 3 == 0) ? 0 : (ro >> 2) % (units - elems_min + 1);
+    /* Never one past the end: that address is the next allocation's first
+     * byte, and no one (cutaint included) can tell the two apart. */
+    uint64_t span = units - elems_min + (elems_min > 0);
+    if (span == 0)
+        return 0;
+    uint64_t o = (ro % 3 == 0) ? 0 : (ro >> 2) % span;
     *avail = units - o;
     return s->base + o * 4;
 }
@@ -915,8 +926,8 @@ static void op_launch(checker *c, const op *o)
             unsigned how = o->r[1 + i] % 6;
             if (how < 3)
                 p = ptr_in(c, o->r[5 + i], o->r[9], 0, &av1);
-            else if (how == 3)
-                p = 0x7f0000001000ULL + (o->r[5 + i] % 4096); /* foreign: no allocation */
+            else if (how == 3) /* foreign: a host address, never inside the device arena */
+                p = (CUdeviceptr)(uintptr_t)(foreign_bytes + o->r[5 + i] % sizeof foreign_bytes);
             PUT((size_t)(8 * i), p);
             if (p && how < 3)
                 bind[nb++] = (binding){p, true};
@@ -1395,7 +1406,7 @@ static void *thread_main(void *arg)
         if (c->failed) {
             char d[160];
             describe_op(&ops[i], d, sizeof d);
-            fprintf(stderr, "thread %d op %u (%s): %s\n", t->tid, i, d, c->err);
+            fprintf(stderr, "thread %d (tid %ld) op %u (%s): %s\n", t->tid, (long)syscall(SYS_gettid), i, d, c->err);
         }
     }
     free(buf);

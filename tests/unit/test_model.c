@@ -147,19 +147,18 @@ static void set_byte(size_t i, ct_failure_id id)
 
 static size_t arena(uint64_t addr) { return (size_t)(addr - ARENA_BASE); }
 
-/* The arena bytes r covers, [*lo, *hi); only owned ones count. */
+/* The arena bytes r covers, [*lo, *hi): within the allocation holding its
+ * first byte, nothing when that byte is in none (a copy the driver refuses
+ * never reaches a neighbour). */
 static void span_of(ct_range r, size_t *lo, size_t *hi)
 {
     size_t a = arena(r.addr);
     *lo = *hi = a;
-    if (r.len == CT_TO_END) {
-        if (m.owner[a] >= 0) {
-            const model_alloc *al = &m.allocs[m.owner[a]];
-            *hi = al->base + al->size;
-        }
+    if (m.owner[a] < 0)
         return;
-    }
-    *hi = r.len > ARENA - a ? ARENA : a + r.len;
+    const model_alloc *al = &m.allocs[m.owner[a]];
+    size_t end = al->base + al->size;
+    *hi = r.len == CT_TO_END || r.len > end - a ? end : a + r.len;
 }
 
 static void apply(ct_range r, ct_failure_id id)
