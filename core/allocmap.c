@@ -116,12 +116,15 @@ static void node_put(ct_allocmap *map, ct_alloc *node)
 
 /* --- treap ------------------------------------------------------------- */
 
-/* A node's treap priority is the hash uthash already computed of its base
- * (Jenkins, well mixed): stored in the node for free, never recomputed on
- * the way down. */
-static uint32_t priority(const ct_alloc *node)
+/* A node's treap priority: a hash of its base, recomputed on the way down
+ * rather than stored (the node is full), from the same cache line as the
+ * links the walk reads anyway. */
+static uint64_t priority(const ct_alloc *node)
 {
-    return node->hh.hashv;
+    uint64_t z = node->base + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
 }
 
 /* Nodes of t below key go to *lo, the rest to *hi. */
@@ -144,7 +147,7 @@ static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi)
 static ct_alloc *treap_insert(ct_alloc *t, ct_alloc *node)
 {
     ct_alloc **link = &t;
-    uint32_t prio = priority(node);
+    uint64_t prio = priority(node);
     while (*link && priority(*link) >= prio)
         link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
     treap_split(*link, node->base, &node->left, &node->right);
