@@ -360,13 +360,9 @@ static ct_failure_desc describe_launch(const ct_call *call, CUresult error)
 static bool skip(ct_call *call, ct_failure_id root, int error)
 {
     ct_skip_desc s = {
-        .api = ct_entries[call->id].name,
         .kernel = current.kernel ? current.kernel->pretty : NULL,
         .launch_seq = current.seq,
         .needed = current.in[0].addr,
-        .produced = current.n_out,
-        .thread = ct_thread_id(),
-        .time_ns = ct_now_ns(),
     };
     for (unsigned i = 0; i < current.n_in; i++) {
         if (ct_read_failure(ct_g.store, &current.in[i], 1, NULL) == root) {
@@ -374,11 +370,7 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
             break;
         }
     }
-    ct_propagate(ct_g.store, root, &s, current.out, current.n_out);
-    atomic_fetch_add(&ct_g.skips, 1);
-    ct_event_skip(root, &s);
-    call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
-    call->answered = true;
+    ct_settle_skip(call, root, error, &s, current.out, current.n_out);
     return false;
 }
 

@@ -210,11 +210,26 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 
 /* ---- device copies ------------------------------------------------------ */
 
+void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip,
+                    const ct_range *w, unsigned n)
+{
+    skip->api = ct_entries[call->id].name;
+    skip->produced = n;
+    skip->thread = ct_thread_id();
+    skip->time_ns = ct_now_ns();
+    ct_propagate(ct_g.store, root, skip, w, n);
+    atomic_fetch_add(&ct_g.skips, 1);
+    ct_event_skip(root, skip);
+    call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
+    call->answered = true;
+}
+
 /* A copy whose source carries a failure is skipped: its destination takes
- * the same failure, and the skip is recorded on it. */
+ * the same failure.  Not when the destination is memory cutaint does not
+ * track (or NULL): it could not carry the failure, so the driver answers. */
 static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_shape *dst)
 {
-    if (n_src == 0 || !ct_store_tainted(ct_g.store))
+    if (n_src == 0 || !ct_store_tainted(ct_g.store) || !ct_store_resolve(ct_g.store, dst->addr, NULL, NULL))
         return false;
     int error = 0;
     ct_failure_id root = ct_read_failure(ct_g.store, src, n_src, &error);
@@ -222,18 +237,8 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
         return false;
     ct_range out[CT_CALL_RANGES];
     unsigned n_out = shape_ranges(dst, out);
-    ct_skip_desc skip = {
-        .api = ct_entries[call->id].name,
-        .needed = src[0].addr,
-        .produced = n_out,
-        .thread = ct_thread_id(),
-        .time_ns = ct_now_ns(),
-    };
-    ct_propagate(ct_g.store, root, &skip, out, n_out);
-    atomic_fetch_add(&ct_g.skips, 1);
-    ct_event_skip(root, &skip);
-    call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
-    call->answered = true;
+    ct_skip_desc skip = {.needed = src[0].addr};
+    ct_settle_skip(call, root, error, &skip, out, n_out);
     return true;
 }
 
@@ -241,10 +246,7 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
 {
     ct_range r = {src, bytes};
     ct_shape d = linear(dst, bytes);
-    /* A destination cutaint does not track (or NULL) could not carry the
-     * failure if the copy were skipped: let the driver answer it. */
-    bool skippable = ct_store_tainted(ct_g.store) && ct_store_resolve(ct_g.store, dst, NULL, NULL);
-    if (skippable && skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
+    if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
         return false;
     return begin_write(call, &d);
 }
@@ -254,7 +256,7 @@ bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
     ct_range src[CT_CALL_RANGES];
     unsigned n_src = shape_ranges(&shape.src, src);
     if (shape.dst.device) {
-        if (ct_store_resolve(ct_g.store, shape.dst.addr, NULL, NULL) && skip_if_tainted(call, src, n_src, &shape.dst))
+        if (skip_if_tainted(call, src, n_src, &shape.dst))
             return false;
         return begin_write(call, &shape.dst);
     }

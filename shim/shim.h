@@ -38,7 +38,6 @@
 #include "taint.h"
 
 #define CT_EXPORT __attribute__((visibility("default")))
-#define CT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- the table ------------------------------------------------------- */
@@ -134,6 +133,12 @@ void ct_after_plain(ct_call *call);
  * failure taints it with the real failure (reported on first occurrence).
  * Returns the failure id (0 on success). */
 ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed);
+/* Work skipped because an input carries `root`: w takes the same failure,
+ * the skip is recorded and reported, and the call answered as
+ * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
+ * filled here. */
+void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip,
+                    const ct_range *w, unsigned n);
 /* A failure description of this call with the caller's thread and time. */
 ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "fuzz_text.h"
 
 static const char *vars[] = {"CUTAINT_LOG", "CUTAINT_LOG_FILE", "CUTAINT_REPORT", "CUTAINT_POISON",
                              "CUTAINT_ON_SKIP", "CUTAINT_ON_CONTEXT_LOSS", "CUTAINT_EXIT_STATUS",
@@ -33,9 +34,7 @@ static void diag(const char *msg, void *ctx)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_text(data, size);
     env e = {{0}};
     char *p = text;
     for (size_t i = 0; i < NVARS && p; i++) {

@@ -4,12 +4,11 @@
 #include <string.h>
 
 #include "config.h"
+#include "fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_text(data, size);
     static ct_inject_rules rules;
     char err[CT_DIAG_MAX];
     if (ct_inject_parse(text, &rules, err, sizeof err) == 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "signature.h"
+#include "fuzz_text.h"
 
 static void check(const ct_signature *s)
 {
@@ -20,9 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096) /* libiberty's own recursion is not what is tested */
         return 0;
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_text(data, size);
     static ct_signature sig;
     if (ct_signature_from_demangled(text, &sig) == 0)
         check(&sig);
