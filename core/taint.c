@@ -190,13 +190,19 @@ static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional,
 
 static void unref_record(ct_store *s, failure *f);
 
+/* A scope pins one displaced failure: the lowest id among those whose last
+ * bytes it overwrote, whatever order the claim edits released them in, so
+ * that which one stays foldable does not depend on how claims are laid out. */
 static bool pin_to_scope(ct_store *s, failure *f)
 {
     failure *p = s->pinner;
-    if (!p || p->pinned || f->provisional || f == &s->oom)
+    if (!p || f->provisional || f == &s->oom || (p->pinned && p->pinned->id < f->id))
         return false;
+    failure *unpinned = p->pinned;
     p->pinned = f;
     f->refs = 1;
+    if (unpinned)
+        unref_record(s, unpinned); /* its pin was its last reference */
     return true;
 }
 

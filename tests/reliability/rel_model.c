@@ -301,8 +301,8 @@ typedef struct wrange {
     uint64_t off, len;
 } wrange;
 
-/* The failure a scope pins: among failures wholly inside w, the first whose
- * last byte the sweep reaches (core/taint.c pin_to_scope). */
+/* The failure a scope pins: the lowest id among failures whose last bytes
+ * w overwrites (core/taint.c pin_to_scope). */
 static unsigned pinned_by_scope(checker *c, const wrange *w, unsigned n)
 {
     if (c->tid >= 0)
@@ -320,31 +320,52 @@ static unsigned pinned_by_scope(checker *c, const wrange *w, unsigned n)
         seen[i] = c->s[i].live ? calloc(c->s[i].size, 1) : NULL;
     }
     unsigned pinned = 0;
-    for (unsigned k = 0; k < n && !pinned; k++) {
+    for (unsigned k = 0; k < n; k++) {
         slot *s = &c->s[w[k].slot];
         for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++) {
             if (seen[w[k].slot][b])
                 continue;
             seen[w[k].slot][b] = 1;
             uint32_t id = s->taint[b];
-            if (id && id <= MAX_FAIL && --remaining[id] == 0) {
+            if (id && id <= MAX_FAIL && --remaining[id] == 0 && (!pinned || id < pinned))
                 pinned = id;
-                break;
-            }
         }
     }
     return pinned;
 }
 
-/* Mint or fold a failure (api, kernel, error) as core/taint.c does:
- * folds into a live failure of the same kind (or the one the scope pins). */
-static unsigned mint(checker *c, const char *api, const char *kernel, int error, unsigned pinned)
+static bool in_ranges(const wrange *w, unsigned n, int slot, uint64_t b)
+{
+    for (unsigned k = 0; k < n; k++)
+        if (w[k].slot == slot && b >= w[k].off && b - w[k].off < w[k].len)
+            return true;
+    return false;
+}
+
+/* Does any byte outside the scope w carry id?  (A write scope displaces
+ * whatever its own bytes carried when it opened.) */
+static bool live_outside(checker *c, unsigned id, const wrange *w, unsigned n)
+{
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live)
+            for (uint64_t b = 0; b < c->s[i].size; b++)
+                if (c->s[i].taint[b] == id && !in_ranges(w, n, i, b))
+                    return true;
+    return false;
+}
+
+/* Mint or fold a failure (api, kernel, error) as core/taint.c does: folds
+ * into a live failure of the same kind.  A write scope (w, n) displaced its
+ * own bytes' failures when it opened and keeps only the one it pins; a
+ * launch (n == 0) opens none. */
+static unsigned mint(checker *c, const char *api, const char *kernel, int error, unsigned pinned,
+                     const wrange *w, unsigned n)
 {
     if (c->tid < 0) {
         for (unsigned id = 1; id <= c->n_fail; id++) {
             mfail *f = &c->f[id];
             if (f->error == error && strcmp(f->api, api) == 0 && strcmp(f->kernel, kernel ? kernel : "") == 0 &&
-                (id == pinned || fail_live(c, id)))
+                (id == pinned || (n ? live_outside(c, id, w, n) : fail_live(c, id))))
                 return id;
         }
     }
@@ -626,7 +647,7 @@ static void host_write_settle(checker *c, const char *api, const char *family, c
     expect_rc(c, api, got, want);
     slot *s = &c->s[w.slot];
     if (want) {
-        unsigned id = mint(c, api, NULL, want, pinned);
+        unsigned id = mint(c, api, NULL, want, pinned, &w, 1);
         set_taint(c, &w, 1, id);
     } else {
         memcpy(s->data + w.off, bytes, w.len);
@@ -725,7 +746,7 @@ static void op_dtod(checker *c, const op *o)
             want = fc_fault_fire(&c->cfg, false, api);
         expect_rc(c, api, r, want);
         if (want) {
-            set_taint(c, &dr, 1, mint(c, api, NULL, want, pinned));
+            set_taint(c, &dr, 1, mint(c, api, NULL, want, pinned, &dr, 1));
         } else {
             memmove(dst->data + dof, src->data + so, len);
             set_taint(c, &dr, 1, 0);
@@ -985,14 +1006,6 @@ static void op_launch(checker *c, const op *o)
         }
     }
     const char *api = how == 7 ? "cuLaunchKernelEx" : "cuLaunchKernel";
-    bool store_tainted = false;
-    for (int i = 0; i < MAX_SLOTS && !store_tainted; i++)
-        if (c->s[i].live)
-            for (uint64_t b = 0; b < c->s[i].size; b++)
-                if (c->s[i].taint[b]) {
-                    store_tainted = true;
-                    break;
-                }
     int injected = c->tid < 0 ? ct_inject_fire(&c->cfg, true, k_mangled[k], k_base[k]) : 0;
     unsigned root = injected ? 0 : oldest(c, in, nin);
     int driver = 0;
@@ -1002,7 +1015,6 @@ static void op_launch(checker *c, const op *o)
         else if (c->tid < 0)
             driver = fc_fault_fire(&c->cfg, true, k_mangled[k]);
     }
-    unsigned pinned = (!injected && !root && store_tainted) ? pinned_by_scope(c, out, nout) : 0;
 
     CUresult r;
     CUfunction f = c->fn[k];
@@ -1019,7 +1031,7 @@ static void op_launch(checker *c, const op *o)
     if (injected || driver) {
         int e = injected ? injected : driver;
         expect_rc(c, api, r, e);
-        set_taint(c, out, nout, mint(c, api, k_base[k], e, pinned));
+        set_taint(c, out, nout, mint(c, api, k_base[k], e, 0, NULL, 0));
     } else if (root) {
         expect_rc(c, api, r, 0);
         set_taint(c, out, nout, root);
