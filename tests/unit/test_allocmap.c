@@ -242,3 +242,65 @@ Test(allocmap, holds_100000_allocations_within_128_bytes_each)
         cr_assert_leq(measured, (size_t)BYTES_PER_ALLOC_BUDGET * MANY);
     free(spans);
 }
+
+/* ---- shape under the address patterns drivers produce ------------------- */
+
+/* A treap of 100,000 random priorities is about 45 deep; a hash whose
+ * priorities followed key order would make it 100,000 deep. */
+#define HEIGHT_BOUND 90
+/* uthash doubles its buckets when a chain reaches 20 (heap.h); a hash that
+ * maps a pattern onto few buckets makes chains far longer. */
+#define CHAIN_BOUND 40
+
+static void check_shape(const char *pattern)
+{
+    ct_allocmap_shape shape = ct_allocmap_shape_of(map);
+    cr_log_info("allocmap %s: %zu allocations, height %zu, %zu buckets, longest chain %zu", pattern,
+                ct_allocmap_count(map), shape.height, shape.buckets, shape.longest_chain);
+    cr_assert_leq(shape.height, HEIGHT_BOUND, "%s: tree height %zu", pattern, shape.height);
+    cr_assert_leq(shape.longest_chain, CHAIN_BOUND, "%s: hash chain of %zu", pattern, shape.longest_chain);
+}
+
+static void insert_strided(uint64_t start, uint64_t stride, uint64_t size)
+{
+    for (uint64_t i = 0; i < MANY; i++)
+        cr_assert_eq(ct_allocmap_insert(map, start + i * stride, size), CT_OK);
+}
+
+Test(allocmap, small_allocations_packed_in_pages_stay_balanced)
+{
+    insert_strided(0x7f0000000000ULL, 512, 256);
+    check_shape("packed 512 B");
+}
+
+Test(allocmap, page_aligned_allocations_stay_balanced)
+{
+    insert_strided(0x7f0000000000ULL, 2u << 20, 2u << 20);
+    check_shape("2 MiB pages");
+}
+
+Test(allocmap, widely_strided_allocations_stay_balanced)
+{
+    insert_strided(0x100000000ULL, 1ULL << 30, 4096);
+    check_shape("1 GiB stride");
+}
+
+Test(allocmap, randomly_placed_allocations_stay_balanced)
+{
+    for (int i = 0; i < MANY; i++) {
+        uint64_t slot = ((uint64_t)rnd() << 20 | (uint64_t)rnd()) % (1ULL << 35);
+        cr_assert_eq(ct_allocmap_insert(map, (1ULL << 40) + slot * 4096, 1024), CT_OK);
+    }
+    check_shape("random");
+}
+
+Test(allocmap, churn_at_the_top_of_the_heap_stays_balanced)
+{
+    insert_strided(0x7f0000000000ULL, 512, 256);
+    uint64_t top = 0x7f0000000000ULL + (uint64_t)MANY * 512;
+    for (uint64_t i = 0; i < MANY; i++) {
+        cr_assert_eq(ct_allocmap_insert(map, top + i * 1024, 1024), CT_OK);
+        cr_assert_eq(ct_allocmap_remove(map, top + i * 1024), CT_OK);
+    }
+    check_shape("churn");
+}
