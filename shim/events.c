@@ -201,7 +201,8 @@ static void backtrace_field(ct_jsonl *j)
 }
 
 /* The compute-sanitizer line that replays launch `seq` (launches are counted
- * in the order cutaint saw them: exact for single-threaded programs). */
+ * in the order cutaint saw them: exact unless threads launch concurrently;
+ * see launch.c). */
 static void repro_field(ct_jsonl *j, uint64_t seq)
 {
     char line[4096];

@@ -23,6 +23,15 @@
  *   by the same rule whatever unrelated memory carries.  A successful launch
  *   decoded while taint existed releases its outputs: it is their last
  *   writer.  (Copies and memsets, whose extent is exact, do open one.)
+ * - Launch numbers are unique and increase along each thread.  They are
+ *   handed out one at a time, so they are exactly the order cutaint saw
+ *   launches in, while threads do not launch at the same time (one
+ *   launching thread, or threads taking turns, as PyTorch's main and
+ *   autograd threads do).  Threads launching at once would fight over the
+ *   counter's cache line on every launch, and their order is not
+ *   reproducible anyway: a thread that finds another's numbers between
+ *   INTERLEAVED_TO_BLOCK of its launches in a row takes its next
+ *   NUMBER_BLOCK numbers at once, then probes one at a time again.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,6 +44,8 @@
 #define CT_MAX_BINDINGS 256
 #define CT_MAX_EXTRA_PAIRS 16
 #define CT_KERNEL_CACHE 8
+#define INTERLEAVED_TO_BLOCK 8
+#define NUMBER_BLOCK 256
 
 typedef struct ct_param {
     uint32_t offset, size;
@@ -61,6 +72,13 @@ static __thread struct {
     uint64_t handle;
     ct_kernel *kernel;
 } kernel_cache[CT_KERNEL_CACHE];
+
+/* Alone on its cache line: every launch may write it. */
+static _Alignas(64) atomic_uint_fast64_t launches_numbered;
+static CT_HOT_TLS struct {
+    uint64_t last, block_end;
+    unsigned interleaved;  /* launches in a row that found a gap before them */
+} numbering;
 
 /* What the launch in flight on this thread needs between before and after. */
 static __thread struct {
@@ -374,10 +392,22 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
     return false;
 }
 
+static uint64_t next_launch_number(void)
+{
+    if (numbering.last < numbering.block_end)
+        return ++numbering.last;
+    uint64_t take = numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
+    uint64_t n = atomic_fetch_add_explicit(&launches_numbered, take, memory_order_relaxed) + 1;
+    numbering.interleaved = take > 1 || n == numbering.last + 1 ? 0 : numbering.interleaved + 1;
+    numbering.last = n;
+    numbering.block_end = n + take - 1;
+    return n;
+}
+
 bool ct_before_launch(ct_call *call, const ct_launch *launch)
 {
     current.launch = *launch;
-    current.seq = atomic_fetch_add_explicit(&ct_g.launches, 1, memory_order_relaxed) + 1;
+    current.seq = next_launch_number();
     current.decoded = false;
     current.kernel = NULL;
     bool tainted = ct_store_tainted(ct_g.store);

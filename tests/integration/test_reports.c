@@ -113,6 +113,25 @@ Test(reports, failed_launch)
     h_free(&r);
 }
 
+/* Threads that take turns launching (as a program's main and worker threads
+ * do) keep exact process-wide launch numbers, so the repro line is exact. */
+Test(reports, launches_from_threads_taking_turns_are_numbered_exactly)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"turns"}}, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "turns: errors=0"), "stdout:\n%s", r.out);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int at = h_find(&rep, "failure", 0);
+    cr_assert(at >= 0, "a failure event: %s", h_events(&rep));
+    const char *f = rep.line[at];
+    cr_expect_eq(int_of(f, "launch"), 201, "failure: %s", f);
+    cr_expect(strstr(h_str(f, "repro"), "--launch-skip 200 ") != NULL, "repro: %s", h_str(f, "repro"));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
 Test(reports, two_hops_path)
 {
     h_result r;

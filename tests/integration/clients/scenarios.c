@@ -540,6 +540,57 @@ static int sc_threads(int argc, char **argv)
     return 0;
 }
 
+/* Two threads launch in turns of TURN_LAUNCHES (A, B, A, B, A), as a
+ * program's main and worker threads do, then the main thread's launch
+ * fails: cutaint must number it TURNS * TURN_LAUNCHES + 1. */
+#define TURNS 5
+#define TURN_LAUNCHES 40
+
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_changed = PTHREAD_COND_INITIALIZER;
+static int turn;
+
+struct taker {
+    int first_turn, errors;
+    CUdeviceptr buf;
+    pthread_t tid;
+};
+
+static void *take_turns(void *arg)
+{
+    struct taker *t = arg;
+    CU(cuCtxSetCurrent)(ctx);
+    for (int mine = t->first_turn; mine < TURNS; mine += 2) {
+        pthread_mutex_lock(&turn_lock);
+        while (turn != mine)
+            pthread_cond_wait(&turn_changed, &turn_lock);
+        pthread_mutex_unlock(&turn_lock);
+        for (int i = 0; i < TURN_LAUNCHES; i++)
+            if (fill(t->buf, N, (float)i, OK_BLOCK) != CUDA_SUCCESS)
+                t->errors++;
+        pthread_mutex_lock(&turn_lock);
+        turn++;
+        pthread_cond_broadcast(&turn_changed);
+        pthread_mutex_unlock(&turn_lock);
+    }
+    return NULL;
+}
+
+static int sc_turns(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct taker t[2] = {{.first_turn = 0, .buf = alloc(BYTES)}, {.first_turn = 1, .buf = alloc(BYTES)}};
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i].tid, NULL, take_turns, &t[i]) != 0)
+            exit(4);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i].tid, NULL);
+    printf("turns: errors=%d\n", t[0].errors + t[1].errors);
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(x, N, 7.0f, BAD_BLOCK));
+    return 0;
+}
+
 /* fork after initialising: parent and child each read, fail a launch, read
  * the failed buffer, and recover with a host write.  argv[0] == "busy": a
  * second thread keeps launching and reading (through a tainted neighbour)
@@ -678,6 +729,7 @@ static const struct scenario {
     {"null_args", sc_null_args},
     {"null_tainted", sc_null_tainted},
     {"threads", sc_threads},
+    {"turns", sc_turns},
     {"fork", sc_fork},
     {"inject_seq", sc_inject_seq},
     {"spin", sc_spin},
