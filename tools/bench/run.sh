@@ -21,8 +21,13 @@
 # - bytes of cutaint memory per live allocation: mallinfo2() heap growth
 #   (in-use arena bytes + mmapped blocks) while 100000 allocations are made,
 #   with minus without the shim, divided by 100000.
+# - cutaint's own scaling over threads: launch, DtoH, HtoD and alloc+free at
+#   1 and 8 threads on the stub driver, which shares nothing between threads
+#   (fakecuda's locks make its own time per call grow several-fold at 8
+#   threads, which hides what cutaint adds).
 # The last line is key=value, at 100000 live allocations, interior pointers,
-# 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere).
+# 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere; *_stub:
+# on the stub driver, launch8_stub_scaling = added at 8 threads / at 1).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -44,7 +49,7 @@ while [ $# -gt 0 ]; do
         --reps) reps=$2; shift ;;
         --scale) scale=$2; shift ;;
         --no-callgrind) callgrind=0 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -66,14 +71,45 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CUTAINT_LOG=off
 
-# run_bench SHIM(0|1) ARGS...: one bench process on fakecuda, tagged lines to stdout.
+# run_bench SHIM(0|1) ARGS...: one bench process on fakecuda (or on the
+# driver in $driver_dir), tagged lines to stdout.
 run_bench() {
     local with=$1
     shift
     local preload=""
     [ "$with" = 1 ] && preload=$shim
-    LD_LIBRARY_PATH=$fakecuda_dir LD_PRELOAD=$preload "$bench" "$@" 2>>"$work/stderr" |
+    LD_LIBRARY_PATH=${driver_dir:-$fakecuda_dir} LD_PRELOAD=$preload "$bench" "$@" 2>>"$work/stderr" |
         sed "s/^/shim=$with /"
+}
+
+# medians FILE: "op live threads taint without with added ratio" per case,
+# each the median over rounds, sorted for the table.
+medians() {
+    awk '
+        $2 ~ /^op=/ {
+            for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+            key = f["op"] " " f["live"] " " f["threads"] " " f["taint"]
+            n = ++cnt[key, f["shim"]]; v[key, f["shim"], n] = f["ns"]; keys[key] = 1
+        }
+        function median(key, s,    n, i, j, t, a) {
+            n = cnt[key, s]
+            for (i = 1; i <= n; i++) a[i] = v[key, s, i] + 0
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        END {
+            for (key in keys) {
+                w0 = median(key, 0); w1 = median(key, 1)
+                printf "%s %.1f %.1f %.1f %.2f\n", key, w0, w1, w1 - w0, (w0 > 0 ? w1 / w0 : 0)
+            }
+        }' "$1" | sort -k4,4n -k3,3n -k1,1 -k2,2n
+}
+
+print_table() { # TABLE
+    printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' op live thr taint "without ns" "with ns" "added ns" ratio
+    while read -r op live thr taint w0 w1 added ratio; do
+        printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' "$op" "$live" "$thr" "$taint" "$w0" "$w1" "$added" "$ratio"
+    done <"$1"
 }
 
 echo "cutaint bench: $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -99,34 +135,34 @@ if grep -q 'shim=1 taint refused_read=0' "$work/times"; then
     echo "warning: the tainting launch left no taint under cutaint; the taint regime is not measured" >&2
 fi
 
-# Median over rounds per (shim, op, live, threads, taint).
-awk '
-    $2 ~ /^op=/ {
-        for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-        key = f["op"] " " f["live"] " " f["threads"] " " f["taint"]
-        n = ++cnt[key, f["shim"]]; v[key, f["shim"], n] = f["ns"]; keys[key] = 1
-    }
-    function median(key, s,    n, i, j, t, a) {
-        n = cnt[key, s]
-        for (i = 1; i <= n; i++) a[i] = v[key, s, i] + 0
-        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    END {
-        for (key in keys) {
-            w0 = median(key, 0); w1 = median(key, 1)
-            printf "%s %.1f %.1f %.1f %.2f\n", key, w0, w1, w1 - w0, (w0 > 0 ? w1 / w0 : 0)
-        }
-    }' "$work/times" | sort -k4,4n -k3,3n -k1,1 -k2,2n >"$work/table"
-
+medians "$work/times" >"$work/table"
 echo
-printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' op live thr taint "without ns" "with ns" "added ns" ratio
-while read -r op live thr taint w0 w1 added ratio; do
-    printf '%-16s %7s %4s %5s %12s %12s %10s %7s\n' "$op" "$live" "$thr" "$taint" "$w0" "$w1" "$added" "$ratio"
-done <"$work/table"
+print_table "$work/table"
 
-added() { # op live threads taint
-    awk -v k="$1 $2 $3 $4" '($1" "$2" "$3" "$4) == k { print $7 }' "$work/table"
+added() { # op live threads taint [TABLE]
+    awk -v k="$1 $2 $3 $4" '($1" "$2" "$3" "$4) == k { print $7 }' "${5:-$work/table}"
+}
+
+# ---- cutaint's own scaling over threads (stub driver) ----
+# fakecuda serialises launches and copies on its own locks, so with 8 threads
+# its time per call grows several-fold and swamps what cutaint adds.  The
+# stub shares nothing between threads: any growth here is cutaint's.
+for round in $(seq 1 "$rounds"); do
+    for threads in 1 8; do
+        if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+        for with in $order; do
+            driver_dir=$stub_dir run_bench "$with" --ops launch_interior,dtoh,htod,alloc_free --live 100000 \
+                --threads "$threads" --reps "$reps" --iters-scale "$scale" >>"$work/stub_times"
+        done
+    done
+done
+medians "$work/stub_times" >"$work/stub_table"
+echo
+echo "cutaint's own cost over threads (stub driver: no driver work, nothing shared):"
+print_table "$work/stub_table"
+stub_scaling() { # op -> added at 8 threads / added at 1 thread
+    awk -v a="$(added "$1" 100000 1 0 "$work/stub_table")" -v b="$(added "$1" 100000 8 0 "$work/stub_table")" \
+        'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
 }
 
 # ---- instructions per call (callgrind, stub driver) ----
@@ -202,4 +238,6 @@ echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins
      "alloc_free_added_ns=$(added alloc_free $big 1 0) bytes_per_alloc=$bytes_per_alloc" \
      "launch8_added_ns=$(added launch_interior $big 8 0)" \
      "launch_taint_added_ns=$(added launch_interior $big 1 1) launch_taint_added_instr=${ins[launch_interior.1]:-na}" \
-     "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)"
+     "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)" \
+     "launch_stub_added_ns=$(added launch_interior $big 1 0 "$work/stub_table")" \
+     "launch8_stub_added_ns=$(added launch_interior $big 8 0 "$work/stub_table") launch8_stub_scaling=$(stub_scaling launch_interior)"

@@ -9,10 +9,12 @@
  * answers the calls cutaint makes of its own (cuFuncGetParamInfo,
  * cuFuncGetName, cuCtxGetCurrent), as fakecuda would.  Only the difference
  * with and without cutaint is reported, so the stub's own cost cancels.
- * Single context, single device; not thread-safe beyond what the bench needs
- * (callgrind runs it on one thread).
+ * Single context, single device.  Thread-safe, and nothing shared is
+ * written per call, so run.sh also uses it to show how cutaint's own cost
+ * scales over threads, which fakecuda's locks would hide.
  */
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,8 +30,8 @@ static const stub_kernel kernels[] = {
     {"_Z5emptyPvS_S_S_", 4, {0, 8, 16, 24}, {8, 8, 8, 8}},
     {"_Z4fillPfif", 3, {0, 8, 12}, {8, 4, 4}},
 };
-static uint64_t next_address = 0x700000000000ULL;
-static CUcontext current;
+static atomic_uint_fast64_t next_address = 0x700000000000ULL;
+static _Thread_local CUcontext current;
 static char the_context, the_module;
 
 EXPORT CUresult cuInit(unsigned flags) { (void)flags; return CUDA_SUCCESS; }
@@ -75,8 +77,7 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_
 }
 EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes)
 {
-    *p = next_address;
-    next_address += (bytes + 255) / 256 * 256;
+    *p = atomic_fetch_add(&next_address, (bytes + 255) / 256 * 256);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
