@@ -306,7 +306,8 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
         return NULL;
     for (unsigned i = 0; i < RECENT_HITS; i++) {
         const recent_hit *h = &recent[i];
-        if (h->map_id == map->id && h->generation == map->generation && addr - h->base < h->size)
+        /* The range first: it is what tells most entries apart. */
+        if (addr - h->base < h->size && h->generation == map->generation && h->map_id == map->id)
             return h->node;
     }
     ct_alloc *node = floor_node(map->root, addr);

@@ -68,7 +68,7 @@ typedef struct ct_kernel {
 static ct_kernel *kernels;
 static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __thread struct {
+static CT_HOT_TLS struct {
     uint64_t handle;
     ct_kernel *kernel;
 } kernel_cache[CT_KERNEL_CACHE];
@@ -81,7 +81,7 @@ static CT_HOT_TLS struct {
 } numbering;
 
 /* What the launch in flight on this thread needs between before and after. */
-static __thread struct {
+static CT_HOT_TLS struct {
     ct_launch launch;
     ct_kernel *kernel;
     uint64_t seq;

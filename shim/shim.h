@@ -39,11 +39,12 @@
 
 #define CT_EXPORT __attribute__((visibility("default")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-/* For small thread-locals read on every call.  libcutaint.so is loaded at
- * start (LD_PRELOAD), so its TLS sits in the static block, and initial-exec
- * saves the __tls_get_addr call the default model makes on each access.
- * Small only: were the library dlopen()ed, they would come out of glibc's
- * little static-TLS surplus. */
+/* For thread-locals on hot paths.  libcutaint.so is loaded at start
+ * (LD_PRELOAD), so its TLS sits in the static block whatever the model, and
+ * initial-exec saves the __tls_get_addr call the default model makes on
+ * each access.  The price: dlopen() of the library refuses it ("cannot
+ * allocate memory in static TLS block") - an interposer loaded late could
+ * not interpose anyway. */
 #define CT_HOT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ---- the table ------------------------------------------------------- */
