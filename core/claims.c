@@ -163,6 +163,14 @@ static void store_inline(ct_claims *c, const ct_claim *arr, size_t n)
     c->n = (uint32_t)n;
 }
 
+/* Only edits change the count, and they run under the store's lock; the
+ * count is read without it (ct_store_tainted), hence the atomic store. */
+static void add_live(ct_claim_env *env, size_t was, size_t now)
+{
+    atomic_store_explicit(&env->live, atomic_load_explicit(&env->live, memory_order_relaxed) - was + now,
+                          memory_order_release);
+}
+
 /* Apply e, or return false having changed nothing when memory is short. */
 static bool apply(ct_claims *c, const edit *e, ct_claim_env *env)
 {
@@ -200,15 +208,37 @@ static bool apply(ct_claims *c, const edit *e, ct_claim_env *env)
             store_inline(c, work, new_n);
         }
     }
-    atomic_store_explicit(&env->live, atomic_load_explicit(&env->live, memory_order_relaxed)
-                                          - n + new_n, memory_order_release);
+    add_live(env, n, new_n);
+    return true;
+}
+
+/* The two edits every host copy and memset makes on a clean allocation -
+ * the provisional claim placed, then released - without planning an edit:
+ * they are what apply() would do, at a sixth of the instructions. */
+static bool set_first(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id, ct_claim_env *env)
+{
+    if (c->n != 0)
+        return false;
+    env->ref(env->owner, id);
+    store_inline(c, &(ct_claim){off, end, id}, 1);
+    add_live(env, 0, 1);
+    return true;
+}
+
+static bool clear_only(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *env)
+{
+    if (c->n != 1 || off > c->u.one.off || end < c->u.one.end)
+        return false;
+    c->n = 0;
+    env->unref(env->owner, c->one_id);
+    add_live(env, 1, 0);
     return true;
 }
 
 void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
                    ct_claim_env *env)
 {
-    if (off >= end || id == 0)
+    if (off >= end || id == 0 || set_first(c, off, end, id, env))
         return;
     ct_claim one;
     const ct_claim *v = ct_claims_view(c, &one);
@@ -225,7 +255,7 @@ void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
 
 void ct_claims_clear(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *env)
 {
-    if (off >= end || c->n == 0)
+    if (off >= end || c->n == 0 || clear_only(c, off, end, env))
         return;
     ct_claim one;
     const ct_claim *v = ct_claims_view(c, &one);

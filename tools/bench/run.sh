@@ -32,7 +32,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${CUTAINT_BENCH_BUILD:-$root/build-bench}
-rounds=3
+rounds=5
 reps=5
 scale=1
 quick=0
