@@ -22,7 +22,7 @@
 #   (in-use arena bytes + mmapped blocks) while 100000 allocations are made,
 #   with minus without the shim, divided by 100000.
 # - cutaint's own scaling over threads: launch, DtoH, HtoD and alloc+free at
-#   1 and 8 threads on the stub driver, which shares nothing between threads
+#   1, 2 and 8 threads on the stub driver, which shares nothing between threads
 #   (fakecuda's locks make its own time per call grow several-fold at 8
 #   threads, which hides what cutaint adds).
 # The last line is key=value, at 100000 live allocations, interior pointers,
@@ -146,9 +146,10 @@ added() { # op live threads taint [TABLE]
 # ---- cutaint's own scaling over threads (stub driver) ----
 # fakecuda serialises launches and copies on its own locks, so with 8 threads
 # its time per call grows several-fold and swamps what cutaint adds.  The
-# stub shares nothing between threads: any growth here is cutaint's.
+# stub shares nothing between threads: any growth here is cutaint's.  (On a
+# 2-CPU machine, 2 threads is the case without oversubscription.)
 for round in $(seq 1 "$rounds"); do
-    for threads in 1 8; do
+    for threads in 1 2 8; do
         if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
         for with in $order; do
             driver_dir=$stub_dir run_bench "$with" --ops launch_interior,dtoh,htod,alloc_free --live 100000 \
