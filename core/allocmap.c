@@ -149,16 +149,22 @@ static unsigned priority(const ct_alloc *node)
     return node->hh.hashv;
 }
 
+/* The nodes a new one lands between in key order: the last right and left
+ * turns of its search path.  (A node with the same base may be either.) */
+typedef struct neighbours {
+    const ct_alloc *below, *above;
+} neighbours;
+
 /* Nodes of t below key go to *lo, the rest to *hi. */
-static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi)
+static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi, neighbours *nb)
 {
     while (t) {
         if (t->base < key) {
-            *lo = t;
+            nb->below = *lo = t;
             lo = &t->right;
             t = t->right;
         } else {
-            *hi = t;
+            nb->above = *hi = t;
             hi = &t->left;
             t = t->left;
         }
@@ -166,15 +172,25 @@ static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi)
     *lo = *hi = NULL;
 }
 
-static ct_alloc *treap_insert(ct_alloc *t, ct_alloc *node)
+/* The walk down to node's place and the split below it follow node's
+ * search path to its end, so they find its neighbours on the way. */
+static neighbours treap_insert(ct_alloc **root, ct_alloc *node)
 {
-    ct_alloc **link = &t;
+    neighbours nb = {NULL, NULL};
+    ct_alloc **link = root;
     unsigned prio = priority(node);
-    while (*link && priority(*link) >= prio)
-        link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
-    treap_split(*link, node->base, &node->left, &node->right);
+    while (*link && priority(*link) >= prio) {
+        if (node->base < (*link)->base) {
+            nb.above = *link;
+            link = &(*link)->left;
+        } else {
+            nb.below = *link;
+            link = &(*link)->right;
+        }
+    }
+    treap_split(*link, node->base, &node->left, &node->right, &nb);
     *link = node;
-    return t;
+    return nb;
 }
 
 /* Every key of a is below every key of b. */
@@ -267,17 +283,24 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
         return CT_ENOMEM;
     /* Hashed first: it is the step that can fail, and nothing has changed
      * yet.  Its store to the old head of the chain (a cold line, at 100,000
-     * allocations) then completes while the tree walks below run.  A stale
+     * allocations) then completes while the tree walk below runs.  A stale
      * entry with the same base coexists for a moment. */
     HASH_ADD_BYHASHVALUE(hh, map->by_base, base, sizeof(node->base), hash_base(base), node);
     if (!ct_hash_added(&node->hh)) {
         node_put(map, node);
         return CT_ENOMEM;
     }
-    for (ct_alloc *stale; (stale = ct_allocmap_overlap(map, base, base + size));)
-        forget(map, stale); /* forget() invalidates the lookup caches */
-    /* A new node invalidates no cached hit: the ranges cached are unchanged. */
-    map->root = treap_insert(map->root, node);
+    /* Ranges never overlap, so only a neighbour can overlap the new one.  A
+     * new node invalidates no cached hit: the ranges cached are unchanged. */
+    neighbours nb = treap_insert(&map->root, node);
+    if ((nb.below && base - nb.below->base < nb.below->size) || (nb.above && nb.above->base < base + size)) {
+        /* Rare: a free we missed.  The stale entries go, then the new one
+         * takes its place again (forget() invalidates the lookup caches). */
+        map->root = treap_remove(map->root, node);
+        for (ct_alloc *stale; (stale = ct_allocmap_overlap(map, base, base + size));)
+            forget(map, stale);
+        treap_insert(&map->root, node);
+    }
     map->count++;
     return CT_OK;
 }

@@ -61,9 +61,12 @@ bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const 
     return true;
 }
 
-static bool call_injected(ct_call *call)
+/* Inlined into every wrapper: with no CUTAINT_INJECT rule (production) it
+ * is one load and a branch. */
+static inline bool call_injected(ct_call *call)
 {
-    return ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
+    return ct_g.cfg.inject.n != 0 &&
+           ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
 }
 
 CUresult ct_call_finish(ct_call *call)

@@ -98,6 +98,19 @@ Test(allocmap, an_overlapping_insert_replaces_the_stale_entries)
     cr_assert_eq(ct_allocmap_remove(map, 0x3000), CT_ENOENT);
 }
 
+/* Only the allocation above overlaps: nothing below the new range. */
+Test(allocmap, an_insert_running_into_the_next_allocation_replaces_it)
+{
+    ct_allocmap_insert(map, 0x2000, 0x1000);
+    ct_allocmap_insert(map, 0x8000, 0x1000);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x1800), CT_OK);
+    cr_assert_eq(ct_allocmap_count(map), 2);
+    cr_assert_eq(base_at(0x27ff), 0x1000);
+    cr_assert_null(ct_allocmap_find(map, 0x2800));
+    cr_assert_eq(ct_allocmap_remove(map, 0x2000), CT_ENOENT);
+    cr_assert_eq(base_at(0x8000), 0x8000);
+}
+
 Test(allocmap, reinserting_a_base_replaces_its_size)
 {
     ct_allocmap_insert(map, 0x1000, 0x100);
