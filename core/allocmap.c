@@ -16,8 +16,9 @@
  * - A map has an id no other map in the process has had, and a generation
  *   that every remove advances, so a cached lookup (id, generation) can only
  *   match while the node it names is still the one in the map.
- * - The hash is keyed by base with our own hash value (HASH_*_BYHASHVALUE
- *   throughout), so an insert can prefetch its bucket before it needs it.
+ * - The hash is keyed by base, with a hash value of our own (hash_base,
+ *   passed to HASH_*_BYHASHVALUE throughout): local in its low bits, for
+ *   warm buckets, random in its high bits, for the treap.
  */
 #include "allocmap.h"
 
