@@ -39,7 +39,7 @@ size_t ct_allocmap_count(const ct_allocmap *map);
 /* Heap bytes the map holds now (nodes, hash buckets, spilled claims). */
 size_t ct_allocmap_bytes(const ct_allocmap *map);
 
-/* How well both indexes are spread, for tests and the benchmark: the tree's
+/* How well both indexes are spread, for the tests: the tree's
  * height (nodes on the longest root-to-leaf path), the hash's bucket count
  * and its longest chain.  O(n). */
 typedef struct ct_allocmap_shape {

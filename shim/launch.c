@@ -73,8 +73,11 @@ static CT_HOT_TLS struct {
     ct_kernel *kernel;
 } kernel_cache[CT_KERNEL_CACHE];
 
-/* Alone on its cache line: every launch may write it. */
-static _Alignas(64) atomic_uint_fast64_t launches_numbered;
+/* Alone on its cache line (a 64-aligned struct is 64 bytes long), as
+ * every launch may write it. */
+static struct {
+    _Alignas(64) atomic_uint_fast64_t next;
+} launches_numbered;
 static CT_HOT_TLS struct {
     uint64_t last, block_end;
     unsigned interleaved;  /* launches in a row that found a gap before them */
@@ -397,7 +400,7 @@ static uint64_t next_launch_number(void)
     if (numbering.last < numbering.block_end)
         return ++numbering.last;
     uint64_t take = numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
-    uint64_t n = atomic_fetch_add_explicit(&launches_numbered, take, memory_order_relaxed) + 1;
+    uint64_t n = atomic_fetch_add_explicit(&launches_numbered.next, take, memory_order_relaxed) + 1;
     numbering.interleaved = take > 1 || n == numbering.last + 1 ? 0 : numbering.interleaved + 1;
     numbering.last = n;
     numbering.block_end = n + take - 1;
