@@ -36,6 +36,7 @@
 #include "claims.h"
 #include "ct_status.h"
 #include "heap.h"
+#include "lookers.h"
 
 #define FIRST_PROVISIONAL_ID 0x80000000u
 #define OOM_API "cutaint: out of memory, failure detail dropped"
@@ -69,7 +70,7 @@ typedef struct id_space {
 } id_space;
 
 struct ct_store {
-    pthread_mutex_t lock;
+    ct_lookers lock;
     ct_allocmap *map;
     ct_claim_env *env;
     failure *by_id;
@@ -88,21 +89,16 @@ struct ct_store {
     size_t names_bytes;
 };
 
-/* Adaptive: a waiter spins a little before it sleeps.  The store's critical
- * sections last about a hundred nanoseconds, far less than a futex sleep and
- * wake-up: two threads allocating, or copying host data, at once on the
- * bench's stub driver ran about twice as fast per call with it. */
-static void init_lock(pthread_mutex_t *m)
-{
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(m, &a);
-    pthread_mutexattr_destroy(&a);
-}
-
-static void lock(ct_store *s) { pthread_mutex_lock(&s->lock); }
-static void unlock(ct_store *s) { pthread_mutex_unlock(&s->lock); }
+/* Checks that only look (is any byte of these ranges claimed?  which
+ * failure is oldest?) share the lock: they are what every launch and read
+ * does once taint exists anywhere, and serialising them made two threads'
+ * launches several times slower each.  They write nothing shared - not
+ * even the record cache (`hot`) - only the lookup cache, which is per
+ * thread. */
+static void lock(ct_store *s) { ct_lock_to_write(&s->lock); }
+static void unlock(ct_store *s) { ct_unlock_write(&s->lock); }
+static void lock_to_look(ct_store *s) { ct_lock_to_look(&s->lock); }
+static void unlock_look(ct_store *s) { ct_unlock_look(&s->lock); }
 
 /* --- records and ids --------------------------------------------------- */
 
@@ -114,7 +110,8 @@ static unsigned id_hash(ct_failure_id id)
     return (unsigned)id * 0x9e3779b1u;
 }
 
-static failure *lookup(ct_store *s, ct_failure_id id)
+/* For a caller that only looks (holds the lock shared): no cache update. */
+static failure *find_record(ct_store *s, ct_failure_id id)
 {
     if (id == 0)
         return NULL;
@@ -124,6 +121,12 @@ static failure *lookup(ct_store *s, ct_failure_id id)
         return &s->oom;
     failure *f;
     HASH_FIND_BYHASHVALUE(hh_id, s->by_id, &id, sizeof(id), id_hash(id), f);
+    return f;
+}
+
+static failure *lookup(ct_store *s, ct_failure_id id)
+{
+    failure *f = find_record(s, id);
     if (f)
         s->hot = f;
     return f;
@@ -444,9 +447,10 @@ static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, voi
 
 ct_store *ct_store_new(void)
 {
-    ct_store *s = calloc(1, sizeof(*s));
+    ct_store *s = aligned_alloc(_Alignof(ct_store), sizeof(*s)); /* see lookers.h */
     if (!s)
         return NULL;
+    memset(s, 0, sizeof(*s));
     s->map = ct_allocmap_new();
     if (s->map)
         HASH_ADD_BYHASHVALUE(hh_id, s->by_id, id, sizeof(s->anchor.id), id_hash(s->anchor.id), &s->anchor);
@@ -455,7 +459,7 @@ ct_store *ct_store_new(void)
         free(s);
         return NULL;
     }
-    init_lock(&s->lock);
+    ct_lookers_init(&s->lock);
     s->env = ct_allocmap_env(s->map);
     s->env->ref = claim_ref;
     s->env->unref = claim_unref;
@@ -482,14 +486,14 @@ void ct_store_free(ct_store *s)
         HASH_DELETE(hh, s->names, name);
         free(name);
     }
-    pthread_mutex_destroy(&s->lock);
+    ct_lookers_destroy(&s->lock);
     free(s);
 }
 
 void ct_store_atfork_child(ct_store *s)
 {
     if (s)
-        init_lock(&s->lock);
+        ct_lookers_init(&s->lock);
 }
 
 int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size)
@@ -516,13 +520,13 @@ bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size
 {
     if (!s)
         return false;
-    lock(s);
+    lock_to_look(s);
     ct_alloc *a = ct_allocmap_find(s->map, addr);
     if (a && base)
         *base = ct_alloc_base(a);
     if (a && size)
         *size = ct_alloc_size(a);
-    unlock(s);
+    unlock_look(s);
     return a != NULL;
 }
 
@@ -679,13 +683,13 @@ ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *err
 {
     if (!ct_store_tainted(s) || !r)
         return 0;
-    lock(s);
+    lock_to_look(s);
     ct_failure_id oldest = 0;
     each_range(s, r, n, find_oldest, &oldest);
-    const failure *f = lookup(s, oldest);
+    const failure *f = find_record(s, oldest);
     if (f && error)
         *error = f->desc.error;
-    unlock(s);
+    unlock_look(s);
     return oldest;
 }
 
@@ -723,9 +727,35 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
     unlock(s);
 }
 
+static void note_claimed(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    (void)s;
+    const ct_claims *c = ct_alloc_claims(a);
+    if (c->n == 0)
+        return;
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    size_t i = ct_claims_first_after(v, c->n, off);
+    if (i < c->n && v[i].off < end)
+        *(bool *)ctx = true;
+}
+
+/* Does any byte of r carry a failure?  Only looks. */
+static bool any_claimed(ct_store *s, const ct_range *r, size_t n)
+{
+    bool claimed = false;
+    lock_to_look(s);
+    each_range(s, r, n, note_claimed, &claimed);
+    unlock_look(s);
+    return claimed;
+}
+
+/* Most work writes memory that carries nothing, and then only looks.  A
+ * failure that lands on w between the look and the release is not
+ * released: it happened after this write, as far as anyone can tell. */
 void ct_written(ct_store *s, const ct_range *w, size_t n)
 {
-    if (!ct_store_tainted(s) || !w)
+    if (!ct_store_tainted(s) || !w || !any_claimed(s, w, n))
         return;
     lock(s);
     each_range(s, w, n, clear_span, NULL);
@@ -790,29 +820,25 @@ int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
 {
     if (!s || (!r && n))
         return CT_EINVAL;
-    if (out) {
-        out->n_failures = out->n_kept = 0;
-        out->first_tainted = out->tainted_bytes = 0;
-        out->n_unknown = 0;
-    } else if (!ct_store_tainted(s)) {
-        return CT_OK;
-    }
+    if (!out)
+        return ct_store_tainted(s) && any_claimed(s, r, n) ? CT_ETAINTED : CT_OK;
+    out->n_failures = out->n_kept = 0;
+    out->first_tainted = out->tainted_bytes = 0;
+    out->n_unknown = 0;
     lock(s);
     survey sv = { .epoch = ++s->epoch };
     for (size_t i = 0; i < n; i++) {
-        if (!each_span(s, &r[i], survey_span, &sv) && out)
+        if (!each_span(s, &r[i], survey_span, &sv))
             note_unknown(out, r[i].addr);
     }
-    if (out) {
-        out->n_failures = sv.n_failures;
-        out->n_kept = sv.n_kept;
-        for (size_t i = 0; i < sv.n_kept; i++) {
-            snapshot(sv.kept[i], &out->failures[i]);
-            trace_path(&out->failures[i], sv.kept[i]->seen_at);
-        }
-        out->first_tainted = sv.first_tainted;
-        out->tainted_bytes = sv.tainted_bytes;
+    out->n_failures = sv.n_failures;
+    out->n_kept = sv.n_kept;
+    for (size_t i = 0; i < sv.n_kept; i++) {
+        snapshot(sv.kept[i], &out->failures[i]);
+        trace_path(&out->failures[i], sv.kept[i]->seen_at);
     }
+    out->first_tainted = sv.first_tainted;
+    out->tainted_bytes = sv.tainted_bytes;
     unlock(s);
     return sv.tainted_bytes ? CT_ETAINTED : CT_OK;
 }
