@@ -24,6 +24,10 @@
  *   same buffer folds into one failure instead of minting one per turn.
  * - Out of memory never loses taint: when no record can be had, one
  *   stand-in record embedded in the store carries every such failure.
+ * - Every operation runs under the store's lock (lookers.h): held alone by
+ *   whatever changes anything, shared by checks that only look, which
+ *   write nothing shared (lookups from them use find_record, not lookup).
+ *   A check that finds work to do lets go and takes the lock to write.
  */
 #include "taint.h"
 
@@ -92,9 +96,9 @@ struct ct_store {
 /* Checks that only look (is any byte of these ranges claimed?  which
  * failure is oldest?) share the lock: they are what every launch and read
  * does once taint exists anywhere, and serialising them made two threads'
- * launches several times slower each.  They write nothing shared - not
- * even the record cache (`hot`) - only the lookup cache, which is per
- * thread. */
+ * launches more than twice as slow each (bench, stub driver).  They write
+ * nothing shared - not even the record cache (`hot`) - only the lookup
+ * cache, which is per thread. */
 static void lock(ct_store *s) { ct_lock_to_write(&s->lock); }
 static void unlock(ct_store *s) { ct_unlock_write(&s->lock); }
 static void lock_to_look(ct_store *s) { ct_lock_to_look(&s->lock); }
