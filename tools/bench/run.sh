@@ -22,12 +22,13 @@
 #   (in-use arena bytes + mmapped blocks) while 100000 allocations are made,
 #   with minus without the shim, divided by 100000.
 # - cutaint's own scaling over threads: launch, DtoH, HtoD and alloc+free at
-#   1, 2 and 8 threads on the stub driver, which shares nothing between threads
+#   1, 2 and 8 threads, without and with taint elsewhere, on the stub driver,
+#   which shares nothing between threads
 #   (fakecuda's locks make its own time per call grow several-fold at 8
 #   threads, which hides what cutaint adds).
 # The last line is key=value, at 100000 live allocations, interior pointers,
 # 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere; *_stub:
-# on the stub driver, launch8_stub_scaling = added at 8 threads / at 1).
+# on the stub driver; launch8_[taint_]stub_scaling = added at 8 threads / at 1).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -149,11 +150,15 @@ added() { # op live threads taint [TABLE]
 # stub shares nothing between threads: any growth here is cutaint's.  (On a
 # 2-CPU machine, 2 threads is the case without oversubscription.)
 for round in $(seq 1 "$rounds"); do
-    for threads in 1 2 8; do
-        if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
-        for with in $order; do
-            driver_dir=$stub_dir run_bench "$with" --ops launch_interior,dtoh,htod,alloc_free --live 100000 \
-                --threads "$threads" --reps "$reps" --iters-scale "$scale" >>"$work/stub_times"
+    for taint in 0 1; do
+        for threads in 1 2 8; do
+            args=(--ops "launch_interior,dtoh,htod,alloc_free" --live 100000 --threads "$threads" --reps "$reps"
+                  --iters-scale "$scale")
+            [ "$taint" = 1 ] && args+=(--taint)
+            if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+            for with in $order; do
+                driver_dir=$stub_dir run_bench "$with" "${args[@]}" >>"$work/stub_times"
+            done
         done
     done
 done
@@ -161,8 +166,8 @@ medians "$work/stub_times" >"$work/stub_table"
 echo
 echo "cutaint's own cost over threads (stub driver: no driver work, nothing shared):"
 print_table "$work/stub_table"
-stub_scaling() { # op -> added at 8 threads / added at 1 thread
-    awk -v a="$(added "$1" 100000 1 0 "$work/stub_table")" -v b="$(added "$1" 100000 8 0 "$work/stub_table")" \
+stub_scaling() { # op taint -> added at 8 threads / added at 1 thread
+    awk -v a="$(added "$1" 100000 1 "$2" "$work/stub_table")" -v b="$(added "$1" 100000 8 "$2" "$work/stub_table")" \
         'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
 }
 
@@ -241,4 +246,5 @@ echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins
      "launch_taint_added_ns=$(added launch_interior $big 1 1) launch_taint_added_instr=${ins[launch_interior.1]:-na}" \
      "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)" \
      "launch_stub_added_ns=$(added launch_interior $big 1 0 "$work/stub_table")" \
-     "launch8_stub_added_ns=$(added launch_interior $big 8 0 "$work/stub_table") launch8_stub_scaling=$(stub_scaling launch_interior)"
+     "launch8_stub_added_ns=$(added launch_interior $big 8 0 "$work/stub_table") launch8_stub_scaling=$(stub_scaling launch_interior 0)" \
+     "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)"
