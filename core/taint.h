@@ -18,8 +18,10 @@
  * - Addresses outside every known allocation are ignored by writes and never
  *   cause a refusal (memory the shim did not see allocated passes through);
  *   ensure_written lists them in the refusal for the report.
- * - Thread-safe: every function takes the store's mutex for its own duration
- *   and calls nothing outside core while holding it.  ct_store_tainted() is a
+ * - Thread-safe: every function takes the store's lock for its own
+ *   duration - shared when it only looks (read_failure, resolve, the checks
+ *   before written and a report-less ensure_written), alone otherwise - and
+ *   calls nothing outside core while holding it.  ct_store_tainted() is a
  *   lock-free read for the hot path.
  * - No heap allocation on the paths a happy program takes once warm
  *   (enter_write/exit_write with success, read_failure, written,
