@@ -28,7 +28,8 @@
 #   threads, which hides what cutaint adds).
 # The last line is key=value, at 100000 live allocations, interior pointers,
 # 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere; *_stub:
-# on the stub driver; launch8_[taint_]stub_scaling = added at 8 threads / at 1).
+# on the stub driver, the same code with a driver that does nothing, steady
+# where fakecuda swings; launch8_[taint_]stub_scaling = added at 8 threads / at 1).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -246,5 +247,7 @@ echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins
      "launch_taint_added_ns=$(added launch_interior $big 1 1) launch_taint_added_instr=${ins[launch_interior.1]:-na}" \
      "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)" \
      "launch_stub_added_ns=$(added launch_interior $big 1 0 "$work/stub_table")" \
+     "dtoh_stub_added_ns=$(added dtoh $big 1 0 "$work/stub_table") htod_stub_added_ns=$(added htod $big 1 0 "$work/stub_table")" \
+     "alloc_free_stub_added_ns=$(added alloc_free $big 1 0 "$work/stub_table")" \
      "launch8_stub_added_ns=$(added launch_interior $big 8 0 "$work/stub_table") launch8_stub_scaling=$(stub_scaling launch_interior 0)" \
      "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)"
