@@ -229,11 +229,14 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
  * track (or NULL): it could not carry the failure, so the driver answers. */
 static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_shape *dst)
 {
-    if (n_src == 0 || !ct_store_tainted(ct_g.store) || !ct_store_resolve(ct_g.store, dst->addr, NULL, NULL))
+    if (n_src == 0)
         return false;
     int error = 0;
     ct_failure_id root = ct_read_failure(ct_g.store, src, n_src, &error);
-    if (!root || !ct_has_current_context()) /* no context: the driver answers */
+    /* The destination is looked up only once a root is found: rare. */
+    if (!root || !ct_store_resolve(ct_g.store, dst->addr, NULL, NULL))
+        return false;
+    if (!ct_has_current_context()) /* the driver answers */
         return false;
     ct_range out[CT_CALL_RANGES];
     unsigned n_out = shape_ranges(dst, out);
