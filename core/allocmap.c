@@ -275,6 +275,28 @@ void ct_allocmap_free(ct_allocmap *map)
     free(map);
 }
 
+/* The lowest-based allocation intersecting [lo, hi), or NULL. */
+static ct_alloc *overlapping(const ct_allocmap *map, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi)
+        return NULL;
+    /* One walk finds both neighbours of lo: the last node at or below it,
+     * which overlaps if it reaches lo, and the first above it. */
+    ct_alloc *below = NULL, *above = NULL;
+    for (ct_alloc *t = map->root; t;) {
+        if (t->base <= lo) {
+            below = t;
+            t = t->right;
+        } else {
+            above = t;
+            t = t->left;
+        }
+    }
+    if (below && lo - below->base < below->size)
+        return below;
+    return above && above->base < hi ? above : NULL;
+}
+
 int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
 {
     if (!map || size == 0 || size > UINT64_MAX - base)
@@ -298,7 +320,7 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
         /* Rare: a free we missed.  The stale entries go, then the new one
          * takes its place again (forget() invalidates the lookup caches). */
         map->root = treap_remove(map->root, node);
-        for (ct_alloc *stale; (stale = ct_allocmap_overlap(map, base, base + size));)
+        for (ct_alloc *stale; (stale = overlapping(map, base, base + size));)
             forget(map, stale);
         treap_insert(&map->root, node);
     }
@@ -341,26 +363,6 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
     return node;
 }
 
-ct_alloc *ct_allocmap_overlap(const ct_allocmap *map, uint64_t lo, uint64_t hi)
-{
-    if (!map || lo >= hi)
-        return NULL;
-    /* One walk finds both neighbours of lo: the last node at or below it,
-     * which overlaps if it reaches lo, and the first above it. */
-    ct_alloc *below = NULL, *above = NULL;
-    for (ct_alloc *t = map->root; t;) {
-        if (t->base <= lo) {
-            below = t;
-            t = t->right;
-        } else {
-            above = t;
-            t = t->left;
-        }
-    }
-    if (below && lo - below->base < below->size)
-        return below;
-    return above && above->base < hi ? above : NULL;
-}
 
 uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }
 uint64_t ct_alloc_size(const ct_alloc *a) { return a ? a->size : 0; }

@@ -79,7 +79,5 @@ typedef struct ct_alloc ct_alloc;
 ct_claims *ct_alloc_claims(ct_alloc *a);
 /* The bookkeeping the map's claims report to; the store fills in the hooks. */
 ct_claim_env *ct_allocmap_env(ct_allocmap *map);
-/* The lowest-based allocation intersecting [lo, hi), or NULL. */
-ct_alloc *ct_allocmap_overlap(const ct_allocmap *map, uint64_t lo, uint64_t hi);
 
 #endif

@@ -67,8 +67,8 @@ typedef struct ct_failure_info {
     uint32_t n_skips;        /* min(skips_total, CT_SKIPS_KEPT) */
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* oldest first */
     /* In a refusal only: the skips on the way from the root to the bytes
-     * read, as indexes into skips[], oldest first.  path_cut: the way leads
-     * back into skips no longer kept. */
+     * read, as indexes into skips[], oldest first.  path_cut: skips were
+     * dropped (skips_total > n_skips), so the way may lead back further. */
     uint32_t path_len;
     uint8_t path[CT_SKIPS_KEPT];
     bool path_cut;

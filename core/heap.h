@@ -22,7 +22,9 @@
 /* uthash doubles its buckets when any chain reaches this length.  At its
  * default of 10 the bucket array costs up to 20 bytes per allocation just
  * after a doubling, which breaks the 128-byte budget at some counts; at 20
- * it stays under 6, and only frees (not launches) walk the chains. */
+ * it stays under 6.  Longer chains cost little: in the allocation map only
+ * frees walk them (launches resolve addresses through its tree), and the
+ * failure table's sequential ids spread evenly over its buckets. */
 #undef HASH_BKT_CAPACITY_THRESH
 #define HASH_BKT_CAPACITY_THRESH 20U
 

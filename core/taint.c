@@ -18,10 +18,11 @@
  *   not use up real ids, and "lowest id" - the oldest, the root cause -
  *   always prefers a real failure to a provisional one.  A kind wraps only
  *   after 2^31 ids, skipping ids still live.
- * - Pin: while enter_write places a provisional failure, the first real
- *   failure it displaces completely is kept alive by that provisional
- *   failure until its scope exits, so a loop failing the same way on the
- *   same buffer folds into one failure instead of minting one per turn.
+ * - Pin: while enter_write places a provisional failure, the real failure
+ *   with the lowest id among those it displaces completely is kept alive by
+ *   that provisional failure until its scope exits, so a loop failing the
+ *   same way on the same buffer folds into one failure instead of minting
+ *   one per turn.
  * - Out of memory never loses taint: when no record can be had, one
  *   stand-in record embedded in the store carries every such failure.
  * - Every operation runs under the store's lock (lookers.h): held alone by
@@ -32,7 +33,6 @@
 #include "taint.h"
 
 #include <cuda.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,29 +350,6 @@ static void snapshot(const failure *f, ct_failure_info *out)
         out->skips[i] = f->skips[(oldest + i) % CT_SKIPS_KEPT];
 }
 
-/* Where a skip's outputs lie: the first CT_SKIP_SPANS ranges of w, each
- * clipped to its allocation (CT_TO_END reaching the allocation's end). */
-static void record_spans(ct_store *s, ct_skip_desc *skip, const ct_range *w, size_t n)
-{
-    skip->n_spans = 0;
-    for (size_t i = 0; i < n && skip->n_spans < CT_SKIP_SPANS; i++) {
-        const ct_alloc *a = ct_allocmap_find(s->map, w[i].addr);
-        if (!a || w[i].len == 0)
-            continue;
-        uint64_t end = ct_alloc_base(a) + ct_alloc_size(a);
-        uint64_t hi = w[i].len == CT_TO_END || w[i].len > end - w[i].addr ? end : w[i].addr + w[i].len;
-        skip->spans[skip->n_spans++] = (ct_span){w[i].addr, hi};
-    }
-}
-
-static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const ct_range *w, size_t n)
-{
-    ct_skip_desc *kept = &f->skips[f->skips_total % CT_SKIPS_KEPT];
-    *kept = *skip;
-    record_spans(s, kept, w, n);
-    f->skips_total++;
-}
-
 static bool skip_produced(const ct_skip_desc *skip, uint64_t addr)
 {
     for (uint32_t i = 0; i < skip->n_spans; i++)
@@ -445,6 +422,26 @@ static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, voi
 {
     (void)ctx;
     ct_claims_clear(ct_alloc_claims(a), off, end, s->env);
+}
+
+static void note_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    (void)s;
+    ct_skip_desc *skip = ctx;
+    uint64_t base = ct_alloc_base(a);
+    if (skip->n_spans < CT_SKIP_SPANS)
+        skip->spans[skip->n_spans++] = (ct_span){base + off, base + end};
+}
+
+/* Where a skip's outputs lie: the first CT_SKIP_SPANS ranges of w, clipped
+ * as every operation clips them (each_span). */
+static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const ct_range *w, size_t n)
+{
+    ct_skip_desc *kept = &f->skips[f->skips_total % CT_SKIPS_KEPT];
+    *kept = *skip;
+    kept->n_spans = 0;
+    each_range(s, w, n, note_span, kept);
+    f->skips_total++;
 }
 
 /* --- the store --------------------------------------------------------- */
@@ -731,35 +728,12 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
     unlock(s);
 }
 
-static void note_claimed(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
-{
-    (void)s;
-    const ct_claims *c = ct_alloc_claims(a);
-    if (c->n == 0)
-        return;
-    ct_claim one;
-    const ct_claim *v = ct_claims_view(c, &one);
-    size_t i = ct_claims_first_after(v, c->n, off);
-    if (i < c->n && v[i].off < end)
-        *(bool *)ctx = true;
-}
-
-/* Does any byte of r carry a failure?  Only looks. */
-static bool any_claimed(ct_store *s, const ct_range *r, size_t n)
-{
-    bool claimed = false;
-    lock_to_look(s);
-    each_range(s, r, n, note_claimed, &claimed);
-    unlock_look(s);
-    return claimed;
-}
-
 /* Most work writes memory that carries nothing, and then only looks.  A
  * failure that lands on w between the look and the release is not
  * released: it happened after this write, as far as anyone can tell. */
 void ct_written(ct_store *s, const ct_range *w, size_t n)
 {
-    if (!ct_store_tainted(s) || !w || !any_claimed(s, w, n))
+    if (!ct_read_failure(s, w, n, NULL))
         return;
     lock(s);
     each_range(s, w, n, clear_span, NULL);
@@ -825,7 +799,7 @@ int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
     if (!s || (!r && n))
         return CT_EINVAL;
     if (!out)
-        return ct_store_tainted(s) && any_claimed(s, r, n) ? CT_ETAINTED : CT_OK;
+        return ct_read_failure(s, r, n, NULL) ? CT_ETAINTED : CT_OK;
     out->n_failures = out->n_kept = 0;
     out->first_tainted = out->tainted_bytes = 0;
     out->n_unknown = 0;
