@@ -28,6 +28,7 @@
 #include "claims.h"
 #include "ct_status.h"
 #include "heap.h"
+#include "hot_tls.h"
 
 #define NODES_PER_CHUNK 512
 #define RECENT_HITS 8  /* a launch rarely passes more distinct buffers */
@@ -63,11 +64,8 @@ typedef struct recent_hit {
 } recent_hit;
 
 static atomic_uint_fast64_t map_ids;
-/* initial-exec: core lives in libcutaint.so, loaded at start by LD_PRELOAD,
- * so its TLS is in the static block; the default (dynamic) model makes a
- * __tls_get_addr call on every lookup. */
-static _Thread_local __attribute__((tls_model("initial-exec"))) recent_hit recent[RECENT_HITS];
-static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned recent_next;
+static CT_HOT_TLS recent_hit recent[RECENT_HITS];
+static CT_HOT_TLS unsigned recent_next;
 
 static void no_ref(void *owner, ct_failure_id id)
 {

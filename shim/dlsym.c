@@ -31,6 +31,8 @@ void *ct_find_next_dlsym(void)
 {
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
     ct_dlsym_fn found = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    if (found)
+        return (void *)found;
     for (size_t i = 0; i < sizeof versions / sizeof *versions && !found; i++)
         found = (ct_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
     atomic_store_explicit(&real_dlsym_fn, found, memory_order_release);

@@ -11,7 +11,6 @@
  * - The real cuGetProcAddress always answers first, with the caller's
  *   version, flags and status; cutaint only swaps the pointer it returned.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 

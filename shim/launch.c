@@ -418,7 +418,7 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
         return true;
     current.kernel = kernel_for(launch->f);
     call->kernel = current.kernel ? current.kernel->pretty : NULL;
-    if (ct_g.cfg.inject.n && current.kernel &&
+    if (current.kernel &&
         ct_call_inject(call, CT_INJECT_LAUNCH, current.kernel->mangled, current.kernel->base))
         return true; /* settled as a failure by ct_after_launch */
     if (!tainted)

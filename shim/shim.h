@@ -34,18 +34,12 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "hot_tls.h"
 #include "latch.h"
 #include "taint.h"
 
 #define CT_EXPORT __attribute__((visibility("default")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-/* For thread-locals on hot paths.  libcutaint.so is loaded at start
- * (LD_PRELOAD), so its TLS sits in the static block whatever the model, and
- * initial-exec saves the __tls_get_addr call the default model makes on
- * each access.  The price: dlopen() of the library refuses it ("cannot
- * allocate memory in static TLS block") - an interposer loaded late could
- * not interpose anyway. */
-#define CT_HOT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ---- the table ------------------------------------------------------- */
 enum ct_entry_id {
@@ -130,8 +124,13 @@ typedef struct ct_call {
 
 /* Count this call against CUTAINT_INJECT's rules of `kind`; true when one
  * fires: call->result then holds the injected error, and the driver is not
- * called (the after hook settles the call as a failure). */
-bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const char *alt);
+ * called (the after hook settles the call as a failure).  Inline: with no
+ * rule (production) every wrapper pays one load and a branch. */
+bool ct_call_inject_rules(ct_call *call, ct_inject_kind kind, const char *name, const char *alt);
+static inline bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const char *alt)
+{
+    return ct_g.cfg.inject.n != 0 && ct_call_inject_rules(call, kind, name, alt);
+}
 /* After the driver (or cutaint) answered: probe on errors, return result. */
 CUresult ct_call_finish(ct_call *call);
 void ct_after_plain(ct_call *call);

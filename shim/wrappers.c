@@ -46,12 +46,10 @@ static inline void *call_begin(ct_call *call, int id)
     return real;
 }
 
-bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const char *alt)
+bool ct_call_inject_rules(ct_call *call, ct_inject_kind kind, const char *name, const char *alt)
 {
     if (call->injected)
         return true;
-    if (ct_g.cfg.inject.n == 0)
-        return false;
     const ct_inject_rule *rule = ct_inject_check(&ct_g.cfg.inject, kind, name, alt);
     if (!rule)
         return false;
@@ -61,12 +59,9 @@ bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char *name, const 
     return true;
 }
 
-/* Inlined into every wrapper: with no CUTAINT_INJECT rule (production) it
- * is one load and a branch. */
-static inline bool call_injected(ct_call *call)
+static bool call_injected(ct_call *call)
 {
-    return ct_g.cfg.inject.n != 0 &&
-           ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
+    return ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
 }
 
 CUresult ct_call_finish(ct_call *call)
