@@ -40,7 +40,8 @@ scale=1
 quick=0
 callgrind=1
 cg_iters=2000
-lives="0 1000 100000"
+big=100000  # the live allocations of the headline figures
+lives="0 1000 $big"
 threads_list="1 8"
 
 while [ $# -gt 0 ]; do
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ "$quick" = 1 ]; then
-    rounds=1; reps=1; scale=0.05; cg_iters=200; lives="0 100000"
+    rounds=1; reps=1; scale=0.05; cg_iters=200; lives="0 $big"
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -70,18 +71,48 @@ shim=$build/shim/libcutaint.so
 fakecuda_dir=$build/tools/fakecuda
 stub_dir=$build/tools/bench/stub
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# On failure, what bench and valgrind said goes to stderr before it is removed.
+cleanup() {
+    local rc=$?
+    [ "$rc" = 0 ] || cat "$work/stderr" >&2 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
 export CUTAINT_LOG=off
+
+preload_for() { # SHIM(0|1) -> LD_PRELOAD value
+    if [ "$1" = 1 ]; then echo "$shim"; fi
+}
 
 # run_bench SHIM(0|1) ARGS...: one bench process on fakecuda (or on the
 # driver in $driver_dir), tagged lines to stdout.
 run_bench() {
     local with=$1
     shift
-    local preload=""
-    [ "$with" = 1 ] && preload=$shim
-    LD_LIBRARY_PATH=${driver_dir:-$fakecuda_dir} LD_PRELOAD=$preload "$bench" "$@" 2>>"$work/stderr" |
-        sed "s/^/shim=$with /"
+    LD_LIBRARY_PATH=${driver_dir:-$fakecuda_dir} LD_PRELOAD=$(preload_for "$with") "$bench" "$@" \
+        2>>"$work/stderr" | sed "s/^/shim=$with /"
+}
+
+# sweep OUT "THREADS..." "LIVES..." [ARGS...]: every round, both taint
+# regimes, every thread count and live count, without and with the shim
+# (alternating which goes first), appended to OUT.
+sweep() {
+    local out=$1 threads_set=$2 lives_set=$3 round taint threads live with order
+    shift 3
+    for round in $(seq 1 "$rounds"); do
+        if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+        for taint in 0 1; do
+            for threads in $threads_set; do
+                for live in $lives_set; do
+                    local args=("$@" --live "$live" --threads "$threads" --reps "$reps" --iters-scale "$scale")
+                    [ "$taint" = 1 ] && args+=(--taint)
+                    for with in $order; do
+                        run_bench "$with" "${args[@]}" >>"$out"
+                    done
+                done
+            done
+        done
+    done
 }
 
 # medians FILE: "op live threads taint without with added ratio" per case,
@@ -118,20 +149,7 @@ echo "cutaint bench: $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/c
 echo "build: $build ($(meson introspect --buildoptions "$build" 2>/dev/null | grep -o '"name": "buildtype", "value": "[a-z]*"' | grep -o '[a-z]*"$' | tr -d '"' || echo '?'))"
 echo "rounds=$rounds reps=$reps scale=$scale"
 
-for round in $(seq 1 "$rounds"); do
-    for taint in 0 1; do
-        for threads in $threads_list; do
-            for live in $lives; do
-                args=(--live "$live" --threads "$threads" --reps "$reps" --iters-scale "$scale")
-                [ "$taint" = 1 ] && args+=(--taint)
-                if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
-                for with in $order; do
-                    run_bench "$with" "${args[@]}" >>"$work/times"
-                done
-            done
-        done
-    done
-done
+sweep "$work/times" "$threads_list" "$lives"
 
 if grep -q 'shim=1 taint refused_read=0' "$work/times"; then
     echo "warning: the tainting launch left no taint under cutaint; the taint regime is not measured" >&2
@@ -150,43 +168,28 @@ added() { # op live threads taint [TABLE]
 # its time per call grows several-fold and swamps what cutaint adds.  The
 # stub shares nothing between threads: any growth here is cutaint's.  (On a
 # 2-CPU machine, 2 threads is the case without oversubscription.)
-for round in $(seq 1 "$rounds"); do
-    for taint in 0 1; do
-        for threads in 1 2 8; do
-            args=(--ops "launch_interior,dtoh,htod,alloc_free" --live 100000 --threads "$threads" --reps "$reps"
-                  --iters-scale "$scale")
-            [ "$taint" = 1 ] && args+=(--taint)
-            if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
-            for with in $order; do
-                driver_dir=$stub_dir run_bench "$with" "${args[@]}" >>"$work/stub_times"
-            done
-        done
-    done
-done
+driver_dir=$stub_dir sweep "$work/stub_times" "1 2 8" "$big" --ops launch_interior,dtoh,htod,alloc_free
 medians "$work/stub_times" >"$work/stub_table"
 echo
 echo "cutaint's own cost over threads (stub driver: no driver work, nothing shared):"
 print_table "$work/stub_table"
 stub_scaling() { # op taint -> added at 8 threads / added at 1 thread
-    awk -v a="$(added "$1" 100000 1 "$2" "$work/stub_table")" -v b="$(added "$1" 100000 8 "$2" "$work/stub_table")" \
+    awk -v a="$(added "$1" "$big" 1 "$2" "$work/stub_table")" -v b="$(added "$1" "$big" 8 "$2" "$work/stub_table")" \
         'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
 }
 
 # ---- instructions per call (callgrind, stub driver) ----
 instr() { # op taint -> added instructions per call
-    local op=$1 taint=$2 with total0 total1
-    local args=(--callgrind --ops "$op" --live 100000 --iters "$cg_iters")
+    local op=$1 taint=$2 with
+    local args=(--callgrind --ops "$op" --live "$big" --iters "$cg_iters")
     [ "$taint" = 1 ] && args+=(--taint)
     for with in 0 1; do
-        local preload=""
-        [ "$with" = 1 ] && preload=$shim
-        LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$preload valgrind --tool=callgrind --instr-atstart=no \
+        LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$(preload_for "$with") valgrind --tool=callgrind --instr-atstart=no \
             --toggle-collect=bench_loop --dump-instr=yes \
             --callgrind-out-file="$work/cg.$op.$taint.$with" "$bench" "${args[@]}" >/dev/null 2>>"$work/stderr"
     done
-    total0=$(awk '/^totals:/ { print $2 }' "$work/cg.$op.$taint.0")
-    total1=$(awk '/^totals:/ { print $2 }' "$work/cg.$op.$taint.1")
-    awk -v a="$total0" -v b="$total1" -v n="$cg_iters" 'BEGIN { printf "%.0f", (b - a) / n }'
+    awk -v n="$cg_iters" '/^totals:/ { t[FILENAME ~ /\.1$/] = $2 } END { printf "%.0f", (t[1] - t[0]) / n }' \
+        "$work/cg.$op.$taint.0" "$work/cg.$op.$taint.1"
 }
 
 breakdown() { # op taint: cutaint's functions, self instructions per call
@@ -200,7 +203,7 @@ breakdown() { # op taint: cutaint's functions, self instructions per call
 declare -A ins
 if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
     echo
-    echo "instructions added per call (callgrind, 100000 live, 1 thread, $cg_iters calls):"
+    echo "instructions added per call (callgrind, $big live, 1 thread, $cg_iters calls):"
     printf '%-16s %10s %10s\n' op "no taint" "taint"
     for op in launch_base launch_interior dtoh htod alloc_free sync; do
         ins[$op.0]=$(instr "$op" 0)
@@ -225,20 +228,18 @@ else
 fi
 
 # ---- memory per live allocation ----
-mem_live=100000
-mem() { # shim -> heap bytes grown over mem_live allocations (median of 3)
+mem() { # shim -> heap bytes grown over $big allocations (median of 3)
     local _
     for _ in 1 2 3; do
-        run_bench "$1" --mem --live "$mem_live" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^heap_bytes=/) { sub(/heap_bytes=/, "", $i); print $i } }'
+        run_bench "$1" --mem --live "$big" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^heap_bytes=/) { sub(/heap_bytes=/, "", $i); print $i } }'
     done | sort -n | sed -n 2p
 }
 heap0=$(mem 0)
 heap1=$(mem 1)
-bytes_per_alloc=$(awk -v a="$heap0" -v b="$heap1" -v n="$mem_live" 'BEGIN { printf "%.1f", (b - a) / n }')
+bytes_per_alloc=$(awk -v a="$heap0" -v b="$heap1" -v n="$big" 'BEGIN { printf "%.1f", (b - a) / n }')
 echo
-echo "memory: heap growth over $mem_live allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
+echo "memory: heap growth over $big allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
 
-big=100000
 [ "$quick" = 1 ] && echo "(--quick: smoke test only; figures are not stable)"
 echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins[launch_interior.0]:-na}" \
      "dtoh_added_ns=$(added dtoh $big 1 0) htod_added_ns=$(added htod $big 1 0)" \
