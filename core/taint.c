@@ -672,6 +672,8 @@ static void find_oldest(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, vo
     (void)s;
     ct_failure_id *oldest = ctx;
     const ct_claims *c = ct_alloc_claims(a);
+    if (c->n == 0) /* most allocations: nothing to look through */
+        return;
     ct_claim one;
     const ct_claim *v = ct_claims_view(c, &one);
     for (size_t i = ct_claims_first_after(v, c->n, off); i < c->n && v[i].off < end; i++) {
