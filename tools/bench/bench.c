@@ -70,6 +70,7 @@
 #define BUF_BIG (64 * 1024)
 #define COPY_BYTES 4096
 #define FILLER_BYTES 256
+#define MAX_REPS 256
 
 enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, N_OPS };
 static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",
@@ -106,12 +107,11 @@ static int64_t now_ns(void)
 /* One thread's buffers. */
 typedef struct worker {
     pthread_t thread;
-    int index;
-    CUdeviceptr small[4];      /* base pointers */
     CUdeviceptr big[4];        /* 64 KiB each: interior pointers point inside */
     void *base_params[4];
     void *interior_params[4];
-    CUdeviceptr base_args[4], interior_args[4];
+    CUdeviceptr base_args[4];  /* 256-byte allocations: base pointers */
+    CUdeviceptr interior_args[4];
     unsigned char host[COPY_BYTES + 8 * 528]; /* copies rotate over 8 offsets */
     enum op op;
     long iters;
@@ -165,9 +165,8 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
 static void setup_worker(worker *w)
 {
     for (int i = 0; i < 4; i++) {
-        CHECK(cuMemAlloc(&w->small[i], 256));
+        CHECK(cuMemAlloc(&w->base_args[i], 256));
         CHECK(cuMemAlloc(&w->big[i], BUF_BIG));
-        w->base_args[i] = w->small[i];
         w->interior_args[i] = w->big[i] + 4096 * (uint64_t)(i + 1);
         w->base_params[i] = &w->base_args[i];
         w->interior_params[i] = &w->interior_args[i];
@@ -310,7 +309,7 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (n_threads < 1 || n_threads > MAX_THREADS || reps < 1 || live < 0 || scale <= 0)
+    if (n_threads < 1 || n_threads > MAX_THREADS || reps < 1 || reps > MAX_REPS || live < 0 || scale <= 0)
         usage();
     if (!any_op)
         for (int k = 0; k < N_OPS; k++)
@@ -340,13 +339,10 @@ int main(int argc, char **argv)
         return 0;
     }
     make_filler(live, &filler);
-    for (int t = 0; t < n_threads; t++) {
-        workers[t].index = t;
+    for (int t = 0; t < n_threads; t++)
         setup_worker(&workers[t]);
-    }
-    bool refused = taint ? taint_unrelated() : false;
     if (taint)
-        printf("taint refused_read=%d\n", refused ? 1 : 0);
+        printf("taint refused_read=%d\n", taint_unrelated() ? 1 : 0);
 
     pthread_barrier_init(&start_line, NULL, (unsigned)n_threads + 1);
     pthread_barrier_init(&finish_line, NULL, (unsigned)n_threads + 1);
@@ -379,13 +375,12 @@ int main(int argc, char **argv)
             continue;
         }
         run_rep((enum op)k, n / 10 ? n / 10 : 1, cpus); /* warm-up */
-        double ns[256];
-        int r_count = reps < 256 ? reps : 256;
-        for (int r = 0; r < r_count; r++)
+        double ns[MAX_REPS];
+        for (int r = 0; r < reps; r++)
             ns[r] = run_rep((enum op)k, n, cpus);
-        qsort(ns, (size_t)r_count, sizeof *ns, cmp_double);
+        qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
         printf("op=%s live=%ld threads=%d taint=%d iters=%ld ns=%.1f min=%.1f\n", op_names[k], live,
-               n_threads, taint, n, ns[r_count / 2], ns[0]);
+               n_threads, taint, n, ns[reps / 2], ns[0]);
         fflush(stdout);
     }
 
