@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "jsonr.h"
 #include "render.h"
 #include "report.h"
@@ -12,8 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* one line on its own through the JSON reader */
-    char *line = malloc(size + 1);
-    memcpy(line, data, size);
+    char *line = fuzz_text(data, size);
     jsonr_doc doc = {0};
     const char *why = NULL;
     if (jsonr_parse(&doc, line, size, &why)) {
@@ -26,13 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(line);
 
     /* the whole input as a report file */
-    FILE *f = fmemopen((void *)data, size ? size : 1, "r");
+    if (size == 0)
+        return 0; /* fmemopen() refuses an empty buffer */
+    FILE *f = fmemopen((void *)data, size, "r");
     if (!f)
         return 0;
-    if (!size) {
-        fclose(f);
-        return 0;
-    }
     ct_report r;
     memset(&r, 0, sizeof r);
     if (ct_report_read(&r, f, "fuzz.jsonl") == 0) {

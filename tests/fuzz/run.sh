@@ -11,10 +11,11 @@ secs=${1:-10}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$here/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
-    CC=clang meson setup "$build" "$here" -Dfuzz=true -Dtests=disabled >/dev/null
+    CC=clang meson setup "$build" "$here" -Dfuzz=true -Dtests=disabled \
+        -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
 targets=(fuzz_config fuzz_args fuzz_inject fuzz_signature fuzz_report)
-ninja -C "$build" $(printf 'tests/fuzz/%s ' "${targets[@]}") >/dev/null
+ninja -C "$build" "${targets[@]/#/tests/fuzz/}" >/dev/null
 scratch=$(mktemp -d /tmp/cutaint-fuzz.XXXXXX)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

@@ -10,7 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build-tsan}
 if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$here" -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
+    meson setup "$build" "$here" -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized \
+        -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
 ninja -C "$build" tests/reliability/rel_model shim/libcutaint.so tools/fakecuda/libcuda.so.1 >/dev/null
 # The checker re-executes itself with LD_PRELOAD=libcutaint.so; libtsan must

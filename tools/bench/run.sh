@@ -62,7 +62,8 @@ if [ "$quick" = 1 ]; then
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$root" -Dbuildtype=release >/dev/null
+    meson setup "$build" "$root" -Dbuildtype=release \
+        -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
 ninja -C "$build" tools/bench/bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so >/dev/null
 
