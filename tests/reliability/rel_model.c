@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "jsonr.h"
+#include "rel_env.h"
 
 #ifndef REL_SHIM
 #error "REL_SHIM must name libcutaint.so"
@@ -596,7 +597,7 @@ static void pick_range(const slot *s, uint32_t r1, uint32_t r2, unsigned align, 
     *len = l * align;
 }
 
-static void op_alloc(checker *c, const op *o, CUresult (*alloc)(CUdeviceptr *, size_t))
+static void op_alloc(checker *c, const op *o)
 {
     int sl = -1;
     for (int i = 0; i < MAX_SLOTS; i++)
@@ -609,10 +610,8 @@ static void op_alloc(checker *c, const op *o, CUresult (*alloc)(CUdeviceptr *, s
     uint64_t size = 64 + (o->r[1] % 64) * 16 + ((o->r[2] % 8 == 0) ? 1 + o->r[3] % 3 : 0);
     int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, "cuMemAlloc_v2", "cuMemAlloc") : 0;
     CUdeviceptr p = 0;
-    CUresult r = alloc(&p, size);
-    expect_rc(c, "cuMemAlloc", r, want);
-    if (want)
-        c->n_exp_new += 0; /* an allocation failure taints nothing and is not an event */
+    CUresult r = cuMemAlloc(&p, size);
+    expect_rc(c, "cuMemAlloc", r, want); /* a failed allocation taints nothing and is no event */
     if (r != CUDA_SUCCESS)
         return;
     slot *s = &c->s[sl];
@@ -636,8 +635,9 @@ static void op_free(checker *c, const op *o)
     memset(s, 0, sizeof *s);
 }
 
-/* A host write of exact bytes (HtoD, memset): scope, inject, driver, settle. */
-static void host_write_settle(checker *c, const char *api, const char *family, const char *fc_name, wrange w,
+/* A write of exact bytes (HtoD, memset, a device copy that ran): scope,
+ * inject, driver, settle. */
+static void write_settle(checker *c, const char *api, const char *family, const char *fc_name, wrange w,
                               CUresult got, const uint8_t *bytes)
 {
     unsigned pinned = pinned_by_scope(c, &w, 1);
@@ -669,9 +669,9 @@ static void op_htod(checker *c, const op *o)
     CUresult r = async ? cuMemcpyHtoDAsync(s->base + off, buf, len, 0) : cuMemcpyHtoD(s->base + off, buf, len);
     wrange w = {sl, off, len};
     if (async)
-        host_write_settle(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", w, r, buf);
+        write_settle(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", w, r, buf);
     else
-        host_write_settle(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", "cuMemcpyHtoD_v2", w, r, buf);
+        write_settle(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", "cuMemcpyHtoD_v2", w, r, buf);
     free(buf);
     check_report(c, "htod", 0, 0, NULL);
 }
@@ -711,7 +711,7 @@ static void op_memset(checker *c, const op *o)
         r = cuMemsetD32(s->base + off, v, len / 4);
         api = "cuMemsetD32_v2", family = "cuMemsetD32";
     }
-    host_write_settle(c, api, family, api, (wrange){sl, off, len}, r, buf);
+    write_settle(c, api, family, api, (wrange){sl, off, len}, r, buf);
     free(buf);
     check_report(c, "memset", 0, 0, NULL);
 }
@@ -739,18 +739,8 @@ static void op_dtod(checker *c, const op *o)
         set_taint(c, &dr, 1, root);
         c->exp_skip_root[c->n_exp_skip++] = root;
         c->skips++;
-    } else {
-        unsigned pinned = pinned_by_scope(c, &dr, 1);
-        int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
-        if (!want && c->tid < 0 && !unified)
-            want = fc_fault_fire(&c->cfg, false, api);
-        expect_rc(c, api, r, want);
-        if (want) {
-            set_taint(c, &dr, 1, mint(c, api, NULL, want, pinned, &dr, 1));
-        } else {
-            memmove(dst->data + dof, src->data + so, len);
-            set_taint(c, &dr, 1, 0);
-        }
+    } else { /* not overlapping (above), so the bytes copy like a host write's */
+        write_settle(c, api, family, unified ? NULL : api, dr, r, src->data + so);
     }
     check_report(c, "dtod", 0, 0, NULL);
 }
@@ -1119,7 +1109,7 @@ static void op_launch(checker *c, const op *o)
 static void run_op(checker *c, const op *o)
 {
     switch (o->kind) {
-    case OP_ALLOC: op_alloc(c, o, cuMemAlloc); break;
+    case OP_ALLOC: op_alloc(c, o); break;
     case OP_FREE: op_free(c, o); break;
     case OP_HTOD: op_htod(c, o); break;
     case OP_MEMSET: op_memset(c, o); break;
@@ -1238,16 +1228,8 @@ static void run_child(uint64_t pseed, unsigned nops, const char *keep, child_out
         dup2(pfd[1], 1);
         close(pfd[0]);
         close(pfd[1]);
-        const char *old = getenv("LD_LIBRARY_PATH");
-        char llp[4096];
-        snprintf(llp, sizeof llp, "%s%s%s", REL_FAKECUDA_DIR, old ? ":" : "", old ? old : "");
-        setenv("LD_LIBRARY_PATH", llp, 1);
-        const char *extra = getenv("REL_PRELOAD_FIRST"); /* e.g. libasan for an ASan build */
-        char pre[4096];
-        snprintf(pre, sizeof pre, "%s%s%s", extra ? extra : "", extra ? " " : "", REL_SHIM);
-        setenv("LD_PRELOAD", pre, 1);
+        rel_preload_env();
         setenv("CUTAINT_REPORT", report, 1);
-        setenv("CUTAINT_LOG", "off", 1);
         if (cfg.n_ct)
             setenv("CUTAINT_INJECT", cfg.ct_env, 1);
         else
@@ -1257,10 +1239,8 @@ static void run_child(uint64_t pseed, unsigned nops, const char *keep, child_out
         else
             unsetenv("FAKECUDA_FAULTS");
         alarm(60);
-        if (keep)
-            execl(self_path, self_path, "--child", seedarg, "--ops", opsarg, "--keep", keep, (char *)NULL);
-        else
-            execl(self_path, self_path, "--child", seedarg, "--ops", opsarg, (char *)NULL);
+        char *argv[] = {self_path, "--child", seedarg, "--ops", opsarg, keep ? "--keep" : NULL, (char *)keep, NULL};
+        execv(self_path, argv);
         _exit(127);
     }
     close(pfd[1]);
@@ -1306,8 +1286,6 @@ static unsigned minimise(uint64_t pseed, unsigned nops, unsigned *keep, unsigned
             list[0] = '\0';
             for (unsigned i = 0; i < nc; i++)
                 len += (size_t)sprintf(list + len, "%s%u", i ? "," : "", cand[i]);
-            if (nc == 0)
-                strcpy(list, "");
             child_out co;
             run_child(pseed, nops, list, &co);
             runs++;
@@ -1366,8 +1344,6 @@ static void *thread_main(void *arg)
             int sl = pick_slot(c, (uint32_t)splitmix(&s));
             if (sl < 0)
                 continue;
-            op o = {.kind = OP_DTOH};
-            (void)o;
             int n = (int)(c->s[sl].size / 4 < c->shared_const_size / 4 ? c->s[sl].size / 4 : c->shared_const_size / 4);
             float a = 1.0f;
             CUdeviceptr x = c->shared_const, y = c->s[sl].base;
@@ -1437,7 +1413,6 @@ static int threads_main(int nthreads, uint64_t seed, unsigned nops)
     CUdeviceptr shared, contended;
     uint64_t ssize = 1024, csize = 512;
     uint8_t *sdata = malloc(ssize);
-    gen_data(7, sdata, ssize);
     for (uint64_t i = 0; i < ssize; i += 4) { /* finite floats only */
         float f = (float)(i % 17);
         memcpy(sdata + i, &f, 4);
@@ -1516,14 +1491,7 @@ int main(int argc, char **argv)
         return child_main(strtoull(child, NULL, 0), (unsigned)nops, keep);
     if (threads) {
         if (!getenv("REL_PRELOADED")) { /* re-exec under the shim */
-            const char *old = getenv("LD_LIBRARY_PATH");
-            char llp[4096], pre[4096];
-            snprintf(llp, sizeof llp, "%s%s%s", REL_FAKECUDA_DIR, old ? ":" : "", old ? old : "");
-            const char *extra = getenv("REL_PRELOAD_FIRST");
-            snprintf(pre, sizeof pre, "%s%s%s", extra ? extra : "", extra ? " " : "", REL_SHIM);
-            setenv("LD_LIBRARY_PATH", llp, 1);
-            setenv("LD_PRELOAD", pre, 1);
-            setenv("CUTAINT_LOG", "off", 1);
+            rel_preload_env();
             setenv("REL_PRELOADED", "1", 1);
             char sarg[32];
             snprintf(sarg, sizeof sarg, "%" PRIu64, seed);

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rel_env.h"
+
 static long rss_kib(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -38,13 +40,8 @@ static long rss_kib(void)
 int main(int argc, char **argv)
 {
     if (!getenv("REL_PRELOADED")) {
-        const char *old = getenv("LD_LIBRARY_PATH");
-        char llp[4096];
-        snprintf(llp, sizeof llp, "%s%s%s", REL_FAKECUDA_DIR, old ? ":" : "", old ? old : "");
-        setenv("LD_LIBRARY_PATH", llp, 1);
-        setenv("LD_PRELOAD", REL_SHIM, 1);
+        rel_preload_env();
         setenv("REL_PRELOADED", "1", 1);
-        setenv("CUTAINT_LOG", "off", 1);
         execv("/proc/self/exe", argv);
         perror("exec");
         return 3;
