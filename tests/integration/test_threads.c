@@ -65,7 +65,7 @@ ParameterizedTestParameters(threads, fork_after_init)
 
 ParameterizedTest(int *row, threads, fork_after_init)
 {
-    bool busy = *row == 1;
+    bool busy = strcmp(fork_modes[*row], "busy") == 0;
     h_result r;
     h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"fork", fork_modes[*row]}, .timeout_s = 60}, &r);
     h_expect_ended(&r);

@@ -65,6 +65,7 @@ int main(int argc, char **argv)
     float host[16];
     long base = 0, peak = 0, samples[21] = {0};
     uint64_t refused = 0, failed = 0;
+    uint64_t step = n / 20 ? n / 20 : 1; /* 20 RSS samples */
     for (uint64_t i = 1; i <= n; i++) {
         if (i % 1000 == 0) {
             if (cuLaunchKernel(fill, 4, 1, 1, 2048, 1, 1, 0, 0, kp, NULL) != CUDA_SUCCESS) /* INVALID_VALUE */
@@ -76,11 +77,11 @@ int main(int argc, char **argv)
         } else {
             CHECK(cuLaunchKernel(fill, 4, 1, 1, 256, 1, 1, 0, 0, kp, NULL));
         }
-        if (i % (n / 20 ? n / 20 : 1) == 0) {
+        if (i % step == 0) {
             CHECK(cuCtxSynchronize());
             long r = rss_kib();
-            samples[i / (n / 20 ? n / 20 : 1) <= 20 ? i / (n / 20 ? n / 20 : 1) : 20] = r;
-            if (i <= n / 10 + (n / 20 ? n / 20 : 1) && !base)
+            samples[i / step <= 20 ? i / step : 20] = r;
+            if (i <= n / 10 + step && !base)
                 base = i >= n / 10 ? r : 0;
             peak = r > peak ? r : peak;
         }
