@@ -59,7 +59,7 @@ bool ct_call_inject_rules(ct_call *call, ct_inject_kind kind, const char *name, 
     return true;
 }
 
-static bool call_injected(ct_call *call)
+static inline bool call_injected(ct_call *call)
 {
     return ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
 }
