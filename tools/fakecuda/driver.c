@@ -35,15 +35,15 @@ void fc_set_sticky(CUresult r)
     atomic_compare_exchange_strong(&sticky, &expected, (int)r);
 }
 
-CUresult fc_enter(unsigned api_id)
+CUresult fc_enter(unsigned api_id, fc_cls cls)
 {
     const fc_api_row *row = &fc_api_rows[api_id];
-    if (row->cls != FC_PURE && atomic_load(&shut_down))
+    if (cls != FC_PURE && atomic_load(&shut_down))
         return CUDA_ERROR_DEINITIALIZED;
     fc_faults_load();
-    if (row->cls >= FC_DEV && !atomic_load(&initialized))
+    if (cls >= FC_DEV && !atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (row->cls == FC_CTX && fc_sticky() != CUDA_SUCCESS)
+    if (cls == FC_CTX && fc_sticky() != CUDA_SUCCESS)
         return fc_sticky();
     fc_action a = fc_faults_api(row);
     if (a.code != CUDA_SUCCESS)

@@ -25,6 +25,8 @@
 #define __CUDA_API_PUSH_VISIBILITY_DEFAULT 1
 #include <cuda.h>
 
+#include "entry.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -48,7 +50,7 @@ typedef enum fc_cls {
     FC_CTX,  /* needs cuInit; fails with the sticky fault once there is one */
 } fc_cls;
 
-CUresult fc_enter(unsigned api_id);
+CUresult fc_enter(unsigned api_id, fc_cls cls);
 CUresult fc_leave(CUresult r);
 CUresult fc_sticky(void);
 void fc_set_sticky(CUresult r);
@@ -65,20 +67,6 @@ CUresult fc_device_total_mem_v1(unsigned *bytes, CUdevice d);
 CUresult fc_device_check(CUdevice d);
 CUresult fc_get_error_name(CUresult r, const char **s);
 CUresult fc_get_error_string(CUresult r, const char **s);
-
-/* ---- the exported-entry-point table (exports.c) ----------------------- */
-
-typedef struct fc_api_row {
-    const char *name;  /* exported symbol */
-    const char *base;  /* name cuGetProcAddress is asked for */
-    int since;         /* first CUDA version whose ABI is this variant */
-    bool per_thread;   /* the _ptds / _ptsz variant */
-    fc_cls cls;
-    void *fn;
-} fc_api_row;
-
-extern const fc_api_row fc_api_rows[];
-extern const unsigned fc_api_count;
 
 /* ---- handle pools (handles.c) ------------------------------------------ */
 

@@ -44,7 +44,7 @@ static _Thread_local bool pending_fault;
 
 static bool fc_known_api(const char *name)
 {
-    for (unsigned i = 0; i < fc_api_count; i++)
+    for (unsigned i = 0; i < FC_API_COUNT; i++)
         if (strcmp(fc_api_rows[i].name, name) == 0 || strcmp(fc_api_rows[i].base, name) == 0)
             return true;
     return false;

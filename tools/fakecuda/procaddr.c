@@ -32,7 +32,7 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
         return CUDA_ERROR_INVALID_VALUE;
     bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, known = false;
     const fc_api_row *best = NULL;
-    for (unsigned i = 0; i < fc_api_count; i++) {
+    for (unsigned i = 0; i < FC_API_COUNT; i++) {
         const fc_api_row *r = &fc_api_rows[i];
         if (strcmp(r->base, sym) != 0)
             continue;
