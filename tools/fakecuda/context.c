@@ -21,6 +21,7 @@ static _Thread_local int tls_depth;
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary;
 static int primary_refs;
+static unsigned primary_flags; /* kept across resets, as the real driver keeps them */
 
 static CUresult fc_ctx_check(CUcontext c)
 {
@@ -45,6 +46,7 @@ static CUresult fc_ctx_new(CUcontext *out, unsigned flags, bool is_primary)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->flags = flags;
     c->primary = is_primary;
+    fc_ctx_settings_init(&c->settings);
     if (fc_queue_init(&c->q) != CUDA_SUCCESS) {
         fc_obj_free(c);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -178,7 +180,7 @@ CUresult fc_primary_retain(CUcontext *pctx, CUdevice dev)
         return r;
     pthread_mutex_lock(&primary_lock);
     if (!primary)
-        r = fc_ctx_new(&primary, 0, true);
+        r = fc_ctx_new(&primary, primary_flags, true);
     if (r == CUDA_SUCCESS) {
         primary_refs++;
         *pctx = primary;
@@ -228,8 +230,24 @@ CUresult fc_primary_state(CUdevice dev, unsigned *flags, int *active)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&primary_lock);
-    *flags = 0;
+    *flags = primary_flags;
     *active = primary != NULL;
+    pthread_mutex_unlock(&primary_lock);
+    return CUDA_SUCCESS;
+}
+
+/* The flags apply to the primary context made next, and to the live one. */
+CUresult fc_primary_set_flags(CUdevice dev, unsigned flags)
+{
+    if (flags & ~(unsigned)CU_CTX_FLAGS_MASK)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&primary_lock);
+    primary_flags = flags;
+    if (primary)
+        primary->flags = flags;
     pthread_mutex_unlock(&primary_lock);
     return CUDA_SUCCESS;
 }

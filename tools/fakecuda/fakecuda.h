@@ -101,12 +101,19 @@ typedef struct fc_queue {
     _Atomic uint64_t done_seq; /* every item up to this seq has run */
 } fc_queue;
 
+typedef struct fc_ctx_settings { /* settings.c */
+    size_t limit[CU_LIMIT_MAX];
+    CUfunc_cache cache;
+    CUsharedconfig shared;
+} fc_ctx_settings;
+
 struct CUctx_st {
     fc_obj hdr;
     CUdevice dev;
     unsigned flags;
     bool primary;
     fc_queue q;
+    fc_ctx_settings settings;
 };
 
 CUresult fc_current(CUcontext *ctx);
@@ -125,6 +132,22 @@ CUresult fc_primary_retain(CUcontext *pctx, CUdevice dev);
 CUresult fc_primary_release(CUdevice dev);
 CUresult fc_primary_reset(CUdevice dev);
 CUresult fc_primary_state(CUdevice dev, unsigned *flags, int *active);
+CUresult fc_primary_set_flags(CUdevice dev, unsigned flags);
+
+/* ---- device and context settings (settings.c) --------------------------- */
+
+void fc_ctx_settings_init(fc_ctx_settings *s);
+CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d);
+CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d);
+CUresult fc_device_can_access_peer(int *can, CUdevice d, CUdevice peer);
+CUresult fc_ctx_enable_peer(CUcontext peer, unsigned flags);
+CUresult fc_ctx_disable_peer(CUcontext peer);
+CUresult fc_ctx_set_limit(CUlimit l, size_t v);
+CUresult fc_ctx_get_limit(size_t *v, CUlimit l);
+CUresult fc_ctx_get_cache_config(CUfunc_cache *c);
+CUresult fc_ctx_set_cache_config(CUfunc_cache c);
+CUresult fc_ctx_get_shared_config(CUsharedconfig *c);
+CUresult fc_ctx_set_shared_config(CUsharedconfig c);
 
 /* ---- memory (memory.c) ------------------------------------------------- */
 
@@ -178,7 +201,14 @@ typedef struct fc_fill {
 
 typedef struct fc_kernel fc_kernel;
 
-typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT } fc_work_kind;
+typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT, FC_W_HOST } fc_work_kind;
+
+typedef struct fc_host_call { /* cuLaunchHostFunc, or cuStreamAddCallback when callback is set */
+    CUhostFn fn;
+    CUstreamCallback callback;
+    CUstream stream;
+    void *user;
+} fc_host_call;
 
 struct fc_work {
     fc_work_kind kind;
@@ -190,6 +220,7 @@ struct fc_work {
         fc_fill fill;
         struct { CUevent e; } event;
         CUdeviceptr free;
+        fc_host_call host;
     } u;
 };
 
@@ -225,6 +256,8 @@ CUresult fc_event_record(CUevent e, CUstream s);
 CUresult fc_event_sync(CUevent e);
 CUresult fc_event_destroy(CUevent e);
 CUresult fc_event_elapsed(float *ms, CUevent a, CUevent b);
+CUresult fc_launch_host_func(CUstream s, CUhostFn fn, void *user);
+CUresult fc_stream_add_callback(CUstream s, CUstreamCallback cb, void *user, unsigned flags);
 
 /* ---- copies and memsets (copy.c) --------------------------------------- */
 
@@ -272,6 +305,7 @@ CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f);
 CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v);
 struct CUfunc_st *fc_func_resolve(CUfunction f);
+CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name);
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 

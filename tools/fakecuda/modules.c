@@ -207,3 +207,13 @@ CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v)
         fn->max_dyn_smem = v;
     return CUDA_SUCCESS;
 }
+
+/* Images are not parsed, so no module knows a global: every name is NOT_FOUND. */
+CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name)
+{
+    (void)dptr;
+    (void)bytes;
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_obj_valid(m, FC_K_MODULE) ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
+}

@@ -15,9 +15,14 @@
  * - Once the sticky fault is set, pending items are discarded, not run.
  * - A full queue (FC_QUEUE_CAP) drains its oldest item before taking a new
  *   one, as the real driver blocks when its push buffer is full.
- * - An item refers to no stream; an event item records only if the event's
- *   latest record is still that item (so destroying or re-recording an event
- *   with work pending is harmless).
+ * - An item refers to no stream (a callback is only handed the handle it
+ *   was given); an event item records only if the event's latest record is
+ *   still that item (so destroying or re-recording an event with work
+ *   pending is harmless).
+ * - Host functions and stream callbacks run in queue order on the thread
+ *   that drains, holding the queue's exec mutex: like the real driver's,
+ *   they must not call the CUDA API. After a sticky fault a stream callback
+ *   still runs, and is told the error; a host function does not run.
  */
 #include "fakecuda.h"
 
@@ -94,10 +99,20 @@ static void fc_run_event(fc_queue *q, const fc_work *w)
     pthread_mutex_unlock(&q->lock);
 }
 
+static void fc_run_host(const fc_host_call *h, CUresult status)
+{
+    if (h->callback)
+        h->callback(h->stream, status, h->user);
+    else if (status == CUDA_SUCCESS)
+        h->fn(h->user);
+}
+
 static void fc_run(fc_queue *q, fc_work *w)
 {
     CUresult r = CUDA_SUCCESS;
     if (fc_sticky() != CUDA_SUCCESS) {
+        if (w->kind == FC_W_HOST)
+            fc_run_host(&w->u.host, fc_sticky());
         fc_work_discard(w);
         return;
     }
@@ -115,6 +130,9 @@ static void fc_run(fc_queue *q, fc_work *w)
         break;
     case FC_W_FAULT:
         r = CUDA_ERROR_ILLEGAL_ADDRESS;
+        break;
+    case FC_W_HOST:
+        fc_run_host(&w->u.host, CUDA_SUCCESS);
         break;
     }
     if (w->fault)
@@ -313,4 +331,20 @@ CUresult fc_event_elapsed(float *ms, CUevent a, CUevent b)
         return CUDA_ERROR_NOT_READY;
     *ms = (float)((double)((int64_t)(tb - ta)) / 1e6);
     return CUDA_SUCCESS;
+}
+
+CUresult fc_launch_host_func(CUstream s, CUhostFn fn, void *user)
+{
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_work w = {.kind = FC_W_HOST, .u.host = {.fn = fn, .user = user}};
+    return fc_submit_async(s, &w);
+}
+
+CUresult fc_stream_add_callback(CUstream s, CUstreamCallback cb, void *user, unsigned flags)
+{
+    if (!cb || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_work w = {.kind = FC_W_HOST, .u.host = {.callback = cb, .stream = s, .user = user}};
+    return fc_submit_async(s, &w);
 }

@@ -1,0 +1,167 @@
+/*
+ * test_settings.c: what loaders ask at start (compute capability, PCI
+ * address, peer access, limits, cache and shared-memory configuration,
+ * primary-context flags, module globals) and host work in stream order
+ * (cuLaunchHostFunc, cuStreamAddCallback).
+ */
+#include "fc_test.h"
+
+/* Loaders still call the deprecated queries, so the test does too. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#include <stdio.h>
+
+Test(settings, device_identity_agrees_with_attributes)
+{
+    int major, minor, attr;
+    char id[32], expect[32];
+    OK(cuInit(0));
+    OK(cuDeviceComputeCapability(&major, &minor, 0));
+    OK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+    cr_assert_eq(major, attr);
+    cr_assert_eq(major, 9);
+    cr_assert_eq(minor, 0);
+    int domain, bus, dev;
+    OK(cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0));
+    OK(cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0));
+    OK(cuDeviceGetAttribute(&dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0));
+    snprintf(expect, sizeof expect, "%08x:%02x:%02x.0", (unsigned)domain, (unsigned)bus, (unsigned)dev);
+    OK(cuDeviceGetPCIBusId(id, sizeof id, 0));
+    cr_assert_str_eq(id, expect);
+    OK(cuDeviceGetPCIBusId(id, 5, 0));
+    cr_assert_eq(strlen(id), 4, "truncated to the buffer");
+    FAILS(cuDeviceComputeCapability(&major, &minor, 1), CUDA_ERROR_INVALID_DEVICE);
+    FAILS(cuDeviceGetPCIBusId(NULL, 32, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(settings, one_device_has_no_peer)
+{
+    CUcontext primary = fc_setup(), other;
+    int can = -1;
+    OK(cuDeviceCanAccessPeer(&can, 0, 0));
+    cr_assert_eq(can, 0);
+    FAILS(cuDeviceCanAccessPeer(&can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+    OK(cuCtxCreate(&other, NULL, 0, 0)); /* pushed: current */
+    FAILS(cuCtxEnablePeerAccess(primary, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    FAILS(cuCtxEnablePeerAccess(primary, 1), CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuCtxEnablePeerAccess(other, 0), CUDA_ERROR_INVALID_CONTEXT);
+    FAILS(cuCtxDisablePeerAccess(primary), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    FAILS(cuCtxEnablePeerAccess(NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+}
+
+Test(settings, limits_and_configs_read_back_per_context)
+{
+    fc_setup();
+    size_t v;
+    OK(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
+    cr_assert_eq(v, 1024);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 64u << 20));
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    cr_assert_eq(v, 64u << 20);
+    FAILS(cuCtxSetLimit(CU_LIMIT_SHMEM_SIZE, 1), CUDA_ERROR_UNSUPPORTED_LIMIT);
+    FAILS(cuCtxSetLimit(CU_LIMIT_MAX, 1), CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuCtxGetLimit(NULL, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_VALUE);
+
+    CUfunc_cache cache;
+    OK(cuCtxGetCacheConfig(&cache));
+    cr_assert_eq(cache, CU_FUNC_CACHE_PREFER_NONE);
+    OK(cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1));
+    OK(cuCtxGetCacheConfig(&cache));
+    cr_assert_eq(cache, CU_FUNC_CACHE_PREFER_L1);
+    FAILS(cuCtxSetCacheConfig((CUfunc_cache)7), CUDA_ERROR_INVALID_VALUE);
+
+    CUsharedconfig shared;
+    OK(cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE));
+    OK(cuCtxGetSharedMemConfig(&shared));
+    cr_assert_eq(shared, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE);
+
+    CUcontext other; /* a new context starts from the defaults */
+    OK(cuCtxCreate(&other, NULL, 0, 0));
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    cr_assert_eq(v, 8u << 20);
+    OK(cuCtxGetCacheConfig(&cache));
+    cr_assert_eq(cache, CU_FUNC_CACHE_PREFER_NONE);
+    OK(cuCtxDestroy(other));
+    OK(cuCtxSetCurrent(NULL));
+    FAILS(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_CONTEXT);
+}
+
+Test(settings, primary_flags_survive_reset)
+{
+    unsigned flags;
+    int active;
+    OK(cuInit(0));
+    OK(cuDevicePrimaryCtxSetFlags(0, CU_CTX_SCHED_BLOCKING_SYNC));
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    cr_assert_eq(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+    cr_assert_eq(active, 0);
+    CUcontext ctx;
+    OK(cuDevicePrimaryCtxRetain(&ctx, 0));
+    OK(cuDevicePrimaryCtxReset(0));
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    cr_assert_eq(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+    cr_assert_eq(active, 0);
+    FAILS(cuDevicePrimaryCtxSetFlags(0, 0x80000000u), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(settings, module_globals_are_not_found)
+{
+    fc_setup();
+    CUmodule mod;
+    CUdeviceptr p;
+    size_t n;
+    OK(cuModuleLoadData(&mod, "image"));
+    FAILS(cuModuleGetGlobal(&p, &n, mod, "counter"), CUDA_ERROR_NOT_FOUND);
+    FAILS(cuModuleGetGlobal(&p, &n, mod, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuModuleUnload(mod));
+    FAILS(cuModuleGetGlobal(&p, &n, mod, "counter"), CUDA_ERROR_INVALID_HANDLE);
+}
+
+static char trace[16];
+static size_t ntrace;
+static CUresult seen_status = -1;
+
+static void host_fn(void *user)
+{
+    trace[ntrace++] = *(const char *)user;
+}
+
+static void CUDA_CB stream_cb(CUstream s, CUresult status, void *user)
+{
+    (void)s;
+    seen_status = status;
+    host_fn(user);
+}
+
+Test(settings, host_work_runs_in_stream_order_at_the_sync)
+{
+    fc_setup();
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuLaunchHostFunc(s, host_fn, "a"));
+    OK(cuStreamAddCallback(s, stream_cb, "b", 0));
+    OK(cuLaunchHostFunc(NULL, host_fn, "c"));
+    cr_assert_eq(ntrace, 0, "host work runs at a sync point, not when queued");
+    OK(cuStreamSynchronize(NULL));
+    trace[ntrace] = '\0';
+    cr_assert_str_eq(trace, "abc");
+    cr_assert_eq(seen_status, CUDA_SUCCESS);
+    FAILS(cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuStreamAddCallback(s, stream_cb, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(settings, after_a_fault_callbacks_hear_it_and_host_functions_do_not_run)
+{
+    fc_setup();
+    CUfunction crash = fc_function("_Z5crashPf");
+    CUdeviceptr d;
+    OK(cuMemAlloc(&d, 16));
+    void *args[] = {&d};
+    OK(cuLaunchKernel(crash, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    OK(cuLaunchHostFunc(NULL, host_fn, "x"));
+    OK(cuStreamAddCallback(NULL, stream_cb, "y", 0));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    trace[ntrace] = '\0';
+    cr_assert_str_eq(trace, "y");
+    cr_assert_eq(seen_status, CUDA_ERROR_ILLEGAL_ADDRESS);
+}

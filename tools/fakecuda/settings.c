@@ -1,0 +1,180 @@
+/*
+ * settings.c: what loaders ask of the device and of a context at start and
+ * fakecuda keeps only as numbers: compute capability, PCI address, peer
+ * access, a context's limits and cache preference.
+ *
+ * None of it changes how fakecuda runs work; a value set is read back, and
+ * values out of range are refused as the real driver refuses them.
+ * Invariants:
+ * - The PCI address is formatted from the device attributes, so
+ *   cuDeviceGetPCIBusId and cuDeviceGetAttribute never disagree.
+ * - With one device, no context can access a peer: cuDeviceCanAccessPeer
+ *   says 0 and enabling peer access is CUDA_ERROR_PEER_ACCESS_UNSUPPORTED.
+ * - A context's settings are written only by threads for which it is
+ *   current; they are plain fields of the context (fc_ctx_settings).
+ */
+#include "fakecuda.h"
+
+#include <stdio.h>
+
+/* CU_LIMIT_* defaults of a Hopper GPU; 0 where a limit is query-only and unused. */
+static const size_t fc_limit_default[CU_LIMIT_MAX] = {
+    [CU_LIMIT_STACK_SIZE] = 1024,
+    [CU_LIMIT_PRINTF_FIFO_SIZE] = 1u << 20,
+    [CU_LIMIT_MALLOC_HEAP_SIZE] = 8u << 20,
+    [CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2,
+    [CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048,
+    [CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64,
+    [CU_LIMIT_PERSISTING_L2_CACHE_SIZE] = 0,
+    [CU_LIMIT_SHMEM_SIZE] = FC_OPTIN_SMEM,
+    [CU_LIMIT_CIG_ENABLED] = 0,
+    [CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED] = 0,
+};
+
+void fc_ctx_settings_init(fc_ctx_settings *s)
+{
+    for (int i = 0; i < CU_LIMIT_MAX; i++)
+        s->limit[i] = fc_limit_default[i];
+    s->cache = CU_FUNC_CACHE_PREFER_NONE;
+    s->shared = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+}
+
+CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d)
+{
+    if (!major || !minor)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_device_attribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+    return r == CUDA_SUCCESS ? fc_device_attribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) : r;
+}
+
+CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d)
+{
+    int domain, bus, device;
+    if (!id || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_device_attribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
+    if (r == CUDA_SUCCESS)
+        r = fc_device_attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+    if (r == CUDA_SUCCESS)
+        r = fc_device_attribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+    if (r == CUDA_SUCCESS)
+        snprintf(id, (size_t)len, "%08x:%02x:%02x.0", (unsigned)domain, (unsigned)bus, (unsigned)device);
+    return r;
+}
+
+CUresult fc_device_can_access_peer(int *can, CUdevice d, CUdevice peer)
+{
+    if (!can)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fc_device_check(d) != CUDA_SUCCESS || fc_device_check(peer) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_peer_check(CUcontext peer)
+{
+    CUcontext self;
+    CUresult r = fc_current(&self);
+    if (r == CUDA_SUCCESS && (!peer || !fc_obj_valid(peer, FC_K_CTX) || peer == self))
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    return r;
+}
+
+CUresult fc_ctx_enable_peer(CUcontext peer, unsigned flags)
+{
+    CUresult r = fc_peer_check(peer);
+    if (r == CUDA_SUCCESS && flags != 0)
+        r = CUDA_ERROR_INVALID_VALUE;
+    return r == CUDA_SUCCESS ? CUDA_ERROR_PEER_ACCESS_UNSUPPORTED : r;
+}
+
+CUresult fc_ctx_disable_peer(CUcontext peer)
+{
+    CUresult r = fc_peer_check(peer);
+    return r == CUDA_SUCCESS ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED : r;
+}
+
+static CUresult fc_settings(fc_ctx_settings **s)
+{
+    CUcontext c;
+    CUresult r = fc_current(&c);
+    if (r == CUDA_SUCCESS)
+        *s = &c->settings;
+    return r;
+}
+
+static bool fc_limit_settable(CUlimit l)
+{
+    return l != CU_LIMIT_SHMEM_SIZE && l != CU_LIMIT_CIG_ENABLED;
+}
+
+CUresult fc_ctx_set_limit(CUlimit l, size_t v)
+{
+    fc_ctx_settings *s;
+    if ((int)l < 0 || l >= CU_LIMIT_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_limit_settable(l))
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    if (l == CU_LIMIT_MAX_L2_FETCH_GRANULARITY && v > 128)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        s->limit[l] = v;
+    return r;
+}
+
+CUresult fc_ctx_get_limit(size_t *v, CUlimit l)
+{
+    fc_ctx_settings *s;
+    if (!v || (int)l < 0 || l >= CU_LIMIT_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        *v = s->limit[l];
+    return r;
+}
+
+CUresult fc_ctx_get_cache_config(CUfunc_cache *c)
+{
+    fc_ctx_settings *s;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        *c = s->cache;
+    return r;
+}
+
+CUresult fc_ctx_set_cache_config(CUfunc_cache c)
+{
+    fc_ctx_settings *s;
+    if ((int)c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        s->cache = c;
+    return r;
+}
+
+CUresult fc_ctx_get_shared_config(CUsharedconfig *c)
+{
+    fc_ctx_settings *s;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        *c = s->shared;
+    return r;
+}
+
+CUresult fc_ctx_set_shared_config(CUsharedconfig c)
+{
+    fc_ctx_settings *s;
+    if ((int)c < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || c > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_settings(&s);
+    if (r == CUDA_SUCCESS)
+        s->shared = c == CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ? CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE : c;
+    return r;
+}
