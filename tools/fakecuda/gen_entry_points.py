@@ -6,12 +6,13 @@ Toolkit's own headers, and write them as one X-macro table.
     gen_entry_points.py INCLUDE_DIR OUTPUT.h
 
 The facts come from the PFN_<base>_v<version>[_ptds|_ptsz] typedefs of
-cudaTypedefs.h (and cudaProfilerTypedefs.h): each typedef is one ABI of one
-base name. The exported symbol of the k-th ABI (in version order) of a base
+cudaTypedefs.h and of the profiler, OpenGL, EGL and VDPAU typedef headers
+(the real driver exports those interop names too, and loaders such as
+ffmpeg's require them): each typedef is one ABI of one base name. The exported symbol of the k-th ABI (in version order) of a base
 is <base> for k = 1 and <base>_v<k> after; a per-thread ABI of version V
 belongs to the newest plain ABI not newer than V and adds its _ptds/_ptsz
-suffix. For CUDA 13.0 this yields exactly the 637 names of the toolkit's
-stub libcuda.so (tests/fakecuda/check_exports.sh keeps that true).
+suffix. For CUDA 13.0 this yields the 637 names of the toolkit's stub libcuda.so
+(tests/fakecuda/check_exports.sh keeps that true) and 36 interop names.
 
 Output: FC_ENTRY_POINTS(X) with one X(name, "base", since, per_thread) row
 per name, sorted by name.
@@ -19,7 +20,7 @@ per name, sorted by name.
 import re
 import sys
 
-HEADERS = ("cudaTypedefs.h", "cudaProfilerTypedefs.h")
+HEADERS = ("cudaTypedefs.h", "cudaProfilerTypedefs.h", "cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h")
 PFN = re.compile(r"\bPFN_(cu\w+?)_v(\d+)(_pt[sd][sz])?\)\s*\(")
 
 
