@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(meson ninja-build gcc pkg-config uthash-dev libcriterion-dev libiberty-dev
-          graphviz valgrind python3 shellcheck clang libclang-rt-14-dev)
+          graphviz valgrind python3 shellcheck clang libclang-rt-14-dev
+          ffmpeg)
 
 missing=()
 for p in "${packages[@]}"; do
