@@ -38,6 +38,7 @@ void fc_set_sticky(CUresult r)
 CUresult fc_enter(unsigned api_id, fc_cls cls)
 {
     const fc_api_row *row = &fc_api_rows[api_id];
+    fc_debug("%s", row->name);
     if (cls != FC_PURE && atomic_load(&shut_down))
         return CUDA_ERROR_DEINITIALIZED;
     fc_faults_load();

@@ -346,4 +346,9 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
                              CUdriverProcAddressQueryResult *status);
 CUresult fc_get_export_table(const void **table, const CUuuid *id);
 
+/* ---- the debug log (log.c) --------------------------------------------- */
+
+bool fc_debug_on(void);
+void fc_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif
