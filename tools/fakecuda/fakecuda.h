@@ -346,6 +346,12 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
                              CUdriverProcAddressQueryResult *status);
 CUresult fc_get_export_table(const void **table, const CUuuid *id);
 
+/* ---- what NVIDIA's runtime needs at start (runtime.c) ------------------ */
+
+CUresult fc_device_uuid(CUuuid *uuid, CUdevice d);
+CUresult fc_ctx_api_version(CUcontext c, unsigned *version);
+CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode);
+
 /* ---- the debug log (log.c) --------------------------------------------- */
 
 bool fc_debug_on(void);

@@ -1,0 +1,53 @@
+/*
+ * runtime.c: the public entry points NVIDIA's CUDA runtime needs at start
+ * that plain driver-API programs did not: the device UUID, a context's API
+ * version and the module loading mode.
+ *
+ * Invariants: the device UUID is one fixed value (the ASCII bytes of
+ * "fakecuda-device0") in every process and through both cuDeviceGetUuid
+ * variants, because the runtime's integrity check (private.c) hashes it
+ * and compares with what it read itself.
+ */
+#include "fakecuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the real driver reports for every context since CUDA 3.2. */
+#define FC_CTX_API_VERSION 3020
+
+static const CUuuid fc_uuid = {{'f', 'a', 'k', 'e', 'c', 'u', 'd', 'a', '-', 'd', 'e', 'v', 'i', 'c', 'e', '0'}};
+
+CUresult fc_device_uuid(CUuuid *uuid, CUdevice d)
+{
+    if (!uuid)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fc_device_check(d) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *uuid = fc_uuid;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_ctx_api_version(CUcontext c, unsigned *version)
+{
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_ctx_or_current(&c);
+    if (r == CUDA_SUCCESS)
+        *version = FC_CTX_API_VERSION;
+    return r;
+}
+
+/*
+ * fakecuda loads nothing either way, so the mode only reports what
+ * CUDA_MODULE_LOADING asks for, with the real driver's default (lazy
+ * since CUDA 12.2).
+ */
+CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode)
+{
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    *mode = env && strcmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
