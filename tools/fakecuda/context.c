@@ -8,8 +8,10 @@
  *   CUDA_ERROR_INVALID_CONTEXT (as the real driver does).
  * - primary is non-NULL exactly while primary_refs > 0; both change only
  *   under primary_lock.
- * - Releasing a context runs its pending work, then frees everything it
- *   owns: streams, events, modules and their functions, device memory.
+ * - Releasing a context runs its context-local storage destructors
+ *   (private.c) while it is still whole, then its pending work, then frees
+ *   everything it owns: streams, events, modules and their functions,
+ *   device memory.
  */
 #include "fakecuda.h"
 
@@ -57,6 +59,7 @@ static CUresult fc_ctx_new(CUcontext *out, unsigned flags, bool is_primary)
 
 static void fc_ctx_release(CUcontext c)
 {
+    fc_ctx_storage_drop(c);
     fc_drain_all(c);
     fc_obj_free_owned(FC_P_STREAM, c, NULL);
     fc_obj_free_owned(FC_P_EVENT, c, NULL);

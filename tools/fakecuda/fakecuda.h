@@ -344,7 +344,12 @@ bool fc_fault_pending_take(void);
 
 CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status);
+
+/* ---- the runtime's private tables (private.c) -------------------------- */
+
 CUresult fc_get_export_table(const void **table, const CUuuid *id);
+/* Runs the context's local-storage destructors; context.c calls it before freeing ctx. */
+void fc_ctx_storage_drop(CUcontext ctx);
 
 /* ---- what NVIDIA's runtime needs at start (runtime.c) ------------------ */
 

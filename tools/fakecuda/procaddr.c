@@ -1,5 +1,6 @@
 /*
- * procaddr.c: cuGetProcAddress / cuGetProcAddress_v2 and cuGetExportTable.
+ * procaddr.c: cuGetProcAddress / cuGetProcAddress_v2 (cuGetExportTable is
+ * private.c's).
  *
  * The mapping is the real driver's: for a base name, the variant returned
  * is the newest one whose "since" version (api.def, after cudaTypedefs.h's
@@ -46,13 +47,4 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
                 : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                         : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-/* The runtime's private tables are not emulated. */
-CUresult fc_get_export_table(const void **table, const CUuuid *id)
-{
-    if (!table || !id)
-        return CUDA_ERROR_INVALID_VALUE;
-    *table = NULL;
-    return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -1,0 +1,474 @@
+/*
+ * private.c: cuGetExportTable, the private tables NVIDIA's CUDA runtime
+ * (13.0.x) asks the driver for, and the context-local storage one of them
+ * exposes. The facts implemented are listed in README.md ("The runtime's
+ * private interface"); they were measured with runtime 13.0.88.
+ *
+ * Invariants:
+ * - A table is a static array of pointer-sized words; where the runtime
+ *   expects it, word 0 is the table's size in bytes. Slots the runtime was
+ *   never seen calling hold a stub that says so once on stderr and returns
+ *   CUDA_ERROR_NOT_SUPPORTED, so a newer runtime gets an answer, not a jump
+ *   through garbage.
+ * - An unknown table is CUDA_ERROR_NOT_SUPPORTED with one stderr line per
+ *   UUID; nothing here ever crashes on an unexpected request.
+ * - Context-local storage holds at most one value per (context, key), under
+ *   cls_lock; destructors run outside it, when the context is released
+ *   (fc_ctx_storage_drop from context.c, before the context is freed).
+ * - The integrity answer hashes what cuDriverGetVersion, cuDeviceGetUuid
+ *   and cuDeviceGetAttribute report, through the same functions.
+ */
+#include "fakecuda.h"
+
+#include <nettle/md2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef uintptr_t fc_word;
+
+#define FC_FN(f) ((fc_word)(f))
+#define FC_SIZE_WORD(n) ((fc_word)((n) * sizeof(fc_word)))
+
+/* ---- slots the runtime was never seen calling -------------------------- */
+
+static CUresult fc_slot_unused(const char *table, int slot, atomic_flag *said)
+{
+    fc_debug("export table %s: slot %d called", table, slot);
+    if (!atomic_flag_test_and_set(said))
+        fprintf(stderr, "fakecuda: cuGetExportTable: slot %d of %s is not emulated (CUDA_ERROR_NOT_SUPPORTED); "
+                        "runtimes newer than CUDA 13.0.x are not supported\n", slot, table);
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * Called through a word with whatever arguments the runtime passes: on the
+ * x86-64 and AArch64 C ABIs a function taking none may be called so.
+ */
+#define FC_UNUSED_SLOT(table, n)                                    \
+    static CUresult fc_##table##_##n(void)                          \
+    {                                                               \
+        static atomic_flag said = ATOMIC_FLAG_INIT;                 \
+        return fc_slot_unused(#table, n, &said);                    \
+    }
+
+FC_UNUSED_SLOT(CUDART_INTERFACE, 1)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 3)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 4)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 5)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 6)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 7)
+FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 1)
+FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 3)
+FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 4)
+FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 5)
+FC_UNUSED_SLOT(TOOLS_TLS, 1)
+FC_UNUSED_SLOT(TOOLS_TLS, 2)
+FC_UNUSED_SLOT(TOOLS_TLS, 3)
+FC_UNUSED_SLOT(CONTEXT_CHECKS, 1)
+FC_UNUSED_SLOT(INTEGRITY_CHECK, 2)
+
+/* ---- CUDART_INTERFACE: the primary context ----------------------------- */
+
+/*
+ * The primary context this table holds one reference on; NULL once that
+ * context is released (fc_ctx_storage_drop), so a later request retains
+ * the new one.
+ */
+static _Atomic(CUcontext) rt_primary;
+
+static CUresult fc_rt_primary_ctx(CUcontext *out, CUdevice dev)
+{
+    fc_debug("export table CUDART_INTERFACE: slot 2 (primary context of device %d)", (int)dev);
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext held = atomic_load(&rt_primary);
+    if (held && fc_device_check(dev) == CUDA_SUCCESS) {
+        *out = held;
+        return CUDA_SUCCESS;
+    }
+    CUcontext c;
+    CUresult r = fc_primary_retain(&c, dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUcontext none = NULL;
+    if (!atomic_compare_exchange_strong(&rt_primary, &none, c))
+        fc_primary_release(dev); /* another thread's request took the reference */
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
+static const fc_word cudart_interface[] = {
+    FC_SIZE_WORD(8),
+    FC_FN(fc_CUDART_INTERFACE_1),
+    FC_FN(fc_rt_primary_ctx),
+    FC_FN(fc_CUDART_INTERFACE_3),
+    FC_FN(fc_CUDART_INTERFACE_4),
+    FC_FN(fc_CUDART_INTERFACE_5),
+    FC_FN(fc_CUDART_INTERFACE_6),
+    FC_FN(fc_CUDART_INTERFACE_7),
+};
+
+/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS: buffers the runtime writes ---------- */
+
+/* Sizes that worked: 1024 bytes and 14 u32s (rounded up here). */
+static unsigned char hooks_buf2[1024] __attribute__((aligned(16)));
+static unsigned char hooks_buf6[64] __attribute__((aligned(16)));
+
+static CUresult fc_hooks_buffer(void **buf, size_t *n, void *mem, size_t bytes, int slot)
+{
+    fc_debug("export table TOOLS_RUNTIME_CALLBACK_HOOKS: slot %d", slot);
+    if (buf)
+        *buf = mem;
+    if (n)
+        *n = bytes;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_hooks_2(void **buf, size_t *n)
+{
+    return fc_hooks_buffer(buf, n, hooks_buf2, sizeof hooks_buf2, 2);
+}
+
+static CUresult fc_hooks_6(void **buf, size_t *n)
+{
+    return fc_hooks_buffer(buf, n, hooks_buf6, sizeof hooks_buf6, 6);
+}
+
+/* The runtime refuses a size word under 0x38 (seven words) with error 35. */
+static const fc_word tools_hooks[] = {
+    FC_SIZE_WORD(7),
+    FC_FN(fc_TOOLS_RUNTIME_CALLBACK_HOOKS_1),
+    FC_FN(fc_hooks_2),
+    FC_FN(fc_TOOLS_RUNTIME_CALLBACK_HOOKS_3),
+    FC_FN(fc_TOOLS_RUNTIME_CALLBACK_HOOKS_4),
+    FC_FN(fc_TOOLS_RUNTIME_CALLBACK_HOOKS_5),
+    FC_FN(fc_hooks_6),
+};
+
+/* ---- TOOLS_TLS: must exist; the runtime calls none of it --------------- */
+
+static const fc_word tools_tls[] = {
+    FC_SIZE_WORD(4),
+    FC_FN(fc_TOOLS_TLS_1),
+    FC_FN(fc_TOOLS_TLS_2),
+    FC_FN(fc_TOOLS_TLS_3),
+};
+
+/* ---- CONTEXT_LOCAL_STORAGE_INTERFACE_V0301 ----------------------------- */
+
+typedef void (*fc_cls_dtor)(CUcontext ctx, void *key, void *value);
+
+typedef struct fc_cls_entry {
+    CUcontext ctx;
+    void *key, *value;
+    fc_cls_dtor dtor;
+    struct fc_cls_entry *next;
+} fc_cls_entry;
+
+static pthread_mutex_t cls_lock = PTHREAD_MUTEX_INITIALIZER;
+static fc_cls_entry *cls_head;
+
+static fc_cls_entry **fc_cls_find_locked(CUcontext ctx, const void *key)
+{
+    fc_cls_entry **p = &cls_head;
+    while (*p && ((*p)->ctx != ctx || (*p)->key != key))
+        p = &(*p)->next;
+    return p;
+}
+
+/* Storing again under a key replaces value and destructor, running neither. */
+static CUresult fc_cls_put(CUcontext ctx, void *key, void *value, fc_cls_dtor dtor)
+{
+    fc_debug("export table CONTEXT_LOCAL_STORAGE: put ctx %p key %p", (void *)ctx, key);
+    CUresult r = fc_ctx_or_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fc_cls_entry *fresh = malloc(sizeof *fresh);
+    if (!fresh)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&cls_lock);
+    fc_cls_entry **p = fc_cls_find_locked(ctx, key);
+    if (*p) {
+        (*p)->value = value;
+        (*p)->dtor = dtor;
+    } else {
+        *fresh = (fc_cls_entry){ctx, key, value, dtor, cls_head};
+        cls_head = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&cls_lock);
+    free(fresh);
+    return CUDA_SUCCESS;
+}
+
+/* An explicit delete drops the entry without its destructor, as pthread_key_delete does. */
+static CUresult fc_cls_delete(CUcontext ctx, void *key)
+{
+    fc_debug("export table CONTEXT_LOCAL_STORAGE: delete ctx %p key %p", (void *)ctx, key);
+    CUresult r = fc_ctx_or_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&cls_lock);
+    fc_cls_entry **p = fc_cls_find_locked(ctx, key), *gone = *p;
+    if (gone)
+        *p = gone->next;
+    pthread_mutex_unlock(&cls_lock);
+    free(gone);
+    return gone ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* A miss must fail: the runtime sets up its per-context state only then. */
+static CUresult fc_cls_get(void **value, CUcontext ctx, void *key)
+{
+    fc_debug("export table CONTEXT_LOCAL_STORAGE: get ctx %p key %p", (void *)ctx, key);
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_ctx_or_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&cls_lock);
+    fc_cls_entry *e = *fc_cls_find_locked(ctx, key);
+    if (e)
+        *value = e->value;
+    pthread_mutex_unlock(&cls_lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* No size word: the functions start at word 0. */
+static const fc_word context_local_storage[] = {
+    FC_FN(fc_cls_put),
+    FC_FN(fc_cls_delete),
+    FC_FN(fc_cls_get),
+};
+
+void fc_ctx_storage_drop(CUcontext ctx)
+{
+    CUcontext held = ctx;
+    atomic_compare_exchange_strong(&rt_primary, &held, NULL);
+    fc_cls_entry *gone = NULL;
+    pthread_mutex_lock(&cls_lock);
+    for (fc_cls_entry **p = &cls_head; *p;) {
+        fc_cls_entry *e = *p;
+        if (e->ctx != ctx) {
+            p = &e->next;
+            continue;
+        }
+        *p = e->next;
+        e->next = gone;
+        gone = e;
+    }
+    pthread_mutex_unlock(&cls_lock);
+    /* Outside the lock: a destructor may call back into the driver. */
+    while (gone) {
+        fc_cls_entry *e = gone;
+        gone = e->next;
+        fc_debug("context-local storage: destructor for ctx %p key %p", (void *)ctx, e->key);
+        if (e->dtor)
+            e->dtor(ctx, e->key, e->value);
+        free(e);
+    }
+}
+
+/* ---- CONTEXT_CHECKS: nothing to report --------------------------------- */
+
+static CUresult fc_checks_2(CUcontext ctx, uint32_t *out1, void **out2)
+{
+    (void)ctx;
+    (void)out2;
+    fc_debug("export table CONTEXT_CHECKS: slot 2");
+    if (out1)
+        *out1 = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_checks_3(void *p, size_t n, unsigned flags)
+{
+    fc_debug("export table CONTEXT_CHECKS: slot 3 (%p, %#zx, %u)", p, n, flags);
+    return CUDA_SUCCESS;
+}
+
+static const fc_word context_checks[] = {
+    FC_SIZE_WORD(4),
+    FC_FN(fc_CONTEXT_CHECKS_1),
+    FC_FN(fc_checks_2),
+    FC_FN(fc_checks_3),
+};
+
+/* ---- INTEGRITY_CHECK ---------------------------------------------------- */
+
+static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t out[2]);
+
+static const fc_word integrity_check[] = {
+    FC_SIZE_WORD(3),
+    FC_FN(fc_integrity),
+    FC_FN(fc_INTEGRITY_CHECK_2),
+};
+
+static const uint8_t integrity_key[MD2_BLOCK_SIZE] = {
+    0x14, 0x6A, 0xDD, 0xAE, 0x53, 0xA9, 0xA7, 0x52, 0xAA, 0x08, 0x41, 0x36, 0x0B, 0xF5, 0x5A, 0x9F,
+};
+
+#define FC_MAX_DEVICES 8
+#define FC_INTEGRITY_HEAD 44u  /* 4 u32, 3 addresses, the time */
+#define FC_INTEGRITY_DEVICE 28u /* UUID, PCI domain, bus, device */
+
+typedef struct fc_msg {
+    uint8_t b[FC_INTEGRITY_HEAD + FC_MAX_DEVICES * FC_INTEGRITY_DEVICE];
+    size_t n;
+} fc_msg;
+
+static void fc_msg_le(fc_msg *m, uint64_t v, unsigned bytes)
+{
+    for (unsigned i = 0; i < bytes; i++)
+        m->b[m->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void fc_msg_devices(fc_msg *m)
+{
+    static const CUdevice_attribute pci[] = {
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+    };
+    int count = 0;
+    fc_device_count(&count);
+    for (CUdevice d = 0; d < count && d < FC_MAX_DEVICES; d++) {
+        CUuuid u;
+        fc_device_uuid(&u, d);
+        memcpy(m->b + m->n, u.bytes, sizeof u.bytes);
+        m->n += sizeof u.bytes;
+        for (size_t i = 0; i < sizeof pci / sizeof pci[0]; i++) {
+            int v = 0;
+            fc_device_attribute(&v, pci[i], d);
+            fc_msg_le(m, (uint32_t)v, 4);
+        }
+    }
+}
+
+static void fc_md2_keyed(const uint8_t *data, size_t n, uint8_t pad, uint8_t digest[MD2_DIGEST_SIZE])
+{
+    uint8_t k[MD2_BLOCK_SIZE];
+    for (size_t i = 0; i < sizeof k; i++)
+        k[i] = integrity_key[i] ^ pad;
+    struct md2_ctx c;
+    md2_init(&c);
+    md2_update(&c, sizeof k, k);
+    md2_update(&c, n, data);
+    md2_digest(&c, MD2_DIGEST_SIZE, digest);
+}
+
+/* HMAC-MD2 (16-byte block) of the process, thread, tables and devices. */
+static void fc_integrity_hmac(uint32_t version, uint64_t unix_seconds, uint64_t out[2])
+{
+    int driver = 0;
+    fc_driver_version(&driver);
+    fc_msg m = {.n = 0};
+    fc_msg_le(&m, (uint32_t)driver, 4);
+    fc_msg_le(&m, version, 4);
+    fc_msg_le(&m, (uint32_t)getpid(), 4);
+    fc_msg_le(&m, (uint32_t)pthread_self(), 4);
+    fc_msg_le(&m, (uintptr_t)cudart_interface, 8);
+    fc_msg_le(&m, (uintptr_t)integrity_check, 8);
+    fc_msg_le(&m, integrity_check[1], 8);
+    fc_msg_le(&m, unix_seconds, 8);
+    fc_msg_devices(&m);
+    uint8_t inner[MD2_DIGEST_SIZE], outer[MD2_DIGEST_SIZE];
+    fc_md2_keyed(m.b, m.n, 0x36, inner);
+    fc_md2_keyed(inner, sizeof inner, 0x5c, outer);
+    memcpy(out, outer, sizeof outer);
+}
+
+static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t out[2])
+{
+    fc_debug("export table INTEGRITY_CHECK: slot 1 (version %u)", version);
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if ((version < 13000 || version > 13002) && !atomic_flag_test_and_set(&said))
+        fprintf(stderr, "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "
+                        "runtimes newer than CUDA 13.0.x are not supported\n", version, version % 10);
+    switch (version % 10) {
+    case 0:
+        out[0] = 0x3341181C03CB675Cull;
+        out[1] = 0x8ED383AA1F4CD1E8ull;
+        return CUDA_SUCCESS;
+    case 1:
+        out[0] = 0x1841181C03CB675Cull;
+        out[1] = 0x8ED383AA1F4CD1E8ull;
+        return CUDA_SUCCESS;
+    case 2:
+        fc_integrity_hmac(version, unix_seconds, out);
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+/* ---- cuGetExportTable --------------------------------------------------- */
+
+typedef struct fc_table {
+    uint8_t id[16];
+    const char *name;
+    const fc_word *words; /* NULL: known, deliberately not provided */
+} fc_table;
+
+static const fc_table fc_tables[] = {
+    {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9},
+     "CUDA 13 requirements", NULL},
+    {{0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9},
+     "CUDART_INTERFACE", cudart_interface},
+    {{0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66},
+     "TOOLS_RUNTIME_CALLBACK_HOOKS", tools_hooks},
+    {{0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc},
+     "TOOLS_TLS", tools_tls},
+    {{0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93},
+     "CONTEXT_LOCAL_STORAGE_INTERFACE_V0301", context_local_storage},
+    {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e},
+     "CONTEXT_CHECKS", context_checks},
+    {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
+     "INTEGRITY_CHECK", integrity_check},
+};
+
+static void fc_uuid_text(const CUuuid *id, char out[37])
+{
+    const unsigned char *b = (const unsigned char *)id->bytes;
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* Said once per UUID, for the first 32 distinct ones; every one after those each time. */
+static void fc_unknown_table(const CUuuid *id, const char *text)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static CUuuid seen[32];
+    static unsigned nseen;
+    bool first = true;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < nseen && first; i++)
+        first = memcmp(&seen[i], id, sizeof *id) != 0;
+    if (first && nseen < sizeof seen / sizeof seen[0])
+        seen[nseen++] = *id;
+    pthread_mutex_unlock(&lock);
+    if (first)
+        fprintf(stderr, "fakecuda: cuGetExportTable: unknown table %s; runtimes newer than CUDA 13.0.x are not supported\n",
+                text);
+}
+
+CUresult fc_get_export_table(const void **table, const CUuuid *id)
+{
+    if (!table || !id)
+        return CUDA_ERROR_INVALID_VALUE;
+    *table = NULL;
+    char text[37];
+    fc_uuid_text(id, text);
+    for (size_t i = 0; i < sizeof fc_tables / sizeof fc_tables[0]; i++) {
+        if (memcmp(fc_tables[i].id, id->bytes, sizeof fc_tables[i].id) != 0)
+            continue;
+        fc_debug("cuGetExportTable %s (%s)%s", text, fc_tables[i].name, fc_tables[i].words ? "" : ": not provided");
+        *table = fc_tables[i].words;
+        return fc_tables[i].words ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+    }
+    fc_debug("cuGetExportTable %s: unknown", text);
+    fc_unknown_table(id, text);
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
