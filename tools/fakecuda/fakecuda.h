@@ -26,6 +26,7 @@
 #include <cuda.h>
 
 #include "entry.h"
+#include "log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -357,9 +358,5 @@ CUresult fc_device_uuid(CUuuid *uuid, CUdevice d);
 CUresult fc_ctx_api_version(CUcontext c, unsigned *version);
 CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode);
 
-/* ---- the debug log (log.c) --------------------------------------------- */
-
-bool fc_debug_on(void);
-void fc_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -13,32 +13,18 @@
  * allows, and touches no state but its logged-once flag.
  */
 #include "entry.h"
+#include "log.h"
 
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define FC_NOT_SUPPORTED 801 /* CUDA_ERROR_NOT_SUPPORTED */
 
 static atomic_bool logged[FC_API_COUNT];
 
-static bool fc_log_debug(void)
-{
-    static _Atomic int level = -1; /* -1: not read yet */
-    int v = atomic_load_explicit(&level, memory_order_relaxed);
-    if (v < 0) {
-        const char *s = getenv("FAKECUDA_LOG");
-        v = s && strcmp(s, "debug") == 0;
-        atomic_store_explicit(&level, v, memory_order_relaxed);
-    }
-    return v;
-}
-
 int fc_unsupported(unsigned api_id)
 {
-    if (api_id < FC_API_COUNT && fc_log_debug() && !atomic_exchange(&logged[api_id], true))
-        fprintf(stderr, "fakecuda: %s is not emulated: CUDA_ERROR_NOT_SUPPORTED\n", fc_api_rows[api_id].name);
+    if (api_id < FC_API_COUNT && fc_debug_on() && !atomic_exchange(&logged[api_id], true))
+        fc_debug("%s is not emulated: CUDA_ERROR_NOT_SUPPORTED", fc_api_rows[api_id].name);
     return FC_NOT_SUPPORTED;
 }
 
