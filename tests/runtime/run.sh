@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Run one nvcc-built CUDA runtime program on fakecuda and judge it:
-#   run.sh PROGRAM        pass when it exits 0, its last line is PASS, and
-#                         fakecuda said nothing on stderr (a "fakecuda:" line
-#                         there means the runtime asked for a table or slot
-#                         fakecuda does not emulate)
-#   run.sh --skip REASON  print the reason and exit 77, meson's "skipped"
+#   run.sh PROGRAM          pass when it exits 0, its last line is PASS, and
+#                           fakecuda said nothing on stderr (a "fakecuda:" line
+#                           there means the runtime asked for a table or slot
+#                           fakecuda does not emulate)
+#   run.sh --shim SHIM PROGRAM
+#                           the same, once without and once with SHIM
+#                           preloaded: both pass, their stdout is identical,
+#                           and the shim's report holds no failure
+#   run.sh --skip REASON    print the reason and exit 77, meson's "skipped"
 # LD_LIBRARY_PATH (fakecuda first, then the toolkit's lib64) comes from meson.
 set -uo pipefail
 
@@ -12,25 +16,48 @@ if [ "${1:-}" = --skip ]; then
     echo "skipped: ${2:-no reason given}"
     exit 77
 fi
-
+shim=
+if [ "${1:-}" = --shim ]; then
+    shim=$2
+    shift 2
+fi
 program=$1
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
-"$program" >"$out" 2>"$err"
-rc=$?
-cat "$out"
-cat "$err" >&2
+# judge NAME [ENV...]: one run of the program, its stdout kept as NAME.out
+judge() {
+    local name=$1 rc
+    shift
+    env "$@" "$program" >"$work/$name.out" 2>"$work/$name.err"
+    rc=$?
+    cat "$work/$name.out"
+    cat "$work/$name.err" >&2
+    if [ "$rc" -ne 0 ]; then
+        echo "run.sh: $program ($name) exited with $rc" >&2
+        return 1
+    fi
+    if [ "$(tail -n 1 "$work/$name.out")" != PASS ]; then
+        echo "run.sh: $program ($name) did not end with PASS" >&2
+        return 1
+    fi
+    if grep -q '^fakecuda:' "$work/$name.err"; then
+        echo "run.sh: fakecuda reported something the runtime needs (stderr above)" >&2
+        return 1
+    fi
+}
 
-if [ "$rc" -ne 0 ]; then
-    echo "run.sh: $program exited with $rc" >&2
+judge base || exit 1
+[ -z "$shim" ] && exit 0
+judge shim LD_PRELOAD="$shim" CUTAINT_REPORT="$work/report.jsonl" || exit 1
+if ! cmp -s "$work/base.out" "$work/shim.out"; then
+    echo "run.sh: the output differs under the shim:" >&2
+    diff "$work/base.out" "$work/shim.out" >&2
     exit 1
 fi
-if [ "$(tail -n 1 "$out")" != PASS ]; then
-    echo "run.sh: $program did not end with PASS" >&2
+if grep -qE '"event":"(failure|skip|refused_read|context_lost)"' "$work/report.jsonl"; then
+    echo "run.sh: the shim's report holds a failure on the happy path:" >&2
+    cat "$work/report.jsonl" >&2
     exit 1
 fi
-if grep -q '^fakecuda:' "$err"; then
-    echo "run.sh: fakecuda reported something the runtime needs (stderr above)" >&2
-    exit 1
-fi
+grep -q '"event":"exit".*"status":0' "$work/report.jsonl" || { echo "run.sh: no exit event with status 0" >&2; exit 1; }
