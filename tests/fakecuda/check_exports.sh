@@ -11,6 +11,6 @@ exported() { nm -D --defined-only "$1" | awk '$2 ~ /^[TtWw]$/ {print $3}' | sort
 missing=$(comm -23 <(exported "$stub") <(exported "$lib"))
 echo "stub exports $(exported "$stub" | wc -l) functions; fakecuda $(exported "$lib" | grep -c '^cu')"
 if [ -n "$missing" ]; then
-    echo "fakecuda lacks:" $missing
+    echo "fakecuda lacks: $(echo "$missing" | tr "\n" " ")"
     exit 1
 fi
