@@ -33,7 +33,7 @@
 
 #define FC_DRIVER_VERSION 13000
 #define FC_ALIGN 256u                /* device allocation alignment */
-#define FC_MAX_PARAM_BYTES 64u       /* largest built-in kernel parameter block */
+#define FC_INLINE_PARAM_BYTES 64u    /* parameters a queued launch holds without the heap */
 #define FC_QUEUE_CAP 1024u           /* pending work items per context */
 #define FC_DEFAULT_SMEM (48u * 1024u)
 #define FC_OPTIN_SMEM (227u * 1024u)
@@ -190,6 +190,25 @@ typedef struct fc_fill {
 
 typedef struct fc_kernel fc_kernel;
 
+typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
+
+/* A queued launch. Work items are copied by value, so the parameters are
+   found through fc_kwork_params(), never through a pointer into the item. */
+typedef struct fc_kwork {
+    const fc_kernel *k;
+    fc_dims dims;
+    unsigned smem;
+    CUstream stream;       /* as the launch named it, for plugin kernels to see */
+    size_t nbytes;         /* fc_kernel_param_bytes(k) */
+    unsigned char *heap;   /* owned; the parameters when nbytes > FC_INLINE_PARAM_BYTES */
+    _Alignas(max_align_t) unsigned char params[FC_INLINE_PARAM_BYTES];
+} fc_kwork;
+
+static inline unsigned char *fc_kwork_params(fc_kwork *kw)
+{
+    return kw->heap ? kw->heap : kw->params;
+}
+
 typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT } fc_work_kind;
 
 struct fc_work {
@@ -197,7 +216,7 @@ struct fc_work {
     bool fault; /* injected: executing it destroys the context */
     uint64_t seq;
     union {
-        struct { const fc_kernel *k; uint64_t threads; unsigned char params[FC_MAX_PARAM_BYTES]; } kernel;
+        fc_kwork kernel;
         fc_copy copy;
         fc_fill fill;
         struct { CUevent e; } event;
@@ -301,8 +320,6 @@ const fc_kernel *fc_kernel_find(const char *name);
 size_t fc_kernel_param_bytes(const fc_kernel *k);
 
 /* ---- launches (launch.c) ----------------------------------------------- */
-
-typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
 
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);
