@@ -286,12 +286,14 @@ struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
 
 struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
-    struct CUfunc_st *entry[2][FC_NKERNELS]; /* [0] functions, [1] kernels; made on request */
+    struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
+                                 kernel i of the n known ones; made on request */
 };
 
 CUresult fc_module_load_file(CUmodule *m, const char *path);
 CUresult fc_module_load_image(CUmodule *m, const void *image);
 CUresult fc_module_unload(CUmodule m);
+void fc_module_release(void *m);
 CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name);
 CUresult fc_library_load(CUlibrary *l, const void *code);
 CUresult fc_library_unload(CUlibrary l);
@@ -316,7 +318,8 @@ struct fc_kernel {
 };
 
 extern const fc_kernel fc_kernels[];
-const fc_kernel *fc_kernel_find(const char *name);
+unsigned fc_kernel_count(void);
+const fc_kernel *fc_kernel_find(const char *name, unsigned *index);
 size_t fc_kernel_param_bytes(const fc_kernel *k);
 
 /* ---- launches (launch.c) ----------------------------------------------- */

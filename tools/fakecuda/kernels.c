@@ -180,11 +180,18 @@ const fc_kernel fc_kernels[FC_NKERNELS] = {
      {FC_P(empty_args, a), FC_P(empty_args, b), FC_P(empty_args, c), FC_P(empty_args, d)}},
 };
 
-const fc_kernel *fc_kernel_find(const char *name)
+unsigned fc_kernel_count(void)
+{
+    return FC_NKERNELS;
+}
+
+const fc_kernel *fc_kernel_find(const char *name, unsigned *index)
 {
     for (unsigned i = 0; i < FC_NKERNELS; i++)
-        if (strcmp(fc_kernels[i].name, name) == 0)
+        if (strcmp(fc_kernels[i].name, name) == 0) {
+            *index = i;
             return &fc_kernels[i];
+        }
     return NULL;
 }
 
