@@ -38,8 +38,13 @@ void fc_set_sticky(CUresult r)
 CUresult fc_enter(unsigned api_id)
 {
     const fc_api_row *row = &fc_api_rows[api_id];
-    if (row->cls != FC_PURE && atomic_load(&shut_down))
+    bool ending = atomic_load(&shut_down);
+    if (row->cls != FC_PURE && ending)
         return CUDA_ERROR_DEINITIALIZED;
+    /* Kernels first: launch: rules name them. A plugin calling the driver
+       while it is loaded would wait on its own load, so it is refused. */
+    if (!ending && !fc_plugins_load())
+        return row->cls == FC_PURE ? CUDA_SUCCESS : CUDA_ERROR_NOT_PERMITTED;
     fc_faults_load();
     if (row->cls >= FC_DEV && !atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;

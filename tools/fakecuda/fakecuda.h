@@ -17,6 +17,9 @@
  *   through memory.c, under its read lock.
  * - Work is executed only by fc_drain() (queue.c), in submission order per
  *   context; nothing runs at the call that queued it.
+ * - The kernel registry (plugins.c) is complete before any entry point goes
+ *   past fc_enter() and never changes afterwards, so a kernel's index and
+ *   fc_kernel pointer are stable for the life of the process.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
@@ -24,6 +27,8 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #define __CUDA_API_PUSH_VISIBILITY_DEFAULT 1
 #include <cuda.h>
+
+#include "fakecuda_kernel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -34,6 +39,7 @@
 #define FC_DRIVER_VERSION 13000
 #define FC_ALIGN 256u                /* device allocation alignment */
 #define FC_INLINE_PARAM_BYTES 64u    /* parameters a queued launch holds without the heap */
+#define FC_MAX_PARAM_BYTES FAKECUDA_KERNEL_MAX_PARAM_BYTES
 #define FC_QUEUE_CAP 1024u           /* pending work items per context */
 #define FC_DEFAULT_SMEM (48u * 1024u)
 #define FC_OPTIN_SMEM (227u * 1024u)
@@ -275,8 +281,6 @@ CUresult fc_run_fill(const fc_fill *f);
 
 /* ---- modules, libraries, functions (modules.c) ------------------------- */
 
-#define FC_NKERNELS 9 /* entries of the built-in kernel library */
-
 struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     fc_obj hdr;
     struct CUmod_st *owner;
@@ -308,19 +312,31 @@ struct CUfunc_st *fc_func_resolve(CUfunction f);
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 
-typedef struct fc_param { uint16_t offset, size; } fc_param;
+typedef struct fc_param { uint32_t offset, size; } fc_param;
 
+/* A known kernel: a built-in (run) or a plugin's (host). */
 struct fc_kernel {
     const char *name;
-    CUresult (*run)(const void *params, uint64_t threads);
+    CUresult (*run)(const void *params, uint64_t threads); /* NULL for a plugin kernel */
     unsigned nparams;
-    fc_param param[4];
+    const fc_param *param;
+    fakecuda_kernel_fn host;
+    void *user;
+    const char *origin; /* the plugin's path; NULL for a built-in */
 };
 
-extern const fc_kernel fc_kernels[];
+#define FC_NKERNELS 9 /* entries of the built-in kernel library */
+
+extern const fc_kernel fc_kernels[FC_NKERNELS];
+
+/* ---- the kernel registry and kernel plugins (plugins.c) ---------------- */
+
+bool fc_plugins_load(void);
 unsigned fc_kernel_count(void);
+const fc_kernel *fc_kernel_at(unsigned i);
 const fc_kernel *fc_kernel_find(const char *name, unsigned *index);
 size_t fc_kernel_param_bytes(const fc_kernel *k);
+CUresult fc_kernel_run(fc_kwork *kw);
 
 /* ---- launches (launch.c) ----------------------------------------------- */
 

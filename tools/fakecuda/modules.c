@@ -3,8 +3,8 @@
  * from them.
  *
  * A module or library image is never parsed: every one contains every
- * known kernel (kernels.c: the built-in library), looked up by exact
- * (mangled) name.
+ * known kernel (the registry, plugins.c: the built-in library and the
+ * plugins' kernels), looked up by exact (mangled) name.
  * Invariants:
  * - With n = fc_kernel_count() (fixed before any module exists),
  *   entry[i] / entry[n + i] of a module is the one function / kernel handle

@@ -79,16 +79,10 @@ static uint64_t fc_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
 }
 
-static CUresult fc_run_kernel(fc_kwork *kw)
-{
-    fc_dims d = kw->dims;
-    return kw->k->run(fc_kwork_params(kw), (uint64_t)d.gx * d.gy * d.gz * d.bx * d.by * d.bz);
-}
-
 static CUresult fc_run_memory_work(fc_work *w)
 {
     fc_mem_rdlock();
-    CUresult r = w->kind == FC_W_KERNEL ? fc_run_kernel(&w->u.kernel)
+    CUresult r = w->kind == FC_W_KERNEL ? fc_kernel_run(&w->u.kernel)
                : w->kind == FC_W_COPY   ? fc_run_copy(&w->u.copy)
                                         : fc_run_fill(&w->u.fill);
     fc_mem_unlock();
