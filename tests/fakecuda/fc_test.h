@@ -79,7 +79,7 @@ static inline CUresult fc_launch(CUfunction f, unsigned threads, void **args, bo
     unsigned block = threads < 256 ? threads : 256, grid = (threads + block - 1) / block;
     if (!packed)
         return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, args, NULL);
-    unsigned char buf[128] = {0};
+    unsigned char buf[32 * 1024] = {0}; /* the largest layout a kernel may have, 32764 bytes */
     size_t used = 0, off, size;
     for (size_t i = 0; cuFuncGetParamInfo(f, i, &off, &size) == CUDA_SUCCESS; i++) {
         cr_assert_leq(off + size, sizeof buf);

@@ -64,7 +64,7 @@ static void fc_ctx_release(CUcontext c)
     fc_obj_free_owned(FC_P_STREAM, c, NULL);
     fc_obj_free_owned(FC_P_EVENT, c, NULL);
     fc_obj_free_owned(FC_P_FUNC, c, NULL);
-    fc_obj_free_owned(FC_P_MODULE, c, NULL);
+    fc_obj_free_owned(FC_P_MODULE, c, fc_module_release);
     fc_mem_release_ctx(c);
     fc_queue_fini(&c->q);
     fc_obj_free(c);

@@ -39,8 +39,13 @@ CUresult fc_enter(unsigned api_id, fc_cls cls)
 {
     const fc_api_row *row = &fc_api_rows[api_id];
     fc_debug("%s", row->name);
-    if (cls != FC_PURE && atomic_load(&shut_down))
+    bool ending = atomic_load(&shut_down);
+    if (cls != FC_PURE && ending)
         return CUDA_ERROR_DEINITIALIZED;
+    /* Kernels first: launch: rules name them. A plugin calling the driver
+       while it is loaded would wait on its own load, so it is refused. */
+    if (!ending && !fc_plugins_load())
+        return cls == FC_PURE ? CUDA_SUCCESS : CUDA_ERROR_NOT_PERMITTED;
     fc_faults_load();
     if (cls >= FC_DEV && !atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;

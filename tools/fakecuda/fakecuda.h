@@ -17,6 +17,9 @@
  *   through memory.c, under its read lock.
  * - Work is executed only by fc_drain() (queue.c), in submission order per
  *   context; nothing runs at the call that queued it.
+ * - The kernel registry (plugins.c) is complete before any entry point goes
+ *   past fc_enter() and never changes afterwards, so a kernel's index and
+ *   fc_kernel pointer are stable for the life of the process.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
@@ -27,6 +30,7 @@
 
 #include "entry.h"
 #include "log.h"
+#include "fakecuda_kernel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,7 +40,8 @@
 
 #define FC_DRIVER_VERSION 13000
 #define FC_ALIGN 256u                /* device allocation alignment */
-#define FC_MAX_PARAM_BYTES 64u       /* largest built-in kernel parameter block */
+#define FC_INLINE_PARAM_BYTES 64u    /* parameters a queued launch holds without the heap */
+#define FC_MAX_PARAM_BYTES FAKECUDA_KERNEL_MAX_PARAM_BYTES
 #define FC_QUEUE_CAP 1024u           /* pending work items per context */
 #define FC_DEFAULT_SMEM (48u * 1024u)
 #define FC_OPTIN_SMEM (227u * 1024u)
@@ -202,6 +207,26 @@ typedef struct fc_fill {
 
 typedef struct fc_kernel fc_kernel;
 
+typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
+
+/* A queued launch. Work items are copied by value, so the parameters are
+   found through fc_kwork_params(), never through a pointer into the item. */
+typedef struct fc_kwork {
+    const fc_kernel *k;
+    fc_dims dims;
+    unsigned smem;
+    CUstream stream;       /* as the launch named it, for plugin kernels to see */
+    size_t nbytes;         /* fc_kernel_param_bytes(k) */
+    unsigned char *heap;   /* owned; the parameters when nbytes > FC_INLINE_PARAM_BYTES */
+    _Alignas(max_align_t) unsigned char params[FC_INLINE_PARAM_BYTES];
+} fc_kwork;
+
+static inline unsigned char *fc_kwork_params(fc_kwork *kw)
+{
+    return kw->heap ? kw->heap : kw->params;
+}
+
+
 typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT, FC_W_HOST } fc_work_kind;
 
 typedef struct fc_host_call { /* cuLaunchHostFunc, or cuStreamAddCallback when callback is set */
@@ -216,7 +241,7 @@ struct fc_work {
     bool fault; /* injected: executing it destroys the context */
     uint64_t seq;
     union {
-        struct { const fc_kernel *k; uint64_t threads; unsigned char params[FC_MAX_PARAM_BYTES]; } kernel;
+        fc_kwork kernel;
         fc_copy copy;
         fc_fill fill;
         struct { CUevent e; } event;
@@ -278,8 +303,6 @@ CUresult fc_run_fill(const fc_fill *f);
 
 /* ---- modules, libraries, functions (modules.c) ------------------------- */
 
-#define FC_NKERNELS 9 /* entries of the built-in kernel library */
-
 struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     fc_obj hdr;
     struct CUmod_st *owner;
@@ -289,12 +312,14 @@ struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
 
 struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
-    struct CUfunc_st *entry[2][FC_NKERNELS]; /* [0] functions, [1] kernels; made on request */
+    struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
+                                 kernel i of the n known ones; made on request */
 };
 
 CUresult fc_module_load_file(CUmodule *m, const char *path);
 CUresult fc_module_load_image(CUmodule *m, const void *image);
 CUresult fc_module_unload(CUmodule m);
+void fc_module_release(void *m);
 CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name);
 CUresult fc_library_load(CUlibrary *l, const void *code);
 CUresult fc_library_unload(CUlibrary l);
@@ -310,22 +335,33 @@ CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 
-typedef struct fc_param { uint16_t offset, size; } fc_param;
+typedef struct fc_param { uint32_t offset, size; } fc_param;
 
+/* A known kernel: a built-in (run) or a plugin's (host). */
 struct fc_kernel {
     const char *name;
-    CUresult (*run)(const void *params, uint64_t threads);
+    CUresult (*run)(const void *params, uint64_t threads); /* NULL for a plugin kernel */
     unsigned nparams;
-    fc_param param[4];
+    const fc_param *param;
+    fakecuda_kernel_fn host;
+    void *user;
+    const char *origin; /* the plugin's path; NULL for a built-in */
 };
 
-extern const fc_kernel fc_kernels[];
-const fc_kernel *fc_kernel_find(const char *name);
+#define FC_NKERNELS 9 /* entries of the built-in kernel library */
+
+extern const fc_kernel fc_kernels[FC_NKERNELS];
+
+/* ---- the kernel registry and kernel plugins (plugins.c) ---------------- */
+
+bool fc_plugins_load(void);
+unsigned fc_kernel_count(void);
+const fc_kernel *fc_kernel_at(unsigned i);
+const fc_kernel *fc_kernel_find(const char *name, unsigned *index);
 size_t fc_kernel_param_bytes(const fc_kernel *k);
+CUresult fc_kernel_run(fc_kwork *kw);
 
 /* ---- launches (launch.c) ----------------------------------------------- */
-
-typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
 
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);

@@ -4,7 +4,8 @@
  *
  *   api:NAME#N=ACTION     the Nth call of an entry point (exported name, or
  *                         the base name of its family)
- *   launch:KERNEL#N=ACTION  the Nth launch of a kernel (fnmatch pattern)
+ *   launch:KERNEL#N=ACTION  the Nth launch of a kernel (fnmatch pattern;
+ *                         built-in or plugin kernels, loaded before this)
  *   alloc#N=ACTION        the Nth device allocation
  *   N+ instead of N: the Nth and every later one.
  *   ACTION: fault | oom | CUDA_ERROR_<NAME> | a CUresult number
@@ -52,8 +53,8 @@ static bool fc_known_api(const char *name)
 
 static bool fc_known_kernel(const char *pattern)
 {
-    for (unsigned i = 0; i < FC_NKERNELS; i++)
-        if (fnmatch(pattern, fc_kernels[i].name, 0) == 0)
+    for (unsigned i = 0; i < fc_kernel_count(); i++)
+        if (fnmatch(pattern, fc_kernel_at(i)->name, 0) == 0)
             return true;
     return false;
 }
@@ -96,7 +97,7 @@ static const char *fc_parse_target(char *s, fc_rule *r)
     r->target = api ? FC_T_API : FC_T_LAUNCH;
     if (api && !fc_known_api(name))
         return "no such entry point";
-    return launch && !fc_known_kernel(name) ? "matches no built-in kernel" : NULL;
+    return launch && !fc_known_kernel(name) ? "matches no known kernel" : NULL;
 }
 
 /* Parses one "target#N[+]=action" in place. */

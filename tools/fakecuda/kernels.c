@@ -1,5 +1,6 @@
 /*
- * kernels.c: the built-in kernel library every loaded module contains.
+ * kernels.c: the built-in kernel library every loaded module contains
+ * (the registry in plugins.c adds plugin kernels after these).
  *
  * Each kernel's parameters are declared as the C struct whose layout the
  * C++ ABI gives the parameter list (natural alignment, in order), so
@@ -165,31 +166,19 @@ static CUresult k_empty(const void *params, uint64_t threads)
 }
 
 #define FC_P(s, m) {offsetof(struct s, m), sizeof(((struct s *)0)->m)}
+#define FC_BUILTIN(name, run, n, ...) {name, run, n, (const fc_param[]){__VA_ARGS__}, NULL, NULL, NULL}
 
 const fc_kernel fc_kernels[FC_NKERNELS] = {
-    {"_Z4fillPfif", k_fill, 3, {FC_P(fill_args, out), FC_P(fill_args, n), FC_P(fill_args, value)}},
-    {"_Z5saxpyifPKfPf", k_saxpy, 4, {FC_P(saxpy_args, n), FC_P(saxpy_args, a), FC_P(saxpy_args, x), FC_P(saxpy_args, y)}},
-    {"_Z6gatherPfPKfPKii", k_gather, 4,
-     {FC_P(gather_args, out), FC_P(gather_args, in), FC_P(gather_args, idx), FC_P(gather_args, n)}},
-    {"_Z9copy_pair4Pair", k_copy_pair, 1, {FC_P(copy_pair_args, p)}},
-    {"_Z6reducePKfPfi", k_reduce, 3, {FC_P(reduce_args, in), FC_P(reduce_args, out), FC_P(reduce_args, n)}},
-    {"scale", k_scale, 3, {FC_P(scale_args, data), FC_P(scale_args, n), FC_P(scale_args, factor)}},
-    {"_Z5crashPf", k_crash, 1, {FC_P(crash_args, p)}},
-    {"_Z10count_fillPKiPf", k_count_fill, 2, {FC_P(count_fill_args, count), FC_P(count_fill_args, out)}},
-    {"_Z5emptyPvS_S_S_", k_empty, 4,
-     {FC_P(empty_args, a), FC_P(empty_args, b), FC_P(empty_args, c), FC_P(empty_args, d)}},
+    FC_BUILTIN("_Z4fillPfif", k_fill, 3, FC_P(fill_args, out), FC_P(fill_args, n), FC_P(fill_args, value)),
+    FC_BUILTIN("_Z5saxpyifPKfPf", k_saxpy, 4, FC_P(saxpy_args, n), FC_P(saxpy_args, a), FC_P(saxpy_args, x),
+               FC_P(saxpy_args, y)),
+    FC_BUILTIN("_Z6gatherPfPKfPKii", k_gather, 4, FC_P(gather_args, out), FC_P(gather_args, in),
+               FC_P(gather_args, idx), FC_P(gather_args, n)),
+    FC_BUILTIN("_Z9copy_pair4Pair", k_copy_pair, 1, FC_P(copy_pair_args, p)),
+    FC_BUILTIN("_Z6reducePKfPfi", k_reduce, 3, FC_P(reduce_args, in), FC_P(reduce_args, out), FC_P(reduce_args, n)),
+    FC_BUILTIN("scale", k_scale, 3, FC_P(scale_args, data), FC_P(scale_args, n), FC_P(scale_args, factor)),
+    FC_BUILTIN("_Z5crashPf", k_crash, 1, FC_P(crash_args, p)),
+    FC_BUILTIN("_Z10count_fillPKiPf", k_count_fill, 2, FC_P(count_fill_args, count), FC_P(count_fill_args, out)),
+    FC_BUILTIN("_Z5emptyPvS_S_S_", k_empty, 4, FC_P(empty_args, a), FC_P(empty_args, b), FC_P(empty_args, c),
+               FC_P(empty_args, d)),
 };
-
-const fc_kernel *fc_kernel_find(const char *name)
-{
-    for (unsigned i = 0; i < FC_NKERNELS; i++)
-        if (strcmp(fc_kernels[i].name, name) == 0)
-            return &fc_kernels[i];
-    return NULL;
-}
-
-/* Bytes of the packed parameter buffer: up to the end of the last parameter. */
-size_t fc_kernel_param_bytes(const fc_kernel *k)
-{
-    return k->nparams ? (size_t)k->param[k->nparams - 1].offset + k->param[k->nparams - 1].size : 0;
-}

@@ -8,10 +8,12 @@
  * copies its parameters into the work item and returns: the kernel runs at
  * the next sync point, where its faults are reported.
  * Invariants: the caller's kernelParams / extra are read only here, never
- * beyond the kernel's own parameter layout.
+ * beyond the kernel's own parameter layout; a work item's heap parameter
+ * buffer is owned by the item from here on (freed by fc_work_discard).
  */
 #include "fakecuda.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define FC_MAX_EXTRA 64 /* entries scanned for CU_LAUNCH_PARAM_END */
@@ -70,6 +72,15 @@ static CUresult fc_pack_params(const fc_kernel *k, void **params, void **extra, 
     return CUDA_SUCCESS;
 }
 
+/* The item's parameter buffer: inline, or zeroed heap (padding reads as 0 either way). */
+static CUresult fc_param_buffer(fc_kwork *kw)
+{
+    kw->nbytes = fc_kernel_param_bytes(kw->k);
+    if (kw->nbytes > FC_INLINE_PARAM_BYTES && !(kw->heap = calloc(1, kw->nbytes)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return CUDA_SUCCESS;
+}
+
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative)
 {
     CUcontext ctx;
@@ -86,13 +97,15 @@ CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **pa
         return CUDA_ERROR_INVALID_VALUE;
     if (cooperative && !fc_fits_device(d))
         return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    fc_work w = {.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k}};
-    w.u.kernel.threads = (uint64_t)d.gx * d.gy * d.gz * d.bx * d.by * d.bz;
-    if ((r = fc_pack_params(fn->k, params, extra, w.u.kernel.params)) != CUDA_SUCCESS)
+    fc_work w = {.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k, .dims = d, .smem = smem, .stream = s}};
+    if ((r = fc_param_buffer(&w.u.kernel)) != CUDA_SUCCESS)
         return r;
-    fc_action a = fc_faults_launch(fn->k->name);
-    if (a.code != CUDA_SUCCESS)
+    r = fc_pack_params(fn->k, params, extra, fc_kwork_params(&w.u.kernel));
+    fc_action a = r == CUDA_SUCCESS ? fc_faults_launch(fn->k->name) : (fc_action){r, false};
+    if (a.code != CUDA_SUCCESS) {
+        fc_work_discard(&w);
         return a.code;
+    }
     w.fault = a.fault;
     return fc_submit(ctx, st, &w, false);
 }

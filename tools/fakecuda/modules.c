@@ -2,17 +2,20 @@
  * modules.c: modules, libraries, and the function and kernel handles taken
  * from them.
  *
- * A module or library image is never parsed: every one contains the whole
- * built-in kernel library (kernels.c), looked up by exact (mangled) name.
+ * A module or library image is never parsed: every one contains every
+ * known kernel (the registry, plugins.c: the built-in library and the
+ * plugins' kernels), looked up by exact (mangled) name.
  * Invariants:
- * - entry[0][i] / entry[1][i] of a module is the one function / kernel
- *   handle for built-in kernel i, made on first request and freed with the
- *   module (or, for a module, with its context).
+ * - With n = fc_kernel_count() (fixed before any module exists),
+ *   entry[i] / entry[n + i] of a module is the one function / kernel handle
+ *   for kernel i, made on first request and freed with the module (or, for
+ *   a module, with its context, which calls fc_module_release).
  * - A module belongs to the context current when it was loaded; a library
  *   to no context (CUlibrary is context-independent).
  */
 #include "fakecuda.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,6 +30,10 @@ static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ct
     struct CUmod_st *m = fc_obj_new(FC_P_MODULE, kind, needs_ctx ? ctx : NULL);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!(m->entry = calloc(2 * (size_t)fc_kernel_count(), sizeof *m->entry))) {
+        fc_obj_free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     *out = m;
     return CUDA_SUCCESS;
 }
@@ -59,13 +66,21 @@ static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
     if (!fc_obj_valid(m, kind))
         return CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&entry_lock);
-    for (int t = 0; t < 2; t++)
-        for (unsigned i = 0; i < FC_NKERNELS; i++)
-            if (m->entry[t][i])
-                fc_obj_free(m->entry[t][i]);
+    for (size_t i = 0; i < 2 * (size_t)fc_kernel_count(); i++)
+        if (m->entry[i])
+            fc_obj_free(m->entry[i]);
+    fc_module_release(m);
     fc_obj_free(m);
     pthread_mutex_unlock(&entry_lock);
     return CUDA_SUCCESS;
+}
+
+/* A module's own memory; its handles are already freed (or freed by the caller). */
+void fc_module_release(void *m)
+{
+    struct CUmod_st *mod = m;
+    free(mod->entry);
+    mod->entry = NULL;
 }
 
 CUresult fc_module_unload(CUmodule m)
@@ -85,20 +100,20 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_obj_valid(m, mkind))
         return CUDA_ERROR_INVALID_HANDLE;
-    const fc_kernel *k = fc_kernel_find(name);
+    unsigned index;
+    const fc_kernel *k = fc_kernel_find(name, &index);
     if (!k)
         return CUDA_ERROR_NOT_FOUND;
-    size_t i = (size_t)(k - fc_kernels);
-    int t = kind == FC_K_KERNEL;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&entry_lock);
-    if (!m->entry[t][i] && (m->entry[t][i] = fc_obj_new(FC_P_FUNC, kind, m->hdr.ctx))) {
-        m->entry[t][i]->k = k;
-        m->entry[t][i]->owner = m;
-        m->entry[t][i]->max_dyn_smem = (int)FC_DEFAULT_SMEM;
+    struct CUfunc_st **slot = &m->entry[(kind == FC_K_KERNEL ? fc_kernel_count() : 0) + (size_t)index];
+    if (!*slot && (*slot = fc_obj_new(FC_P_FUNC, kind, m->hdr.ctx))) {
+        (*slot)->k = k;
+        (*slot)->owner = m;
+        (*slot)->max_dyn_smem = (int)FC_DEFAULT_SMEM;
     }
-    if (m->entry[t][i])
-        *out = m->entry[t][i];
+    if (*slot)
+        *out = *slot;
     else
         r = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_unlock(&entry_lock);

@@ -13,6 +13,8 @@
  * - Items run exactly once, in seq order, under the queue's exec mutex;
  *   done_seq is the seq of the last item run (or discarded).
  * - Once the sticky fault is set, pending items are discarded, not run.
+ * - An item owns what it points to (a copy's staging, a launch's heap
+ *   parameters) until fc_work_discard(), which follows running or dropping it.
  * - A full queue (FC_QUEUE_CAP) drains its oldest item before taking a new
  *   one, as the real driver blocks when its push buffer is full.
  * - An item refers to no stream (a callback is only handed the handle it
@@ -71,6 +73,8 @@ void fc_work_discard(fc_work *w)
 {
     if (w->kind == FC_W_COPY)
         free(w->u.copy.staging);
+    else if (w->kind == FC_W_KERNEL)
+        free(w->u.kernel.heap);
 }
 
 static uint64_t fc_now_ns(void)
@@ -83,7 +87,7 @@ static uint64_t fc_now_ns(void)
 static CUresult fc_run_memory_work(fc_work *w)
 {
     fc_mem_rdlock();
-    CUresult r = w->kind == FC_W_KERNEL ? w->u.kernel.k->run(w->u.kernel.params, w->u.kernel.threads)
+    CUresult r = w->kind == FC_W_KERNEL ? fc_kernel_run(&w->u.kernel)
                : w->kind == FC_W_COPY   ? fc_run_copy(&w->u.copy)
                                         : fc_run_fill(&w->u.fill);
     fc_mem_unlock();
