@@ -107,10 +107,12 @@ typedef struct fc_queue {
     _Atomic uint64_t done_seq; /* every item up to this seq has run */
 } fc_queue;
 
+/* A context's enumerated settings, kept as the ints the driver API passes. */
+typedef enum fc_ctx_choice { FC_CHOICE_CACHE, FC_CHOICE_SHARED, FC_CHOICE_COUNT } fc_ctx_choice;
+
 typedef struct fc_ctx_settings { /* settings.c */
     size_t limit[CU_LIMIT_MAX];
-    CUfunc_cache cache;
-    CUsharedconfig shared;
+    int choice[FC_CHOICE_COUNT]; /* CUfunc_cache, CUsharedconfig */
 } fc_ctx_settings;
 
 struct CUctx_st {
@@ -150,10 +152,8 @@ CUresult fc_ctx_enable_peer(CUcontext peer, unsigned flags);
 CUresult fc_ctx_disable_peer(CUcontext peer);
 CUresult fc_ctx_set_limit(CUlimit l, size_t v);
 CUresult fc_ctx_get_limit(size_t *v, CUlimit l);
-CUresult fc_ctx_get_cache_config(CUfunc_cache *c);
-CUresult fc_ctx_set_cache_config(CUfunc_cache c);
-CUresult fc_ctx_get_shared_config(CUsharedconfig *c);
-CUresult fc_ctx_set_shared_config(CUsharedconfig c);
+CUresult fc_ctx_get_choice(fc_ctx_choice which, int *v);
+CUresult fc_ctx_set_choice(fc_ctx_choice which, int v);
 
 /* ---- memory (memory.c) ------------------------------------------------- */
 

@@ -35,8 +35,8 @@ void fc_ctx_settings_init(fc_ctx_settings *s)
 {
     for (int i = 0; i < CU_LIMIT_MAX; i++)
         s->limit[i] = fc_limit_default[i];
-    s->cache = CU_FUNC_CACHE_PREFER_NONE;
-    s->shared = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+    s->choice[FC_CHOICE_CACHE] = CU_FUNC_CACHE_PREFER_NONE;
+    s->choice[FC_CHOICE_SHARED] = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
 }
 
 CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d)
@@ -135,46 +135,30 @@ CUresult fc_ctx_get_limit(size_t *v, CUlimit l)
     return r;
 }
 
-CUresult fc_ctx_get_cache_config(CUfunc_cache *c)
+/* The valid values of each enumerated setting. */
+static const struct { int lo, hi; } fc_choice_range[FC_CHOICE_COUNT] = {
+    [FC_CHOICE_CACHE] = {CU_FUNC_CACHE_PREFER_NONE, CU_FUNC_CACHE_PREFER_EQUAL},
+    [FC_CHOICE_SHARED] = {CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE},
+};
+
+CUresult fc_ctx_get_choice(fc_ctx_choice which, int *v)
 {
     fc_ctx_settings *s;
-    if (!c)
+    if (!v)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_settings(&s);
     if (r == CUDA_SUCCESS)
-        *c = s->cache;
+        *v = s->choice[which];
     return r;
 }
 
-CUresult fc_ctx_set_cache_config(CUfunc_cache c)
+CUresult fc_ctx_set_choice(fc_ctx_choice which, int v)
 {
     fc_ctx_settings *s;
-    if ((int)c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL)
+    if (v < fc_choice_range[which].lo || v > fc_choice_range[which].hi)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_settings(&s);
     if (r == CUDA_SUCCESS)
-        s->cache = c;
-    return r;
-}
-
-CUresult fc_ctx_get_shared_config(CUsharedconfig *c)
-{
-    fc_ctx_settings *s;
-    if (!c)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = fc_settings(&s);
-    if (r == CUDA_SUCCESS)
-        *c = s->shared;
-    return r;
-}
-
-CUresult fc_ctx_set_shared_config(CUsharedconfig c)
-{
-    fc_ctx_settings *s;
-    if ((int)c < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || c > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = fc_settings(&s);
-    if (r == CUDA_SUCCESS)
-        s->shared = c == CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ? CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE : c;
+        s->choice[which] = v;
     return r;
 }
