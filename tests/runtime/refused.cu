@@ -13,16 +13,9 @@
  * lines for tests/runtime/refused.sh: launch and memcpy (error names), host
  * (correct, poisoned or stale), then retry_* and reset_* the same way.
  */
-#include <cstdio>
 #include <cstring>
-#include <cuda_runtime.h>
 
-__global__ void fill(float *out, int n, float value)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = value;
-}
+#include "runtime_test.cuh"
 
 static const int N = 1000;
 

@@ -7,33 +7,7 @@
  * Prints one line per step and "PASS"; exits 1 at the first wrong value
  * or failed call.
  */
-#include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-
-__global__ void saxpy(int n, float a, const float *x, float *y)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        y[i] = a * x[i] + y[i];
-}
-
-__global__ void fill(float *out, int n, float value)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = value;
-}
-
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            std::printf("FAIL %s:%d %s: %s (%d)\n", __FILE__, __LINE__, #call,        \
-                        cudaGetErrorString(e_), (int)e_);                             \
-            std::exit(1);                                                             \
-        }                                                                             \
-    } while (0)
+#include "runtime_test.cuh"
 
 static const int N = 4096;
 

@@ -4,18 +4,10 @@
  * trips, checked on the host. Prints one line per thread and "PASS"; exits
  * 1 at the first wrong value or failed call.
  */
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 #include <vector>
-#include <cuda_runtime.h>
 
-__global__ void saxpy(int n, float a, const float *x, float *y)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        y[i] = a * x[i] + y[i];
-}
+#include "runtime_test.cuh"
 
 static const int THREADS = 4, ROUNDS = 50, N = 4096;
 
