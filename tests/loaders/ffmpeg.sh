@@ -33,11 +33,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 roundtrip plain.yuv || fail "ffmpeg on fakecuda without the shim"
 cmp -s in.yuv plain.yuv || fail "frames changed on fakecuda without the shim"
-roundtrip shim.yuv LD_PRELOAD="$shim" || fail "ffmpeg under the shim"
+roundtrip shim.yuv LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" || fail "ffmpeg under the shim"
 cmp -s in.yuv shim.yuv || fail "frames changed under the shim"
 echo "ok: $frames frames byte-identical without and with the shim"
 
-roundtrip injected.yuv LD_PRELOAD="$shim" CUTAINT_REPORT="$work/report.jsonl" \
+roundtrip injected.yuv LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" \
     CUTAINT_INJECT='api:cuMemcpy2DAsync*#1' 2>stderr.txt || true
 [ "$(stat -c %s injected.yuv)" -eq $((frame * frames)) ] || fail "ffmpeg wrote $(stat -c %s injected.yuv) bytes"
 poisoned=$(head -c $luma injected.yuv | tr -d '\377' | wc -c)

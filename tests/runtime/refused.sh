@@ -19,7 +19,7 @@ expect() { # RUN KEY VALUE
 }
 
 "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-env LD_PRELOAD="$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" >"$work/shim.out" 2>"$work/shim.err" ||
+env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" >"$work/shim.out" 2>"$work/shim.err" ||
     fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 

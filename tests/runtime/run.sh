@@ -49,7 +49,7 @@ judge() {
 
 judge base || exit 1
 [ -z "$shim" ] && exit 0
-judge shim LD_PRELOAD="$shim" CUTAINT_REPORT="$work/report.jsonl" || exit 1
+judge shim LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" || exit 1
 if ! cmp -s "$work/base.out" "$work/shim.out"; then
     echo "run.sh: the output differs under the shim:" >&2
     diff "$work/base.out" "$work/shim.out" >&2
