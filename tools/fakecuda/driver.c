@@ -151,6 +151,7 @@ static const struct { CUdevice_attribute a; int v; } fc_attrs[] = {
     {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 1},
     {CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1},
     {CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 1},
+    {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1},
     /* Stated, not left to the default: the runtime's integrity hash covers them. */
     {CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0},
     {CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1},

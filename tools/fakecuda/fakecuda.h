@@ -45,6 +45,9 @@
 #define FC_QUEUE_CAP 1024u           /* pending work items per context */
 #define FC_DEFAULT_SMEM (48u * 1024u)
 #define FC_OPTIN_SMEM (227u * 1024u)
+#define FC_STALE 0x5A                /* the bytes of fresh device memory */
+#define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
+#define FC_VMM_GRANULARITY ((size_t)2 << 20) /* cuMemCreate / cuMemMap granularity */
 
 /* ---- driver state (driver.c) ------------------------------------------ */
 
@@ -79,7 +82,7 @@ CUresult fc_get_error_string(CUresult r, const char **s);
 typedef enum fc_kind {
     FC_K_FREE = 0,
     FC_K_CTX, FC_K_STREAM, FC_K_EVENT, FC_K_MODULE, FC_K_LIBRARY,
-    FC_K_FUNC, FC_K_KERNEL,
+    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -87,7 +90,9 @@ typedef struct fc_obj {
     CUcontext ctx;    /* owner, released with it; NULL for none */
 } fc_obj;
 
-typedef enum fc_pool_id { FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_COUNT } fc_pool_id;
+typedef enum fc_pool_id {
+    FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_MEMHANDLE, FC_P_COUNT
+} fc_pool_id;
 
 void *fc_obj_new(fc_pool_id pool, fc_kind kind, CUcontext owner);
 bool fc_obj_valid(const void *h, fc_kind kind);
@@ -157,7 +162,9 @@ CUresult fc_ctx_set_choice(fc_ctx_choice which, int v);
 
 /* ---- memory (memory.c) ------------------------------------------------- */
 
-typedef enum fc_mem_kind { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_LOW32 } fc_mem_kind;
+typedef enum fc_mem_kind { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_LOW32, FC_MEM_RESERVED } fc_mem_kind;
+
+typedef struct fc_vres fc_vres; /* an address reservation's mappings (vmm.c) */
 
 CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind);
 CUresult fc_mem_alloc_v1(CUdeviceptr_v1 *dptr, unsigned bytes);
@@ -182,6 +189,43 @@ bool fc_mem_span_ok(CUdeviceptr p, size_t bytes);
 void fc_mem_rdlock(void);
 void fc_mem_unlock(void);
 void *fc_mem_view_locked(CUdeviceptr p, size_t bytes);
+
+/* For vmm.c, which calls them holding the write lock. */
+void fc_mem_wrlock(void);
+CUresult fc_mem_va_reserve_locked(CUdeviceptr *out, size_t size, size_t align, CUdeviceptr hint, fc_vres *vres);
+fc_vres *fc_mem_vres_locked(CUdeviceptr p, CUdeviceptr *base);
+void fc_mem_va_release_locked(CUdeviceptr base);
+CUresult fc_mem_phys_alloc_locked(size_t size, uint64_t *off);
+void fc_mem_phys_free_locked(uint64_t off);
+int fc_mem_phys_fd_locked(void);
+
+/* ---- virtual memory management (vmm.c) --------------------------------- */
+
+struct fc_memhandle {       /* a CUmemGenericAllocationHandle: physical memory */
+    fc_obj hdr;
+    uint64_t off;           /* where its bytes are in the physical memory file */
+    size_t size;
+    CUmemAllocationProp prop;
+    unsigned refs;          /* cuMemCreate and retains, less releases */
+    unsigned maps;          /* live mappings */
+};
+
+CUresult fc_vmm_granularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option);
+CUresult fc_vmm_reserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr hint, unsigned long long flags);
+CUresult fc_vmm_free(CUdeviceptr ptr, size_t size);
+CUresult fc_vmm_create(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                       unsigned long long flags);
+CUresult fc_vmm_release(CUmemGenericAllocationHandle h);
+CUresult fc_vmm_map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                    unsigned long long flags);
+CUresult fc_vmm_unmap(CUdeviceptr ptr, size_t size);
+CUresult fc_vmm_set_access(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult fc_vmm_get_access(unsigned long long *flags, const CUmemLocation *loc, CUdeviceptr ptr);
+CUresult fc_vmm_retain(CUmemGenericAllocationHandle *h, void *addr);
+CUresult fc_vmm_properties(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h);
+/* memory.c's lookups into a reservation, under the memory lock */
+void *fc_vmm_view_locked(const fc_vres *r, size_t off, size_t bytes);
+bool fc_vmm_range_locked(const fc_vres *r, size_t off, size_t *map_off, size_t *map_size);
 
 /* ---- streams, events and the work queue (queue.c) ---------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * handles.c: fixed pools of handle objects (contexts, streams, events,
- * modules and libraries, functions and kernels).
+ * modules and libraries, functions and kernels, physical memory handles).
  *
  * A handle is the address of a pool slot, so checking one never
  * dereferences a foreign pointer: it must fall inside the pool, on a slot
@@ -31,6 +31,7 @@ static fc_pool pools[FC_P_COUNT] = {
     [FC_P_EVENT] = FC_POOL(struct CUevent_st, 65536),
     [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
     [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),
+    [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
 };
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 

@@ -9,6 +9,10 @@
  * the host may touch them as it may touch real managed memory.
  * Legacy (32-bit) entry points allocate from a second, small arena below
  * 4 GiB so their addresses fit a CUdeviceptr_v1.
+ * Virtual memory management (vmm.c) takes two things from here: address
+ * reservations, entries of the same table (kind FC_MEM_RESERVED) whose
+ * bytes vmm.c resolves through its mappings, and physical memory, ranges of
+ * one sparse memfd placed like allocations in an arena of file offsets.
  *
  * Invariants:
  * - Live allocations never overlap; a freed entry stays as a tombstone
@@ -17,21 +21,23 @@
  *   only allocation that can contain it.
  * - Fresh device memory up to FC_STALE_MAX holds FC_STALE bytes, never
  *   zeros: it is what a GPU shows in memory nobody wrote.
- * - used <= total; both count bytes rounded up to the allocation alignment.
+ * - used <= total; both count bytes rounded up to the allocation alignment,
+ *   plus the physical memory of cuMemCreate; a reservation costs nothing.
+ * - span is the address space an entry occupies: placement never overlaps
+ *   two spans of one table.
  * - Everything here runs under mem.lock: readers (lookups, running work)
  *   share it, allocation and free take it exclusively.
  */
 #include "fakecuda.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FC_STALE 0x5A
-#define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
 #define FC_GIB ((size_t)1 << 30)
 #define FC_ARENA_MIN (64 * FC_GIB)
 #define FC_LOW_ARENA ((size_t)256 << 20)
@@ -41,7 +47,9 @@ typedef struct fc_range {
     uintptr_t base;
     size_t size;          /* as requested: bounds checks are exact */
     size_t charged;       /* counted against the device size */
-    unsigned char *host;  /* where the bytes live */
+    size_t span;          /* address space it occupies */
+    unsigned char *host;  /* where the bytes live; NULL for a reservation */
+    fc_vres *vres;        /* a reservation's mappings (vmm.c) */
     CUcontext ctx;
     fc_mem_kind kind;
     bool live;
@@ -56,12 +64,22 @@ typedef struct fc_arena {
     uintptr_t base, end, bump;
 } fc_arena;
 
+/* The physical memory file of cuMemCreate: offsets from FC_PHYS_BASE (never 0). */
+typedef struct fc_phys {
+    int fd;               /* -1 until the first cuMemCreate */
+    fc_arena arena;
+    fc_table tbl;
+} fc_phys;
+
+#define FC_PHYS_BASE FC_VMM_GRANULARITY
+
 static struct {
     pthread_rwlock_t lock;
     fc_table dev, host;
     fc_arena main, low;
+    fc_phys phys;
     size_t used, total;
-} mem;
+} mem = {.phys.fd = -1};
 
 static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
 
@@ -140,31 +158,46 @@ static bool arena_reserve(fc_arena *a, size_t size, int extra_flags)
     return true;
 }
 
-/* First fit between the live allocations of the arena (after compaction). */
-static uintptr_t arena_gap(const fc_arena *a, size_t size, size_t align)
+/* First fit between the live entries of table t in the arena (after compaction). */
+static uintptr_t arena_gap(const fc_arena *a, fc_table *t, size_t size, size_t align)
 {
-    tbl_compact(&mem.dev);
+    tbl_compact(t);
     uintptr_t cur = a->base;
-    for (size_t i = 0; i < mem.dev.n; i++) {
-        const fc_range *e = &mem.dev.v[i];
+    for (size_t i = 0; i < t->n; i++) {
+        const fc_range *e = &t->v[i];
         if (e->base < a->base || e->base >= a->end)
             continue;
         if (fc_round(cur, align) + size <= e->base)
             return fc_round(cur, align);
-        cur = e->base + e->charged;
+        cur = e->base + e->span;
     }
     uintptr_t p = fc_round(cur, align);
     return p <= a->end && size <= a->end - p ? p : 0;
 }
 
-static uintptr_t arena_place(fc_arena *a, size_t size, size_t align)
+static void arena_taken(fc_arena *a, uintptr_t p, size_t size)
+{
+    if (p != 0 && p + size > a->bump)
+        a->bump = p + size;
+}
+
+static uintptr_t arena_place(fc_arena *a, fc_table *t, size_t size, size_t align)
 {
     uintptr_t p = fc_round(a->bump, align);
     if (a->end == 0 || p > a->end || size > a->end - p)
-        p = arena_gap(a, size, align);
-    if (p != 0 && p + size > a->bump)
-        a->bump = p + size;
+        p = arena_gap(a, t, size, align);
+    arena_taken(a, p, size);
     return p;
+}
+
+/* Whether [p, p + size) lies in the arena, aligned, clear of every entry of t. */
+static bool arena_free_at(const fc_arena *a, fc_table *t, uintptr_t p, size_t size, size_t align)
+{
+    if (p % align != 0 || p < a->base || p >= a->end || size > a->end - p)
+        return false;
+    tbl_compact(t);
+    size_t i = tbl_upper(t, p + size - 1);
+    return i == 0 || t->v[i - 1].base + t->v[i - 1].span <= p;
 }
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -247,10 +280,10 @@ static CUresult fc_place_locked(fc_range *r)
 {
     fc_arena *a = r->kind == FC_MEM_LOW32 ? &mem.low : &mem.main;
     size_t align = r->kind == FC_MEM_MANAGED ? (size_t)sysconf(_SC_PAGESIZE) : FC_ALIGN;
-    r->charged = fc_round(r->size, align);
+    r->charged = r->span = fc_round(r->size, align);
     if (r->charged < r->size || r->charged > mem.total - mem.used)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    r->base = arena_place(a, r->charged, align);
+    r->base = arena_place(a, &mem.dev, r->charged, align);
     if (!r->base)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (r->kind == FC_MEM_MANAGED) {
@@ -352,7 +385,7 @@ CUresult fc_mem_free_now(CUdeviceptr p)
     CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&mem.lock);
     fc_range *e = tbl_find(&mem.dev, p);
-    if (e && e->base == p) {
+    if (e && e->base == p && e->kind != FC_MEM_RESERVED) {
         fc_unback(e);
         mem.used -= e->charged;
         tbl_remove(&mem.dev, e);
@@ -377,7 +410,7 @@ static bool fc_is_base(CUdeviceptr p)
 {
     pthread_rwlock_rdlock(&mem.lock);
     const fc_range *e = tbl_find(&mem.dev, p);
-    bool ok = e && e->base == p;
+    bool ok = e && e->base == p && e->kind != FC_MEM_RESERVED;
     pthread_rwlock_unlock(&mem.lock);
     return ok;
 }
@@ -429,12 +462,15 @@ CUresult fc_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
         return r;
     pthread_rwlock_rdlock(&mem.lock);
     const fc_range *e = tbl_find(&mem.dev, p);
-    if (e && base)
-        *base = e->base;
-    if (e && size)
-        *size = e->size;
+    size_t off = 0, n = e ? e->size : 0;
+    /* Mapped memory reports its mapping, as the driver reports one cuMemMap's range. */
+    bool found = e && (e->kind != FC_MEM_RESERVED || fc_vmm_range_locked(e->vres, p - e->base, &off, &n));
+    if (found && base)
+        *base = e->base + off;
+    if (found && size)
+        *size = n;
     pthread_rwlock_unlock(&mem.lock);
-    return e ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    return found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p)
@@ -520,15 +556,19 @@ void fc_mem_unlock(void)
     pthread_rwlock_unlock(&mem.lock);
 }
 
-/* Host view of [p, p + bytes) if it lies inside one live allocation. */
+/* Host view of [p, p + bytes) if it lies inside one live allocation (or one
+   reservation's accessible mappings). */
 void *fc_mem_view_locked(CUdeviceptr p, size_t bytes)
 {
     const fc_range *e = tbl_find(&mem.dev, p);
     if (!e || bytes > e->size - (p - e->base))
         return NULL;
+    if (e->kind == FC_MEM_RESERVED)
+        return fc_vmm_view_locked(e->vres, p - e->base, bytes);
     return e->host + (p - e->base);
 }
 
+/* Reserved addresses are device addresses, mapped or not. */
 bool fc_mem_is_device(CUdeviceptr p)
 {
     fc_mem_rdlock();
@@ -543,4 +583,106 @@ bool fc_mem_span_ok(CUdeviceptr p, size_t bytes)
     bool ok = fc_mem_view_locked(p, bytes) != NULL;
     fc_mem_unlock();
     return ok;
+}
+
+/* ---- for vmm.c: reservations and physical memory, under the write lock -- */
+
+void fc_mem_wrlock(void)
+{
+    pthread_once(&mem_once, fc_mem_setup);
+    pthread_rwlock_wrlock(&mem.lock);
+}
+
+/* A reservation at the hint if that range is free, else wherever it fits. */
+CUresult fc_mem_va_reserve_locked(CUdeviceptr *out, size_t size, size_t align, CUdeviceptr hint, fc_vres *vres)
+{
+    fc_range e = {.size = size, .span = size, .kind = FC_MEM_RESERVED, .vres = vres, .live = true};
+    if (hint && arena_free_at(&mem.main, &mem.dev, hint, size, align)) {
+        e.base = hint;
+        arena_taken(&mem.main, hint, size);
+    } else {
+        e.base = arena_place(&mem.main, &mem.dev, size, align);
+    }
+    if (!e.base || !tbl_insert(&mem.dev, &e))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = e.base;
+    return CUDA_SUCCESS;
+}
+
+/* The reservation containing p, its base in *base; NULL if p is in none. */
+fc_vres *fc_mem_vres_locked(CUdeviceptr p, CUdeviceptr *base)
+{
+    const fc_range *e = tbl_find(&mem.dev, p);
+    if (!e || e->kind != FC_MEM_RESERVED)
+        return NULL;
+    *base = e->base;
+    return e->vres;
+}
+
+void fc_mem_va_release_locked(CUdeviceptr base)
+{
+    fc_range *e = tbl_find(&mem.dev, base);
+    if (e && e->base == base && e->kind == FC_MEM_RESERVED)
+        tbl_remove(&mem.dev, e);
+}
+
+/* The sparse file, 4x the device size (like the arena) so placement rarely fragments. */
+static bool fc_phys_setup(void)
+{
+    if (mem.phys.fd >= 0)
+        return true;
+    size_t size = 4 * mem.total;
+    int fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+    if (fd < 0)
+        return false;
+    if (ftruncate(fd, (off_t)(FC_PHYS_BASE + size)) != 0) {
+        close(fd);
+        return false;
+    }
+    mem.phys.fd = fd;
+    mem.phys.arena = (fc_arena){FC_PHYS_BASE, FC_PHYS_BASE + size, FC_PHYS_BASE};
+    return true;
+}
+
+/* Fresh physical memory shows stale bytes, as fresh allocations do. */
+static void fc_phys_stale(uint64_t off, size_t size)
+{
+    if (size > FC_STALE_MAX)
+        return;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mem.phys.fd, (off_t)off);
+    if (p == MAP_FAILED)
+        return;
+    memset(p, FC_STALE, size);
+    munmap(p, size);
+}
+
+/* size bytes of physical memory (a multiple of the granularity), charged to the device. */
+CUresult fc_mem_phys_alloc_locked(size_t size, uint64_t *off)
+{
+    if (size > mem.total - mem.used || !fc_phys_setup())
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_range e = {.size = size, .charged = size, .span = size, .live = true};
+    e.base = arena_place(&mem.phys.arena, &mem.phys.tbl, size, FC_VMM_GRANULARITY);
+    if (!e.base || !tbl_insert(&mem.phys.tbl, &e))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    mem.used += size;
+    fc_phys_stale(e.base, size);
+    *off = e.base;
+    return CUDA_SUCCESS;
+}
+
+/* Gives the pages back (a hole in the file) and the bytes to the device. */
+void fc_mem_phys_free_locked(uint64_t off)
+{
+    fc_range *e = tbl_find(&mem.phys.tbl, off);
+    if (!e || e->base != off)
+        return;
+    fallocate(mem.phys.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)e->size);
+    mem.used -= e->charged;
+    tbl_remove(&mem.phys.tbl, e);
+}
+
+int fc_mem_phys_fd_locked(void)
+{
+    return mem.phys.fd;
 }
