@@ -58,8 +58,9 @@ CUresult fc_run_copy(fc_copy *c)
     return CUDA_SUCCESS;
 }
 
-/* Snapshot a host source into a dense buffer the work item owns. */
-static CUresult fc_stage(fc_copy *c)
+/* Snapshot a host source into a dense buffer the copy owns (queue.c, for a
+   stream-ordered copy: the driver stages pageable memory at the call). */
+CUresult fc_copy_stage(fc_copy *c)
 {
     size_t n = c->width * c->rows * c->depth;
     unsigned char *buf = malloc(n);
@@ -73,6 +74,12 @@ static CUresult fc_stage(fc_copy *c)
     return CUDA_SUCCESS;
 }
 
+/* The checks of the call: each device side inside one live allocation. */
+CUresult fc_copy_check(const fc_copy *c)
+{
+    return fc_end_ok(&c->dst, c) && fc_end_ok(&c->src, c) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 static CUresult fc_copy_submit(fc_copy *c, CUstream s, bool async)
 {
     CUcontext ctx;
@@ -80,9 +87,7 @@ static CUresult fc_copy_submit(fc_copy *c, CUstream s, bool async)
     CUresult r = fc_resolve_stream(s, &ctx, &st);
     if (r != CUDA_SUCCESS || c->width == 0 || c->rows == 0 || c->depth == 0)
         return r;
-    if (!fc_end_ok(&c->dst, c) || !fc_end_ok(&c->src, c))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (async && !c->src.device && (r = fc_stage(c)) != CUDA_SUCCESS)
+    if ((r = fc_copy_check(c)) != CUDA_SUCCESS)
         return r;
     fc_work w = {.kind = FC_W_COPY, .u.copy = *c};
     return fc_submit(ctx, st, &w, !async);
@@ -130,16 +135,24 @@ static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUde
     return CUDA_SUCCESS;
 }
 
-CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async)
+/* A 3D descriptor as a copy shape (graph memcpy nodes use it too). */
+CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p)
 {
     if (!p || p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
         return CUDA_ERROR_INVALID_VALUE;
-    fc_copy c = {.width = p->WidthInBytes, .rows = p->Height, .depth = p->Depth};
-    CUresult r = fc_end_from(&c.dst, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+    *c = (fc_copy){.width = p->WidthInBytes, .rows = p->Height, .depth = p->Depth};
+    CUresult r = fc_end_from(&c->dst, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
                              p->dstPitch, p->dstHeight);
     if (r == CUDA_SUCCESS)
-        r = fc_end_from(&c.src, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
+        r = fc_end_from(&c->src, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
                         p->srcPitch, p->srcHeight);
+    return r;
+}
+
+CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async)
+{
+    fc_copy c;
+    CUresult r = fc_copy_from_3d(&c, p);
     return r == CUDA_SUCCESS ? fc_copy_submit(&c, s, async) : r;
 }
 
@@ -205,14 +218,10 @@ CUresult fc_run_fill(const fc_fill *f)
     return CUDA_SUCCESS;
 }
 
-CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height,
-                   CUstream s, bool async)
+/* The checks of a memset, and its fill; dst must be aligned for the element. */
+CUresult fc_fill_make(fc_fill *f, CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,
+                      size_t height)
 {
-    CUcontext ctx;
-    CUstream st;
-    CUresult r = fc_resolve_stream(s, &ctx, &st);
-    if (r != CUDA_SUCCESS || width == 0 || height == 0)
-        return r;
     size_t row, span;
     if (__builtin_mul_overflow(width, elem, &row) || dst % elem != 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -221,6 +230,20 @@ CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
     if (pitch < row || __builtin_mul_overflow(height - 1, pitch, &span) || __builtin_add_overflow(span, row, &span) ||
         !fc_mem_span_ok(dst, span))
         return CUDA_ERROR_INVALID_VALUE;
-    fc_work w = {.kind = FC_W_FILL, .u.fill = {dst, pitch, width, height, elem, value}};
+    *f = (fc_fill){dst, pitch, width, height, elem, value};
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height,
+                   CUstream s, bool async)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS || width == 0 || height == 0)
+        return r;
+    fc_work w = {.kind = FC_W_FILL};
+    if ((r = fc_fill_make(&w.u.fill, dst, pitch, value, elem, width, height)) != CUDA_SUCCESS)
+        return r;
     return fc_submit(ctx, st, &w, !async);
 }

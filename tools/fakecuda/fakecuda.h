@@ -341,6 +341,11 @@ CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontex
 CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height, CUstream s, bool async);
 CUresult fc_run_copy(fc_copy *c);
 CUresult fc_run_fill(const fc_fill *f);
+CUresult fc_copy_check(const fc_copy *c);
+CUresult fc_copy_stage(fc_copy *c);
+CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p);
+CUresult fc_fill_make(fc_fill *f, CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,
+                      size_t height);
 
 /* Entry-point shorthands for the two directions a linear copy can take. */
 #define FC_H(p) ((CUdeviceptr)(uintptr_t)(p))
@@ -407,6 +412,8 @@ CUresult fc_kernel_run(fc_kwork *kw);
 
 /* ---- launches (launch.c) ----------------------------------------------- */
 
+CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void **params, void **extra,
+                        bool cooperative);
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);
 

@@ -81,27 +81,42 @@ static CUresult fc_param_buffer(fc_kwork *kw)
     return CUDA_SUCCESS;
 }
 
-CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative)
+/* Checks a launch the way the driver does and fills w with it, parameters
+   copied (w owns them); nothing is queued. Graph kernel nodes are made here too. */
+CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void **params, void **extra,
+                        bool cooperative)
 {
-    CUcontext ctx;
-    CUstream st;
-    CUresult r = fc_resolve_stream(s, &ctx, &st);
-    if (r != CUDA_SUCCESS)
-        return r;
     struct CUfunc_st *fn = fc_func_resolve(f);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
-    if ((r = fc_check_dims(d)) != CUDA_SUCCESS)
+    CUresult r = fc_check_dims(d);
+    if (r != CUDA_SUCCESS)
         return r;
     if (smem > (unsigned)fn->max_dyn_smem)
         return CUDA_ERROR_INVALID_VALUE;
     if (cooperative && !fc_fits_device(d))
         return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    fc_work w = {.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k, .dims = d, .smem = smem, .stream = s}};
-    if ((r = fc_param_buffer(&w.u.kernel)) != CUDA_SUCCESS)
+    *w = (fc_work){.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k, .dims = d, .smem = smem}};
+    if ((r = fc_param_buffer(&w->u.kernel)) != CUDA_SUCCESS)
         return r;
-    r = fc_pack_params(fn->k, params, extra, fc_kwork_params(&w.u.kernel));
-    fc_action a = r == CUDA_SUCCESS ? fc_faults_launch(fn->k->name) : (fc_action){r, false};
+    r = fc_pack_params(fn->k, params, extra, fc_kwork_params(&w->u.kernel));
+    if (r != CUDA_SUCCESS)
+        fc_work_discard(w);
+    return r;
+}
+
+CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative)
+{
+    CUcontext ctx;
+    CUstream st;
+    fc_work w;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r == CUDA_SUCCESS)
+        r = fc_kernel_work(&w, f, d, smem, params, extra, cooperative);
+    if (r != CUDA_SUCCESS)
+        return r;
+    w.u.kernel.stream = s;
+    fc_action a = fc_faults_launch(w.u.kernel.k->name);
     if (a.code != CUDA_SUCCESS) {
         fc_work_discard(&w);
         return a.code;

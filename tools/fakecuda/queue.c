@@ -203,9 +203,15 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
     return w->seq;
 }
 
-/* Queue w; a synchronous submission returns when it (and all before it) ran. */
+/* Queue w; a synchronous submission returns when it (and all before it) ran.
+   A stream-ordered copy from the host takes its snapshot here, as it is queued. */
 CUresult fc_submit(CUcontext ctx, CUstream st, fc_work *w, bool sync)
 {
+    if (!sync && w->kind == FC_W_COPY && !w->u.copy.src.device) {
+        CUresult r = fc_copy_stage(&w->u.copy);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
     uint64_t seq = fc_enqueue(ctx, st, w);
     return sync ? fc_drain(ctx, seq) : CUDA_SUCCESS;
 }
