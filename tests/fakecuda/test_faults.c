@@ -1,7 +1,7 @@
 /*
  * test_faults.c: FAKECUDA_FAULTS (each kind of injected fault, counting,
- * malformed specs) and the launch-time errors the driver returns without
- * running anything.
+ * kernels launched by graphs, malformed specs) and the launch-time errors
+ * the driver returns without running anything.
  */
 #include "fc_test.h"
 
@@ -103,6 +103,69 @@ Test(faults, launch_fault_by_glob_is_sticky)
     OK(fc_launch(f, 8, args, false, NULL)); /* faults when it runs */
     FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     FAILS(fc_launch(f, 8, args, false, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+/* A graph of one fill node (out, 64, v) then one scale node (out, 64, 2). */
+static CUgraphExec fill_scale_graph(CUdeviceptr out, float v)
+{
+    CUgraph g;
+    CUgraphNode fill, scale;
+    int n = 64;
+    float two = 2;
+    void *fargs[] = {&out, &n, &v}, *sargs[] = {&out, &n, &two};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = fc_function("_Z4fillPfif"), .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                 .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1, .kernelParams = fargs};
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphAddKernelNode(&fill, g, NULL, 0, &p));
+    p.func = fc_function("scale");
+    p.kernelParams = sargs;
+    OK(cuGraphAddKernelNode(&scale, g, &fill, 1, &p));
+    CUgraphExec e;
+    OK(cuGraphInstantiateWithFlags(&e, g, 0));
+    return e;
+}
+
+Test(faults, launch_rules_count_kernels_launched_by_a_graph)
+{
+    setenv("FAKECUDA_FAULTS", "launch:scale#2=fault", 1);
+    fc_setup();
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, 64 * sizeof(float)));
+    CUgraphExec e = fill_scale_graph(out, 3);
+    OK(cuGraphLaunch(e, NULL)); /* scale #1 */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(first_float(out), 6.0f);
+    OK(cuGraphLaunch(e, NULL)); /* scale #2: its work faults when it runs */
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+Test(faults, a_launch_rule_code_fails_the_graph_launch_and_queues_nothing)
+{
+    setenv("FAKECUDA_FAULTS", "launch:scale#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 1);
+    fc_setup();
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, 64 * sizeof(float)));
+    CUgraphExec e = fill_scale_graph(out, 3);
+    FAILS(cuGraphLaunch(e, NULL), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    OK(cuCtxSynchronize());
+    cr_assert_eq(fc_as_bits(first_float(out)), FC_STALE_WORD, "not even the fill ran");
+    OK(cuGraphLaunch(e, NULL));
+    cr_assert_eq(first_float(out), 6.0f);
+}
+
+Test(faults, api_rules_work_on_graph_entry_points)
+{
+    setenv("FAKECUDA_FAULTS", "api:cuGraphLaunch#1=CUDA_ERROR_INVALID_VALUE;api:cuGraphInstantiateWithFlags#2=oom", 1);
+    fc_setup();
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, 64 * sizeof(float)));
+    CUgraphExec e = fill_scale_graph(out, 1);
+    FAILS(cuGraphLaunch(e, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuGraphLaunch(e, NULL));
+    cr_assert_eq(first_float(out), 2.0f);
+    CUgraph g;
+    OK(cuGraphCreate(&g, 0));
+    FAILS(cuGraphInstantiateWithFlags(&e, g, 0), CUDA_ERROR_OUT_OF_MEMORY);
 }
 
 Test(faults, nth_allocation_is_out_of_memory)

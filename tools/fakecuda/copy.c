@@ -149,6 +149,26 @@ CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p)
     return r;
 }
 
+static void fc_end_to(const fc_end *e, CUmemorytype *type, const void **host, CUdeviceptr *dev, size_t *pitch,
+                      size_t *height)
+{
+    *type = e->device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    *host = e->device ? NULL : e->host;
+    *dev = e->device ? e->dev : 0;
+    *pitch = e->pitch;
+    *height = e->height;
+}
+
+/* The descriptor of a copy shape, origins folded into the addresses (graph memcpy nodes report it). */
+void fc_copy_to_3d(const fc_copy *c, CUDA_MEMCPY3D *p)
+{
+    *p = (CUDA_MEMCPY3D){.WidthInBytes = c->width, .Height = c->rows, .Depth = c->depth};
+    fc_end_to(&c->src, &p->srcMemoryType, &p->srcHost, &p->srcDevice, &p->srcPitch, &p->srcHeight);
+    const void *dst_host;
+    fc_end_to(&c->dst, &p->dstMemoryType, &dst_host, &p->dstDevice, &p->dstPitch, &p->dstHeight);
+    p->dstHost = (void *)(uintptr_t)dst_host;
+}
+
 CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async)
 {
     fc_copy c;

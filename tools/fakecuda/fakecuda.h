@@ -82,7 +82,7 @@ CUresult fc_get_error_string(CUresult r, const char **s);
 typedef enum fc_kind {
     FC_K_FREE = 0,
     FC_K_CTX, FC_K_STREAM, FC_K_EVENT, FC_K_MODULE, FC_K_LIBRARY,
-    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE,
+    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE, FC_K_GRAPH, FC_K_GNODE, FC_K_GEXEC,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -91,7 +91,8 @@ typedef struct fc_obj {
 } fc_obj;
 
 typedef enum fc_pool_id {
-    FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_MEMHANDLE, FC_P_COUNT
+    FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_MEMHANDLE, FC_P_GRAPH, FC_P_GNODE, FC_P_GEXEC,
+    FC_P_COUNT
 } fc_pool_id;
 
 void *fc_obj_new(fc_pool_id pool, fc_kind kind, CUcontext owner);
@@ -257,6 +258,8 @@ typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
    found through fc_kwork_params(), never through a pointer into the item. */
 typedef struct fc_kwork {
     const fc_kernel *k;
+    CUfunction func;       /* the handle the launch or node named, for graph nodes to report */
+    bool by_kernel;        /* a node named it as a CUkernel (CUDA_KERNEL_NODE_PARAMS.kern) */
     fc_dims dims;
     unsigned smem;
     CUstream stream;       /* as the launch named it, for plugin kernels to see */
@@ -316,6 +319,7 @@ CUresult fc_drain_all(CUcontext ctx);
 CUresult fc_submit(CUcontext ctx, CUstream st, fc_work *w, bool sync);
 CUresult fc_submit_async(CUstream s, fc_work *w);
 void fc_work_discard(fc_work *w);
+CUresult fc_work_clone(fc_work *dst, const fc_work *src);
 
 CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority);
 CUresult fc_stream_destroy(CUstream s);
@@ -346,6 +350,7 @@ CUresult fc_copy_stage(fc_copy *c);
 CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p);
 CUresult fc_fill_make(fc_fill *f, CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,
                       size_t height);
+void fc_copy_to_3d(const fc_copy *c, CUDA_MEMCPY3D *p);
 
 /* Entry-point shorthands for the two directions a linear copy can take. */
 #define FC_H(p) ((CUdeviceptr)(uintptr_t)(p))
@@ -416,6 +421,107 @@ CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void
                         bool cooperative);
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);
+
+/* ---- graphs (graph.c) and executable graphs (graph_exec.c) ------------- */
+
+typedef struct fc_nodes { CUgraphNode *v; size_t n, cap; } fc_nodes; /* a list of nodes */
+
+bool fc_nodes_add(fc_nodes *l, CUgraphNode n);
+bool fc_nodes_has(const fc_nodes *l, CUgraphNode n);
+bool fc_nodes_remove(fc_nodes *l, CUgraphNode n);
+bool fc_nodes_set(fc_nodes *l, const CUgraphNode *v, size_t n);
+void fc_nodes_free(fc_nodes *l);
+
+struct CUgraph_st {
+    fc_obj hdr;
+    fc_nodes nodes;        /* in creation order */
+    bool capturing;        /* a capture is building it: not destroyed, instantiated or pruned */
+};
+
+struct CUgraphNode_st {
+    fc_obj hdr;
+    CUgraph graph;
+    CUgraphNodeType type;
+    uint64_t serial;       /* unique in the process: executable graphs name their origins by it */
+    fc_nodes deps;         /* the nodes it depends on, each once */
+    fc_work op;            /* what it runs (kernel, copy, fill, host function); owned */
+    void **argv;           /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
+    size_t index;          /* scratch: its position in graph->nodes where that is computed */
+};
+
+typedef struct fc_exec_node {
+    uint64_t serial;       /* of the node it was instantiated from */
+    CUgraphNodeType type;
+    fc_work op;            /* owned */
+    size_t *deps, ndeps;   /* its dependencies, as positions in creation order */
+} fc_exec_node;
+
+struct CUgraphExec_st {
+    fc_obj hdr;
+    fc_exec_node *node;    /* in the graph's creation order */
+    size_t n;
+    size_t *order;         /* a topological order of node */
+    cuuint64_t flags;
+};
+
+CUresult fc_graph_create(CUgraph *g, unsigned flags);
+CUresult fc_graph_destroy(CUgraph g);
+CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
+                      fc_work *op);
+CUresult fc_graph_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                             const CUDA_KERNEL_NODE_PARAMS *p);
+CUresult fc_graph_add_kernel_v1(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                                const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult fc_graph_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, const CUDA_MEMCPY3D *p,
+                             CUcontext ctx);
+CUresult fc_graph_add_memset(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                             const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx);
+CUresult fc_graph_add_host(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                           const CUDA_HOST_NODE_PARAMS *p);
+CUresult fc_graph_add_empty(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n);
+CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                           size_t n, CUgraphNodeParams *p);
+CUresult fc_graph_edges_change(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+                               const CUgraphEdgeData *edges, size_t n, bool add);
+CUresult fc_graph_get_nodes(CUgraph g, CUgraphNode *out, size_t *num, bool roots_only);
+CUresult fc_graph_get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edges, size_t *num);
+CUresult fc_node_get_deps(CUgraphNode n, CUgraphNode *out, CUgraphEdgeData *edges, size_t *num, bool dependents);
+CUresult fc_node_get_type(CUgraphNode n, CUgraphNodeType *type);
+CUresult fc_node_destroy(CUgraphNode n);
+CUresult fc_node_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p);
+CUresult fc_node_kernel_get_v1(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult fc_node_memcpy_get(CUgraphNode n, CUDA_MEMCPY3D *p);
+CUresult fc_node_memset_get(CUgraphNode n, CUDA_MEMSET_NODE_PARAMS *p);
+CUresult fc_node_host_get(CUgraphNode n, CUDA_HOST_NODE_PARAMS *p);
+CUresult fc_node_set(CUgraphNode n, CUgraphNodeType type, const void *params, bool v1);
+CUresult fc_node_set_params(CUgraphNode n, CUgraphNodeParams *p);
+
+/* The typed parameters a generic CUgraphNodeParams carries. */
+typedef union fc_node_params {
+    CUDA_KERNEL_NODE_PARAMS kernel;
+    CUDA_MEMCPY3D copy;
+    CUDA_MEMSET_NODE_PARAMS memset;
+    CUDA_HOST_NODE_PARAMS host;
+} fc_node_params;
+
+CUresult fc_node_params_from(const CUgraphNodeParams *p, fc_node_params *out);
+/* The work of a node of this type from its parameters (v1: CUDA_KERNEL_NODE_PARAMS_v1). */
+CUresult fc_node_op(fc_work *op, CUgraphNodeType type, const void *params, bool v1);
+CUgraphNode fc_node_resolve(CUgraphNode n);
+CUresult fc_check_node_ctx(CUcontext ctx);
+
+CUresult fc_graph_instantiate(CUgraphExec *out, CUgraph g, cuuint64_t flags, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
+CUresult fc_graph_instantiate_v1(CUgraphExec *out, CUgraph g, CUgraphNode *err, char *log, size_t log_size);
+CUresult fc_graph_instantiate_params(CUgraphExec *out, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
+CUresult fc_graph_launch(CUgraphExec e, CUstream s);
+CUresult fc_graph_upload(CUgraphExec e, CUstream s);
+CUresult fc_graph_exec_destroy(CUgraphExec e);
+CUresult fc_graph_exec_flags(CUgraphExec e, cuuint64_t *flags);
+CUresult fc_exec_set(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, const void *params, bool v1);
+CUresult fc_exec_set_in(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, const void *params, CUcontext ctx);
+CUresult fc_exec_set_params(CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p);
+CUresult fc_graph_exec_update(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info);
+CUresult fc_graph_exec_update_v1(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res);
 
 /* ---- fault injection (faults.c) ---------------------------------------- */
 

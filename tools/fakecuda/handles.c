@@ -1,6 +1,7 @@
 /*
  * handles.c: fixed pools of handle objects (contexts, streams, events,
- * modules and libraries, functions and kernels, physical memory handles).
+ * modules and libraries, functions and kernels, physical memory handles,
+ * graphs, graph nodes and executable graphs).
  *
  * A handle is the address of a pool slot, so checking one never
  * dereferences a foreign pointer: it must fall inside the pool, on a slot
@@ -32,6 +33,9 @@ static fc_pool pools[FC_P_COUNT] = {
     [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
     [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),
     [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
+    [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),
+    [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
+    [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096),
 };
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 

@@ -29,6 +29,7 @@
 #include "fakecuda.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 CUresult fc_queue_init(fc_queue *q)
@@ -75,6 +76,19 @@ void fc_work_discard(fc_work *w)
         free(w->u.copy.staging);
     else if (w->kind == FC_W_KERNEL)
         free(w->u.kernel.heap);
+}
+
+/* A copy of a template item (a graph node's) that owns its own parameters.
+   Templates hold no staging, so a copy item shares nothing. */
+CUresult fc_work_clone(fc_work *dst, const fc_work *src)
+{
+    *dst = *src;
+    if (src->kind != FC_W_KERNEL || !src->u.kernel.heap)
+        return CUDA_SUCCESS;
+    if (!(dst->u.kernel.heap = malloc(src->u.kernel.nbytes)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(dst->u.kernel.heap, src->u.kernel.heap, src->u.kernel.nbytes);
+    return CUDA_SUCCESS;
 }
 
 static uint64_t fc_now_ns(void)

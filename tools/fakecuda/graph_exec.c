@@ -1,0 +1,379 @@
+/*
+ * graph_exec.c: executable graphs: instantiation (a snapshot of a graph's
+ * nodes and a topological order of them), launch (each node queued on the
+ * stream as ordinary work, in that order), per-node parameter changes,
+ * whole-graph updates, upload and destruction.
+ *
+ * Running the nodes one after another in a topological order satisfies
+ * every dependency; it is the schedule queue.c's one ordered queue gives any
+ * work, and one the driver may choose too. So a launched graph's kernels,
+ * copies and memsets are queue items like any other: they run at the next
+ * sync point, fault sticky like any other, and plugin kernels see the
+ * launch's stream.
+ *
+ * Invariants:
+ * - An executable graph owns copies of its nodes' work, independent of the
+ *   graph (which may change or be destroyed); a launch queues copies of those.
+ * - node[] is in the graph's creation order, and order[] a topological order
+ *   of it (depth first over dependencies, roots taken in creation order, so
+ *   a captured chain runs in capture order).
+ * - Executable nodes name their graph nodes by serial, never by handle: a
+ *   destroyed node's slot may hold another node.
+ * - launch: fault rules (FAKECUDA_FAULTS) count each kernel node when the
+ *   graph launches, in order; a rule's code fails the launch with nothing
+ *   queued, "fault" makes that kernel's queued work fault.
+ */
+#include "fakecuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FC_INSTANTIATE_FLAGS                                                                              \
+    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |                \
+     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
+
+static CUgraphExec fc_exec_resolve(CUgraphExec e)
+{
+    return fc_obj_valid(e, FC_K_GEXEC) ? e : NULL;
+}
+
+static void fc_exec_free(CUgraphExec e)
+{
+    for (size_t i = 0; e->node && i < e->n; i++) {
+        fc_work_discard(&e->node[i].op);
+        free(e->node[i].deps);
+    }
+    free(e->node);
+    free(e->order);
+    fc_obj_free(e);
+}
+
+/* Positions in g's creation order, kept in each node's index. */
+static void fc_index_nodes(CUgraph g)
+{
+    for (size_t i = 0; i < g->nodes.n; i++)
+        g->nodes.v[i]->index = i;
+}
+
+/* Depth first over dependencies, with an explicit stack (a chain may be as long as the graph). */
+static CUresult fc_topo_order(CUgraph g, size_t *order, CUgraphNode *bad)
+{
+    enum { WHITE, GRAY, BLACK };
+    typedef struct { size_t node, next; } frame;
+    size_t n = g->nodes.n, out = 0;
+    unsigned char *color = calloc(n ? n : 1, 1);
+    frame *stack = malloc((n ? n : 1) * sizeof *stack);
+    CUresult r = color && stack ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    fc_index_nodes(g);
+    for (size_t root = 0; r == CUDA_SUCCESS && root < n; root++) {
+        size_t top = 0;
+        if (color[root] != WHITE)
+            continue;
+        color[root] = GRAY;
+        stack[top++] = (frame){root, 0};
+        while (top > 0 && r == CUDA_SUCCESS) {
+            frame *f = &stack[top - 1];
+            const fc_nodes *deps = &g->nodes.v[f->node]->deps;
+            if (f->next == deps->n) {
+                color[f->node] = BLACK;
+                order[out++] = f->node;
+                top--;
+                continue;
+            }
+            size_t d = deps->v[f->next++]->index;
+            if (color[d] == GRAY) {
+                *bad = g->nodes.v[d];
+                r = CUDA_ERROR_INVALID_VALUE; /* a cycle */
+            } else if (color[d] == WHITE) {
+                color[d] = GRAY;
+                stack[top++] = (frame){d, 0};
+            }
+        }
+    }
+    free(color);
+    free(stack);
+    return r;
+}
+
+static CUresult fc_exec_node_from(fc_exec_node *x, CUgraphNode src)
+{
+    x->serial = src->serial;
+    x->type = src->type;
+    x->ndeps = src->deps.n;
+    if (!(x->deps = malloc((x->ndeps ? x->ndeps : 1) * sizeof *x->deps)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t j = 0; j < x->ndeps; j++)
+        x->deps[j] = src->deps.v[j]->index;
+    return fc_work_clone(&x->op, &src->op);
+}
+
+static CUresult fc_exec_build(CUgraphExec e, CUgraph g, CUgraphNode *bad)
+{
+    size_t n = g->nodes.n;
+    e->n = n;
+    e->node = calloc(n ? n : 1, sizeof *e->node);
+    e->order = malloc((n ? n : 1) * sizeof *e->order);
+    if (!e->node || !e->order)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = fc_topo_order(g, e->order, bad);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
+        r = fc_exec_node_from(&e->node[i], g->nodes.v[i]);
+    return r;
+}
+
+static CUresult fc_check_instantiate(CUgraphExec *out, CUgraph g, cuuint64_t flags,
+                                     const CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    if (!out || !fc_obj_valid(g, FC_K_GRAPH) || g->capturing || (flags & ~(cuuint64_t)FC_INSTANTIATE_FLAGS))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+        return CUDA_ERROR_NOT_SUPPORTED; /* no device-side launch without device code */
+    if (!(flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+        return CUDA_SUCCESS;
+    CUcontext ctx;
+    CUstream st;
+    return p ? fc_resolve_stream(p->hUploadStream, &ctx, &st) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUgraphInstantiateResult fc_instantiate_result(CUresult r, CUgraphNode bad)
+{
+    if (r == CUDA_SUCCESS)
+        return CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    if (bad)
+        return CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
+    return r == CUDA_ERROR_NOT_SUPPORTED ? CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
+                                         : CUDA_GRAPH_INSTANTIATE_ERROR;
+}
+
+/* Nothing to upload: the work is on the host. Flags are kept; none changes what runs. */
+CUresult fc_graph_instantiate(CUgraphExec *out, CUgraph g, cuuint64_t flags, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    CUgraphNode bad = NULL;
+    CUresult r = fc_check_instantiate(out, g, flags, p);
+    CUgraphExec e = r == CUDA_SUCCESS ? fc_obj_new(FC_P_GEXEC, FC_K_GEXEC, NULL) : NULL;
+    if (r == CUDA_SUCCESS && !e)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (e && (r = fc_exec_build(e, g, &bad)) != CUDA_SUCCESS)
+        fc_exec_free(e);
+    if (r == CUDA_SUCCESS) {
+        e->flags = flags;
+        *out = e;
+    }
+    if (p) {
+        p->hErrNode_out = bad;
+        p->result_out = fc_instantiate_result(r, bad);
+    }
+    return r;
+}
+
+CUresult fc_graph_instantiate_params(CUgraphExec *out, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    return p ? fc_graph_instantiate(out, g, p->flags, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fc_graph_instantiate_v1(CUgraphExec *out, CUgraph g, CUgraphNode *err, char *log, size_t log_size)
+{
+    CUDA_GRAPH_INSTANTIATE_PARAMS p = {0};
+    CUresult r = fc_graph_instantiate(out, g, 0, &p);
+    if (err)
+        *err = p.hErrNode_out;
+    if (log && log_size)
+        snprintf(log, log_size, "%s", p.hErrNode_out ? "the graph has a cycle" : "");
+    return r;
+}
+
+/* ---- launch --------------------------------------------------------------------- */
+
+/* Counts the launch: rules for every kernel node, in order, before anything is queued. */
+static CUresult fc_launch_rules(CUgraphExec e, fc_action *act)
+{
+    for (size_t k = 0; k < e->n; k++) {
+        size_t i = e->order[k];
+        if (e->node[i].type != CU_GRAPH_NODE_TYPE_KERNEL)
+            continue;
+        act[i] = fc_faults_launch(e->node[i].op.u.kernel.k->name);
+        if (act[i].code != CUDA_SUCCESS)
+            return act[i].code;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_exec_queue(CUcontext ctx, CUstream st, CUstream s, const fc_exec_node *x, fc_action a)
+{
+    fc_work w;
+    if (x->type == CU_GRAPH_NODE_TYPE_EMPTY)
+        return CUDA_SUCCESS;
+    CUresult r = fc_work_clone(&w, &x->op);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (w.kind == FC_W_KERNEL)
+        w.u.kernel.stream = s;
+    w.fault = a.fault;
+    return fc_submit(ctx, st, &w, false);
+}
+
+CUresult fc_graph_launch(CUgraphExec e, CUstream s)
+{
+    CUcontext ctx;
+    CUstream st;
+    if (!fc_exec_resolve(e))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fc_action *act = calloc(e->n ? e->n : 1, sizeof *act);
+    if (!act)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r = fc_launch_rules(e, act);
+    for (size_t k = 0; r == CUDA_SUCCESS && k < e->n; k++)
+        r = fc_exec_queue(ctx, st, s, &e->node[e->order[k]], act[e->order[k]]);
+    free(act);
+    return r;
+}
+
+CUresult fc_graph_upload(CUgraphExec e, CUstream s)
+{
+    CUcontext ctx;
+    CUstream st;
+    return fc_exec_resolve(e) ? fc_resolve_stream(s, &ctx, &st) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Queued launches hold their own copies: destroying right after a launch is safe. */
+CUresult fc_graph_exec_destroy(CUgraphExec e)
+{
+    if (!fc_exec_resolve(e))
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_exec_free(e);
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_graph_exec_flags(CUgraphExec e, cuuint64_t *flags)
+{
+    if (!fc_exec_resolve(e) || !flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = e->flags;
+    return CUDA_SUCCESS;
+}
+
+/* ---- changing what runs ---------------------------------------------------------- */
+
+static fc_exec_node *fc_exec_node_of(CUgraphExec e, CUgraphNode n)
+{
+    if (!fc_exec_resolve(e) || !fc_node_resolve(n))
+        return NULL;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->node[i].serial == n->serial)
+            return &e->node[i];
+    return NULL;
+}
+
+/* Later launches run the new parameters; work already queued keeps the old. */
+CUresult fc_exec_set(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, const void *params, bool v1)
+{
+    fc_work op;
+    fc_exec_node *x = fc_exec_node_of(e, n);
+    if (!x || x->type != type)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_node_op(&op, type, params, v1);
+    if (r == CUDA_SUCCESS) {
+        fc_work_discard(&x->op);
+        x->op = op;
+    }
+    return r;
+}
+
+/* Memcpy and memset nodes name a context too: NULL or a live one. */
+CUresult fc_exec_set_in(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, const void *params, CUcontext ctx)
+{
+    CUresult r = fc_check_node_ctx(ctx);
+    return r == CUDA_SUCCESS ? fc_exec_set(e, n, type, params, false) : r;
+}
+
+CUresult fc_exec_set_params(CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p)
+{
+    fc_node_params typed;
+    CUresult r = fc_node_params_from(p, &typed);
+    return r == CUDA_SUCCESS ? fc_exec_set(e, n, p->type, &typed, false) : r;
+}
+
+static bool fc_same_deps(CUgraphNode gn, const fc_exec_node *x)
+{
+    if (gn->deps.n != x->ndeps)
+        return false;
+    for (size_t j = 0; j < gn->deps.n; j++) {
+        bool found = false;
+        for (size_t k = 0; !found && k < x->ndeps; k++)
+            found = x->deps[k] == gn->deps.v[j]->index;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* The graph must have the executable graph's topology: nodes paired in creation order. */
+static CUresult fc_update_check(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *res)
+{
+    if (!fc_exec_resolve(e) || !fc_obj_valid(g, FC_K_GRAPH) || g->capturing)
+        return CUDA_ERROR_INVALID_VALUE;
+    res->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    if (g->nodes.n != e->n)
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    fc_index_nodes(g);
+    for (size_t i = 0; i < e->n; i++) {
+        CUgraphNode gn = g->nodes.v[i];
+        res->errorNode = gn;
+        if (gn->type != e->node[i].type) {
+            res->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        }
+        if (!fc_same_deps(gn, &e->node[i]))
+            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    *res = (CUgraphExecUpdateResultInfo){CU_GRAPH_EXEC_UPDATE_SUCCESS, NULL, NULL};
+    return CUDA_SUCCESS;
+}
+
+/* All of the graph's work is copied before any of the executable graph's is replaced. */
+static CUresult fc_update_apply(CUgraphExec e, CUgraph g)
+{
+    fc_work *ops = calloc(e->n ? e->n : 1, sizeof *ops);
+    CUresult r = ops ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    size_t done = 0;
+    while (r == CUDA_SUCCESS && done < e->n) {
+        r = fc_work_clone(&ops[done], &g->nodes.v[done]->op);
+        done++;
+    }
+    for (size_t i = 0; i < done; i++) {
+        if (r != CUDA_SUCCESS) {
+            fc_work_discard(&ops[i]);
+            continue;
+        }
+        fc_work_discard(&e->node[i].op);
+        e->node[i].op = ops[i];
+    }
+    free(ops);
+    return r;
+}
+
+CUresult fc_graph_exec_update(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info)
+{
+    CUgraphExecUpdateResultInfo res = {CU_GRAPH_EXEC_UPDATE_ERROR, NULL, NULL};
+    CUresult r = fc_update_check(e, g, &res);
+    if (r == CUDA_SUCCESS && (r = fc_update_apply(e, g)) != CUDA_SUCCESS)
+        res = (CUgraphExecUpdateResultInfo){CU_GRAPH_EXEC_UPDATE_ERROR, NULL, NULL};
+    if (info)
+        *info = res;
+    return r;
+}
+
+CUresult fc_graph_exec_update_v1(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *result)
+{
+    CUgraphExecUpdateResultInfo info;
+    CUresult r = fc_graph_exec_update(e, g, &info);
+    if (err)
+        *err = info.errorNode;
+    if (result)
+        *result = info.result;
+    return r;
+}
