@@ -90,7 +90,7 @@ static CUresult fc_copy_submit(fc_copy *c, CUstream s, bool async)
     if ((r = fc_copy_check(c)) != CUDA_SUCCESS)
         return r;
     fc_work w = {.kind = FC_W_COPY, .u.copy = *c};
-    return fc_submit(ctx, st, &w, !async);
+    return fc_submit(ctx, s, &w, !async);
 }
 
 static fc_end fc_linear_end(CUdeviceptr p, bool device, size_t n)
@@ -265,5 +265,5 @@ CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
     fc_work w = {.kind = FC_W_FILL};
     if ((r = fc_fill_make(&w.u.fill, dst, pitch, value, elem, width, height)) != CUDA_SUCCESS)
         return r;
-    return fc_submit(ctx, st, &w, !async);
+    return fc_submit(ctx, s, &w, !async);
 }

@@ -18,6 +18,7 @@
 static atomic_bool initialized;
 static atomic_bool shut_down;
 static _Atomic int sticky = CUDA_SUCCESS;
+static _Thread_local bool per_thread_call; /* the current call is a _ptds / _ptsz twin */
 
 __attribute__((destructor)) static void fc_shutdown(void)
 {
@@ -35,9 +36,21 @@ void fc_set_sticky(CUresult r)
     atomic_compare_exchange_strong(&sticky, &expected, (int)r);
 }
 
+void fc_mark_per_thread(void)
+{
+    per_thread_call = true;
+}
+
+/* Whether s names the legacy default stream in the current call. */
+bool fc_is_legacy_stream(CUstream s)
+{
+    return s == CU_STREAM_LEGACY || (s == NULL && !per_thread_call);
+}
+
 CUresult fc_enter(unsigned api_id, fc_cls cls)
 {
     const fc_api_row *row = &fc_api_rows[api_id];
+    per_thread_call = false;
     fc_debug("%s", row->name);
     bool ending = atomic_load(&shut_down);
     if (cls != FC_PURE && ending)

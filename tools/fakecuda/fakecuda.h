@@ -60,6 +60,8 @@ typedef enum fc_cls {
 } fc_cls;
 
 CUresult fc_enter(unsigned api_id, fc_cls cls);
+void fc_mark_per_thread(void);
+bool fc_is_legacy_stream(CUstream s);
 CUresult fc_leave(CUresult r);
 CUresult fc_sticky(void);
 void fc_set_sticky(CUresult r);
@@ -314,9 +316,10 @@ struct CUevent_st {
 CUresult fc_queue_init(fc_queue *q);
 void fc_queue_fini(fc_queue *q);
 CUresult fc_resolve_stream(CUstream s, CUcontext *ctx, CUstream *st);
+bool fc_is_default_stream(CUstream s);
 CUresult fc_drain(CUcontext ctx, uint64_t target);
 CUresult fc_drain_all(CUcontext ctx);
-CUresult fc_submit(CUcontext ctx, CUstream st, fc_work *w, bool sync);
+CUresult fc_submit(CUcontext ctx, CUstream s, fc_work *w, bool sync);
 CUresult fc_submit_async(CUstream s, fc_work *w);
 void fc_work_discard(fc_work *w);
 CUresult fc_work_clone(fc_work *dst, const fc_work *src);

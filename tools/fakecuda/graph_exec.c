@@ -199,7 +199,7 @@ static CUresult fc_launch_rules(CUgraphExec e, fc_action *act)
     return CUDA_SUCCESS;
 }
 
-static CUresult fc_exec_queue(CUcontext ctx, CUstream st, CUstream s, const fc_exec_node *x, fc_action a)
+static CUresult fc_exec_queue(CUcontext ctx, CUstream s, const fc_exec_node *x, fc_action a)
 {
     fc_work w;
     if (x->type == CU_GRAPH_NODE_TYPE_EMPTY)
@@ -210,7 +210,7 @@ static CUresult fc_exec_queue(CUcontext ctx, CUstream st, CUstream s, const fc_e
     if (w.kind == FC_W_KERNEL)
         w.u.kernel.stream = s;
     w.fault = a.fault;
-    return fc_submit(ctx, st, &w, false);
+    return fc_submit(ctx, s, &w, false);
 }
 
 CUresult fc_graph_launch(CUgraphExec e, CUstream s)
@@ -227,7 +227,7 @@ CUresult fc_graph_launch(CUgraphExec e, CUstream s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     r = fc_launch_rules(e, act);
     for (size_t k = 0; r == CUDA_SUCCESS && k < e->n; k++)
-        r = fc_exec_queue(ctx, st, s, &e->node[e->order[k]], act[e->order[k]]);
+        r = fc_exec_queue(ctx, s, &e->node[e->order[k]], act[e->order[k]]);
     free(act);
     return r;
 }

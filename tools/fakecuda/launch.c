@@ -122,7 +122,7 @@ CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **pa
         return a.code;
     }
     w.fault = a.fault;
-    return fc_submit(ctx, st, &w, false);
+    return fc_submit(ctx, s, &w, false);
 }
 
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)

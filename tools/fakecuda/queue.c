@@ -49,7 +49,7 @@ void fc_queue_fini(fc_queue *q)
     free(q->ring);
 }
 
-static bool fc_is_default_stream(CUstream s)
+bool fc_is_default_stream(CUstream s)
 {
     return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
@@ -217,16 +217,20 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
     return w->seq;
 }
 
-/* Queue w; a synchronous submission returns when it (and all before it) ran.
-   A stream-ordered copy from the host takes its snapshot here, as it is queued. */
-CUresult fc_submit(CUcontext ctx, CUstream st, fc_work *w, bool sync)
+/* Queue w on stream s (as the call named it, already resolved to ctx); a
+   synchronous submission returns when it (and all before it) ran. Takes w:
+   it is queued or discarded. A stream-ordered copy from the host takes its
+   snapshot here, as it is queued. */
+CUresult fc_submit(CUcontext ctx, CUstream s, fc_work *w, bool sync)
 {
     if (!sync && w->kind == FC_W_COPY && !w->u.copy.src.device) {
         CUresult r = fc_copy_stage(&w->u.copy);
-        if (r != CUDA_SUCCESS)
+        if (r != CUDA_SUCCESS) {
+            fc_work_discard(w);
             return r;
+        }
     }
-    uint64_t seq = fc_enqueue(ctx, st, w);
+    uint64_t seq = fc_enqueue(ctx, fc_is_default_stream(s) ? NULL : s, w);
     return sync ? fc_drain(ctx, seq) : CUDA_SUCCESS;
 }
 
@@ -239,7 +243,7 @@ CUresult fc_submit_async(CUstream s, fc_work *w)
         fc_work_discard(w);
         return r;
     }
-    return fc_submit(ctx, st, w, false);
+    return fc_submit(ctx, s, w, false);
 }
 
 /* ---- streams ------------------------------------------------------------- */
