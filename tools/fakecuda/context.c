@@ -61,8 +61,8 @@ static void fc_ctx_release(CUcontext c)
 {
     fc_ctx_storage_drop(c);
     fc_drain_all(c);
-    fc_obj_free_owned(FC_P_STREAM, c, NULL);
-    fc_obj_free_owned(FC_P_EVENT, c, NULL);
+    fc_obj_free_owned(FC_P_STREAM, c, fc_capture_stream_gone);
+    fc_obj_free_owned(FC_P_EVENT, c, fc_capture_event_gone);
     fc_obj_free_owned(FC_P_FUNC, c, NULL);
     fc_obj_free_owned(FC_P_MODULE, c, fc_module_release);
     fc_mem_release_ctx(c);
@@ -171,6 +171,8 @@ CUresult fc_ctx_get_device(CUdevice *dev, CUcontext c)
 CUresult fc_ctx_synchronize(CUcontext c)
 {
     CUresult r = fc_ctx_or_current(&c);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_sync_ctx(c);
     return r == CUDA_SUCCESS ? fc_drain_all(c) : r;
 }
 

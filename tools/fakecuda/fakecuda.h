@@ -299,11 +299,23 @@ struct fc_work {
     } u;
 };
 
+typedef struct fc_nodes { CUgraphNode *v; size_t n, cap; } fc_nodes; /* a list of graph nodes */
+
+typedef struct fc_capture fc_capture; /* a capture sequence (capture.c) */
+
+typedef struct fc_stream_cap {  /* a stream's part in stream capture, under capture.c's lock */
+    fc_capture *seq;            /* the sequence it captures into; NULL: not capturing */
+    fc_nodes deps;              /* what its next captured work depends on */
+    CUgraphEdgeData *edges;     /* zeros for cuStreamGetCaptureInfo_v3 */
+    size_t nedges;
+} fc_stream_cap;
+
 struct CUstream_st {
     fc_obj hdr;
     unsigned flags;
     int priority;
     uint64_t last_seq; /* under the owner's queue lock */
+    fc_stream_cap cap;
 };
 
 struct CUevent_st {
@@ -311,6 +323,8 @@ struct CUevent_st {
     unsigned flags;
     _Atomic uint64_t seq;     /* item that records it; 0: never recorded */
     _Atomic uint64_t done_ns; /* when it ran; 0: not yet */
+    uint64_t cap_id;          /* the capture it was last recorded in; 0: none (capture.c's lock) */
+    fc_nodes cap_deps;        /* that stream's dependencies then */
 };
 
 CUresult fc_queue_init(fc_queue *q);
@@ -427,8 +441,6 @@ CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, vo
 
 /* ---- graphs (graph.c) and executable graphs (graph_exec.c) ------------- */
 
-typedef struct fc_nodes { CUgraphNode *v; size_t n, cap; } fc_nodes; /* a list of nodes */
-
 bool fc_nodes_add(fc_nodes *l, CUgraphNode n);
 bool fc_nodes_has(const fc_nodes *l, CUgraphNode n);
 bool fc_nodes_remove(fc_nodes *l, CUgraphNode n);
@@ -511,6 +523,8 @@ CUresult fc_node_params_from(const CUgraphNodeParams *p, fc_node_params *out);
 /* The work of a node of this type from its parameters (v1: CUDA_KERNEL_NODE_PARAMS_v1). */
 CUresult fc_node_op(fc_work *op, CUgraphNodeType type, const void *params, bool v1);
 CUgraphNode fc_node_resolve(CUgraphNode n);
+CUresult fc_graph_check_deps(CUgraph g, const CUgraphNode *deps, size_t n);
+bool fc_edges_default(const CUgraphEdgeData *e, size_t n);
 CUresult fc_check_node_ctx(CUcontext ctx);
 
 CUresult fc_graph_instantiate(CUgraphExec *out, CUgraph g, cuuint64_t flags, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
@@ -525,6 +539,29 @@ CUresult fc_exec_set_in(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, cons
 CUresult fc_exec_set_params(CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p);
 CUresult fc_graph_exec_update(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info);
 CUresult fc_graph_exec_update_v1(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res);
+
+/* ---- stream capture (capture.c) ----------------------------------------- */
+
+CUresult fc_capture_begin(CUstream s, CUstreamCaptureMode mode);
+CUresult fc_capture_begin_to(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+                             CUstreamCaptureMode mode);
+CUresult fc_capture_end(CUstream s, CUgraph *out);
+CUresult fc_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                         const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *num);
+CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+                                unsigned flags);
+CUresult fc_capture_exchange_mode(CUstreamCaptureMode *mode);
+/* The hooks of the rest of fakecuda (s as the call named it, validated). */
+bool fc_capturing(CUstream s);
+bool fc_capture_take(CUcontext ctx, CUstream s, fc_work *w, bool sync, CUresult *r);
+CUresult fc_capture_refuse(CUcontext ctx, CUstream s);
+CUresult fc_capture_sync_ctx(CUcontext ctx);
+CUresult fc_capture_unsafe(void);
+bool fc_capture_event_record(CUcontext ctx, CUstream s, CUevent e, CUresult *r);
+CUresult fc_capture_event_wait(CUcontext ctx, CUstream s, CUevent e, unsigned flags);
+CUresult fc_capture_event_check(CUevent e);
+void fc_capture_stream_gone(void *stream);
+void fc_capture_event_gone(void *event);
 
 /* ---- fault injection (faults.c) ---------------------------------------- */
 

@@ -245,7 +245,7 @@ static bool fc_node_argv(CUgraphNode n)
 /* ---- adding nodes -------------------------------------------------------------- */
 
 /* Dependencies must be distinct nodes of g. */
-static CUresult fc_check_deps(CUgraph g, const CUgraphNode *deps, size_t n)
+CUresult fc_graph_check_deps(CUgraph g, const CUgraphNode *deps, size_t n)
 {
     if (!fc_graph_resolve(g) || (n && !deps))
         return CUDA_ERROR_INVALID_VALUE;
@@ -263,7 +263,7 @@ static CUresult fc_check_deps(CUgraph g, const CUgraphNode *deps, size_t n)
 CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
                       fc_work *op)
 {
-    CUresult r = out ? fc_check_deps(g, deps, n) : CUDA_ERROR_INVALID_VALUE;
+    CUresult r = out ? fc_graph_check_deps(g, deps, n) : CUDA_ERROR_INVALID_VALUE;
     CUgraphNode node = r == CUDA_SUCCESS ? fc_obj_new(FC_P_GNODE, FC_K_GNODE, NULL) : NULL;
     if (!node) {
         fc_work_discard(op);
@@ -335,7 +335,7 @@ CUresult fc_graph_add_empty(CUgraphNode *out, CUgraph g, const CUgraphNode *deps
 }
 
 /* Only ordinary (all-zero) edge data: every edge is a full dependency here. */
-static bool fc_edges_default(const CUgraphEdgeData *e, size_t n)
+bool fc_edges_default(const CUgraphEdgeData *e, size_t n)
 {
     static const CUgraphEdgeData zero;
     for (size_t i = 0; e && i < n; i++)

@@ -225,7 +225,8 @@ CUresult fc_graph_launch(CUgraphExec e, CUstream s)
     fc_action *act = calloc(e->n ? e->n : 1, sizeof *act);
     if (!act)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    r = fc_launch_rules(e, act);
+    if (!fc_capturing(s)) /* captured, the kernels count when the outer graph launches */
+        r = fc_launch_rules(e, act);
     for (size_t k = 0; r == CUDA_SUCCESS && k < e->n; k++)
         r = fc_exec_queue(ctx, s, &e->node[e->order[k]], act[e->order[k]]);
     free(act);

@@ -116,7 +116,8 @@ CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **pa
     if (r != CUDA_SUCCESS)
         return r;
     w.u.kernel.stream = s;
-    fc_action a = fc_faults_launch(w.u.kernel.k->name);
+    /* A captured launch is counted when its graph launches, as the launch it then is. */
+    fc_action a = fc_capturing(s) ? (fc_action){CUDA_SUCCESS, false} : fc_faults_launch(w.u.kernel.k->name);
     if (a.code != CUDA_SUCCESS) {
         fc_work_discard(&w);
         return a.code;

@@ -301,7 +301,7 @@ static CUresult fc_place_locked(fc_range *r)
     return CUDA_SUCCESS;
 }
 
-CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
+static CUresult fc_mem_alloc_now(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
 {
     CUcontext ctx;
     if (!dptr || bytes == 0)
@@ -323,6 +323,13 @@ CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
     if (r == CUDA_SUCCESS)
         *dptr = e.base;
     return r;
+}
+
+/* An allocation is not stream-ordered: capture forbids it where it forbids unsafe calls. */
+CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
+{
+    CUresult r = fc_capture_unsafe();
+    return r == CUDA_SUCCESS ? fc_mem_alloc_now(dptr, bytes, kind) : r;
 }
 
 CUresult fc_mem_alloc_v1(CUdeviceptr_v1 *dptr, unsigned bytes)
@@ -377,7 +384,9 @@ CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s)
     CUcontext ctx;
     CUstream st;
     CUresult r = fc_resolve_stream(s, &ctx, &st);
-    return r == CUDA_SUCCESS ? fc_mem_alloc(dptr, bytes, FC_MEM_DEVICE) : r;
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_refuse(ctx, s); /* graph allocation nodes are not emulated */
+    return r == CUDA_SUCCESS ? fc_mem_alloc_now(dptr, bytes, FC_MEM_DEVICE) : r;
 }
 
 CUresult fc_mem_free_now(CUdeviceptr p)
@@ -401,6 +410,8 @@ CUresult fc_mem_free(CUdeviceptr p)
 {
     CUcontext ctx;
     CUresult r = fc_current(&ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_unsafe();
     if (r == CUDA_SUCCESS)
         r = fc_drain_all(ctx);
     return r == CUDA_SUCCESS ? fc_mem_free_now(p) : r;
@@ -493,6 +504,8 @@ CUresult fc_host_alloc(void **pp, size_t bytes)
     if (!pp || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_current(&ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_unsafe();
     if (r != CUDA_SUCCESS)
         return r;
     void *p;
@@ -513,6 +526,8 @@ CUresult fc_host_free(void *p)
 {
     CUcontext ctx;
     CUresult r = fc_current(&ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_unsafe();
     if (r != CUDA_SUCCESS)
         return r;
     pthread_rwlock_wrlock(&mem.lock);

@@ -25,6 +25,9 @@
  *   that drains, holding the queue's exec mutex: like the real driver's,
  *   they must not call the CUDA API. After a sticky fault a stream callback
  *   still runs, and is told the error; a host function does not run.
+ * - Stream capture (capture.c) sees every submission, event record and
+ *   wait, and stream or event sync first: work for a capturing stream is
+ *   recorded into its graph, or refused, and never reaches the queue.
  */
 #include "fakecuda.h"
 
@@ -223,6 +226,9 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
    snapshot here, as it is queued. */
 CUresult fc_submit(CUcontext ctx, CUstream s, fc_work *w, bool sync)
 {
+    CUresult cr;
+    if (fc_capture_take(ctx, s, w, sync, &cr))
+        return cr; /* recorded into a graph, or refused */
     if (!sync && w->kind == FC_W_COPY && !w->u.copy.src.device) {
         CUresult r = fc_copy_stage(&w->u.copy);
         if (r != CUDA_SUCCESS) {
@@ -269,6 +275,7 @@ CUresult fc_stream_destroy(CUstream s)
 {
     if (!fc_obj_valid(s, FC_K_STREAM))
         return CUDA_ERROR_INVALID_HANDLE;
+    fc_capture_stream_gone(s);
     fc_obj_free(s);
     return CUDA_SUCCESS;
 }
@@ -279,6 +286,8 @@ CUresult fc_stream_sync(CUstream s)
     CUcontext ctx;
     CUstream st;
     CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_refuse(ctx, s);
     return r == CUDA_SUCCESS ? fc_drain(ctx, fc_tail(ctx, st)) : r;
 }
 
@@ -291,7 +300,9 @@ CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags)
         return r;
     if (!fc_obj_valid(e, FC_K_EVENT))
         return CUDA_ERROR_INVALID_HANDLE;
-    return flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_capture_event_wait(ctx, s, e, flags);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -321,7 +332,7 @@ CUresult fc_event_record(CUevent e, CUstream s)
     if (!fc_obj_valid(e, FC_K_EVENT))
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = fc_resolve_stream(s, &ctx, &st);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS || fc_capture_event_record(ctx, s, e, &r))
         return r;
     fc_work w = {.kind = FC_W_EVENT, .u.event.e = e};
     fc_enqueue(ctx, st, &w);
@@ -333,13 +344,15 @@ CUresult fc_event_sync(CUevent e)
 {
     if (!fc_obj_valid(e, FC_K_EVENT))
         return CUDA_ERROR_INVALID_HANDLE;
-    return fc_drain(e->hdr.ctx, atomic_load(&e->seq));
+    CUresult r = fc_capture_event_check(e);
+    return r == CUDA_SUCCESS ? fc_drain(e->hdr.ctx, atomic_load(&e->seq)) : r;
 }
 
 CUresult fc_event_destroy(CUevent e)
 {
     if (!fc_obj_valid(e, FC_K_EVENT))
         return CUDA_ERROR_INVALID_HANDLE;
+    fc_capture_event_gone(e);
     fc_obj_free(e);
     return CUDA_SUCCESS;
 }
@@ -352,6 +365,9 @@ CUresult fc_event_elapsed(float *ms, CUevent a, CUevent b)
         return CUDA_ERROR_INVALID_HANDLE;
     if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
         return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = fc_capture_event_check(a);
+    if (r != CUDA_SUCCESS || (r = fc_capture_event_check(b)) != CUDA_SUCCESS)
+        return r;
     if (atomic_load(&a->seq) == 0 || atomic_load(&b->seq) == 0)
         return CUDA_ERROR_INVALID_HANDLE;
     uint64_t ta = atomic_load(&a->done_ns), tb = atomic_load(&b->done_ns);
