@@ -137,6 +137,37 @@ Test(graphs, kernel_parameters_are_copied_when_the_node_is_made)
     cr_assert(got.gridDimX == N / 64 && got.blockDimX == 64 && got.func != NULL);
 }
 
+Test(graphs, a_kernel_handle_is_reported_as_a_kernel)
+{
+    fc_setup();
+    static const char image[] = "fakecuda ignores library images";
+    CUlibrary lib;
+    CUkernel k;
+    OK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "_Z4fillPfif"));
+    CUdeviceptr y = device_floats();
+    int n = N;
+    float v = 1;
+    void *args[] = {&y, &n, &v};
+    CUDA_KERNEL_NODE_PARAMS p = kernel_params("_Z4fillPfif", N, args), got;
+    CUgraph g;
+    CUgraphNode as_func, as_kern;
+    OK(cuGraphCreate(&g, 0));
+    p.func = (CUfunction)(void *)k; /* as the runtime launches it */
+    OK(cuGraphAddKernelNode(&as_func, g, NULL, 0, &p));
+    OK(cuGraphKernelNodeGetParams(as_func, &got));
+    cr_assert(got.func == NULL && got.kern == k);
+    p.func = NULL;
+    p.kern = k;
+    OK(cuGraphAddKernelNode(&as_kern, g, NULL, 0, &p));
+    OK(cuGraphKernelNodeGetParams(as_kern, &got));
+    cr_assert(got.func == NULL && got.kern == k);
+    p = kernel_params("scale", N, args);
+    OK(cuGraphAddKernelNode(&as_func, g, NULL, 0, &p));
+    OK(cuGraphKernelNodeGetParams(as_func, &got));
+    cr_assert(got.kern == NULL && got.func != NULL && got.func == p.func);
+}
+
 Test(graphs, host_nodes_and_empty_nodes_keep_their_place)
 {
     fc_setup();

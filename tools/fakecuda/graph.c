@@ -497,13 +497,17 @@ CUresult fc_node_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
     if (!p || !fc_node_of_type(n, CU_GRAPH_NODE_TYPE_KERNEL))
         return CUDA_ERROR_INVALID_VALUE;
     const fc_kwork *kw = &n->op.u.kernel;
+    /* A CUkernel is reported as one, however it was named: NVIDIA's runtime
+       launches its CUkernels as CUfunctions, and finds a captured node's
+       kernel again only through .kern (then cuKernelGetFunction). */
+    bool by_kernel = kw->by_kernel || fc_obj_valid(kw->func, FC_K_KERNEL);
     *p = (CUDA_KERNEL_NODE_PARAMS){
-        .func = kw->by_kernel ? NULL : kw->func,
+        .func = by_kernel ? NULL : kw->func,
         .gridDimX = kw->dims.gx, .gridDimY = kw->dims.gy, .gridDimZ = kw->dims.gz,
         .blockDimX = kw->dims.bx, .blockDimY = kw->dims.by, .blockDimZ = kw->dims.bz,
         .sharedMemBytes = kw->smem,
         .kernelParams = n->argv,
-        .kern = kw->by_kernel ? (CUkernel)(void *)kw->func : NULL,
+        .kern = by_kernel ? (CUkernel)(void *)kw->func : NULL,
     };
     return CUDA_SUCCESS;
 }
