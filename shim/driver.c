@@ -13,6 +13,11 @@
  *   missing, so the lookup cost is paid once per entry point.
  * - No driver: one clear line in the log, and every wrapped call answers
  *   CT_NO_DRIVER_RESULT instead of crashing.
+ * - Every first use of a slot (and every named lookup) tells init.c the
+ *   process has reached the driver; the hot path never asks.  A forked child
+ *   empties its slots (the functions stay known), so its own first call
+ *   takes that slow path once and the child is a process that reached the
+ *   driver only when it calls it.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,8 +28,10 @@
 #define CT_MISSING ((void *)1)
 
 static void *driver_handle;
+static int driver_version; /* 0: none could be loaded, or it did not say */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-static _Atomic(void *) slots[CT_N_ENTRIES];
+static _Atomic(void *) slots[CT_N_ENTRIES]; /* what the wrappers call; emptied in a forked child */
+static _Atomic(void *) known[CT_N_ENTRIES]; /* every function found so far, kept across fork */
 
 static int driver_version_of(void *handle)
 {
@@ -43,7 +50,7 @@ static void load_driver(void)
         ct_log(CT_LOG_ERROR, "cannot load the CUDA driver libcuda.so.1 (%s); every CUDA call "
                "will fail with CUDA_ERROR_NO_DEVICE", why ? why : "not found");
     }
-    ct_event_start(driver_version_of(driver_handle));
+    driver_version = driver_version_of(driver_handle);
 }
 
 bool ct_driver_loaded(void)
@@ -52,21 +59,45 @@ bool ct_driver_loaded(void)
     return driver_handle != NULL;
 }
 
+/* The driver is loaded (or known absent) and the process has reached it. */
+static bool reach_driver(void)
+{
+    bool loaded = ct_driver_loaded();
+    ct_reached_driver(driver_version);
+    return loaded;
+}
+
 void *ct_real_named(const char *name)
 {
-    return ct_driver_loaded() ? ct_real_dlsym(driver_handle, name) : NULL;
+    return reach_driver() ? ct_real_dlsym(driver_handle, name) : NULL;
+}
+
+static void *resolve_slot(int id)
+{
+    bool loaded = reach_driver();
+    void *fn = atomic_load_explicit(&known[id], memory_order_acquire);
+    if (!fn) {
+        fn = loaded ? ct_real_dlsym(driver_handle, ct_entries[id].name) : NULL;
+        if (!fn)
+            fn = CT_MISSING;
+        atomic_store_explicit(&known[id], fn, memory_order_release);
+    }
+    atomic_store_explicit(&slots[id], fn, memory_order_release);
+    return fn;
 }
 
 void *ct_real(int id)
 {
     void *fn = atomic_load_explicit(&slots[id], memory_order_acquire);
-    if (CT_UNLIKELY(!fn)) {
-        fn = ct_real_named(ct_entries[id].name);
-        if (!fn)
-            fn = CT_MISSING;
-        atomic_store_explicit(&slots[id], fn, memory_order_release);
-    }
+    if (CT_UNLIKELY(!fn))
+        fn = resolve_slot(id);
     return fn == CT_MISSING ? NULL : fn;
+}
+
+void ct_driver_atfork_child(void)
+{
+    for (int id = 0; id < CT_N_ENTRIES; id++)
+        atomic_store_explicit(&slots[id], NULL, memory_order_relaxed);
 }
 
 bool ct_in_driver(const void *addr)

@@ -13,9 +13,14 @@
  * - Formats are literals of this file; outside text (kernel names, paths,
  *   argv) travels only as %s arguments or escaped JSON strings.
  * - Nothing here runs on the happy path except the start and exit events.
+ * - No file is opened before it has something to hold: the log file at the
+ *   first line logged, the report at the start event, which a process
+ *   writes when it first reaches the driver (ct_reached_driver).  A process
+ *   that never does writes no event at all, not even exit.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +38,7 @@
 #define CT_BACKTRACE_MAX 24
 
 static int log_fd = STDERR_FILENO;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static int report_fd = -1;
 static atomic_bool start_written;
 static atomic_uint refusals_logged;
@@ -85,6 +91,7 @@ void ct_log(ct_log_level level, const char *fmt, ...)
 {
     if (level > ct_g.cfg.log || ct_g.cfg.log == CT_LOG_OFF)
         return;
+    pthread_once(&log_once, open_log);
     char line[2048];
     int n = snprintf(line, sizeof line, "==%d== cutaint: ", (int)getpid());
     va_list ap;
@@ -100,10 +107,9 @@ void ct_log(ct_log_level level, const char *fmt, ...)
 
 /* ---- the report ---------------------------------------------------------------- */
 
-void ct_events_open(void)
+static void open_report(void)
 {
-    open_log();
-    if (!ct_g.cfg.report[0])
+    if (!ct_g.cfg.report[0] || report_fd >= 0)
         return;
     report_fd = ct_append_open(ct_g.cfg.report);
     if (report_fd < 0)
@@ -142,6 +148,7 @@ void ct_event_start(int driver_version)
 {
     if (atomic_exchange(&start_written, true))
         return;
+    open_report();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "start"))
@@ -158,18 +165,19 @@ void ct_event_start(int driver_version)
     emit(&j);
 }
 
+/* The child writes its own start event when it calls the driver, into its
+ * own report when the path has %p (opened then), else the parent's. */
 void ct_events_after_fork(void)
 {
     thread_id = 0;
+    atomic_store(&start_written, false);
     if (!strstr(ct_g.report_template, "%p"))
         return;
     if (report_fd >= 0)
         close(report_fd);
     report_fd = -1;
-    if (ct_path_expand(ct_g.report_template, getpid(), ct_g.cfg.report, sizeof ct_g.cfg.report) == 0)
-        report_fd = ct_append_open(ct_g.cfg.report);
-    atomic_store(&start_written, false);
-    ct_event_start(0);
+    if (ct_path_expand(ct_g.report_template, getpid(), ct_g.cfg.report, sizeof ct_g.cfg.report) != 0)
+        ct_g.cfg.report[0] = '\0';
 }
 
 /* Host frames of the failing call, outside this library, symbolised with
@@ -396,7 +404,7 @@ void ct_event_summary(void)
     uint64_t failures = atomic_load(&ct_g.failures), skips = atomic_load(&ct_g.skips);
     uint64_t refused = atomic_load(&ct_g.refused_reads);
     bool lost = ct_latch_is_set(ct_g.latch);
-    if (!failures && !skips && !refused && !lost)
+    if ((!failures && !skips && !refused && !lost) || !atomic_load(&start_written))
         return;
     ct_log(CT_LOG_WARN, "summary: %llu failure%s, %llu skipped, %llu refused read%s; %s",
            (unsigned long long)failures, failures == 1 ? "" : "s", (unsigned long long)skips,
@@ -406,7 +414,8 @@ void ct_event_summary(void)
 
 void ct_event_exit(int status, int program_status)
 {
-    ct_event_start(0); /* a process that never touched CUDA still has one */
+    if (!atomic_load(&start_written))
+        return; /* it never reached the driver: nothing to say */
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "exit"))

@@ -6,12 +6,20 @@
  * ours ran); the hot path never calls getenv.  Loading makes no CUDA call:
  * the driver is loaded lazily by the first wrapper that needs it.
  *
+ * Under `cutaint run` or a cluster-wide preload every process of a job loads
+ * the shim - sh, ls, a compiler, nvidia-smi.  Loading therefore touches no
+ * file: the report, the log file and the health file are dealt with when a
+ * process first reaches the driver (ct_reached_driver), so a process that
+ * never calls it leaves no trace.
+ *
  * Invariants:
  * - A malformed variable is reported once and left at its default.
  * - A health file left at the configured path by an earlier process is
- *   removed at start (and logged), so a restarted service is not condemned
- *   for its predecessor.
- * - After fork, the child's locks are usable and its thread ids fresh.
+ *   removed when this program first reaches the driver (and logged), so a
+ *   restarted service is not condemned for its predecessor; a forked child
+ *   continues its parent and removes nothing.
+ * - After fork, the child's locks are usable and its thread ids fresh; it
+ *   has reached the driver only once it calls it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +34,9 @@ extern char **environ;
 
 ct_shim ct_g;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static atomic_bool reached;          /* this process has reached the driver */
+static atomic_bool health_checked;   /* this program image cleared a stale health file */
+static pthread_mutex_t reach_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *env_get(const char *name, void *ctx)
 {
@@ -66,6 +77,25 @@ static void atfork_child(void)
     ct_store_atfork_child(ct_g.store);
     ct_launch_atfork_child();
     ct_events_after_fork();
+    pthread_mutex_init(&reach_lock, NULL);
+    atomic_store(&reached, false);
+    ct_driver_atfork_child();
+}
+
+/* A second thread arriving while the first writes the start event waits for
+ * it, so no event of this process can precede its start. */
+void ct_reached_driver(int driver_version)
+{
+    if (atomic_load_explicit(&reached, memory_order_acquire) || ct_g.cfg.disable)
+        return;
+    pthread_mutex_lock(&reach_lock);
+    if (!atomic_load_explicit(&reached, memory_order_relaxed)) {
+        if (!atomic_exchange(&health_checked, true))
+            clear_old_health_file();
+        ct_event_start(driver_version);
+        atomic_store_explicit(&reached, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&reach_lock);
 }
 
 static void load(void)
@@ -85,8 +115,6 @@ static void load(void)
     expand_path(ct_g.cfg.log_file, "CUTAINT_LOG_FILE");
     expand_path(ct_g.cfg.report, "CUTAINT_REPORT");
     expand_path(ct_g.cfg.health_file, "CUTAINT_HEALTH_FILE");
-    ct_events_open();
-    clear_old_health_file();
     pthread_atfork(NULL, NULL, atfork_child);
     on_exit(ct_on_exit, NULL);
 }

@@ -84,6 +84,9 @@ static inline bool ct_looks_like_driver_name(const char *name)
 bool ct_in_driver(const void *addr);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
+/* In a forked child: empty the slots, so the child's first call of each
+ * entry point is seen (ct_reached_driver) before it runs. */
+void ct_driver_atfork_child(void);
 /* The CUresult to hand back when no real function exists. */
 #define CT_NO_DRIVER_RESULT CUDA_ERROR_NO_DEVICE
 
@@ -105,6 +108,11 @@ typedef struct ct_shim {
 extern ct_shim ct_g;
 /* Make sure configuration is loaded (cheap once ready). */
 void ct_ensure_ready(void);
+/* The process has reached the driver (driver_version 0: none could be
+ * loaded): the first call in each process writes the start event and opens
+ * what the configuration names; later calls return at once.  Until then a
+ * process writes nothing and creates no file. */
+void ct_reached_driver(int driver_version);
 
 /* ---- one intercepted call (wrappers.c) -------------------------------- */
 #define CT_CALL_RANGES 64
@@ -208,10 +216,9 @@ void ct_launch_atfork_child(void);
 /* ---- events.c ---------------------------------------------------------- */
 void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ct_events_set_argv(int argc, char **argv);
-void ct_events_open(void);
 void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
 void ct_event_summary(void);     /* the closing log line, when anything happened */
-void ct_event_start(int driver_version); /* once; 0 = no driver */
+void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected);
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,

@@ -57,8 +57,8 @@ static void env_add(env_list *e, const char *key, const char *value)
     e->v[e->n++] = s;
 }
 
-/* KEY=VALUE with every "@DIR@" replaced by dir. */
-static void env_add_subst(env_list *e, const char *kv, const char *dir)
+/* text with every "@DIR@" replaced by dir (malloc'd). */
+static char *subst_dir(const char *kv, const char *dir)
 {
     char buf[2048];
     size_t o = 0;
@@ -71,7 +71,12 @@ static void env_add_subst(env_list *e, const char *kv, const char *dir)
         }
     }
     buf[o < sizeof buf ? o : sizeof buf - 1] = '\0';
-    e->v[e->n++] = xstrdup(buf);
+    return xstrdup(buf);
+}
+
+static void env_add_subst(env_list *e, const char *kv, const char *dir)
+{
+    e->v[e->n++] = subst_dir(kv, dir);
 }
 
 static void build_env(const h_run *run, const h_result *res, env_list *e)
@@ -172,9 +177,9 @@ void h_exec(const h_run *run, h_result *res)
 
     env_list env;
     build_env(run, res, &env);
-    const char *argv[H_MAX_ARGS + 2] = {run->client};
+    char *argv[H_MAX_ARGS + 2] = {(char *)run->client};
     for (int i = 0; i < H_MAX_ARGS && run->args[i] != NULL; i++)
-        argv[i + 1] = run->args[i];
+        argv[i + 1] = subst_dir(run->args[i], res->dir);
 
     int po[2], pe[2];
     if (pipe(po) != 0 || pipe(pe) != 0)
@@ -187,7 +192,7 @@ void h_exec(const h_run *run, h_result *res)
         dup2(po[1], 1);
         dup2(pe[1], 2);
         close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-        execve(run->client, (char *const *)argv, env.v);
+        execve(run->client, argv, env.v);
         fprintf(stderr, "harness: execve %s: %s\n", run->client, strerror(errno));
         _exit(127);
     }
@@ -195,6 +200,8 @@ void h_exec(const h_run *run, h_result *res)
     close(po[1]), close(pe[1]);
     for (int i = 0; i < env.n; i++)
         free(env.v[i]);
+    for (int i = 1; argv[i] != NULL; i++)
+        free(argv[i]);
 
     sink s[2] = {{.fd = po[0]}, {.fd = pe[0]}};
     for (int i = 0; i < 2; i++) {

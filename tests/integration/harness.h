@@ -17,8 +17,8 @@
 #define H_MAX_ARGS 8
 #define H_MAX_ENV 16
 
-/* One run of a client.  In env values "@DIR@" becomes the run's private
- * temporary directory (report, health file, ...). */
+/* One run of a client.  In args and env values "@DIR@" becomes the run's
+ * private temporary directory (report, health file, ...). */
 typedef struct h_run {
     const char *client;              /* path of the program */
     const char *args[H_MAX_ARGS];    /* argv[1..], NULL-terminated */

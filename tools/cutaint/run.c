@@ -44,8 +44,10 @@ static bool check_args(const char *env, const char *value, char *why, size_t cap
 static const run_option options[CT_RUN_OPTS] = {
     [CT_OPT_REPORT] = { "report", 0, "FILE", "CUTAINT_REPORT", check_config,
         "a path shorter than 1024 bytes",
-        "write the JSON Lines report to FILE ('%p' becomes the pid); default: a new\n"
-        "file cutaint-XXXXXX.jsonl in $TMPDIR (or /tmp), named in the summary" },
+        "write the JSON Lines report to FILE ('%p' becomes the pid: one file per\n"
+        "process that calls the driver, the summary reads them all); default: a\n"
+        "new file cutaint-XXXXXX.jsonl in $TMPDIR (or /tmp), named in the summary\n"
+        "(removed if no process called the driver)" },
     [CT_OPT_INJECT] = { "inject", 0, "SPEC", "CUTAINT_INJECT", check_inject, NULL,
         "inject faults: KIND:PATTERN[#N[+]][=EFFECT][;...], KIND launch (a kernel\n"
         "name glob) or api (a cu* name glob); #N the Nth match, #N+ that and every\n"
@@ -245,6 +247,8 @@ static void print_help(void)
           "    waits for it, and prints a summary on stderr: the exit status, how many\n"
           "    failures, skipped launches and refused reads the report holds, whether\n"
           "    the CUDA context was lost, the root cause and the report's path.\n"
+          "    Only processes that call the driver write to the report: a shell or\n"
+          "    a launcher between cutaint and the CUDA program writes nothing.\n"
           "    SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to cutaint are passed on to the\n"
           "    program (a terminal's Ctrl-C reaches both directly).\n"
           "\n"

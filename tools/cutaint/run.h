@@ -14,6 +14,9 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
+
+#include "report.h"
 
 /* The options of `cutaint run`, indexing ct_run_request. */
 typedef enum {
@@ -44,7 +47,10 @@ typedef struct ct_run_outcome {
     long pid;
     int status;               /* exit status, or 128 + signal */
     int signal;               /* the signal that killed it, or 0 */
-    char report[PATH_MAX];    /* the report to read ("" = none asked for) */
+    char report[PATH_MAX];    /* the program's own report ("" = none asked for) */
+    char report_template[PATH_MAX]; /* the path the processes were given, before %p */
+    struct timespec began;    /* CLOCK_REALTIME_COARSE just before the program started */
+    bool report_removed;      /* the temporary report stayed empty and was removed */
 } ct_run_outcome;
 
 /* The environment variable each valued option sets (NULL for flags). */
@@ -55,6 +61,10 @@ const char *ct_run_option_env(ct_run_opt opt);
  * 0 when the program ran (see *out), else the status cutaint should exit
  * with (2: setup missing, 126/127: cannot execute) after a message. */
 int ct_run_execute(const ct_run_request *req, ct_run_outcome *out);
+
+/* Reads every report file the run wrote into r (run_reports.c): the one
+ * file, or with %p each process's; returns how many were read. */
+size_t ct_run_reports_read(const ct_run_outcome *o, ct_report *r);
 
 /* The closing summary: status, counts, context, report path; more lines
  * name the root cause when there is one. */

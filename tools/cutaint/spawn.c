@@ -19,6 +19,8 @@
  *   forwarding it would deliver it twice.
  * - Exec failure is reported through a close-on-exec pipe, so cutaint
  *   knows the program never started (no report, no summary).
+ * - A temporary report no process wrote to (none reached the driver) is
+ *   removed; one the user named is always left.
  */
 #include "run.h"
 
@@ -33,7 +35,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -168,6 +172,17 @@ static int prepare_environment(const ct_run_request *req, char *report, size_t c
     return 0;
 }
 
+/* No process of the run reached the driver: the temporary report stayed
+ * empty, and nobody will want it. */
+static void remove_if_empty(ct_run_outcome *out)
+{
+    struct stat st;
+    if (stat(out->report, &st) == 0 && st.st_size == 0 && unlink(out->report) == 0) {
+        out->report[0] = out->report_template[0] = '\0';
+        out->report_removed = true;
+    }
+}
+
 /* ---- fork, exec, wait -------------------------------------------------- */
 
 static void exec_child(char **program, int report_fd)
@@ -247,6 +262,8 @@ int ct_run_execute(const ct_run_request *req, ct_run_outcome *out)
     if (rc)
         return rc;
     install_forwarding(old);
+    snprintf(out->report_template, sizeof out->report_template, "%s", report);
+    clock_gettime(CLOCK_REALTIME_COARSE, &out->began);
     rc = spawn(req->program, out);
     restore_signals(old);
     if (rc && *report && !req->set[CT_OPT_REPORT])
@@ -254,5 +271,7 @@ int ct_run_execute(const ct_run_request *req, ct_run_outcome *out)
     if (!rc && *report && ct_path_expand(report, (pid_t)out->pid, out->report,
                                          sizeof out->report) != 0)
         snprintf(out->report, sizeof out->report, "%s", report);
+    if (!rc && *report && !req->set[CT_OPT_REPORT])
+        remove_if_empty(out);
     return rc;
 }

@@ -11,8 +11,9 @@
  *   ==cutaint== the tree: cutaint report /tmp/...
  *
  * Owns: the summary wording.  Invariants: the first line always names the
- * status cutaint exits with; counts cover every process in the report;
- * report text is printed through ct_put_text only.
+ * status cutaint exits with; counts cover every process that reached the
+ * driver, in the one report or, with %p, in every file of the run
+ * (run_reports.c); report text is printed through ct_put_text only.
  */
 #include "run.h"
 
@@ -26,18 +27,22 @@
 
 #define PREFIX "==cutaint== "
 
-/* Reads the run's report; false if there is none to read. */
+/* Reads the run's reports; false if there is none to read. */
 static bool load(const ct_run_outcome *o, ct_report *r)
 {
-    memset(r, 0, sizeof *r);
-    if (!o->report[0])
-        return false;
-    FILE *f = fopen(o->report, "re");
-    if (!f)
-        return false;
-    int err = ct_report_read(r, f, o->report);
-    fclose(f);
-    return err == 0;
+    return ct_run_reports_read(o, r) > 0;
+}
+
+/* The report files read, as one can pass them to `cutaint report`. */
+static void put_files(FILE *out, const ct_run_outcome *o, const ct_report *r)
+{
+    if (r->n_files == 0)
+        ct_put_text(out, o->report, "");
+    for (size_t i = 0; i < r->n_files; i++) {
+        if (i)
+            fputc(' ', out);
+        ct_put_text(out, r->files[i].path, "");
+    }
 }
 
 /* The program's own process: the last one with its pid. */
@@ -112,15 +117,15 @@ static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r,
         ct_put_text(out, lost->lost_reason, "no reason given");
         fputc('\n', out);
     }
-    if ((!p || !p->has_start) && o->signal)
+    if (r->n_procs == 0 && o->signal)
         fputs(PREFIX "the report is empty: the program was killed before its first CUDA call\n",
               out);
-    else if (!p || !p->has_start)
-        fputs(PREFIX "the report holds nothing from the program: it used no CUDA and left "
-                     "through _exit(), or libcutaint.so was not loaded (static and setuid "
-                     "programs ignore LD_PRELOAD)\n",
+    else if (r->n_procs == 0)
+        fputs(PREFIX "no process reached the CUDA driver: the program used no CUDA, or "
+                     "libcutaint.so was not loaded (static and setuid programs ignore "
+                     "LD_PRELOAD)\n",
               out);
-    else if (!p->has_exit)
+    else if (p && !p->has_exit)
         fputs(o->signal ? PREFIX "the report ends without an exit event: the program was killed\n"
                         : PREFIX "the report ends without an exit event: the program left "
                                  "without exit() (_exit or exec?)\n",
@@ -132,7 +137,7 @@ static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r,
         fputs(PREFIX "some report lines could not be read (cut short or corrupt)\n", out);
     if (f || lost || odd_lines || (p && !p->has_exit)) {
         fputs(PREFIX "the tree: cutaint report ", out);
-        ct_put_text(out, o->report, "");
+        put_files(out, o, r);
         fputc('\n', out);
     }
 }
@@ -149,11 +154,16 @@ void ct_run_summary(FILE *out, const ct_run_request *req, const ct_run_outcome *
     if (r.n_procs > 1)
         fprintf(out, " | %zu processes", r.n_procs);
     if (have)
-        fprintf(out, " | %s | context lost: %s | report: ", counts,
-                lost_process(&r) ? "YES" : "no");
+        fprintf(out, " | %s | context lost: %s | report%s: ", counts,
+                lost_process(&r) ? "YES" : "no", r.n_files > 1 ? "s" : "");
+    else if (o->report_removed)
+        fputs(" | no process reached the CUDA driver: no report kept", out);
     else
         fputs(" | no report to read: ", out);
-    ct_put_text(out, o->report[0] ? o->report : "(none asked for)", "");
+    if (have)
+        put_files(out, o, &r);
+    else if (!o->report_removed)
+        ct_put_text(out, o->report[0] ? o->report : "(none asked for)", "");
     fputc('\n', out);
     if (have)
         report_lines(out, o, &r, p, &c);

@@ -661,6 +661,26 @@ static int sc_fork(int argc, char **argv)
     return 0;
 }
 
+/* A CUDA program whose forked child never calls the driver and leaves
+ * through exit(): what a fork-and-exec launcher's child does. */
+static int sc_fork_quiet(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        exit(4);
+    if (pid == 0)
+        exit(0);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child status: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    show_read("x", x, BYTES);
+    return 0;
+}
+
 /* Five fills, five reads, five host writes, five reads: what CUTAINT_INJECT
  * hits is visible call by call. */
 static int sc_inject_seq(int argc, char **argv)
@@ -731,6 +751,7 @@ static const struct scenario {
     {"threads", sc_threads},
     {"turns", sc_turns},
     {"fork", sc_fork},
+    {"fork_quiet", sc_fork_quiet},
     {"inject_seq", sc_inject_seq},
     {"spin", sc_spin},
 };
