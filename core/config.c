@@ -514,6 +514,8 @@ static const ct_var ct_vars[] = {
       loss_words, "expected continue, exit or abort", "continue" },
     { "CUTAINT_EXIT_STATUS", parse_byte, offsetof(ct_config, exit_status), NULL,
       "expected a status 0..255 (0 keeps the program's own)", "70" },
+    { "CUTAINT_ERROR_EXITCODE", parse_byte, offsetof(ct_config, error_exitcode), NULL,
+      "expected a status 1..255 (0: off)", "(off)" },
     { "CUTAINT_HEALTH_FILE", parse_path, offsetof(ct_config, health_file), NULL,
       PATH_EXPECTED, "(no health file)" },
     { "CUTAINT_ARGS", parse_args, offsetof(ct_config, args), NULL,

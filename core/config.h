@@ -78,6 +78,7 @@ typedef struct ct_config {
     ct_on_skip on_skip;
     ct_on_loss on_context_loss;
     int exit_status;              /* 0..255; 0 leaves the program's own */
+    int error_exitcode;           /* 1..255: status of a process that refused a read and would exit 0; 0 off */
     char health_file[CT_PATH_MAX];
     ct_arg_rules args;
     ct_inject_rules inject;

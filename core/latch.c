@@ -108,3 +108,10 @@ int ct_final_status(int program_status, const char *fault, int fault_status)
 {
     return fault && fault_status != 0 ? fault_status : program_status;
 }
+
+int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads,
+                   int error_status)
+{
+    int status = ct_final_status(program_status, fault, fault_status);
+    return status == 0 && refused_reads > 0 && error_status != 0 ? error_status : status;
+}

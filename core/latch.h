@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CT_EXIT_GPU_FAULT 70
 #define CT_REASON_MAX 512
@@ -48,5 +49,11 @@ int ct_exit_code(bool run_succeeded, const char *fault);
 /* What the process should exit with: the program's own status unless a fault
  * is latched and fault_status (CUTAINT_EXIT_STATUS) is non-zero. */
 int ct_final_status(int program_status, const char *fault, int fault_status);
+/* ct_final_status, and then CUTAINT_ERROR_EXITCODE: a process that refused
+ * at least one read and would still exit 0 exits error_status instead (0:
+ * off).  So a lost context's status wins, and a non-zero status of the
+ * program's own is kept. */
+int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads,
+                   int error_status);
 
 #endif

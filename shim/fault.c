@@ -6,7 +6,8 @@
  * stream with the real driver.  Success: the failure was isolated.  Failure:
  * the context is destroyed; latch it (process-wide, first reason wins), log
  * once, report it at once, write the health file, apply
- * CUTAINT_ON_CONTEXT_LOSS, and at exit turn the status into the fault status.
+ * CUTAINT_ON_CONTEXT_LOSS, and at exit turn the status into the fault status
+ * (or, with no loss, a refused read's 0 into CUTAINT_ERROR_EXITCODE).
  *
  * Invariants:
  * - Only the probe decides; error codes appear only in the reason text.
@@ -102,7 +103,8 @@ void ct_on_exit(int status, void *unused)
 {
     (void)unused;
     atomic_store(&ct_g.exiting, true);
-    int final = ct_final_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status);
+    int final = ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
+                               atomic_load(&ct_g.refused_reads), ct_g.cfg.error_exitcode);
     ct_event_summary();
     ct_event_exit(final, status);
     if (final != status) {

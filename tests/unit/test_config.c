@@ -66,6 +66,7 @@ static void assert_defaults(const ct_config *c)
     cr_assert_eq(c->on_skip, d.on_skip);
     cr_assert_eq(c->on_context_loss, d.on_context_loss);
     cr_assert_eq(c->exit_status, d.exit_status);
+    cr_assert_eq(c->error_exitcode, 0);
     cr_assert_str_eq(c->health_file, d.health_file);
     cr_assert_eq(c->args.n, 0);
     cr_assert_eq(c->inject.n, 0);
@@ -97,7 +98,7 @@ Test(config, nothing_set_or_empty_values_give_defaults)
     static const char *const names[] = {
         "CUTAINT_LOG", "CUTAINT_LOG_FILE", "CUTAINT_REPORT", "CUTAINT_POISON",
         "CUTAINT_ON_SKIP", "CUTAINT_ON_CONTEXT_LOSS", "CUTAINT_EXIT_STATUS",
-        "CUTAINT_HEALTH_FILE", "CUTAINT_ARGS", "CUTAINT_INJECT", "CUTAINT_DISABLE",
+        "CUTAINT_ERROR_EXITCODE", "CUTAINT_HEALTH_FILE", "CUTAINT_ARGS", "CUTAINT_INJECT", "CUTAINT_DISABLE",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         env_set(&e, names[i], "");
@@ -163,6 +164,9 @@ Test(config, scalar_spellings)
         { "CUTAINT_EXIT_STATUS", "255", offsetof(ct_config, exit_status), 255 },
         { "CUTAINT_EXIT_STATUS", "1", offsetof(ct_config, exit_status), 1 },
         { "CUTAINT_EXIT_STATUS", "070", offsetof(ct_config, exit_status), 70 },
+        { "CUTAINT_ERROR_EXITCODE", "9", offsetof(ct_config, error_exitcode), 9 },
+        { "CUTAINT_ERROR_EXITCODE", "255", offsetof(ct_config, error_exitcode), 255 },
+        { "CUTAINT_ERROR_EXITCODE", "0", offsetof(ct_config, error_exitcode), 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         env e = { 0 };
@@ -222,6 +226,9 @@ Test(config, each_malformed_value_gives_one_message_and_its_default, .init = fil
         { "CUTAINT_EXIT_STATUS", "256" },
         { "CUTAINT_EXIT_STATUS", "off" },
         { "CUTAINT_EXIT_STATUS", "7O" },
+        { "CUTAINT_ERROR_EXITCODE", "256" },
+        { "CUTAINT_ERROR_EXITCODE", "yes" },
+        { "CUTAINT_ERROR_EXITCODE", "-1" },
         { "CUTAINT_ARGS", "saxpy" },
         { "CUTAINT_ARGS", "saxpy=x" },
         { "CUTAINT_INJECT", "kernel:gemm" },
@@ -266,6 +273,7 @@ Test(config, each_malformed_value_gives_one_message_and_its_default, .init = fil
         cr_assert_str_empty(c.health_file);
         cr_assert_eq(c.args.n, 0);
         cr_assert_eq(c.inject.n, 0);
+        cr_assert_eq(c.error_exitcode, 0);
     }
 }
 

@@ -203,3 +203,13 @@ Test(exit, final_status_overrides_only_when_latched_and_enabled)
     cr_assert_eq(ct_final_status(3, "lost", 42), 42);
     cr_assert_eq(ct_final_status(3, "lost", 0), 3, "CUTAINT_EXIT_STATUS=0 keeps the program's");
 }
+
+Test(exit, error_exitcode_turns_only_a_refusing_zero)
+{
+    cr_assert_eq(ct_exit_status(0, NULL, 70, 1, 9), 9, "a refused read and status 0: N");
+    cr_assert_eq(ct_exit_status(0, NULL, 70, 0, 9), 0, "nothing refused: the program's 0");
+    cr_assert_eq(ct_exit_status(0, NULL, 70, 1, 0), 0, "off");
+    cr_assert_eq(ct_exit_status(5, NULL, 70, 1, 9), 5, "the program's own failure is kept");
+    cr_assert_eq(ct_exit_status(0, "lost", 70, 1, 9), 70, "a lost context wins");
+    cr_assert_eq(ct_exit_status(0, "lost", 0, 1, 9), 9, "CUTAINT_EXIT_STATUS=0 leaves 0, which N then turns");
+}

@@ -24,6 +24,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef bool (*value_check)(const char *env, const char *value, char *why, size_t cap);
 
@@ -60,6 +61,12 @@ static const run_option options[CT_RUN_OPTS] = {
         "a status 0..255",
         "exit status when the CUDA context was lost (default 70; 0 keeps the\n"
         "program's own)" },
+    [CT_OPT_ERROR_EXITCODE] = { "error-exitcode", 0, "N", "CUTAINT_ERROR_EXITCODE", check_config,
+        "a status 1..255 (0: off)",
+        "exit status of a process that refused a read and would have exited 0\n"
+        "(default: off), as compute-sanitizer's --error-exitcode; cutaint itself\n"
+        "exits N when any process of the run refused one and the program's\n"
+        "status is 0.  A lost context's status (--exit-status) wins over N" },
     [CT_OPT_HEALTH_FILE] = { "health-file", 0, "FILE", "CUTAINT_HEALTH_FILE", check_config,
         "a path shorter than 1024 bytes",
         "written with the reason the moment the context is lost (removed at start\n"
@@ -275,25 +282,40 @@ static void print_help(void)
           "\n"
           "EXIT STATUS\n"
           "    The program's own status, which the shim makes 70 (--exit-status) when\n"
-          "    the CUDA context was lost; 128+S when the program was killed by signal\n"
-          "    S; 2 on a usage error or when libcutaint.so cannot be found; 126 or 127\n"
-          "    when PROGRAM cannot be executed or found.\n"
+          "    the CUDA context was lost, and N (--error-exitcode) when it would have\n"
+          "    been 0 but a process of the run refused a read; 128+S when the program\n"
+          "    was killed by signal S; 2 on a usage error or when libcutaint.so cannot\n"
+          "    be found; 126 or 127 when PROGRAM cannot be executed or found.\n"
           "\n"
           "ENVIRONMENT\n"
           "    CUTAINT_LIB           libcutaint.so to preload (default: the build tree\n"
           "                          cutaint was built in, then the install libdir)\n"
           "    CUTAINT_FAKECUDA_DIR  directory holding fakecuda's libcuda.so.1\n"
           "    CUTAINT_REPORT, CUTAINT_INJECT, CUTAINT_ARGS, CUTAINT_EXIT_STATUS,\n"
-          "    CUTAINT_HEALTH_FILE, CUTAINT_LOG, CUTAINT_LOG_FILE, CUTAINT_POISON,\n"
-          "    CUTAINT_ON_SKIP, CUTAINT_ON_CONTEXT_LOSS, CUTAINT_DISABLE\n"
+          "    CUTAINT_ERROR_EXITCODE, CUTAINT_HEALTH_FILE, CUTAINT_LOG,\n"
+          "    CUTAINT_LOG_FILE, CUTAINT_POISON, CUTAINT_ON_SKIP,\n"
+          "    CUTAINT_ON_CONTEXT_LOSS, CUTAINT_DISABLE\n"
           "                          read by the shim; an option overrides its variable\n"
           "\n"
           "EXAMPLES\n"
           "    cutaint run -- ./train --epochs 1\n"
           "    cutaint run --report /var/log/job-%p.jsonl --health-file /run/gpu-dead \\\n"
           "        -- python serve.py\n"
-          "    cutaint run --inject 'launch:*gemm*#3=ILLEGAL_ADDRESS' -- ./tests\n",
+          "    cutaint run --inject 'launch:*gemm*#3=ILLEGAL_ADDRESS' -- ./tests\n"
+          "    cutaint run --error-exitcode 9 -- make check    # CI: a refused read fails\n",
           stdout);
+}
+
+/* --error-exitcode N over the whole run: a launcher (a shell, torchrun)
+ * between cutaint and the process that refused a read may lose that
+ * process's N; the reports do not. */
+static void apply_error_exitcode(const ct_run_request *req, ct_run_outcome *o)
+{
+    if (!req->set[CT_OPT_ERROR_EXITCODE] || o->status != 0)
+        return;
+    int n = atoi(req->value[CT_OPT_ERROR_EXITCODE]);
+    if (n > 0 && ct_run_report_refused(o))
+        o->status = n;
 }
 
 /* Fills req from argv (argv[0] is "run"); 0, or an exit status. */
@@ -333,7 +355,10 @@ int ct_cmd_run(int argc, char **argv)
     rc = ct_run_execute(&req, &outcome);
     if (rc)
         return rc;
+    apply_error_exitcode(&req, &outcome);
     if (!req.set[CT_OPT_QUIET])
         ct_run_summary(stderr, &req, &outcome);
+    else if (outcome.report_temporary)
+        unlink(outcome.report); /* made only to decide --error-exitcode */
     return outcome.status;
 }

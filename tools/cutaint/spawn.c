@@ -95,13 +95,13 @@ static bool prepend(const char *name, const char *first)
 }
 
 /* The report the summary will read: --report, or a new temporary file
- * unless nobody would look at it (--quiet). */
+ * unless nobody would look at it (--quiet without --error-exitcode). */
 static bool choose_report(const ct_run_request *req, char *out, size_t cap)
 {
     out[0] = '\0';
     if (req->set[CT_OPT_REPORT])
         return absolute(req->value[CT_OPT_REPORT], out, cap);
-    if (req->set[CT_OPT_QUIET])
+    if (req->set[CT_OPT_QUIET] && !req->set[CT_OPT_ERROR_EXITCODE])
         return true;
     const char *dir = getenv("TMPDIR");
     int n = snprintf(out, cap, "%s/cutaint-XXXXXX.jsonl", dir && *dir ? dir : "/tmp");
@@ -180,6 +180,7 @@ static void remove_if_empty(ct_run_outcome *out)
     if (stat(out->report, &st) == 0 && st.st_size == 0 && unlink(out->report) == 0) {
         out->report[0] = out->report_template[0] = '\0';
         out->report_removed = true;
+        out->report_temporary = false;
     }
 }
 
@@ -212,7 +213,7 @@ static int wait_child(pid_t pid, ct_run_outcome *out)
         if (errno != EINTR)
             return errno;
     out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    out->status = out->signal ? 128 + out->signal : WEXITSTATUS(status);
+    out->status = out->program_status = out->signal ? 128 + out->signal : WEXITSTATUS(status);
     return 0;
 }
 
@@ -271,7 +272,8 @@ int ct_run_execute(const ct_run_request *req, ct_run_outcome *out)
     if (!rc && *report && ct_path_expand(report, (pid_t)out->pid, out->report,
                                          sizeof out->report) != 0)
         snprintf(out->report, sizeof out->report, "%s", report);
-    if (!rc && *report && !req->set[CT_OPT_REPORT])
+    out->report_temporary = !rc && *report && !req->set[CT_OPT_REPORT];
+    if (out->report_temporary)
         remove_if_empty(out);
     return rc;
 }

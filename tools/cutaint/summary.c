@@ -66,9 +66,11 @@ static void status_part(FILE *out, const ct_run_request *req, const ct_run_outco
         return;
     }
     fputs(" exited with status ", out);
-    if (p && p->has_exit && p->exit.program_status != o->status)
+    if (p && p->has_exit && p->exit.program_status != o->program_status)
         fprintf(out, "%" PRId64 " -> ", p->exit.program_status);
-    fprintf(out, "%d", o->status);
+    fprintf(out, "%d", o->program_status);
+    if (o->status != o->program_status)
+        fprintf(out, " -> %d (--error-exitcode: a read was refused)", o->status);
 }
 
 static const ct_failure *first_failure(const ct_report *r)
