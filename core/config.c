@@ -518,6 +518,8 @@ static const ct_var ct_vars[] = {
       "expected a status 1..255 (0: off)", "(off)" },
     { "CUTAINT_HEALTH_FILE", parse_path, offsetof(ct_config, health_file), NULL,
       PATH_EXPECTED, "(no health file)" },
+    { "CUTAINT_METRICS_FILE", parse_path, offsetof(ct_config, metrics_file), NULL,
+      PATH_EXPECTED, "(no metrics file)" },
     { "CUTAINT_ARGS", parse_args, offsetof(ct_config, args), NULL,
       "expected GLOB=ROLE[,ROLE]...[;...]", "(no rules)" },
     { "CUTAINT_INJECT", parse_inject, offsetof(ct_config, inject), NULL,

@@ -80,6 +80,7 @@ typedef struct ct_config {
     int exit_status;              /* 0..255; 0 leaves the program's own */
     int error_exitcode;           /* 1..255: status of a process that refused a read and would exit 0; 0 off */
     char health_file[CT_PATH_MAX];
+    char metrics_file[CT_PATH_MAX]; /* "" = none; %p -> pid */
     ct_arg_rules args;
     ct_inject_rules inject;
 } ct_config;

@@ -9,12 +9,18 @@
  *   followed) and created 0644 at most.
  * - ct_append_line hands the kernel the whole line in one write(2); the
  *   loop only finishes a short write or restarts after EINTR.
- * - The health file is never seen half-written: it is written to a mkstemp
- *   file beside the target, synced, then renamed over it; on any failure the
- *   temp file is removed and the target is left as it was.
+ * - The health file and the metrics file are never seen half-written: each
+ *   is written to a mkstemp file beside the target, then renamed over it (a
+ *   symlink at the target is replaced, never followed); on any failure the
+ *   temp file is removed and the target is left as it was.  The health file
+ *   is synced first (it outlives the process for a probe); the metrics file,
+ *   rewritten at every event, is not (a scraper reads the page cache, and a
+ *   crash of the machine ends the job it describes).
  * - No heap allocation.
  */
 #include "files.h"
+
+#include <stdbool.h>
 
 #include "config.h"
 #include "ct_status.h"
@@ -88,16 +94,24 @@ int ct_append_line(int fd, const char *line, size_t len)
     return write_all(fd, line, len);
 }
 
-/* Writes text + "\n" into a fresh temp file beside path and renames it
- * over path.  tmp holds the temp name for the caller's cleanup. */
-static int write_and_rename(const char *path, const char *text, char *tmp)
+/* What replace() puts in a file: data, then tail; synced if durable. */
+typedef struct content {
+    const char *data;
+    size_t len;
+    const char *tail;
+    bool durable;
+} content;
+
+/* Writes c into a fresh temp file beside path and renames it over path.
+ * tmp holds the temp name for the caller's cleanup. */
+static int write_and_rename(const char *path, const content *c, char *tmp)
 {
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return CT_EIO;
     int rc = CT_OK;
-    if (fchmod(fd, 0644) != 0 || write_all(fd, text, strlen(text)) != CT_OK ||
-        write_all(fd, "\n", 1) != CT_OK || fsync(fd) != 0)
+    if (fchmod(fd, 0644) != 0 || write_all(fd, c->data, c->len) != CT_OK ||
+        write_all(fd, c->tail, strlen(c->tail)) != CT_OK || (c->durable && fsync(fd) != 0))
         rc = CT_EIO;
     if (close(fd) != 0)
         rc = CT_EIO;
@@ -108,18 +122,36 @@ static int write_and_rename(const char *path, const char *text, char *tmp)
     return rc;
 }
 
-int ct_health_write(const char *path, const char *text)
+/* The temp file is PATH.XXXXXX: beside the target (rename stays on one
+ * file system), and not ending in .prom, so a textfile collector never
+ * reads one half-written. */
+static int replace(const char *path, const content *c)
 {
     static const char suffix[] = ".XXXXXX";
     char tmp[CT_PATH_MAX + sizeof suffix];
-    if (!path || !*path || !text)
+    struct stat st;
+    if (!path || !*path || !c->data)
         return CT_EINVAL;
+    /* A file or a symlink is replaced; a device (CUTAINT_HEALTH_FILE=/dev/null
+     * run as root), a directory or a fifo never is. */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        return CT_EIO;
     size_t len = strlen(path);
     if (len >= CT_PATH_MAX)
         return CT_EINVAL;
     memcpy(tmp, path, len);
     memcpy(tmp + len, suffix, sizeof suffix);
-    return write_and_rename(path, text, tmp);
+    return write_and_rename(path, c, tmp);
+}
+
+int ct_health_write(const char *path, const char *text)
+{
+    return replace(path, &(content){ text, text ? strlen(text) : 0, "\n", true });
+}
+
+int ct_file_replace(const char *path, const char *data, size_t len)
+{
+    return replace(path, &(content){ data, len, "", false });
 }
 
 int ct_health_clear(const char *path)

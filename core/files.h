@@ -1,6 +1,6 @@
 /*
- * files.h - the only files cutaint ever writes: the log, the report and the
- * health file, at paths the user configured.
+ * files.h - the only files cutaint ever writes: the log, the report, the
+ * health file and the metrics file, at paths the user configured.
  *
  * Invariants:
  * - Opened O_CLOEXEC|O_NOFOLLOW, created mode 0644 (less under umask); an
@@ -8,8 +8,8 @@
  * - The report is O_APPEND and each event is one write(2): a process killed
  *   at any moment leaves whole lines only (short writes are retried for the
  *   rest, and only a kill between two of them can cut a line).
- * - The health file appears atomically: mkstemp beside the target, write,
- *   fsync, rename.
+ * - The health and metrics files appear atomically: mkstemp beside the
+ *   target, write, (fsync for the health file), rename.
  * - "%p" in a path becomes the pid; "%%" a percent sign; any other % is kept.
  */
 #ifndef CT_FILES_H
@@ -26,6 +26,9 @@ int ct_append_open(const char *path);
 int ct_append_line(int fd, const char *line, size_t len);
 /* Atomically (re)place path with text + "\n".  CT_OK / CT_EIO / CT_EINVAL. */
 int ct_health_write(const char *path, const char *text);
+/* Atomically (re)place path with exactly len bytes of data, not synced
+ * (the metrics file).  CT_OK / CT_EIO / CT_EINVAL. */
+int ct_file_replace(const char *path, const char *data, size_t len);
 /* Remove a health file left by an earlier process: 1 removed, 0 none, <0 error. */
 int ct_health_clear(const char *path);
 

@@ -149,6 +149,7 @@ void ct_event_start(int driver_version)
     if (atomic_exchange(&start_written, true))
         return;
     open_report();
+    ct_metrics_start(driver_version);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "start"))
@@ -231,6 +232,7 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     else
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s%s; the bytes it was to write hold no data until rewritten",
                id, d->api, ct_cu_error_name((CUresult)d->error), injected ? " [injected]" : "");
+    ct_metrics_failure_event(d->api, d->kernel, d->error);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "failure"))
@@ -257,6 +259,7 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
 {
     ct_log(CT_LOG_INFO, "skipped %s%s%s: its input 0x%llx carries failure #%u", s->api, s->kernel ? " of " : "",
            s->kernel ? s->kernel : "", (unsigned long long)s->needed, root);
+    ct_metrics_skip_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "skip"))
@@ -346,6 +349,7 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
 {
     log_refusal(api, addr, bytes, r, returned, poisoned);
+    ct_metrics_refused_event(bytes);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "refused_read"))
@@ -390,6 +394,7 @@ void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost
 
 void ct_event_context_lost(const char *reason, bool simulated)
 {
+    ct_metrics_context_lost_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "context_lost"))
@@ -416,6 +421,7 @@ void ct_event_exit(int status, int program_status)
 {
     if (!atomic_load(&start_written))
         return; /* it never reached the driver: nothing to say */
+    ct_metrics_exit_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "exit"))

@@ -77,6 +77,7 @@ static void atfork_child(void)
     ct_store_atfork_child(ct_g.store);
     ct_launch_atfork_child();
     ct_events_after_fork();
+    ct_metrics_atfork_child();
     pthread_mutex_init(&reach_lock, NULL);
     atomic_store(&reached, false);
     ct_driver_atfork_child();
@@ -115,6 +116,7 @@ static void load(void)
     expand_path(ct_g.cfg.log_file, "CUTAINT_LOG_FILE");
     expand_path(ct_g.cfg.report, "CUTAINT_REPORT");
     expand_path(ct_g.cfg.health_file, "CUTAINT_HEALTH_FILE");
+    ct_metrics_configure(ct_g.cfg.metrics_file);
     pthread_atfork(NULL, NULL, atfork_child);
     on_exit(ct_on_exit, NULL);
 }

@@ -11,6 +11,7 @@
  *   entry.c     the cuGetProcAddress wrappers
  *   fault.c     probe, latch, exit status, health file
  *   events.c    log lines and report events
+ *   metrics.c   CUTAINT_METRICS_FILE, rewritten at each event
  *   init.c      configuration, start-up, fork and exit handling
  *
  * Invariants every file keeps:
@@ -227,6 +228,16 @@ void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost
 void ct_event_context_lost(const char *reason, bool simulated);
 void ct_event_exit(int status, int program_status);
 const char *ct_cu_error_name(CUresult r); /* never NULL */
+
+/* ---- metrics.c: the report's events, counted for CUTAINT_METRICS_FILE ---- */
+void ct_metrics_configure(const char *path_template); /* at load; "" = none */
+void ct_metrics_atfork_child(void);
+void ct_metrics_start(int driver_version);            /* zero counts, first file */
+void ct_metrics_failure_event(const char *api, const char *kernel, int error);
+void ct_metrics_skip_event(void);
+void ct_metrics_refused_event(uint64_t bytes);
+void ct_metrics_context_lost_event(void);
+void ct_metrics_exit_event(void);
 uint64_t ct_thread_id(void);
 int64_t ct_now_ns(void);
 

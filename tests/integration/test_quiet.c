@@ -19,7 +19,7 @@
 /* Every per-process file the shim can be asked for, all with %p. */
 #define EVERY_FILE                                                                                  \
     "CUTAINT_REPORT=@DIR@/r-%p.jsonl", "CUTAINT_LOG_FILE=@DIR@/log-%p", "CUTAINT_LOG=debug",        \
-        "CUTAINT_HEALTH_FILE=@DIR@/health-%p"
+        "CUTAINT_HEALTH_FILE=@DIR@/health-%p", "CUTAINT_METRICS_FILE=@DIR@/m-%p.prom"
 
 /* The names in the run's directory other than the harness's "empty", sorted,
  * joined by spaces (static storage). */
@@ -79,6 +79,9 @@ Test(quiet, only_the_process_that_calls_the_driver_reports)
     h_report rep;
     h_report_load(path, &rep);
     cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,exit");
+    char metrics[64];
+    snprintf(metrics, sizeof metrics, "m-%s.prom", rep.n > 0 ? h_str(rep.line[0], "pid") : "?");
+    cr_expect(access(h_path(&r, metrics), F_OK) == 0, "the client's metrics file %s; have: %s", metrics, files_left(&r));
     if (rep.n > 0) {
         cr_expect_str_eq(h_arr_str(rep.line[0], "argv", 0), CT_CLIENT_LINKED, "the start is the client's");
         cr_expect_neq(strcmp(h_str(rep.line[0], "driver_version"), "null"), 0, "its driver version is known");

@@ -64,6 +64,9 @@ static counts run_client(const char *preload, bool taint)
         setenv("LD_LIBRARY_PATH", PERF_FAKECUDA_DIR, 1);
         setenv("CUTAINT_LOG", "off", 1);
         unsetenv("CUTAINT_REPORT");
+        /* The metrics file is written at events and exit only: on, it must
+         * add nothing to the happy path either. */
+        setenv("CUTAINT_METRICS_FILE", "/tmp/cutaint-perf-%p.prom", 1);
         bool traced = ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0;
         if (traced)
             raise(SIGSTOP);
@@ -73,6 +76,8 @@ static counts run_client(const char *preload, bool taint)
     }
     close(out[1]);
 
+    char metrics[64];
+    snprintf(metrics, sizeof metrics, "/tmp/cutaint-perf-%ld.prom", (long)pid);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     c.traced = WIFSTOPPED(status);
@@ -122,6 +127,7 @@ static counts run_client(const char *preload, bool taint)
     close(out[0]);
     parse_output(buf, &c);
     cr_log_info("preload=%s taint=%d traced=%d: %s", preload, taint, c.traced, buf);
+    unlink(metrics);
     return c;
 }
 

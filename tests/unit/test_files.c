@@ -264,3 +264,50 @@ Test(files, health_clear)
     cr_assert_lt(ct_health_clear(sub), 0);
     cr_assert_eq(ct_health_clear(NULL), CT_EINVAL);
 }
+
+/* ---- ct_file_replace (the metrics file) ------------------------------------ */
+Test(files, file_replace_is_exact_0644_atomic_and_refuses_nothing_it_should_not)
+{
+    umask(077);
+    const char *path = in_dir("job.prom");
+    cr_assert_eq(ct_file_replace(path, "a 1\nb", 4), CT_OK, "exactly len bytes, no newline added");
+    char text[64];
+    cr_assert_eq(read_file(path, text, sizeof text), 4);
+    cr_assert_str_eq(text, "a 1\n");
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0644);
+    cr_assert_eq(ct_file_replace(path, "c 2\n", 4), CT_OK);
+    read_file(path, text, sizeof text);
+    cr_assert_str_eq(text, "c 2\n");
+    cr_assert_eq(entries_in_dir(), 1, "a temp file was left behind");
+    cr_assert_eq(ct_file_replace(in_dir("no/such/dir/job.prom"), "x", 1), CT_EIO);
+    cr_assert_eq(ct_file_replace("", "x", 1), CT_EINVAL);
+    cr_assert_eq(ct_file_replace(path, NULL, 0), CT_EINVAL);
+    cr_assert_eq(entries_in_dir(), 1);
+    /* Only a file or a symlink is replaced: never a device, fifo or directory. */
+    const char *fifo = in_dir("fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(ct_file_replace(fifo, "x", 1), CT_EIO);
+    cr_assert_eq(ct_health_write(fifo, "x"), CT_EIO);
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode));
+    cr_assert_eq(entries_in_dir(), 2);
+}
+
+Test(files, file_replace_replaces_a_symlink_instead_of_following_it)
+{
+    const char *target = in_dir("victim");
+    const char *path = in_dir("job.prom");
+    FILE *f = fopen(target, "w");
+    fputs("precious", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, path), 0);
+    cr_assert_eq(ct_file_replace(path, "x 1\n", 4), CT_OK);
+    char text[64];
+    read_file(target, text, sizeof text);
+    cr_assert_str_eq(text, "precious");
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+}

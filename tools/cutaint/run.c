@@ -71,6 +71,11 @@ static const run_option options[CT_RUN_OPTS] = {
         "a path shorter than 1024 bytes",
         "written with the reason the moment the context is lost (removed at start\n"
         "if left by an earlier run); for liveness probes: test ! -e FILE" },
+    [CT_OPT_METRICS_FILE] = { "metrics-file", 0, "FILE", "CUTAINT_METRICS_FILE", check_config,
+        "a path shorter than 1024 bytes",
+        "keep FILE ('%p': pid) rewritten with the counts in Prometheus text format\n"
+        "(failures, skips, refused reads and bytes, context lost), at every event\n"
+        "and at exit; for node_exporter's textfile collector: DIR/job-%p.prom" },
     [CT_OPT_LOG] = { "log", 0, "LEVEL", "CUTAINT_LOG", check_config,
         "warn, off, error, info or debug",
         "the shim's log level: off, error, warn (default), info, debug" },
@@ -292,8 +297,8 @@ static void print_help(void)
           "                          cutaint was built in, then the install libdir)\n"
           "    CUTAINT_FAKECUDA_DIR  directory holding fakecuda's libcuda.so.1\n"
           "    CUTAINT_REPORT, CUTAINT_INJECT, CUTAINT_ARGS, CUTAINT_EXIT_STATUS,\n"
-          "    CUTAINT_ERROR_EXITCODE, CUTAINT_HEALTH_FILE, CUTAINT_LOG,\n"
-          "    CUTAINT_LOG_FILE, CUTAINT_POISON, CUTAINT_ON_SKIP,\n"
+          "    CUTAINT_ERROR_EXITCODE, CUTAINT_HEALTH_FILE, CUTAINT_METRICS_FILE,\n"
+          "    CUTAINT_LOG, CUTAINT_LOG_FILE, CUTAINT_POISON, CUTAINT_ON_SKIP,\n"
           "    CUTAINT_ON_CONTEXT_LOSS, CUTAINT_DISABLE\n"
           "                          read by the shim; an option overrides its variable\n"
           "\n"

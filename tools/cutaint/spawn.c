@@ -9,7 +9,7 @@
  * - No shell: the program is exec'd directly from its argv.
  * - The shim goes first in LD_PRELOAD and fakecuda first in LD_LIBRARY_PATH,
  *   ahead of whatever the user already had there.
- * - Relative report, log and health paths are made absolute, so a program
+ * - Relative report, log, health and metrics paths are made absolute, so a program
  *   that changes directory still writes where the user (and the summary)
  *   looks.
  * - CUTAINT_LIB and CUTAINT_FAKECUDA_DIR are the command's own variables:
@@ -119,7 +119,8 @@ static bool choose_report(const ct_run_request *req, char *out, size_t cap)
 
 static bool is_path_option(int opt)
 {
-    return opt == CT_OPT_REPORT || opt == CT_OPT_LOG_FILE || opt == CT_OPT_HEALTH_FILE;
+    return opt == CT_OPT_REPORT || opt == CT_OPT_LOG_FILE || opt == CT_OPT_HEALTH_FILE ||
+           opt == CT_OPT_METRICS_FILE;
 }
 
 static bool set_option_variables(const ct_run_request *req, const char *report)

@@ -1,0 +1,178 @@
+/*
+ * metrics.c - a process's counters and their Prometheus text exposition
+ * (see metrics.h for the invariants).
+ *
+ * Owns: the metric names, their HELP and TYPE lines, the label sets, label
+ * escaping.  The families: cutaint_info, cutaint_failures_total{api,kernel,
+ * error}, cutaint_skips_total, cutaint_refused_reads_total,
+ * cutaint_refused_bytes_total, cutaint_context_lost; docs/METRICS.md
+ * describes them for operators.
+ */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define OTHER "(other)"
+
+/* Outside text (kernel names, the host name) as a bounded field. */
+static void copy_field(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+void ct_metrics_init(ct_metrics *m, const char *version, int driver_version, long pid, const char *host)
+{
+    memset(m, 0, sizeof *m);
+    copy_field(m->version, sizeof m->version, version);
+    copy_field(m->host, sizeof m->host, host);
+    m->driver_version = driver_version;
+    m->pid = pid;
+}
+
+static bool same_set(const ct_metrics_set *s, const char *api, const char *kernel, const char *error)
+{
+    return strncmp(s->api, api, sizeof s->api - 1) == 0 && strncmp(s->kernel, kernel, sizeof s->kernel - 1) == 0 &&
+           strncmp(s->error, error, sizeof s->error - 1) == 0;
+}
+
+void ct_metrics_failure(ct_metrics *m, const char *api, const char *kernel, const char *error)
+{
+    api = api ? api : "";
+    kernel = kernel ? kernel : "";
+    error = error ? error : "";
+    for (unsigned i = 0; i < m->n_sets; i++)
+        if (same_set(&m->sets[i], api, kernel, error)) {
+            m->sets[i].count++;
+            return;
+        }
+    ct_metrics_set *s = &m->sets[m->n_sets < CT_METRICS_SETS ? m->n_sets : CT_METRICS_SETS];
+    if (m->n_sets < CT_METRICS_SETS) {
+        m->n_sets++;
+        copy_field(s->api, sizeof s->api, api);
+        copy_field(s->kernel, sizeof s->kernel, kernel);
+        copy_field(s->error, sizeof s->error, error);
+    } else {
+        copy_field(s->api, sizeof s->api, OTHER);
+        copy_field(s->kernel, sizeof s->kernel, OTHER);
+        copy_field(s->error, sizeof s->error, OTHER);
+    }
+    s->count++;
+}
+
+/* ---- the text ------------------------------------------------------------ */
+
+typedef struct text {
+    char *out;
+    size_t cap, len;
+    bool full;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    if (t->full)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->out + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= t->cap - t->len)
+        t->full = true;
+    else
+        t->len += (size_t)n;
+}
+
+/* name="value", the value escaped. */
+static void label(text *t, const char *name, const char *value)
+{
+    put(t, "%s%s=\"", t->len && t->out[t->len - 1] != '{' ? "," : "", name);
+    for (const unsigned char *p = (const unsigned char *)value; *p && !t->full; p++) {
+        if (*p == '\\' || *p == '"')
+            put(t, "\\%c", *p);
+        else if (*p == '\n')
+            put(t, "\\n");
+        else
+            put(t, "%c", *p >= 0x20 && *p < 0x7f ? *p : '?');
+    }
+    put(t, "\"");
+}
+
+static void family(text *t, const char *name, const char *type, const char *help)
+{
+    put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{host,pid ... and what extra adds} */
+static void sample_start(text *t, const ct_metrics *m, const char *name)
+{
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", m->pid);
+    put(t, "%s{", name);
+    label(t, "host", m->host);
+    label(t, "pid", pid);
+}
+
+static void plain(text *t, const ct_metrics *m, const char *name, const char *type, const char *help,
+                  uint64_t value)
+{
+    family(t, name, type, help);
+    sample_start(t, m, name);
+    put(t, "} %" PRIu64 "\n", value);
+}
+
+static void info(text *t, const ct_metrics *m)
+{
+    char driver[24] = "none";
+    if (m->driver_version)
+        snprintf(driver, sizeof driver, "%d", m->driver_version);
+    family(t, "cutaint_info", "gauge",
+           "cutaint's version and the CUDA driver's (cuDriverGetVersion, \"none\" when no driver could be loaded); "
+           "always 1.");
+    sample_start(t, m, "cutaint_info");
+    label(t, "version", m->version);
+    label(t, "driver_version", driver);
+    put(t, "} 1\n");
+}
+
+static void failures(text *t, const ct_metrics *m)
+{
+    family(t, "cutaint_failures_total", "counter",
+           "GPU work that failed (a kernel launch, copy or memset; the report's failure events), by entry point, "
+           "kernel (empty for copies) and CUresult.");
+    unsigned n = m->n_sets + (m->sets[CT_METRICS_SETS].count ? 1 : 0);
+    for (unsigned i = 0; i < n; i++) {
+        const ct_metrics_set *s = &m->sets[i < m->n_sets ? i : CT_METRICS_SETS];
+        sample_start(t, m, "cutaint_failures_total");
+        label(t, "api", s->api);
+        label(t, "kernel", s->kernel);
+        label(t, "error", s->error);
+        put(t, "} %" PRIu64 "\n", s->count);
+    }
+}
+
+size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
+{
+    if (!m || !out || cap == 0)
+        return 0;
+    text t = { out, cap, 0, false };
+    info(&t, m);
+    failures(&t, m);
+    plain(&t, m, "cutaint_skips_total", "counter",
+          "Launches and device copies not given to the driver because an input carries a failure.", m->skips);
+    plain(&t, m, "cutaint_refused_reads_total", "counter",
+          "Device-to-host reads refused because bytes they read were never written by successful work.",
+          m->refused_reads);
+    plain(&t, m, "cutaint_refused_bytes_total", "counter", "Bytes requested by the refused reads.",
+          m->refused_bytes);
+    plain(&t, m, "cutaint_context_lost", "gauge",
+          "1 once the process's CUDA context was found destroyed (it exits with status 70), else 0.",
+          m->context_lost ? 1 : 0);
+    if (t.full) {
+        out[0] = '\0';
+        return 0;
+    }
+    return t.len;
+}

@@ -1,0 +1,123 @@
+/*
+ * metrics.c - CUTAINT_METRICS_FILE: the process's counters in Prometheus
+ * text format (core/metrics.c), for node_exporter's textfile collector or
+ * any scraper of per-job files.
+ *
+ * The file is rewritten whole, atomically (a temp file beside it, then
+ * rename; mode 0644; a symlink at the path is replaced, never followed), at
+ * the start event, after every failure, skip, refused read and context
+ * loss, and at exit.  A process that never reaches the driver writes none.
+ *
+ * Invariants:
+ * - Nothing here runs on the happy path: only events call in, and the
+ *   happy path has none but start and exit.
+ * - One lock orders the updates and the writes, so the file always holds
+ *   one moment's counts; it is never held across a driver call.
+ * - A forked child starts from zero, for its own file when the path has %p
+ *   (with one path, parent and child each replace it with their own view).
+ * - A file that cannot be written is said once in the log; the program runs
+ *   on unchanged.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "metrics.h"
+#include "shim.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char path_template[CT_PATH_MAX]; /* CUTAINT_METRICS_FILE as given */
+static char path[CT_PATH_MAX];          /* "" = none */
+static bool started;                    /* this process has written its first file */
+static bool failed_logged;
+static ct_metrics m;
+static char text[CT_METRICS_TEXT_MAX];
+
+static void expand(void)
+{
+    path[0] = '\0';
+    if (path_template[0] && ct_path_expand(path_template, getpid(), path, sizeof path) != 0) {
+        path[0] = '\0';
+        ct_log(CT_LOG_ERROR, "CUTAINT_METRICS_FILE is too long once expanded; no metrics file");
+    }
+}
+
+void ct_metrics_configure(const char *tmpl)
+{
+    memcpy(path_template, tmpl, sizeof path_template);
+    expand();
+}
+
+void ct_metrics_atfork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    started = false;
+    failed_logged = false;
+    if (strstr(path_template, "%p"))
+        expand();
+}
+
+/* With the lock held. */
+static void write_file(void)
+{
+    size_t len = ct_metrics_format(&m, text, sizeof text);
+    if (len && ct_file_replace(path, text, len) == 0)
+        return;
+    if (!failed_logged) {
+        failed_logged = true;
+        ct_log(CT_LOG_ERROR, "cannot write CUTAINT_METRICS_FILE %s", path);
+    }
+}
+
+/* Each event: lock, update (if the process has started), write, unlock. */
+#define CT_METRICS_EVENT(update)                 \
+    do {                                         \
+        if (!path[0])                            \
+            return;                              \
+        pthread_mutex_lock(&lock);               \
+        if (started) {                           \
+            update;                              \
+            write_file();                        \
+        }                                        \
+        pthread_mutex_unlock(&lock);             \
+    } while (0)
+
+void ct_metrics_start(int driver_version)
+{
+    if (!path[0])
+        return;
+    char host[CT_METRICS_HOST_MAX] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    pthread_mutex_lock(&lock);
+    ct_metrics_init(&m, CT_VERSION, driver_version, (long)getpid(), host);
+    started = true;
+    write_file();
+    pthread_mutex_unlock(&lock);
+}
+
+void ct_metrics_failure_event(const char *api, const char *kernel, int error)
+{
+    CT_METRICS_EVENT(ct_metrics_failure(&m, api, kernel, ct_cu_error_name((CUresult)error)));
+}
+
+void ct_metrics_skip_event(void)
+{
+    CT_METRICS_EVENT(m.skips++);
+}
+
+void ct_metrics_refused_event(uint64_t bytes)
+{
+    CT_METRICS_EVENT((m.refused_reads++, m.refused_bytes += bytes));
+}
+
+void ct_metrics_context_lost_event(void)
+{
+    CT_METRICS_EVENT(m.context_lost = true);
+}
+
+void ct_metrics_exit_event(void)
+{
+    CT_METRICS_EVENT((void)0);
+}
