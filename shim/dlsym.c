@@ -7,13 +7,21 @@
  * is relative to whoever asked, not to cutaint (HAMi-core PR #315: LLVM
  * OpenMP looped when the shim became the caller).
  *
+ * Beside another interposer (chain.c): a lookup is answered by the next
+ * dlsym after this library - another interposer's override when one is
+ * loaded after us (so the names it hooks through dlsym still reach it),
+ * else glibc's.  A driver name that cutaint wraps gets the wrapper when the
+ * lookup finds the driver's function, or another interposer's stand-in for
+ * it (glibc's own answer is then the driver's): the wrapper passes the call
+ * on to that interposer.
+ *
  * This file is built without sanitizer instrumentation: a sanitizer runtime
  * resolves its interceptors with dlsym(RTLD_NEXT, ...) before it can run any
  * instrumented code.
  *
  * Invariants:
  * - dlsym makes no CUDA call and loads nothing; names that do not look like
- *   cu[A-Z]... cost one real dlsym and three compares.
+ *   cu[A-Z]... cost one dlsym of the next library and three compares.
  * - The real dlsym is found without pthread_once or any constructor having
  *   run; finding it twice is harmless.
  * - A thread-local flag stops re-entry (a hook that ends up in dlsym again
@@ -47,18 +55,51 @@ void *ct_real_dlsym(void *handle, const char *name)
     return real ? real(handle, name) : NULL;
 }
 
+/* The dlsym defined after this library: asked from here, RTLD_NEXT is
+ * relative to libcutaint.so.  dlvsym with glibc's version (above) skips
+ * other interposers' unversioned dlsym, a plain lookup does not. */
+static _Atomic(ct_dlsym_fn) chain_dlsym_fn;
+
+static ct_dlsym_fn chain_dlsym(void)
+{
+    ct_dlsym_fn next = atomic_load_explicit(&chain_dlsym_fn, memory_order_acquire);
+    if (CT_UNLIKELY(!next)) {
+        next = (ct_dlsym_fn)ct_real_dlsym(RTLD_NEXT, "dlsym");
+        if (!next)
+            next = (ct_dlsym_fn)ct_find_next_dlsym();
+        atomic_store_explicit(&chain_dlsym_fn, next, memory_order_release);
+    }
+    return next;
+}
+
+void *ct_chain_dlsym(void *handle, const char *name)
+{
+    ct_dlsym_fn next = chain_dlsym();
+    return next ? next(handle, name) : NULL;
+}
+
 static __thread bool in_hook;
+
+/* sym (the chain's answer) stands for the driver's function: it is it, or
+ * another interposer answered for a lookup that finds the driver. */
+static bool finds_the_driver(void *handle, const char *name, void *sym)
+{
+    if (ct_in_driver(sym))
+        return true;
+    void *own = ct_real_dlsym(handle, name);
+    return own && own != sym && ct_in_driver(own);
+}
 
 __attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, const char *name)
 {
-    void *sym = ct_real_dlsym(handle, name);
+    void *sym = ct_chain_dlsym(handle, name);
     if (!sym || !ct_looks_like_driver_name(name) || in_hook)
         return sym;
     in_hook = true;
     ct_ensure_ready();
     if (!ct_g.cfg.disable) {
         int id = ct_entry_find(name);
-        if (id >= 0 && ct_in_driver(sym))
+        if (id >= 0 && finds_the_driver(handle, name, sym))
             sym = ct_entries[id].wrapper;
     }
     in_hook = false;

@@ -3,8 +3,9 @@
  *
  * Real functions are resolved from an explicit handle, dlopen("libcuda.so.1")
  * (RTLD_NOLOAD first, so the copy the runtime opened RTLD_LOCAL is the one we
- * use), through the real dlsym (dlsym.c); never RTLD_NEXT, which cannot see a
- * library opened RTLD_LOCAL.
+ * use), through the real dlsym (dlsym.c), unless another interposer loaded
+ * after this library stands in for the function (chain.c): the wrapper then
+ * calls that.
  *
  * Invariants:
  * - The driver is loaded at most once, lazily, on the first call that needs
@@ -69,7 +70,12 @@ static bool reach_driver(void)
 
 void *ct_real_named(const char *name)
 {
-    return reach_driver() ? ct_real_dlsym(driver_handle, name) : NULL;
+    return reach_driver() ? ct_chain_resolve(driver_handle, name) : NULL;
+}
+
+void *ct_real_own(int id)
+{
+    return ct_driver_loaded() ? ct_real_dlsym(driver_handle, ct_entries[id].name) : NULL;
 }
 
 static void *resolve_slot(int id)
@@ -77,7 +83,7 @@ static void *resolve_slot(int id)
     bool loaded = reach_driver();
     void *fn = atomic_load_explicit(&known[id], memory_order_acquire);
     if (!fn) {
-        fn = loaded ? ct_real_dlsym(driver_handle, ct_entries[id].name) : NULL;
+        fn = loaded ? ct_chain_resolve(driver_handle, ct_entries[id].name) : NULL;
         if (!fn)
             fn = CT_MISSING;
         atomic_store_explicit(&known[id], fn, memory_order_release);

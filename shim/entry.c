@@ -18,12 +18,13 @@
 
 /* ---- pointer -> entry ------------------------------------------------------- */
 
-#define CT_POINTER_SLOTS 1024 /* power of two, > 2 * CT_N_ENTRIES */
+#define CT_POINTER_SLOTS 2048 /* power of two, > 4 * CT_N_ENTRIES (two pointers each) */
 
 typedef struct {
     const void *real;
     int id;
 } ct_pointer_entry;
+_Static_assert(CT_POINTER_SLOTS > 4 * CT_N_ENTRIES, "the pointer table must stay sparse");
 static ct_pointer_entry by_pointer[CT_POINTER_SLOTS];
 static pthread_once_t by_pointer_once = PTHREAD_ONCE_INIT;
 static atomic_bool unidentified_logged;
@@ -34,17 +35,25 @@ static unsigned pointer_slot(const void *p)
     return (unsigned)(h >> 54) & (CT_POINTER_SLOTS - 1);
 }
 
+static void insert_pointer(const void *real, int id)
+{
+    if (!real)
+        return;
+    unsigned slot = pointer_slot(real);
+    while (by_pointer[slot].real && by_pointer[slot].real != real)
+        slot = (slot + 1) & (CT_POINTER_SLOTS - 1);
+    if (!by_pointer[slot].real)
+        by_pointer[slot] = (ct_pointer_entry){real, id};
+}
+
+/* What the wrappers call, and the driver's own function where another
+ * interposer stands in front of it (its cuGetProcAddress may hand back
+ * either). */
 static void build_pointer_table(void)
 {
     for (int id = 0; id < CT_N_ENTRIES; id++) {
-        const void *real = ct_real(id);
-        if (!real)
-            continue;
-        unsigned slot = pointer_slot(real);
-        while (by_pointer[slot].real && by_pointer[slot].real != real)
-            slot = (slot + 1) & (CT_POINTER_SLOTS - 1);
-        if (!by_pointer[slot].real)
-            by_pointer[slot] = (ct_pointer_entry){real, id};
+        insert_pointer(ct_real(id), id);
+        insert_pointer(ct_real_own(id), id);
     }
 }
 

@@ -91,8 +91,10 @@ void ct_reached_driver(int driver_version)
         return;
     pthread_mutex_lock(&reach_lock);
     if (!atomic_load_explicit(&reached, memory_order_relaxed)) {
-        if (!atomic_exchange(&health_checked, true))
+        if (!atomic_exchange(&health_checked, true)) {
             clear_old_health_file();
+            ct_chain_check_order();
+        }
         ct_event_start(driver_version);
         atomic_store_explicit(&reached, true, memory_order_release);
     }

@@ -8,6 +8,7 @@
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   launch.c    kernel launches: names, parameter layouts, bindings, skips
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
+ *   chain.c     beside other interposers: the next function, the load order
  *   entry.c     the cuGetProcAddress wrappers
  *   fault.c     probe, latch, exit status, health file
  *   events.c    log lines and report events
@@ -72,8 +73,13 @@ int ct_entry_find(const char *name);
 void *ct_real(int id);
 /* The real function of a name outside the table (cuCtxGetCurrent, ...). */
 void *ct_real_named(const char *name);
-/* The real dlsym, found with dlvsym past this library. */
+/* The driver's own function for an entry, whoever stands in front of it. */
+void *ct_real_own(int id);
+/* glibc's dlsym, found with dlvsym past this library: the true answer. */
 void *ct_real_dlsym(void *handle, const char *name);
+/* The answer of the next dlsym after this library: another interposer's
+ * override when one is loaded after us, else glibc's. */
+void *ct_chain_dlsym(void *handle, const char *name);
 /* Find (once) and return the real dlsym; safe before any constructor ran. */
 void *ct_find_next_dlsym(void);
 /* cu[A-Z]...: the only names the dlsym hook looks at twice. */
@@ -83,6 +89,17 @@ static inline bool ct_looks_like_driver_name(const char *name)
 }
 /* Is addr inside the loaded libcuda?  (dladdr) */
 bool ct_in_driver(const void *addr);
+
+/* ---- chain.c: beside another interposer ------------------------------- */
+/* The function a wrapper of `name` calls: another interposer's, when one is
+ * loaded after libcutaint.so and defines or hooks the name (through its
+ * exports or its dlsym), else the driver's own.  NULL if neither has it. */
+void *ct_chain_resolve(void *driver_handle, const char *name);
+/* Is addr inside libcutaint.so? */
+bool ct_in_self(const void *addr);
+/* Once per program, when it first reaches the driver: say so when another
+ * library ahead of libcutaint.so defines driver entry points or dlsym. */
+void ct_chain_check_order(void);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
 /* In a forked child: empty the slots, so the child's first call of each

@@ -1,0 +1,166 @@
+/*
+ * testlayer.c - libtestlayer.so, a second interposer of the driver in the
+ * pattern of the GPU-sharing layers (HAMi-core's libvgpu.so, vgpu-manager):
+ * it exports its own wrappers of a few cu* entry points, overrides dlsym
+ * (a lookup of one of those names gets its wrapper), and swaps the
+ * pointers cuGetProcAddress returns for its wrappers.  Its real functions
+ * are resolved through the next dlsym in the chain (glibc's dlsym asked
+ * for RTLD_NEXT's "dlsym", as interposers that mean to stack do) on a
+ * handle of libcuda.so.1.
+ *
+ * Owns: counting the calls that reach it, written at exit as "NAME COUNT"
+ * lines to $TESTLAYER_COUNTS (the test's evidence of what was passed down).
+ * Knows nothing of cutaint.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The plain wrappers: name, parameters, arguments. */
+#define LAYER_CALLS(X)                                                                             \
+    X(cuInit, (unsigned flags), (flags))                                                           \
+    X(cuMemAlloc_v2, (CUdeviceptr * p, size_t n), (p, n))                                          \
+    X(cuMemFree_v2, (CUdeviceptr p), (p))                                                          \
+    X(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *h, size_t n), (d, h, n))                        \
+    X(cuMemcpyDtoH_v2, (void *h, CUdeviceptr d, size_t n), (h, d, n))                              \
+    X(cuLaunchKernel,                                                                              \
+      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+       unsigned shared, CUstream s, void **params, void **extra),                                  \
+      (f, gx, gy, gz, bx, by, bz, shared, s, params, extra))
+/* Every function it exports (the two cuGetProcAddress are written out). */
+#define LAYER_FUNCS(X)                             \
+    LAYER_CALLS(X)                                 \
+    X(cuGetProcAddress_v2,                         \
+      (const char *symbol, void **pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult *status), ()) \
+    X(cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags), ())
+
+enum {
+#define X(name, params, args) ID_##name,
+    LAYER_FUNCS(X)
+#undef X
+    N_FUNCS
+};
+
+typedef CUresult CUDAAPI cuGetProcAddress_v2_fn(const char *, void **, int, cuuint64_t,
+                                                CUdriverProcAddressQueryResult *);
+typedef CUresult CUDAAPI cuGetProcAddress_fn(const char *, void **, int, cuuint64_t);
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+static const char *const names[N_FUNCS] = {
+#define X(name, params, args) #name,
+    LAYER_FUNCS(X)
+#undef X
+};
+static void *real[N_FUNCS];
+static void *mine[N_FUNCS];
+static atomic_ulong calls[N_FUNCS];
+static dlsym_fn next_dlsym;
+static pthread_once_t resolved = PTHREAD_ONCE_INIT;
+
+/* glibc's dlsym, then the dlsym after this library (another interposer's,
+ * or glibc's again). */
+static void find_next_dlsym(void)
+{
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    dlsym_fn glibc = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !glibc; i++)
+        glibc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    next_dlsym = glibc ? (dlsym_fn)glibc(RTLD_NEXT, "dlsym") : NULL;
+    if (!next_dlsym)
+        next_dlsym = glibc;
+}
+
+static void resolve(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    for (int i = 0; i < N_FUNCS; i++)
+        real[i] = cuda && next_dlsym ? next_dlsym(cuda, names[i]) : NULL;
+}
+
+/* Counts the call and resolves on first use; the real function or NULL. */
+static void *arrive(int id)
+{
+    pthread_once(&resolved, resolve);
+    atomic_fetch_add(&calls[id], 1);
+    return real[id];
+}
+
+static void swap_in(CUresult r, void **pfn);
+
+#define X(name, params, args)                                  \
+    typedef CUresult CUDAAPI name##_fn params;                 \
+    EXPORT CUresult CUDAAPI name params                        \
+    {                                                          \
+        name##_fn *fn = (name##_fn *)arrive(ID_##name);        \
+        return fn ? fn args : CUDA_ERROR_NOT_FOUND;            \
+    }
+LAYER_CALLS(X)
+#undef X
+
+EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                             CUdriverProcAddressQueryResult *status)
+{
+    cuGetProcAddress_v2_fn *fn = (cuGetProcAddress_v2_fn *)arrive(ID_cuGetProcAddress_v2);
+    CUresult r = fn ? fn(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_FOUND;
+    swap_in(r, pfn);
+    return r;
+}
+
+EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    cuGetProcAddress_fn *fn = (cuGetProcAddress_fn *)arrive(ID_cuGetProcAddress);
+    CUresult r = fn ? fn(symbol, pfn, version, flags) : CUDA_ERROR_NOT_FOUND;
+    swap_in(r, pfn);
+    return r;
+}
+
+/* A pointer the driver (or whoever is behind us) handed out for one of our
+ * names is replaced with our wrapper of that very function. */
+static void swap_in(CUresult r, void **pfn)
+{
+    if (r != CUDA_SUCCESS || !pfn || !*pfn)
+        return;
+    for (int i = 0; i < N_FUNCS; i++)
+        if (*pfn == real[i]) {
+            *pfn = mine[i];
+            return;
+        }
+}
+
+EXPORT void *dlsym(void *handle, const char *name)
+{
+    if (!next_dlsym)
+        find_next_dlsym();
+    if (handle != RTLD_NEXT && name[0] == 'c' && name[1] == 'u')
+        for (int i = 0; i < N_FUNCS; i++)
+            if (strcmp(name, names[i]) == 0)
+                return mine[i];
+    return next_dlsym ? next_dlsym(handle, name) : NULL;
+}
+
+__attribute__((constructor)) static void layer_load(void)
+{
+#define X(name, params, args) mine[ID_##name] = (void *)name;
+    LAYER_FUNCS(X)
+#undef X
+    find_next_dlsym();
+}
+
+__attribute__((destructor)) static void layer_unload(void)
+{
+    const char *path = getenv("TESTLAYER_COUNTS");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f)
+        return;
+    for (int i = 0; i < N_FUNCS; i++)
+        fprintf(f, "%s %lu\n", names[i], atomic_load(&calls[i]));
+    fclose(f);
+}

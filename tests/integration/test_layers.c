@@ -1,0 +1,152 @@
+/*
+ * test_layers.c - cutaint beside another interposer (layer/testlayer.c, in
+ * the GPU-sharing layers' pattern: its own cu* exports, a dlsym override,
+ * cuGetProcAddress pointers swapped), both load orders, on the linked
+ * (-lcuda) and the runtime's loading path (dlopen + dlsym +
+ * cuGetProcAddress).  The layer counts the calls that reach it; the same
+ * program under the layer alone says what the program made.
+ *   cutaint first: every call cutaint passes down reaches the layer (the
+ *     same counts as alone), those it answers itself (the skipped launch,
+ *     the refused reads) do not, and cutaint's checks hold.
+ *   layer first: the layer sees every call, cutaint still checks the ones
+ *     the layer passes on, and says it is not first.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define SHIM_FIRST "LD_PRELOAD=" CT_SHIM " " CT_TESTLAYER
+#define LAYER_FIRST "LD_PRELOAD=" CT_TESTLAYER " " CT_SHIM
+#define LAYER_ONLY "LD_PRELOAD=" CT_TESTLAYER
+
+static const char *const counted[] = {"cuMemAlloc_v2", "cuMemcpyDtoH_v2", "cuLaunchKernel",
+                                      "cuGetProcAddress_v2", "cuGetProcAddress"};
+#define N_COUNTED (sizeof counted / sizeof counted[0])
+
+typedef struct layer_run {
+    h_result r;
+    long count[N_COUNTED];
+} layer_run;
+
+static void run_layered(const char *client, const char *scenario, const char *preload, layer_run *out)
+{
+    h_exec(&(h_run){.client = client, .args = {scenario}, .no_shim = true,
+                    .env = {preload, "CUTAINT_REPORT=@DIR@/report.jsonl", "TESTLAYER_COUNTS=@DIR@/counts"}},
+           &out->r);
+    h_expect_ended(&out->r);
+    char *text = h_slurp(h_path(&out->r, "counts"));
+    cr_assert(text != NULL, "the layer wrote no counts (was it loaded?)\n--- stderr\n%s", out->r.err);
+    for (size_t i = 0; i < N_COUNTED; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s ", counted[i]);
+        const char *line = h_line_containing(text, key);
+        out->count[i] = line[0] && strncmp(line, key, strlen(key)) == 0 ? atol(line + strlen(key)) : -1;
+    }
+    free(text);
+}
+
+typedef struct path_case {
+    const char *name;
+    const char *client;
+    bool runtime; /* reaches the driver through cuGetProcAddress */
+} path_case;
+
+static const path_case paths[] = {
+    {"linked", CT_CLIENT_LINKED, false},
+    {"runtime", CT_CLIENT_RUNTIME, true},
+};
+
+static const char *const refused_lines[] = {
+    "launch fill x: CUDA_ERROR_INVALID_VALUE", "read u: CUDA_SUCCESS first=4 last=4",
+    "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff", "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
+
+/* cutaint's checks held: the refusals on stdout, the story in the report. */
+static void expect_checked(const path_case *p, const layer_run *with)
+{
+    h_expect_lines(&with->r, refused_lines);
+    h_report rep;
+    h_expect_report(&with->r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,failure,probe,skip,refused_read,refused_read,exit", "%s", p->name);
+    h_report_free(&rep);
+}
+
+ParameterizedTestParameters(layers, cutaint_first_passes_every_call_down)
+{
+    return H_ROWS(paths);
+}
+
+ParameterizedTest(int *row, layers, cutaint_first_passes_every_call_down)
+{
+    const path_case *p = &paths[*row];
+    layer_run alone, with;
+    run_layered(p->client, "two_hops", LAYER_ONLY, &alone);
+    run_layered(p->client, "two_hops", SHIM_FIRST, &with);
+    cr_log_info("path %s", p->name);
+    expect_checked(p, &with);
+    /* The skipped saxpy and the two refused reads never reach the driver,
+     * nor the layer; everything else does, once. */
+    static const long answered[N_COUNTED] = {0, 2, 1, 0, 0};
+    for (size_t i = 0; i < N_COUNTED; i++)
+        cr_expect_eq(with.count[i], alone.count[i] - answered[i], "%s: %s reached the layer %ld times, alone %ld",
+                     p->name, counted[i], with.count[i], alone.count[i]);
+    cr_expect(alone.count[0] == 3 && alone.count[2] == 4, "%s: the layer alone saw the program's calls", p->name);
+    if (p->runtime)
+        cr_expect(with.count[3] > 0, "%s: the runtime's lookups must go through the layer's cuGetProcAddress",
+                  p->name);
+    cr_expect_eq(h_count_containing(with.r.err, "loaded before libcutaint.so"), 0, "%s", with.r.err);
+    h_free(&alone.r);
+    h_free(&with.r);
+}
+
+ParameterizedTestParameters(layers, happy_path_identical_in_both_orders)
+{
+    return H_ROWS(paths);
+}
+
+ParameterizedTest(int *row, layers, happy_path_identical_in_both_orders)
+{
+    const path_case *p = &paths[*row];
+    layer_run alone, first, second;
+    run_layered(p->client, "happy", LAYER_ONLY, &alone);
+    run_layered(p->client, "happy", SHIM_FIRST, &first);
+    run_layered(p->client, "happy", LAYER_FIRST, &second);
+    cr_expect_str_eq(first.r.out, alone.r.out, "%s: cutaint first changes the program's output", p->name);
+    cr_expect_str_eq(second.r.out, alone.r.out, "%s: layer first changes the program's output", p->name);
+    for (size_t i = 0; i < N_COUNTED; i++) {
+        cr_expect_eq(first.count[i], alone.count[i], "%s: cutaint first: %s %ld, alone %ld", p->name, counted[i],
+                     first.count[i], alone.count[i]);
+        cr_expect_eq(second.count[i], alone.count[i], "%s: layer first: %s %ld, alone %ld", p->name, counted[i],
+                     second.count[i], alone.count[i]);
+    }
+    h_free(&alone.r);
+    h_free(&first.r);
+    h_free(&second.r);
+}
+
+ParameterizedTestParameters(layers, layer_first_is_still_checked_and_said)
+{
+    return H_ROWS(paths);
+}
+
+ParameterizedTest(int *row, layers, layer_first_is_still_checked_and_said)
+{
+    const path_case *p = &paths[*row];
+    layer_run alone, with;
+    run_layered(p->client, "two_hops", LAYER_ONLY, &alone);
+    run_layered(p->client, "two_hops", LAYER_FIRST, &with);
+    cr_log_info("path %s", p->name);
+    expect_checked(p, &with);
+    for (size_t i = 0; i < N_COUNTED; i++)
+        cr_expect_eq(with.count[i], alone.count[i], "%s: the layer, first, sees every call: %s %ld, alone %ld",
+                     p->name, counted[i], with.count[i], alone.count[i]);
+    cr_expect_eq(h_count_containing(with.r.err, "libtestlayer.so is loaded before libcutaint.so"), 1,
+                 "%s: cutaint must say once that it is not first:\n%s", p->name, with.r.err);
+    cr_expect_eq(h_count_containing(with.r.err, "LD_PRELOAD=\"libcutaint.so libtestlayer.so\""), 1, "%s",
+                 with.r.err);
+    h_free(&alone.r);
+    h_free(&with.r);
+}
