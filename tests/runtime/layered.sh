@@ -17,7 +17,7 @@ bad=0
 fail() { echo "FAIL: $*"; bad=1; }
 count() { sed -n "s/^$2 //p" "$work/$1"; } # FILE NAME
 
-TESTLAYER_COUNTS=$work/alone env LD_PRELOAD="$layer" "$program" >/dev/null 2>&1 || fail "the layer alone: exit status $?"
+TESTLAYER_COUNTS=$work/alone env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$layer" "$program" >/dev/null 2>&1 || fail "the layer alone: exit status $?"
 TESTLAYER_COUNTS=$work/first bash "$here/refused.sh" "$shim $layer" "$program" >"$work/first.out" 2>&1 ||
     { cat "$work/first.out"; fail "cutaint first: refused.sh failed"; }
 TESTLAYER_COUNTS=$work/second bash "$here/refused.sh" "$layer $shim" "$program" >"$work/second.out" 2>&1 ||

@@ -67,12 +67,11 @@ static pthread_once_t resolved = PTHREAD_ONCE_INIT;
 
 /* glibc's dlsym, then the dlsym after this library (another interposer's,
  * or glibc's again). */
+void *layer_glibc_dlsym(void);
+
 static void find_next_dlsym(void)
 {
-    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
-    dlsym_fn glibc = NULL;
-    for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !glibc; i++)
-        glibc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    dlsym_fn glibc = (dlsym_fn)layer_glibc_dlsym();
     next_dlsym = glibc ? (dlsym_fn)glibc(RTLD_NEXT, "dlsym") : NULL;
     if (!next_dlsym)
         next_dlsym = glibc;
@@ -135,16 +134,58 @@ static void swap_in(CUresult r, void **pfn)
         }
 }
 
-EXPORT void *dlsym(void *handle, const char *name)
+/* glibc's dlsym, for RTLD_NEXT lookups: found on first use, as a sanitizer
+ * runtime asks before any constructor ran. */
+__attribute__((visibility("hidden"), used)) void *layer_glibc_dlsym(void)
+{
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    static _Atomic(dlsym_fn) glibc;
+    dlsym_fn found = atomic_load(&glibc);
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !found; i++)
+        found = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    atomic_store(&glibc, found);
+    return (void *)found;
+}
+
+__attribute__((visibility("hidden"), used)) void *layer_dlsym_hook(void *handle, const char *name)
 {
     if (!next_dlsym)
         find_next_dlsym();
-    if (handle != RTLD_NEXT && name[0] == 'c' && name[1] == 'u')
+    if (name[0] == 'c' && name[1] == 'u')
         for (int i = 0; i < N_FUNCS; i++)
             if (strcmp(name, names[i]) == 0)
                 return mine[i];
     return next_dlsym ? next_dlsym(handle, name) : NULL;
 }
+
+/* dlsym: RTLD_NEXT tail-jumps to glibc's, so "next" stays relative to the
+ * caller (a sanitizer runtime looks up its real functions that way);
+ * anything else goes through the hook. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"
+        "    jne 1f\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call layer_glibc_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    jmp *%rax\n"
+        "1:  jmp layer_dlsym_hook\n"
+        ".size dlsym, .-dlsym\n");
+#else
+EXPORT void *dlsym(void *handle, const char *name)
+{
+    if (handle == RTLD_NEXT)
+        return ((dlsym_fn)layer_glibc_dlsym())(handle, name); /* relative to this layer */
+    return layer_dlsym_hook(handle, name);
+}
+#endif
 
 __attribute__((constructor)) static void layer_load(void)
 {
