@@ -112,8 +112,15 @@ static const fc_word cudart_interface[] = {
 
 /* ---- TOOLS_RUNTIME_CALLBACK_HOOKS: buffers the runtime writes ---------- */
 
-/* Sizes that worked: 1024 bytes and 14 u32s (rounded up here). */
-static unsigned char hooks_buf2[1024] __attribute__((aligned(16)));
+/* Sizes that worked: 1024 bytes and 14 u32s (rounded up here).  The runtime
+ * reads slot 2's buffer further than the size it is told: its
+ * cudaEventElapsedTime (13.0) tests a flag 0x798 bytes in, and takes the
+ * tools' path (TOOLS_TLS, callback hooks) when that is not zero.  So the
+ * buffer has zeroed room behind it: with 1024 bytes the flag was read from
+ * whatever the loader mapped after fakecuda, a different value in every
+ * run. */
+#define FC_HOOKS2_TOLD 1024
+static unsigned char hooks_buf2[4096] __attribute__((aligned(16)));
 static unsigned char hooks_buf6[64] __attribute__((aligned(16)));
 
 static CUresult fc_hooks_buffer(void **buf, size_t *n, void *mem, size_t bytes, int slot)
@@ -128,7 +135,7 @@ static CUresult fc_hooks_buffer(void **buf, size_t *n, void *mem, size_t bytes, 
 
 static CUresult fc_hooks_2(void **buf, size_t *n)
 {
-    return fc_hooks_buffer(buf, n, hooks_buf2, sizeof hooks_buf2, 2);
+    return fc_hooks_buffer(buf, n, hooks_buf2, FC_HOOKS2_TOLD, 2);
 }
 
 static CUresult fc_hooks_6(void **buf, size_t *n)
