@@ -36,8 +36,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
-
+#include "ct_hash.h"
 #include "shim.h"
 #include "signature.h"
 
@@ -128,6 +127,10 @@ static ct_kernel *kernel_entry(uint64_t handle)
     if (!k && (k = calloc(1, sizeof *k))) {
         k->handle = handle;
         HASH_ADD(hh, kernels, handle, sizeof handle, k);
+        if (!ct_hash_added(&k->hh)) { /* out of memory: the kernel stays unknown */
+            free(k);
+            k = NULL;
+        }
     }
     pthread_mutex_unlock(&kernels_lock);
     return k;

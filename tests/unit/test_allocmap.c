@@ -261,7 +261,7 @@ Test(allocmap, holds_100000_allocations_within_128_bytes_each)
 /* A treap of 100,000 random priorities is about 45 deep; a hash whose
  * priorities followed key order would make it 100,000 deep. */
 #define HEIGHT_BOUND 90
-/* uthash doubles its buckets when a chain reaches 20 (heap.h); a hash that
+/* uthash doubles its buckets when a chain reaches 20 (ct_hash.h); a hash that
  * maps a pattern onto few buckets makes chains far longer. */
 #define CHAIN_BOUND 40
 

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <uthash.h>
 
+#include "ct_hash.h"
 #include "ct_status.h"
 #include "taint.h"
 
@@ -101,8 +101,10 @@ static model_failure *mf(ct_failure_id id)
     HASH_FIND(hh, m.failures, &id, sizeof(id), f);
     if (!f) {
         f = calloc(1, sizeof(*f));
+        cr_assert(f != NULL, "model: out of memory");
         f->id = id;
         HASH_ADD(hh, m.failures, id, sizeof(f->id), f);
+        cr_assert(ct_hash_added(&f->hh), "model: out of memory");
     }
     return f;
 }
