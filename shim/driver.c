@@ -11,10 +11,11 @@
  * - The driver is loaded at most once, lazily, on the first call that needs
  *   a real function; never from inside dlsym (ct_in_driver only asks dladdr).
  * - A slot, once resolved, never changes; a missing function is remembered as
- *   missing, so the lookup cost is paid once per entry point.
+ *   missing, so the lookup cost is paid once per entry point or helper
+ *   (shim.h CT_HELPERS): no dlsym on any path a program can repeat.
  * - No driver: one clear line in the log, and every wrapped call answers
  *   CT_NO_DRIVER_RESULT instead of crashing.
- * - Every first use of a slot (and every named lookup) tells init.c the
+ * - Every first use of a slot tells init.c the
  *   process has reached the driver; the hot path never asks.  A forked child
  *   empties its slots (the functions stay known), so its own first call
  *   takes that slow path once and the child is a process that reached the
@@ -31,8 +32,13 @@
 static void *driver_handle;
 static int driver_version; /* 0: none could be loaded, or it did not say */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-static _Atomic(void *) slots[CT_N_ENTRIES]; /* what the wrappers call; emptied in a forked child */
-static _Atomic(void *) known[CT_N_ENTRIES]; /* every function found so far, kept across fork */
+static _Atomic(void *) slots[CT_N_SLOTS]; /* what the wrappers call; emptied in a forked child */
+static _Atomic(void *) known[CT_N_SLOTS]; /* every function found so far, kept across fork */
+static const char *const helper_names[] = {
+#define CT_HELPER_NAME(name) #name,
+    CT_HELPERS(CT_HELPER_NAME)
+#undef CT_HELPER_NAME
+};
 
 static int driver_version_of(void *handle)
 {
@@ -68,9 +74,9 @@ static bool reach_driver(void)
     return loaded;
 }
 
-void *ct_real_named(const char *name)
+static const char *slot_name(int id)
 {
-    return reach_driver() ? ct_chain_resolve(driver_handle, name) : NULL;
+    return id < CT_N_ENTRIES ? ct_entries[id].name : helper_names[id - CT_N_ENTRIES];
 }
 
 void *ct_real_own(int id)
@@ -83,7 +89,7 @@ static void *resolve_slot(int id)
     bool loaded = reach_driver();
     void *fn = atomic_load_explicit(&known[id], memory_order_acquire);
     if (!fn) {
-        fn = loaded ? ct_chain_resolve(driver_handle, ct_entries[id].name) : NULL;
+        fn = loaded ? ct_chain_resolve(driver_handle, slot_name(id)) : NULL;
         if (!fn)
             fn = CT_MISSING;
         atomic_store_explicit(&known[id], fn, memory_order_release);
@@ -102,7 +108,7 @@ void *ct_real(int id)
 
 void ct_driver_atfork_child(void)
 {
-    for (int id = 0; id < CT_N_ENTRIES; id++)
+    for (int id = 0; id < CT_N_SLOTS; id++)
         atomic_store_explicit(&slots[id], NULL, memory_order_relaxed);
 }
 

@@ -31,7 +31,7 @@ int ct_fault_status(void)
 
 bool ct_has_current_context(void)
 {
-    CUresult (*get_current)(CUcontext *) = (CUresult(*)(CUcontext *))ct_real_named("cuCtxGetCurrent");
+    __typeof__(&cuCtxGetCurrent) get_current = CT_HELPER(cuCtxGetCurrent);
     CUcontext ctx = NULL;
     return get_current && get_current(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }

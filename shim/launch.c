@@ -166,8 +166,7 @@ void ct_after_name(ct_call *call, uint64_t handle, const char *name, uint64_t na
 /* Ask the driver for a name nobody told us (functions from other paths). */
 static void name_from_driver(ct_kernel *k, CUfunction f)
 {
-    CUresult (*get_name)(const char **, CUfunction) =
-        (CUresult(*)(const char **, CUfunction))ct_real_named("cuFuncGetName");
+    __typeof__(&cuFuncGetName) get_name = CT_HELPER(cuFuncGetName);
     const char *name = NULL;
     if (get_name && get_name(&name, f) == CUDA_SUCCESS && name)
         remember_name(k->handle, name);
@@ -180,8 +179,7 @@ static void name_from_driver(ct_kernel *k, CUfunction f)
 /* Layout from the driver: offsets and sizes of every parameter. */
 static unsigned layout_from_driver(CUfunction f, ct_param *out, unsigned cap)
 {
-    CUresult (*info)(CUfunction, size_t, size_t *, size_t *) =
-        (CUresult(*)(CUfunction, size_t, size_t *, size_t *))ct_real_named("cuFuncGetParamInfo");
+    __typeof__(&cuFuncGetParamInfo) info = CT_HELPER(cuFuncGetParamInfo);
     if (!info)
         return 0;
     unsigned n = 0;

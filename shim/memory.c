@@ -140,8 +140,7 @@ bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t wi
  * shim never saw allocated (a unified copy's destination can be either). */
 static bool is_host_memory(const void *host_dst)
 {
-    CUresult (*attr)(void *, CUpointer_attribute, CUdeviceptr) =
-        (CUresult(*)(void *, CUpointer_attribute, CUdeviceptr))ct_real_named("cuPointerGetAttribute");
+    __typeof__(&cuPointerGetAttribute) attr = CT_HELPER(cuPointerGetAttribute);
     unsigned type = 0;
     if (!attr || attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)host_dst) != CUDA_SUCCESS)
         return true; /* the driver does not know it: pageable host memory */

@@ -68,11 +68,23 @@ extern const ct_entry ct_entries[CT_N_ENTRIES];
 int ct_entry_find(const char *name);
 
 /* ---- the real driver (driver.c) --------------------------------------- */
-/* The real function for an entry, resolving on first use; NULL if the
- * driver lacks it or cannot be loaded. */
+/* Driver functions the shim calls for itself without wrapping them, each
+ * given a slot after the table's, so that they too are looked up once. */
+#define CT_HELPERS(X) X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)
+enum ct_helper_id {
+    CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
+#define CT_HELPER_ID(name) CT_HELPER_##name,
+    CT_HELPERS(CT_HELPER_ID)
+#undef CT_HELPER_ID
+    CT_N_SLOTS
+};
+/* The real function of an entry or a helper, resolved on first use and
+ * remembered (missing ones too); NULL if the driver lacks it or cannot be
+ * loaded. */
 void *ct_real(int id);
-/* The real function of a name outside the table (cuCtxGetCurrent, ...). */
-void *ct_real_named(const char *name);
+/* A helper, typed as cuda.h declares it (NULL if missing):
+ *   __typeof__(&cuCtxGetCurrent) get = CT_HELPER(cuCtxGetCurrent); */
+#define CT_HELPER(name) ((__typeof__(&name))ct_real(CT_HELPER_##name))
 /* The driver's own function for an entry, whoever stands in front of it. */
 void *ct_real_own(int id);
 /* glibc's dlsym, found with dlvsym past this library: the true answer. */

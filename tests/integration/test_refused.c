@@ -6,6 +6,7 @@
  * CUTAINT_ON_SKIP change exactly what they say.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -130,4 +131,31 @@ Test(refused, poison_byte)
         cr_expect_eq(h_count_containing(r.err, "CUTAINT_POISON"), 0, "%s is valid:\n%s", poison_cases[i].env, r.err);
         h_free(&r);
     }
+}
+
+/* Driver lookups (dlsym) the dynamic linker made, as LD_DEBUG=symbols shows
+ * them: one line per object searched for a cu* name. */
+static int driver_lookups(int skipped_launches)
+{
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", skipped_launches);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"skip_loop", arg}, .env = {"LD_DEBUG=symbols"}}, &r);
+    h_expect_ended(&r);
+    char want[64];
+    snprintf(want, sizeof want, "saxpy launches: %d, failed: 0", skipped_launches);
+    cr_expect(h_has_line(r.out, want), "%s", r.out);
+    cr_expect(h_has_line(r.out, "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    int lookups = h_count_containing(r.err, "symbol=cu");
+    h_free(&r);
+    return lookups;
+}
+
+/* Helpers cutaint calls on the skip path (cuCtxGetCurrent, cuFuncGetName,
+ * ...) are looked up once: 200 more skipped launches make no more lookups. */
+Test(refused, skipped_launches_look_nothing_up)
+{
+    int few = driver_lookups(10), many = driver_lookups(210);
+    cr_expect(few > 0, "LD_DEBUG=symbols showed no lookup at all: is it honoured here?");
+    cr_expect_eq(many, few, "%d driver lookups for 10 skipped launches, %d for 210", few, many);
 }

@@ -1,0 +1,180 @@
+/*
+ * lifecycle.c - an ordinary driver-API program, knowing nothing of cutaint,
+ * that lives through what a long-running process lives through: contexts
+ * destroyed, reset and released; modules and libraries unloaded; a context
+ * lost and seen first by a query; pitched copies; failures repeated; long
+ * runs of skipped launches.  One scenario per argv[1]; it prints what it saw
+ * in scenarios.c's stable text form:
+ *   NAME: CUDA_...                      a call's return code
+ *   read LABEL: CUDA_... bytes=0xHH     every byte read was HH (0x3c: left untouched)
+ *   read LABEL: CUDA_... first=F last=F the first and last float read
+ *   NAME: yes|no                        a fact about the driver's answers
+ * Exit: the scenario's status, 2 usage, 4 setup failed.
+ */
+#include <cuda.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 1024
+#define BYTES (N * sizeof(float))
+#define OK_BLOCK 256u
+#define BAD_BLOCK 2048u /* > 1024 threads: the launch fails, the kernel does not run */
+#define UNTOUCHED 0x3c  /* host bytes before a read (fakecuda fills new memory with 0x5a) */
+
+static const char image[] = "any bytes: the kernels are found by name";
+
+/* ---- printing --------------------------------------------------------- */
+static const char *errname(CUresult r)
+{
+    const char *s = NULL;
+    if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == NULL) {
+        static char buf[32];
+        snprintf(buf, sizeof buf, "CUresult(%d)", (int)r);
+        return buf;
+    }
+    return s;
+}
+
+static void say(const char *what, CUresult r)
+{
+    printf("%s: %s\n", what, errname(r));
+}
+
+static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
+{
+    size_t same = 1;
+    while (same < bytes && host[same] == host[0])
+        same++;
+    if (same == bytes || bytes < sizeof(float)) {
+        printf("read %s: %s bytes=0x%02x\n", label, errname(r), host[0]);
+        return;
+    }
+    float first, last;
+    memcpy(&first, host, sizeof first);
+    memcpy(&last, host + (bytes / sizeof(float) - 1) * sizeof(float), sizeof last);
+    printf("read %s: %s first=%g last=%g\n", label, errname(r), first, last);
+}
+
+/* ---- driver helpers ---------------------------------------------------- */
+static void check(const char *what, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        printf("setup %s: %s\n", what, errname(r));
+        exit(4);
+    }
+}
+
+static CUdeviceptr alloc(size_t bytes)
+{
+    CUdeviceptr p = 0;
+    check("cuMemAlloc", cuMemAlloc(&p, bytes));
+    return p;
+}
+
+static CUfunction function(CUmodule mod, const char *name)
+{
+    CUfunction f;
+    check(name, cuModuleGetFunction(&f, mod, name));
+    return f;
+}
+
+static CUmodule load_module(void)
+{
+    CUmodule mod;
+    check("cuModuleLoadData", cuModuleLoadData(&mod, image));
+    return mod;
+}
+
+static CUresult launch(CUfunction f, unsigned block, unsigned n, void **params)
+{
+    unsigned grid = block > 1024 ? 1 : (n + block - 1) / block;
+    return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+}
+
+static CUresult fill(CUfunction k_fill, CUdeviceptr out, int n, float v, unsigned block)
+{
+    void *p[] = {&out, &n, &v};
+    return launch(k_fill, block, (unsigned)n, p);
+}
+
+static CUresult saxpy(CUfunction k_saxpy, int n, float a, CUdeviceptr x, CUdeviceptr y, unsigned block)
+{
+    void *p[] = {&n, &a, &x, &y};
+    return launch(k_saxpy, block, (unsigned)n, p);
+}
+
+/* Read `bytes` at src into a host buffer preset to UNTOUCHED and print it. */
+static CUresult show_read(const char *label, CUdeviceptr src, size_t bytes)
+{
+    unsigned char *host = malloc(bytes);
+    if (host == NULL)
+        exit(4);
+    memset(host, UNTOUCHED, bytes);
+    CUresult r = cuMemcpyDtoH(host, src, bytes);
+    describe(label, r, host, bytes);
+    free(host);
+    return r;
+}
+
+/* The primary context of device 0, current on this thread. */
+static CUcontext use_primary(void)
+{
+    CUcontext ctx;
+    check("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, 0));
+    check("cuCtxSetCurrent", cuCtxSetCurrent(ctx));
+    return ctx;
+}
+
+static void init(void)
+{
+    CUdevice dev;
+    check("cuInit", cuInit(0));
+    check("cuDeviceGet", cuDeviceGet(&dev, 0));
+}
+
+/* ---- scenarios ---------------------------------------------------------- */
+
+/* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
+ * skipped because x carries the failure. */
+static int sc_skip_loop(int argc, char **argv)
+{
+    int launches = argc > 0 ? atoi(argv[0]) : 10;
+    use_primary();
+    CUmodule mod = load_module();
+    CUfunction k_fill = function(mod, "_Z4fillPfif"), k_saxpy = function(mod, "_Z5saxpyifPKfPf");
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch fill x", fill(k_fill, x, N, 1.0f, BAD_BLOCK));
+    int failed = 0;
+    for (int i = 0; i < launches; i++)
+        failed += saxpy(k_saxpy, N, 2.0f, x, y, OK_BLOCK) != CUDA_SUCCESS;
+    printf("saxpy launches: %d, failed: %d\n", launches, failed);
+    show_read("y", y, BYTES);
+    return 0;
+}
+
+static const struct scenario {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} scenarios[] = {
+    {"skip_loop", sc_skip_loop},
+};
+
+int main(int argc, char **argv)
+{
+    for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            setvbuf(stdout, NULL, _IOLBF, 0);
+            init();
+            return scenarios[i].run(argc - 2, argv + 2);
+        }
+    }
+    fprintf(stderr, "usage: %s SCENARIO [ARG]; scenarios:", argv[0]);
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+        fprintf(stderr, " %s", scenarios[i].name);
+    fprintf(stderr, "\n");
+    return 2;
+}
