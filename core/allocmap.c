@@ -5,10 +5,11 @@
  * recent lookups.
  *
  * Invariants:
- * - A node is 112 bytes: uthash handle, range, treap links, claims.  Nodes
- *   come from chunks of NODES_PER_CHUNK and go back to a free list, so the
- *   allocator's per-block overhead is paid once per chunk, not per node;
- *   with the hash buckets this keeps a live allocation under 128 bytes.
+ * - A node is 120 bytes: uthash handle, range, owner, treap links, claims.
+ *   Nodes come from chunks of NODES_PER_CHUNK and go back to a free list,
+ *   so the allocator's per-block overhead is paid once per chunk, not per
+ *   node; with the hash buckets this keeps a live allocation under 128
+ *   bytes.
  * - The ordered index is a treap whose priority is the node's hash value
  *   (see hash_base): expected O(log n) depth with no balance field to
  *   store.  The handle's last word (hashv) sits just before base and the
@@ -38,10 +39,11 @@ struct ct_alloc {
     uint64_t base;
     ct_alloc *left, *right;  /* treap; `left` links the free list */
     uint64_t size;
+    uint64_t owner;          /* what it belongs to (a context); 0 unknown */
     ct_claims claims;
 };
 
-_Static_assert(sizeof(struct ct_alloc) <= 112,
+_Static_assert(sizeof(struct ct_alloc) <= 120,
                "the node is most of the 128-byte budget per allocation");
 
 struct ct_allocmap {
@@ -122,7 +124,7 @@ static bool add_chunk(ct_allocmap *map)
 }
 
 /* The handle is left as it was: HASH_ADD fills in every field of it. */
-static ct_alloc *node_get(ct_allocmap *map, uint64_t base, uint64_t size)
+static ct_alloc *node_get(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!map->free_nodes && !add_chunk(map))
         return NULL;
@@ -130,6 +132,7 @@ static ct_alloc *node_get(ct_allocmap *map, uint64_t base, uint64_t size)
     map->free_nodes = node->left;
     node->base = base;
     node->size = size;
+    node->owner = owner;
     node->left = node->right = NULL;
     node->claims = (ct_claims){0};
     return node;
@@ -295,11 +298,11 @@ static ct_alloc *overlapping(const ct_allocmap *map, uint64_t lo, uint64_t hi)
     return above && above->base < hi ? above : NULL;
 }
 
-int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size)
+int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!map || size == 0 || size > UINT64_MAX - base)
         return CT_EINVAL;
-    ct_alloc *node = node_get(map, base, size);
+    ct_alloc *node = node_get(map, base, size, owner);
     if (!node)
         return CT_ENOMEM;
     /* Hashed first: it is the step that can fail, and nothing has changed
@@ -338,6 +341,22 @@ int ct_allocmap_remove(ct_allocmap *map, uint64_t base)
     return CT_OK;
 }
 
+/* O(n): owners go away rarely (a context destroyed), allocations often. */
+size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner)
+{
+    if (!map || owner == 0)
+        return 0;
+    size_t removed = 0;
+    ct_alloc *node, *tmp;
+    HASH_ITER(hh, map->by_base, node, tmp) {
+        if (node->owner == owner) {
+            forget(map, node);
+            removed++;
+        }
+    }
+    return removed;
+}
+
 static void remember(const ct_allocmap *map, ct_alloc *node)
 {
     recent[recent_next++ % RECENT_HITS] = (recent_hit){
@@ -364,6 +383,7 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
 
 uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }
 uint64_t ct_alloc_size(const ct_alloc *a) { return a ? a->size : 0; }
+uint64_t ct_alloc_owner(const ct_alloc *a) { return a ? a->owner : 0; }
 size_t ct_allocmap_count(const ct_allocmap *map) { return map ? map->count : 0; }
 ct_claims *ct_alloc_claims(ct_alloc *a) { return &a->claims; }
 ct_claim_env *ct_allocmap_env(ct_allocmap *map) { return &map->env; }

@@ -2,7 +2,8 @@
  * allocmap.h - the set of live device allocations, by address.
  *
  * Owns: which [base, base+size) ranges of device memory the driver handed
- * out, and the per-allocation taint claims (see taint.h) stored with them.
+ * out, what each belongs to (an opaque owner: the shim's CUDA context), and
+ * the per-allocation taint claims (see taint.h) stored with them.
  * Two indexes over the same nodes: a uthash keyed by base for exact lookups
  * (free), and an ordered tree so that any interior address resolves to its
  * allocation in O(log n).
@@ -13,6 +14,7 @@
  *   missed a free.
  * - Not thread-safe on its own: the store (taint.h) serialises access.
  * - Never dereferences an address; addresses are numbers.
+ * - Owner 0 means "unknown": such allocations are never forgotten by owner.
  */
 #ifndef CT_ALLOCMAP_H
 #define CT_ALLOCMAP_H
@@ -28,13 +30,16 @@ ct_allocmap *ct_allocmap_new(void);
 void ct_allocmap_free(ct_allocmap *map);
 
 /* CT_OK, CT_EINVAL (size 0 or base+size overflows), CT_ENOMEM. */
-int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size);
+int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner);
 /* CT_OK or CT_ENOENT when base is not the base of a live allocation. */
 int ct_allocmap_remove(ct_allocmap *map, uint64_t base);
+/* Remove every allocation of owner (not 0), claims released; how many. */
+size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner);
 /* The allocation containing addr (base <= addr < base+size), or NULL. */
 ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr);
 uint64_t ct_alloc_base(const ct_alloc *a);
 uint64_t ct_alloc_size(const ct_alloc *a);
+uint64_t ct_alloc_owner(const ct_alloc *a);
 size_t ct_allocmap_count(const ct_allocmap *map);
 /* Heap bytes the map holds now (nodes, hash buckets, spilled claims). */
 size_t ct_allocmap_bytes(const ct_allocmap *map);

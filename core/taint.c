@@ -497,14 +497,24 @@ void ct_store_atfork_child(ct_store *s)
         ct_lookers_init(&s->lock);
 }
 
-int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size)
+int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!s)
         return CT_EINVAL;
     lock(s);
-    int rc = ct_allocmap_insert(s->map, base, size);
+    int rc = ct_allocmap_insert(s->map, base, size, owner);
     unlock(s);
     return rc;
+}
+
+size_t ct_store_forget_owner(ct_store *s, uint64_t owner)
+{
+    if (!s)
+        return 0;
+    lock(s);
+    size_t n = ct_allocmap_remove_owner(s->map, owner);
+    unlock(s);
+    return n;
 }
 
 int ct_store_free_alloc(ct_store *s, uint64_t base)

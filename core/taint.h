@@ -52,8 +52,14 @@ void ct_store_free(ct_store *s);
 void ct_store_atfork_child(ct_store *s);
 
 /* --- allocations ------------------------------------------------------ */
-int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size);   /* allocmap.h codes */
+/* owner: what the allocation belongs to (the shim passes its CUDA context),
+ * 0 when unknown.  allocmap.h codes. */
+int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size, uint64_t owner);
 int ct_store_free_alloc(ct_store *s, uint64_t base);             /* CT_OK, CT_ENOENT */
+/* The owner is gone (its context destroyed): forget every allocation of it
+ * with its claims; a failure no byte carries any more is released (what was
+ * reported stays reported).  Owner 0 forgets nothing.  Returns how many. */
+size_t ct_store_forget_owner(ct_store *s, uint64_t owner);
 /* The allocation holding addr: fills base/size (either may be NULL). */
 bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size);
 size_t ct_store_alloc_count(ct_store *s);

@@ -36,7 +36,7 @@ void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
 {
     if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
         return;
-    if (ct_store_alloc(ct_g.store, base, size) != 0)
+    if (ct_store_alloc(ct_g.store, base, size, 0) != 0)
         ct_log(CT_LOG_WARN, "out of memory tracking the allocation at 0x%llx; reads of it "
                "will not be checked", (unsigned long long)base);
 }

@@ -26,7 +26,7 @@ static uint64_t base_at(uint64_t addr)
 
 Test(allocmap, finds_the_base_and_every_interior_address)
 {
-    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x100), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x100, 0), CT_OK);
     cr_assert_eq(ct_allocmap_count(map), 1);
     for (uint64_t a = 0x1000; a < 0x1100; a++)
         cr_assert_eq(base_at(a), 0x1000, "address %#lx", (unsigned long)a);
@@ -36,7 +36,7 @@ Test(allocmap, finds_the_base_and_every_interior_address)
 
 Test(allocmap, last_byte_is_inside_and_one_past_is_not)
 {
-    ct_allocmap_insert(map, 0x1000, 0x100);
+    ct_allocmap_insert(map, 0x1000, 0x100, 0);
     cr_assert_not_null(ct_allocmap_find(map, 0x10ff));
     cr_assert_null(ct_allocmap_find(map, 0x1100));
     cr_assert_null(ct_allocmap_find(map, 0x0fff));
@@ -46,16 +46,36 @@ Test(allocmap, last_byte_is_inside_and_one_past_is_not)
 
 Test(allocmap, neighbours_that_touch_stay_apart)
 {
-    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x1000), CT_OK);
-    cr_assert_eq(ct_allocmap_insert(map, 0x2000, 0x1000), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x1000, 0), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x2000, 0x1000, 0), CT_OK);
     cr_assert_eq(ct_allocmap_count(map), 2);
     cr_assert_eq(base_at(0x1fff), 0x1000);
     cr_assert_eq(base_at(0x2000), 0x2000);
 }
 
+Test(allocmap, an_owner_takes_its_allocations_and_no_others_with_it)
+{
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x100, 7), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x2000, 0x100, 8), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x3000, 0x100, 7), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x4000, 0x100, 0), CT_OK);
+    cr_assert_eq(ct_alloc_owner(ct_allocmap_find(map, 0x2010)), 8);
+    cr_assert_eq(ct_allocmap_remove_owner(map, 0), 0, "owner 0 is nobody's: nothing goes");
+    cr_assert_eq(ct_allocmap_remove_owner(map, 9), 0);
+    cr_assert_not_null(ct_allocmap_find(map, 0x1010), "a lookup cached before the owner goes");
+    cr_assert_eq(ct_allocmap_remove_owner(map, 7), 2);
+    cr_assert_null(ct_allocmap_find(map, 0x1010), "the cached lookup went with it");
+    cr_assert_null(ct_allocmap_find(map, 0x3000));
+    cr_assert_eq(base_at(0x2000), 0x2000);
+    cr_assert_eq(base_at(0x40ff), 0x4000);
+    cr_assert_eq(ct_allocmap_count(map), 2);
+    cr_assert_eq(ct_allocmap_remove_owner(map, 7), 0);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x100, 9), CT_OK, "the freed range is free");
+}
+
 Test(allocmap, remove_takes_only_a_base)
 {
-    ct_allocmap_insert(map, 0x1000, 0x100);
+    ct_allocmap_insert(map, 0x1000, 0x100, 0);
     cr_assert_eq(ct_allocmap_remove(map, 0x1010), CT_ENOENT);
     cr_assert_eq(ct_allocmap_remove(map, 0x1000), CT_OK);
     cr_assert_eq(ct_allocmap_remove(map, 0x1000), CT_ENOENT);
@@ -65,11 +85,11 @@ Test(allocmap, remove_takes_only_a_base)
 
 Test(allocmap, a_lookup_never_returns_a_removed_allocation)
 {
-    ct_allocmap_insert(map, 0x1000, 0x100);
+    ct_allocmap_insert(map, 0x1000, 0x100, 0);
     cr_assert_not_null(ct_allocmap_find(map, 0x1010)); /* now cached */
     ct_allocmap_remove(map, 0x1000);
     cr_assert_null(ct_allocmap_find(map, 0x1010));
-    ct_allocmap_insert(map, 0x1000, 0x20);
+    ct_allocmap_insert(map, 0x1000, 0x20, 0);
     cr_assert_null(ct_allocmap_find(map, 0x1080));
     cr_assert_eq(ct_alloc_size(ct_allocmap_find(map, 0x1010)), 0x20);
 }
@@ -77,7 +97,7 @@ Test(allocmap, a_lookup_never_returns_a_removed_allocation)
 Test(allocmap, maps_do_not_share_cached_lookups)
 {
     ct_allocmap *other = ct_allocmap_new();
-    ct_allocmap_insert(map, 0x1000, 0x100);
+    ct_allocmap_insert(map, 0x1000, 0x100, 0);
     cr_assert_not_null(ct_allocmap_find(map, 0x1010));
     cr_assert_null(ct_allocmap_find(other, 0x1010));
     ct_allocmap_free(other);
@@ -85,10 +105,10 @@ Test(allocmap, maps_do_not_share_cached_lookups)
 
 Test(allocmap, an_overlapping_insert_replaces_the_stale_entries)
 {
-    ct_allocmap_insert(map, 0x1000, 0x1000);
-    ct_allocmap_insert(map, 0x3000, 0x1000);
-    ct_allocmap_insert(map, 0x5000, 0x1000);
-    cr_assert_eq(ct_allocmap_insert(map, 0x1800, 0x2000), CT_OK); /* over the first two */
+    ct_allocmap_insert(map, 0x1000, 0x1000, 0);
+    ct_allocmap_insert(map, 0x3000, 0x1000, 0);
+    ct_allocmap_insert(map, 0x5000, 0x1000, 0);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1800, 0x2000, 0), CT_OK); /* over the first two */
     cr_assert_eq(ct_allocmap_count(map), 2);
     cr_assert_null(ct_allocmap_find(map, 0x1000));
     cr_assert_eq(base_at(0x1800), 0x1800);
@@ -101,9 +121,9 @@ Test(allocmap, an_overlapping_insert_replaces_the_stale_entries)
 /* Only the allocation above overlaps: nothing below the new range. */
 Test(allocmap, an_insert_running_into_the_next_allocation_replaces_it)
 {
-    ct_allocmap_insert(map, 0x2000, 0x1000);
-    ct_allocmap_insert(map, 0x8000, 0x1000);
-    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x1800), CT_OK);
+    ct_allocmap_insert(map, 0x2000, 0x1000, 0);
+    ct_allocmap_insert(map, 0x8000, 0x1000, 0);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x1800, 0), CT_OK);
     cr_assert_eq(ct_allocmap_count(map), 2);
     cr_assert_eq(base_at(0x27ff), 0x1000);
     cr_assert_null(ct_allocmap_find(map, 0x2800));
@@ -113,8 +133,8 @@ Test(allocmap, an_insert_running_into_the_next_allocation_replaces_it)
 
 Test(allocmap, reinserting_a_base_replaces_its_size)
 {
-    ct_allocmap_insert(map, 0x1000, 0x100);
-    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x10), CT_OK);
+    ct_allocmap_insert(map, 0x1000, 0x100, 0);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x10, 0), CT_OK);
     cr_assert_eq(ct_allocmap_count(map), 1);
     cr_assert_null(ct_allocmap_find(map, 0x1010));
     cr_assert_eq(ct_allocmap_remove(map, 0x1000), CT_OK);
@@ -123,17 +143,17 @@ Test(allocmap, reinserting_a_base_replaces_its_size)
 
 Test(allocmap, a_range_inside_another_replaces_it)
 {
-    ct_allocmap_insert(map, 0x1000, 0x1000);
-    cr_assert_eq(ct_allocmap_insert(map, 0x1400, 0x10), CT_OK);
+    ct_allocmap_insert(map, 0x1000, 0x1000, 0);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1400, 0x10, 0), CT_OK);
     cr_assert_eq(ct_allocmap_count(map), 1);
     cr_assert_null(ct_allocmap_find(map, 0x1000));
 }
 
 Test(allocmap, rejects_empty_and_wrapping_ranges)
 {
-    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0), CT_EINVAL);
-    cr_assert_eq(ct_allocmap_insert(map, UINT64_MAX - 0xf, 0x20), CT_EINVAL);
-    cr_assert_eq(ct_allocmap_insert(map, UINT64_MAX - 0xf, 0xf), CT_OK);
+    cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0, 0), CT_EINVAL);
+    cr_assert_eq(ct_allocmap_insert(map, UINT64_MAX - 0xf, 0x20, 0), CT_EINVAL);
+    cr_assert_eq(ct_allocmap_insert(map, UINT64_MAX - 0xf, 0xf, 0), CT_OK);
     cr_assert_eq(base_at(UINT64_MAX - 1), UINT64_MAX - 0xf);
     cr_assert_null(ct_allocmap_find(map, UINT64_MAX));
     cr_assert_eq(ct_allocmap_count(map), 1);
@@ -141,7 +161,7 @@ Test(allocmap, rejects_empty_and_wrapping_ranges)
 
 Test(allocmap, null_arguments_are_refused_not_crashed_on)
 {
-    cr_assert_eq(ct_allocmap_insert(NULL, 0x1000, 1), CT_EINVAL);
+    cr_assert_eq(ct_allocmap_insert(NULL, 0x1000, 1, 0), CT_EINVAL);
     cr_assert_eq(ct_allocmap_remove(NULL, 0x1000), CT_EINVAL);
     cr_assert_null(ct_allocmap_find(NULL, 0x1000));
     cr_assert_eq(ct_alloc_base(NULL), 0);
@@ -190,7 +210,7 @@ static void insert_shuffled(span *spans)
         order[j] = t;
     }
     for (size_t i = 0; i < MANY; i++) {
-        cr_assert_eq(ct_allocmap_insert(map, spans[order[i]].base, spans[order[i]].size), CT_OK);
+        cr_assert_eq(ct_allocmap_insert(map, spans[order[i]].base, spans[order[i]].size, 0), CT_OK);
         if (i >= 20000 && i % 997 == 0)
             cr_assert_leq(ct_allocmap_bytes(map), (size_t)BYTES_PER_ALLOC_BUDGET * (i + 1),
                           "over budget at %zu allocations", i + 1);
@@ -277,7 +297,7 @@ static void check_shape(const char *pattern)
 static void insert_strided(uint64_t start, uint64_t stride, uint64_t size)
 {
     for (uint64_t i = 0; i < MANY; i++)
-        cr_assert_eq(ct_allocmap_insert(map, start + i * stride, size), CT_OK);
+        cr_assert_eq(ct_allocmap_insert(map, start + i * stride, size, 0), CT_OK);
 }
 
 Test(allocmap, small_allocations_packed_in_pages_stay_balanced)
@@ -302,7 +322,7 @@ Test(allocmap, randomly_placed_allocations_stay_balanced)
 {
     for (int i = 0; i < MANY; i++) {
         uint64_t slot = ((uint64_t)rnd() << 20 | (uint64_t)rnd()) % (1ULL << 35);
-        cr_assert_eq(ct_allocmap_insert(map, (1ULL << 40) + slot * 4096, 1024), CT_OK);
+        cr_assert_eq(ct_allocmap_insert(map, (1ULL << 40) + slot * 4096, 1024, 0), CT_OK);
     }
     check_shape("random");
 }
@@ -312,7 +332,7 @@ Test(allocmap, churn_at_the_top_of_the_heap_stays_balanced)
     insert_strided(0x7f0000000000ULL, 512, 256);
     uint64_t top = 0x7f0000000000ULL + (uint64_t)MANY * 512;
     for (uint64_t i = 0; i < MANY; i++) {
-        cr_assert_eq(ct_allocmap_insert(map, top + i * 1024, 1024), CT_OK);
+        cr_assert_eq(ct_allocmap_insert(map, top + i * 1024, 1024, 0), CT_OK);
         cr_assert_eq(ct_allocmap_remove(map, top + i * 1024), CT_OK);
     }
     check_shape("churn");

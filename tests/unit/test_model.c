@@ -3,9 +3,10 @@
  * The reference keeps, for every byte of a small arena, which allocation
  * owns it and which failure its last writer left on it (0: the last writer
  * succeeded, or nothing failed since it was allocated).  Random sequences of
- * alloc / free / host write ok / host write failed / launch (read inputs;
- * skip and propagate when one is carried; otherwise ok, failed, or a scope
- * that never exits) / device read run on both, and every read is checked:
+ * alloc / free / forget an owner (its context destroyed) / host write ok /
+ * host write failed / launch (read inputs; skip and propagate when one is
+ * carried; otherwise ok, failed, or a scope that never exits) / device read
+ * run on both, and every read is checked:
  * refused if and only if some byte it reads was last written by work that
  * failed or was skipped, naming exactly the reference's failures.
  *
@@ -34,8 +35,11 @@
 #define PROVISIONAL (-1)
 #define PROVISIONAL_ERROR 999
 
+#define N_OWNERS 3
+
 typedef struct model_alloc {
     size_t base, size;  /* arena offsets */
+    uint64_t owner;     /* 1..N_OWNERS: the context it was made in */
     bool live;
 } model_alloc;
 
@@ -303,13 +307,14 @@ static void op_alloc(void)
     size_t base = below(ARENA - 1);
     size_t room = ARENA - base < MAX_ALLOC_SIZE ? ARENA - base : MAX_ALLOC_SIZE;
     size_t size = 1 + below(room);
-    expect(ct_store_alloc(m.s, ARENA_BASE + base, size) == CT_OK, "alloc failed");
+    uint64_t owner = 1 + below(N_OWNERS);
+    expect(ct_store_alloc(m.s, ARENA_BASE + base, size, owner) == CT_OK, "alloc failed");
     for (int j = 0; j < MAX_ALLOCS; j++) {
         const model_alloc *o = &m.allocs[j];
         if (o->live && o->base < base + size && base < o->base + o->size)
             drop_alloc(j);
     }
-    m.allocs[slot] = (model_alloc){ base, size, true };
+    m.allocs[slot] = (model_alloc){ base, size, owner, true };
     for (size_t i = base; i < base + size; i++)
         m.owner[i] = slot;
 }
@@ -325,6 +330,21 @@ static void op_free(void)
                "freeing an interior address succeeded");
     expect(ct_store_free_alloc(m.s, ARENA_BASE + al->base) == CT_OK, "free failed");
     drop_alloc(j);
+}
+
+/* A context destroyed: every allocation made in it goes, with its taint. */
+static void op_forget_owner(void)
+{
+    uint64_t owner = 1 + below(N_OWNERS);
+    size_t mine = 0;
+    for (int j = 0; j < MAX_ALLOCS; j++) {
+        if (m.allocs[j].live && m.allocs[j].owner == owner) {
+            drop_alloc(j);
+            mine++;
+        }
+    }
+    size_t forgot = ct_store_forget_owner(m.s, owner);
+    expect(forgot == mine, "forgot %zu allocations of owner %" PRIu64 ", model %zu", forgot, owner, mine);
 }
 
 static ct_range random_range(void)
@@ -511,8 +531,10 @@ static void step(void)
     uint64_t roll = below(100);
     if (roll < 8)
         op_alloc();
-    else if (roll < 12)
+    else if (roll < 11)
         op_free();
+    else if (roll < 12)
+        op_forget_owner();
     else if (roll < 37)
         op_host_write_ok();
     else if (roll < 42)

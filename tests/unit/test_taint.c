@@ -27,9 +27,9 @@ static void setup(void)
 {
     s = ct_store_new();
     cr_assert_not_null(s);
-    cr_assert_eq(ct_store_alloc(s, A, SIZE), CT_OK);
-    cr_assert_eq(ct_store_alloc(s, B, SIZE), CT_OK);
-    cr_assert_eq(ct_store_alloc(s, C, SIZE), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, A, SIZE, 0), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, B, SIZE, 0), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, C, SIZE, 0), CT_OK);
 }
 
 static void teardown(void) { ct_store_free(s); }
@@ -384,7 +384,7 @@ Test(taint, ranges_are_clipped_to_allocations)
 Test(taint, a_range_never_reaches_past_its_own_allocation)
 {
     const uint64_t D = A + SIZE; /* right after A */
-    ct_store_alloc(s, D, SIZE);
+    ct_store_alloc(s, D, SIZE, 0);
     ct_failure_id f = fail("k", bytes(A + SIZE - 16, 32));
     cr_assert_eq(check(bytes(D, 16)), CT_OK, "the neighbour's bytes were never this work's");
     cr_assert_eq(check(bytes(A, SIZE + 16)), CT_ETAINTED);
@@ -448,10 +448,33 @@ Test(taint, freeing_an_allocation_releases_its_claims)
     cr_assert_eq(ct_store_alloc_count(s), 2);
 }
 
+Test(taint, an_owner_gone_takes_its_allocations_and_their_claims)
+{
+    const uint64_t ctx = 0xc0, other = 0xc1;
+    cr_assert_eq(ct_store_alloc(s, 0x40000, SIZE, ctx), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, 0x50000, SIZE, ctx), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, 0x60000, SIZE, other), CT_OK);
+    ct_failure_id gone = fail("k", whole(0x40000));
+    ct_range both[] = {whole(0x50000), whole(0x60000)};
+    ct_failure_desc d = failure_of("k2", ERR_LAUNCH);
+    ct_failure_id split = ct_taint(s, &d, both, 2, NULL);
+    cr_assert_eq(ct_store_forget_owner(s, ctx), 2);
+    cr_assert_not(live(gone), "no byte carries it any more");
+    cr_assert(live(split), "the other owner's allocation still carries it");
+    cr_assert_eq(check(whole(0x40000)), CT_OK, "an address nobody owns now is never refused");
+    cr_assert_eq(refusal.n_unknown, 1);
+    cr_assert_eq(check(whole(0x60000)), CT_ETAINTED);
+    cr_assert_eq(ct_store_alloc_count(s), 4);
+    cr_assert_eq(ct_store_forget_owner(s, 0), 0, "allocations of no known owner stay");
+    cr_assert_eq(ct_store_forget_owner(s, other), 1);
+    cr_assert_not(live(split));
+    cr_assert_not(ct_store_tainted(s));
+}
+
 Test(taint, an_allocation_replaced_by_overlap_releases_its_claims)
 {
     ct_failure_id f = fail("k", whole(A));
-    cr_assert_eq(ct_store_alloc(s, A + 128, SIZE), CT_OK); /* we missed a free */
+    cr_assert_eq(ct_store_alloc(s, A + 128, SIZE, 0), CT_OK); /* we missed a free */
     cr_assert_not(live(f));
     cr_assert_eq(check(bytes(A + 128, SIZE)), CT_OK);
 }
@@ -501,7 +524,7 @@ Test(taint, null_arguments_are_refused_not_crashed_on)
     ct_failure_desc d = failure_of("k", ERR_LAUNCH);
     ct_range w = whole(A);
     cr_assert_null(ct_store_intern(NULL, "x"));
-    cr_assert_eq(ct_store_alloc(NULL, A, 1), CT_EINVAL);
+    cr_assert_eq(ct_store_alloc(NULL, A, 1, 0), CT_EINVAL);
     cr_assert_eq(ct_store_free_alloc(NULL, A), CT_EINVAL);
     cr_assert_not(ct_store_resolve(NULL, A, NULL, NULL));
     cr_assert_eq(ct_store_alloc_count(NULL), 0);
@@ -536,7 +559,7 @@ Test(taint, two_chains_sharing_no_allocation_never_contaminate_each_other)
 {
     /* chain 1: A -> B; chain 2: C -> D, clean. */
     const uint64_t D = 0x40000;
-    ct_store_alloc(s, D, SIZE);
+    ct_store_alloc(s, D, SIZE, 0);
     ct_failure_id f = fail("producer1", whole(A));
     cr_assert_eq(launch("consumer1", 1, whole(A), whole(B)), f);
     cr_assert_eq(launch("consumer2", 2, whole(C), whole(D)), 0);
@@ -738,8 +761,8 @@ Test(taint, out_of_memory_for_a_record_still_taints)
     require_wrapped_heap();
     ct_store_free(s);
     s = ct_store_new();
-    ct_store_alloc(s, A, SIZE);
-    ct_store_alloc(s, B, SIZE);
+    ct_store_alloc(s, A, SIZE, 0);
+    ct_store_alloc(s, B, SIZE, 0);
     atomic_store(&heap_says_no, true);
     bool is_new = false;
     ct_failure_desc d1 = failure_of("one", ERR_LAUNCH), d2 = failure_of("two", ERR_OOM);
@@ -766,7 +789,7 @@ Test(taint, out_of_memory_refuses_an_allocation_and_changes_nothing)
     size_t ok = 3;
     atomic_store(&heap_says_no, true);
     for (uint64_t i = 0; i < 1000; i++) {
-        int rc = ct_store_alloc(s, 0x1000000 + 0x1000 * i, 0x800);
+        int rc = ct_store_alloc(s, 0x1000000 + 0x1000 * i, 0x800, 0);
         cr_assert(rc == CT_OK || rc == CT_ENOMEM);
         ok += rc == CT_OK;
     }
@@ -789,7 +812,7 @@ static void *worker(void *arg)
     uint64_t own = 0x100000u * (1 + (uintptr_t)arg);
     ct_failure_desc d = failure_of("worker", ERR_LAUNCH);
     for (int i = 0; i < TURNS; i++) {
-        ct_store_alloc(s, own, SIZE);
+        ct_store_alloc(s, own, SIZE, 0);
         ct_range w = bytes(own + (uint64_t)(i % 64), 32);
         ct_failure_id p = ct_enter_write(s, &w, 1, &d);
         if (i % 3 == 0) {
