@@ -104,17 +104,29 @@ Test(settings, primary_flags_survive_reset)
     FAILS(cuDevicePrimaryCtxSetFlags(0, 0x80000000u), CUDA_ERROR_INVALID_VALUE);
 }
 
-Test(settings, module_globals_are_not_found)
+Test(settings, module_globals_are_scratch_only)
 {
     fc_setup();
     CUmodule mod;
-    CUdeviceptr p;
-    size_t n;
+    CUdeviceptr p, again;
+    size_t n = 0;
     OK(cuModuleLoadData(&mod, "image"));
     FAILS(cuModuleGetGlobal(&p, &n, mod, "counter"), CUDA_ERROR_NOT_FOUND);
     FAILS(cuModuleGetGlobal(&p, &n, mod, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuModuleGetGlobal(&p, &n, mod, "scratch"));
+    cr_assert_eq(n, 4096);
+    OK(cuModuleGetGlobal(&again, NULL, mod, "scratch"));
+    cr_assert_eq(again, p, "one global per module");
+    unsigned char stale[16], back[16];
+    OK(cuMemcpyDtoH(stale, p, sizeof stale));
+    cr_assert_eq(stale[0], 0x5a, "fresh device memory holds stale bytes");
+    memset(back, 7, sizeof back);
+    OK(cuMemcpyHtoD(p + 4080, back, sizeof back));
+    OK(cuMemcpyDtoH(stale, p + 4080, sizeof stale));
+    cr_assert_eq(stale[15], 7);
     OK(cuModuleUnload(mod));
-    FAILS(cuModuleGetGlobal(&p, &n, mod, "counter"), CUDA_ERROR_INVALID_HANDLE);
+    FAILS(cuModuleGetGlobal(&p, &n, mod, "scratch"), CUDA_ERROR_INVALID_HANDLE);
+    FAILS(cuMemcpyDtoH(stale, p, sizeof stale), CUDA_ERROR_INVALID_VALUE);
 }
 
 static char trace[16];

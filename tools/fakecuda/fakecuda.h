@@ -170,6 +170,8 @@ typedef enum fc_mem_kind { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_LOW32, FC_MEM_R
 typedef struct fc_vres fc_vres; /* an address reservation's mappings (vmm.c) */
 
 CUresult fc_mem_alloc(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind);
+/* Memory the driver places for itself in ctx (a module's global): no FAKECUDA_FAULTS rule counts it. */
+CUresult fc_mem_alloc_global(CUdeviceptr *dptr, size_t bytes, CUcontext ctx);
 CUresult fc_mem_alloc_v1(CUdeviceptr_v1 *dptr, unsigned bytes);
 CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned elem);
 CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned width, unsigned height, unsigned elem);
@@ -374,6 +376,8 @@ void fc_copy_to_3d(const fc_copy *c, CUDA_MEMCPY3D *p);
 
 /* ---- modules, libraries, functions (modules.c) ------------------------- */
 
+#define FC_SCRATCH_BYTES 4096u /* every module's global "scratch" (modules.c) */
+
 struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     fc_obj hdr;
     struct CUmod_st *owner;
@@ -385,6 +389,7 @@ struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
     struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
                                  kernel i of the n known ones; made on request */
+    CUdeviceptr scratch;      /* the module's global "scratch"; 0 until asked for */
 };
 
 CUresult fc_module_load_file(CUmodule *m, const char *path);
@@ -402,7 +407,7 @@ CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f);
 CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v);
 struct CUfunc_st *fc_func_resolve(CUfunction f);
-CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name);
+CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name, bool legacy);
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 

@@ -301,6 +301,21 @@ static CUresult fc_place_locked(fc_range *r)
     return CUDA_SUCCESS;
 }
 
+static CUresult fc_mem_make(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind, CUcontext ctx)
+{
+    fc_range e = {.size = bytes, .ctx = ctx, .kind = kind, .live = true};
+    if (kind != FC_MEM_MANAGED && !(e.host = fc_backing(bytes)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_rwlock_wrlock(&mem.lock);
+    CUresult r = fc_place_locked(&e);
+    pthread_rwlock_unlock(&mem.lock);
+    if (r != CUDA_SUCCESS && kind != FC_MEM_MANAGED)
+        fc_unback(&e);
+    if (r == CUDA_SUCCESS)
+        *dptr = e.base;
+    return r;
+}
+
 static CUresult fc_mem_alloc_now(CUdeviceptr *dptr, size_t bytes, fc_mem_kind kind)
 {
     CUcontext ctx;
@@ -312,17 +327,12 @@ static CUresult fc_mem_alloc_now(CUdeviceptr *dptr, size_t bytes, fc_mem_kind ki
     fc_action a = fc_faults_alloc();
     if (a.code != CUDA_SUCCESS)
         return a.code;
-    fc_range e = {.size = bytes, .ctx = ctx, .kind = kind, .live = true};
-    if (kind != FC_MEM_MANAGED && !(e.host = fc_backing(bytes)))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_rwlock_wrlock(&mem.lock);
-    r = fc_place_locked(&e);
-    pthread_rwlock_unlock(&mem.lock);
-    if (r != CUDA_SUCCESS && kind != FC_MEM_MANAGED)
-        fc_unback(&e);
-    if (r == CUDA_SUCCESS)
-        *dptr = e.base;
-    return r;
+    return fc_mem_make(dptr, bytes, kind, ctx);
+}
+
+CUresult fc_mem_alloc_global(CUdeviceptr *dptr, size_t bytes, CUcontext ctx)
+{
+    return fc_mem_make(dptr, bytes, FC_MEM_DEVICE, ctx);
 }
 
 /* An allocation is not stream-ordered: capture forbids it where it forbids unsafe calls. */

@@ -12,6 +12,8 @@
  *   a module, with its context, which calls fc_module_release).
  * - A module belongs to the context current when it was loaded; a library
  *   to no context (CUlibrary is context-independent).
+ * - A module's global lives in the module's context, from its first request
+ *   until the module is unloaded or its context released.
  */
 #include "fakecuda.h"
 
@@ -75,12 +77,16 @@ static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
     return CUDA_SUCCESS;
 }
 
-/* A module's own memory; its handles are already freed (or freed by the caller). */
+/* A module's own memory (its handle table, its global); its handles are already
+ * freed (or freed by the caller). */
 void fc_module_release(void *m)
 {
     struct CUmod_st *mod = m;
     free(mod->entry);
     mod->entry = NULL;
+    if (mod->scratch)
+        fc_mem_free_now(mod->scratch);
+    mod->scratch = 0;
 }
 
 CUresult fc_module_unload(CUmodule m)
@@ -223,12 +229,28 @@ CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v)
     return CUDA_SUCCESS;
 }
 
-/* Images are not parsed, so no module knows a global: every name is NOT_FOUND. */
-CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name)
+/* Images are not parsed, so every module has the same globals, one so far:
+ * "scratch" (float scratch[1024]), placed in device memory like any
+ * allocation the first time it is asked for.  Every other name is
+ * NOT_FOUND; so is every name asked for through the legacy (32-bit) entry
+ * point, which could not return the address. */
+CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name, bool legacy)
 {
-    (void)dptr;
-    (void)bytes;
     if (!name)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_obj_valid(m, FC_K_MODULE) ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
+    if (!fc_obj_valid(m, FC_K_MODULE))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (legacy || strcmp(name, "scratch") != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&entry_lock);
+    if (!m->scratch)
+        r = fc_mem_alloc_global(&m->scratch, FC_SCRATCH_BYTES, m->hdr.ctx);
+    CUdeviceptr at = m->scratch;
+    pthread_mutex_unlock(&entry_lock);
+    if (r == CUDA_SUCCESS && dptr)
+        *dptr = at;
+    if (r == CUDA_SUCCESS && bytes)
+        *bytes = FC_SCRATCH_BYTES;
+    return r;
 }
