@@ -108,6 +108,29 @@ Test(memory, addresses_are_reused_after_the_arena_wraps)
     cr_assert(reused);
 }
 
+Test(memory, a_released_contexts_addresses_are_handed_out_again)
+{
+    fc_setup();
+    CUdeviceptr keep, first, second, again;
+    OK(cuMemAlloc(&keep, 4096)); /* the primary context's: it stays */
+    CUcontext c;
+    OK(cuCtxCreate(&c, NULL, 0, 0));
+    OK(cuMemAlloc(&first, 4096));
+    OK(cuMemAlloc(&second, 1 << 20));
+    OK(cuCtxDestroy(c));
+    OK(cuCtxCreate(&c, NULL, 0, 0));
+    OK(cuMemAlloc(&again, 8192));
+    cr_assert_eq(again, first, "the destroyed context's first address comes back");
+    cr_assert_gt(again, keep);
+    OK(cuCtxDestroy(c));
+    OK(cuDevicePrimaryCtxReset(0));
+    CUcontext primary;
+    OK(cuDevicePrimaryCtxRetain(&primary, 0));
+    OK(cuCtxSetCurrent(primary));
+    OK(cuMemAlloc(&again, 16));
+    cr_assert_eq(again, keep, "a reset primary context's too");
+}
+
 Test(memory, fresh_memory_is_stale_not_zero)
 {
     fc_setup();

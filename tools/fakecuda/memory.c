@@ -554,6 +554,23 @@ CUresult fc_host_free(void *p)
 
 /* ---- context teardown ------------------------------------------------- */
 
+/* The arena's next address falls back to the end of its highest live
+ * allocation (after compaction), so the addresses a released context held
+ * at the top are handed out again, as the real driver reuses its virtual
+ * addresses once a context is gone. */
+static void arena_rewind(fc_arena *a)
+{
+    if (a->end == 0)
+        return;
+    uintptr_t top = a->base;
+    for (size_t i = 0; i < mem.dev.n; i++) {
+        const fc_range *e = &mem.dev.v[i];
+        if (e->base >= a->base && e->base < a->end && e->base + e->charged > top)
+            top = e->base + e->charged;
+    }
+    a->bump = top;
+}
+
 void fc_mem_release_ctx(CUcontext ctx)
 {
     pthread_rwlock_wrlock(&mem.lock);
@@ -566,6 +583,8 @@ void fc_mem_release_ctx(CUcontext ctx)
         }
     }
     tbl_compact(&mem.dev);
+    arena_rewind(&mem.main);
+    arena_rewind(&mem.low);
     pthread_rwlock_unlock(&mem.lock);
 }
 
