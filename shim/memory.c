@@ -32,13 +32,26 @@ ct_failure_desc ct_describe(const ct_call *call, CUresult error)
     };
 }
 
-void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
+static void remember_alloc(uint64_t base, uint64_t size, uint64_t context)
 {
-    if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
-        return;
-    if (ct_store_alloc(ct_g.store, base, size, 0) != 0)
+    if (ct_store_alloc(ct_g.store, base, size, context) != 0)
         ct_log(CT_LOG_WARN, "out of memory tracking the allocation at 0x%llx; reads of it "
                "will not be checked", (unsigned long long)base);
+}
+
+/* An allocation belongs to the context current on the allocating thread:
+ * that context's end frees it (context.c). */
+void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
+{
+    if (call->result == CUDA_SUCCESS && base != 0 && size != 0)
+        remember_alloc(base, size, ct_current_context());
+}
+
+/* Stream-ordered memory comes from a pool, not a context: it outlives one. */
+void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size)
+{
+    if (call->result == CUDA_SUCCESS && base != 0 && size != 0)
+        remember_alloc(base, size, 0);
 }
 
 /* Forgotten before the driver frees it: once the driver has, another thread

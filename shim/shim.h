@@ -7,6 +7,7 @@
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   launch.c    kernel launches: names, parameter layouts, bindings, skips
+ *   context.c   each thread's current context; what a context takes when it goes
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
  *   chain.c     beside other interposers: the next function, the load order
  *   entry.c     the cuGetProcAddress wrappers
@@ -70,7 +71,9 @@ int ct_entry_find(const char *name);
 /* ---- the real driver (driver.c) --------------------------------------- */
 /* Driver functions the shim calls for itself without wrapping them, each
  * given a slot after the table's, so that they too are looked up once. */
-#define CT_HELPERS(X) X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)
+#define CT_HELPERS(X)                                                                      \
+    X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)    \
+    X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
 #define CT_HELPER_ID(name) CT_HELPER_##name,
@@ -155,6 +158,7 @@ typedef struct ct_call {
     bool injected;             /* CUTAINT_INJECT fired on this call */
     bool inject_loss;          /* ... and simulates a destroyed context */
     const char *kernel;        /* a launch's kernel, for the probe's reason */
+    uint64_t subject;          /* the context a primary reset or release may take */
     ct_failure_id provisional;
     unsigned n_writes;         /* the write set of a copy or memset */
     ct_range writes[CT_CALL_RANGES];
@@ -169,8 +173,6 @@ static inline bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char
 {
     return ct_g.cfg.inject.n != 0 && ct_call_inject_rules(call, kind, name, alt);
 }
-/* After the driver (or cutaint) answered: probe on errors, return result. */
-CUresult ct_call_finish(ct_call *call);
 void ct_after_plain(ct_call *call);
 /* Settle a write scope entered with call->provisional: success releases w,
  * failure taints it with the real failure (reported on first occurrence).
@@ -197,6 +199,7 @@ typedef struct ct_copy_shape {
 } ct_copy_shape;
 
 void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
+void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size); /* stream-ordered: no context */
 bool ct_before_free(ct_call *call, uint64_t base);
 bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
 bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height);
@@ -223,6 +226,19 @@ typedef struct ct_launch {
 bool ct_before_launch(ct_call *call, const ct_launch *launch);
 void ct_after_launch(ct_call *call);
 void ct_after_name(ct_call *call, uint64_t handle, const char *name, uint64_t named_like);
+
+/* ---- context.c -------------------------------------------------------- */
+/* The calling thread's current context as a number (0: none, or the driver
+ * would not say); a driver call only when the thread's mirror is unknown. */
+uint64_t ct_current_context(void);
+void ct_after_ctx_set(ct_call *call, CUcontext ctx);
+void ct_after_ctx_push(ct_call *call, CUcontext ctx);
+void ct_after_ctx_pop(ct_call *call);
+void ct_after_ctx_create(ct_call *call, uint64_t created);
+void ct_after_ctx_destroy(ct_call *call, CUcontext ctx);
+bool ct_before_primary_drop(ct_call *call, CUdevice dev);
+void ct_after_primary_reset(ct_call *call);
+void ct_after_primary_release(ct_call *call, CUdevice dev);
 
 /* ---- fault.c ---------------------------------------------------------- */
 /* After an error from the driver: probe, and latch when the context is gone. */

@@ -19,11 +19,27 @@
 #include "shim.h"
 
 #define CT_OUT(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)*(p) : 0)
+/* The template's small steps are part of every wrapper (a few instructions
+ * each): inlined whatever the compiler thinks of the file's size. */
+#define CT_INLINE inline __attribute__((always_inline))
 #define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t)*(p) : 0)
+
+/* After a simulated loss, the calls that change the current context or take
+ * one down still reach the driver, as they do on a really destroyed context
+ * (the way out is to destroy it).  Compared only once a loss is simulated. */
+static bool survives_simulated_loss(int id)
+{
+    static const char *const families[] = {"cuCtxCreate", "cuCtxDestroy", "cuCtxSetCurrent", "cuCtxPushCurrent",
+                                            "cuCtxPopCurrent", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease"};
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (strcmp(ct_entries[id].family, families[i]) == 0)
+            return true;
+    return false;
+}
 
 /* Resolve the real function and prepare the call record; NULL when there is
  * nothing to call (call->result then holds the answer). */
-static inline void *call_begin(ct_call *call, int id)
+static CT_INLINE void *call_begin(ct_call *call, int id)
 {
     ct_ensure_ready();
     call->id = id;
@@ -39,7 +55,7 @@ static inline void *call_begin(ct_call *call, int id)
         call->result = ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
         return NULL;
     }
-    if (CT_UNLIKELY(call->tracked && ct_context_simulated_lost())) {
+    if (CT_UNLIKELY(call->tracked && ct_context_simulated_lost() && !survives_simulated_loss(id))) {
         call->result = CUDA_ERROR_ILLEGAL_ADDRESS;
         return NULL;
     }
@@ -59,20 +75,27 @@ bool ct_call_inject_rules(ct_call *call, ct_inject_kind kind, const char *name, 
     return true;
 }
 
-static inline bool call_injected(ct_call *call)
+static CT_INLINE bool call_injected(ct_call *call)
 {
     return ct_call_inject(call, CT_INJECT_API, ct_entries[call->id].name, ct_entries[call->id].family);
 }
 
-CUresult ct_call_finish(ct_call *call)
+/* An error the driver (or CUTAINT_INJECT) returned: is the context alive? */
+static CUresult call_failed(ct_call *call)
 {
-    if (!call->tracked || call->result == CUDA_SUCCESS || call->answered)
-        return call->result;
     if (call->inject_loss)
         ct_simulate_context_loss(ct_entries[call->id].name, call->kernel);
     else
         ct_probe_after_error(ct_entries[call->id].name, call->kernel, call->result);
     return call->result;
+}
+
+/* The happy path pays a test, not a call. */
+static CT_INLINE CUresult call_finish(ct_call *call)
+{
+    if (!call->tracked || call->result == CUDA_SUCCESS || call->answered)
+        return call->result;
+    return call_failed(call);
 }
 
 void ct_after_plain(ct_call *call)
@@ -90,7 +113,7 @@ void ct_after_plain(ct_call *call)
             return call.result;                                                                   \
         if (call.tracked) {                                                                       \
             if (!(before))                                                                        \
-                return ct_call_finish(&call);                                                     \
+                return call_finish(&call);                                                        \
             if (call_injected(&call))                                                             \
                 goto settle;                                                                      \
         }                                                                                         \
@@ -99,7 +122,7 @@ void ct_after_plain(ct_call *call)
         if (call.tracked) {                                                                       \
             after;                                                                                \
         }                                                                                         \
-        return ct_call_finish(&call);                                                             \
+        return call_finish(&call);                                                                \
     }
 #define CT_PTDS(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptds, family, __VA_ARGS__)
 #define CT_PTSZ(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptsz, family, __VA_ARGS__)

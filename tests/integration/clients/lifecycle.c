@@ -44,6 +44,11 @@ static void say(const char *what, CUresult r)
     printf("%s: %s\n", what, errname(r));
 }
 
+static void fact(const char *what, bool yes)
+{
+    printf("%s: %s\n", what, yes ? "yes" : "no");
+}
+
 static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
 {
     size_t same = 1;
@@ -136,6 +141,53 @@ static void init(void)
     check("cuDeviceGet", cuDeviceGet(&dev, 0));
 }
 
+/* ---- contexts ------------------------------------------------------------ */
+
+/* A context to lose: created (argv "destroy"), or the primary one. */
+static CUcontext take_context(const char *how)
+{
+    if (strcmp(how, "destroy") != 0)
+        return use_primary();
+    CUcontext ctx;
+    check("cuCtxCreate", cuCtxCreate(&ctx, NULL, 0, 0));
+    return ctx;
+}
+
+static CUresult lose_context(const char *how, CUcontext ctx)
+{
+    if (strcmp(how, "destroy") == 0)
+        return cuCtxDestroy(ctx);
+    if (strcmp(how, "reset") == 0)
+        return cuDevicePrimaryCtxReset(0);
+    return cuDevicePrimaryCtxRelease(0); /* the last reference */
+}
+
+/* A failed fill taints x, the first allocation of a context; the context
+ * goes (argv[0]: destroy, reset or release); in a new one, a module's
+ * global lands where x was (the driver reuses the addresses).  The driver
+ * placed it without an allocation call: nothing of x may stick to it. */
+static int sc_context_gone(int argc, char **argv)
+{
+    const char *how = argc > 0 ? argv[0] : "destroy";
+    CUcontext ctx = take_context(how);
+    CUfunction k_fill = function(load_module(), "_Z4fillPfif");
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(k_fill, x, N, 1.0f, BAD_BLOCK));
+    show_read("x", x, BYTES);
+    say(how, lose_context(how, ctx));
+
+    take_context(how);
+    CUmodule mod = load_module();
+    CUdeviceptr global = 0;
+    size_t size = 0;
+    say("cuModuleGetGlobal scratch", cuModuleGetGlobal(&global, &size, mod, "scratch"));
+    fact("global at the freed address", global == x && size == BYTES);
+    show_read("global", global, BYTES);
+    say("launch fill global", fill(function(mod, "_Z4fillPfif"), global, N, 2.0f, OK_BLOCK));
+    show_read("global after fill", global, BYTES);
+    return 0;
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -161,6 +213,7 @@ static const struct scenario {
     int (*run)(int argc, char **argv);
 } scenarios[] = {
     {"skip_loop", sc_skip_loop},
+    {"context_gone", sc_context_gone},
 };
 
 int main(int argc, char **argv)
