@@ -6,7 +6,8 @@
  *   driver.c    the real libcuda: handle, real dlsym, the slot of each real function
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
  *   memory.c    allocations, frees, host writes, reads, device copies
- *   launch.c    kernel launches: names, parameter layouts, bindings, skips
+ *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
+ *   launch.c    kernel launches: bindings, skips, launch numbers
  *   context.c   each thread's current context; what a context takes when it goes
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
  *   chain.c     beside other interposers: the next function, the load order
@@ -256,8 +257,8 @@ void ct_on_exit(int status, void *unused);
 bool ct_has_current_context(void);
 /* The status a process that lost its context exits with. */
 int ct_fault_status(void);
-/* The registries' locks, made safe again in a forked child. */
-void ct_launch_atfork_child(void);
+/* The kernel registry's lock, made safe again in a forked child. */
+void ct_kernels_atfork_child(void);
 
 /* ---- events.c ---------------------------------------------------------- */
 void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

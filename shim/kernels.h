@@ -1,0 +1,33 @@
+/*
+ * kernels.h - private to the shim: the kernel registry (kernels.c) and what
+ * launch.c reads of a kernel to decode a launch.
+ */
+#ifndef CT_KERNELS_H
+#define CT_KERNELS_H
+
+#include "ct_hash.h"
+#include "shim.h"
+
+typedef struct ct_param {
+    uint32_t offset, size;
+    uint8_t role;   /* ct_role, never CT_ROLE_DEFAULT once described */
+    bool scan;      /* aggregate or unknown type: every aligned word may be a pointer */
+} ct_param;
+
+typedef struct ct_kernel {
+    uint64_t handle;
+    const char *mangled;   /* interned; NULL until known */
+    const char *pretty;    /* demangled signature, or the name as is */
+    const char *base;      /* qualified name without parameters */
+    atomic_bool described;
+    bool layout_known;
+    unsigned n_params;
+    ct_param *params;
+    UT_hash_handle hh;
+} ct_kernel;
+
+/* The kernel behind a function handle, described on first use (name,
+ * layout, roles); NULL when out of memory. */
+ct_kernel *ct_kernel_for(CUfunction f);
+
+#endif
