@@ -1,18 +1,34 @@
 /*
  * kernels.c - the kernel registry: which kernel is behind a function handle,
- * and its description (name, parameter layout, roles).
+ * what it belongs to, and its description (name, parameter layout, roles).
  *
  * A kernel's description is built once, the first time a launch needs it:
  * from cuFuncGetParamInfo when the driver has it, else from the mangled
  * signature; roles from the demangled signature (const T* is read only),
- * CUTAINT_ARGS overriding.  Kernels are never forgotten, so a pointer to one
- * stays valid for the life of the process.
+ * CUTAINT_ARGS overriding.
+ *
+ * Handles are reused: once a module or library is unloaded, or the context
+ * of a module destroyed, the driver hands out the same handles for other
+ * kernels, with other parameters.  So every entry knows its owner (the
+ * module or library) and its context, and goes when they go; and a handle
+ * the driver names again (cuModuleGetFunction, ...) for another kernel or
+ * another owner gets a new entry.  A stale description would decode a
+ * launch with the old kernel's layout, reading past the caller's
+ * kernelParams.
  *
  * Invariants:
- * - The registry is changed under kernels_lock only; a description, once
- *   published (described), never changes.
+ * - The registry changes under kernels_lock only, and no driver call is
+ *   made while it is held.
+ * - Every change that takes an entry out advances `generation`; a thread's
+ *   cached lookup made in another generation is not used.
+ * - Entries taken out are kept for the next ones, never freed: memory stays
+ *   bounded by the kernels known at once, a new kernel takes no allocation
+ *   once the process is warm, and a pointer to an entry never dangles
+ *   (though a launch racing with the unload of its own module - the
+ *   program's race - may see it describe another kernel).
  * - Names are interned in the store: they outlive every entry.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +38,14 @@
 
 #define CT_KERNEL_CACHE 8
 
-static ct_kernel *kernels;
+static ct_kernel *kernels;   /* by handle */
+static ct_kernel *spare;     /* entries taken out, for the next ones */
 static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t generation;
 
 static CT_HOT_TLS struct {
     uint64_t handle;
+    uint64_t generation;
     ct_kernel *kernel;
 } kernel_cache[CT_KERNEL_CACHE];
 
@@ -55,49 +74,156 @@ static void name_kernel(ct_kernel *k, const char *mangled)
     free(sig);
 }
 
-/* The registry entry of a handle, created on first sight. */
-static ct_kernel *kernel_entry(uint64_t handle)
+static ct_kernel *find_locked(uint64_t handle)
 {
     ct_kernel *k;
-    pthread_mutex_lock(&kernels_lock);
     HASH_FIND(hh, kernels, &handle, sizeof handle, k);
-    if (!k && (k = calloc(1, sizeof *k))) {
-        k->handle = handle;
-        HASH_ADD(hh, kernels, handle, sizeof handle, k);
-        if (!ct_hash_added(&k->hh)) { /* out of memory: the kernel stays unknown */
-            free(k);
-            k = NULL;
-        }
+    return k;
+}
+
+/* A new entry, a spare one when there is one; NULL when out of memory. */
+static ct_kernel *add_locked(uint64_t handle, uint64_t owner, uint64_t context)
+{
+    ct_kernel *k = spare;
+    if (k)
+        spare = k->next_spare;
+    else if (!(k = malloc(sizeof *k)))
+        return NULL;
+    memset(k, 0, sizeof *k);
+    atomic_init(&k->described, false);
+    k->handle = handle;
+    k->owner = owner;
+    k->context = context;
+    HASH_ADD(hh, kernels, handle, sizeof handle, k);
+    if (!ct_hash_added(&k->hh)) { /* out of memory: the kernel stays unknown */
+        k->next_spare = spare;
+        spare = k;
+        return NULL;
     }
+    return k;
+}
+
+static void take_out_locked(ct_kernel *k)
+{
+    assert(find_locked(k->handle) == k);
+    HASH_DELETE(hh, kernels, k);
+    free(k->params);
+    k->params = NULL;
+    k->n_params = 0;
+    k->next_spare = spare;
+    spare = k;
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+}
+
+/* The entry of a handle first seen in a launch, made then: a function of a
+ * module in the launching thread's context, from a path that never named it. */
+static ct_kernel *kernel_entry(uint64_t handle)
+{
+    uint64_t context = ct_current_context(); /* may ask the driver: not under the lock */
+    pthread_mutex_lock(&kernels_lock);
+    ct_kernel *k = find_locked(handle);
+    if (!k)
+        k = add_locked(handle, 0, context);
     pthread_mutex_unlock(&kernels_lock);
     return k;
 }
 
-static void remember_name(uint64_t handle, const char *mangled)
+static void name_if_unnamed(ct_kernel *k, const char *mangled)
 {
-    ct_kernel *k = kernel_entry(handle);
-    if (!k || !mangled)
-        return;
     pthread_mutex_lock(&kernels_lock);
     if (!k->mangled)
         name_kernel(k, mangled);
     pthread_mutex_unlock(&kernels_lock);
 }
 
-static const char *name_of(uint64_t handle)
+/* Is k the kernel the driver just named (mangled may be NULL: unknown)? */
+static bool same_kernel(const ct_kernel *k, const char *mangled, uint64_t owner)
 {
-    ct_kernel *k = kernel_entry(handle);
-    pthread_mutex_lock(&kernels_lock);
-    const char *name = k ? k->mangled : NULL;
-    pthread_mutex_unlock(&kernels_lock);
-    return name;
+    return k->owner == owner && (!mangled || (k->mangled && strcmp(k->mangled, mangled) == 0));
 }
 
-void ct_after_name(ct_call *call, uint64_t handle, const char *name, uint64_t named_like)
+/* The driver says handle is kernel `mangled` of owner, in context: an entry
+ * that says otherwise is stale (the handle was reused) and is replaced. */
+static void learn(uint64_t handle, const char *mangled, uint64_t owner, uint64_t context)
 {
-    if (call->result != CUDA_SUCCESS || handle == 0)
+    pthread_mutex_lock(&kernels_lock);
+    ct_kernel *k = find_locked(handle);
+    if (k && !same_kernel(k, mangled, owner)) {
+        take_out_locked(k);
+        k = NULL;
+    }
+    if (!k)
+        k = add_locked(handle, owner, context);
+    if (k && mangled && !k->mangled)
+        name_kernel(k, mangled);
+    pthread_mutex_unlock(&kernels_lock);
+}
+
+void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module)
+{
+    if (call->result == CUDA_SUCCESS && handle)
+        learn(handle, name, module, ct_current_context());
+}
+
+/* A library's kernel belongs to no context: only the library's unload takes it. */
+void ct_after_get_kernel(ct_call *call, uint64_t handle, const char *name, uint64_t library)
+{
+    if (call->result == CUDA_SUCCESS && handle)
+        learn(handle, name, library, 0);
+}
+
+/* The function of a library kernel in the current context: named like it,
+ * and gone with its library. */
+void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel)
+{
+    if (call->result != CUDA_SUCCESS || !handle)
         return;
-    remember_name(handle, name ? name : name_of(named_like));
+    pthread_mutex_lock(&kernels_lock);
+    const ct_kernel *of = find_locked(kernel);
+    const char *name = of ? of->mangled : NULL;
+    uint64_t library = of ? of->owner : 0;
+    pthread_mutex_unlock(&kernels_lock);
+    learn(handle, name, library, ct_current_context());
+}
+
+/* Take out every entry `gone` says went; how many. */
+static size_t forget_where(bool (*gone)(const ct_kernel *, uint64_t), uint64_t what)
+{
+    size_t n = 0;
+    ct_kernel *k, *next;
+    pthread_mutex_lock(&kernels_lock);
+    HASH_ITER(hh, kernels, k, next) {
+        if (gone(k, what)) {
+            take_out_locked(k);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&kernels_lock);
+    return n;
+}
+
+static bool owned_by(const ct_kernel *k, uint64_t owner)
+{
+    return k->owner == owner;
+}
+
+static bool in_context(const ct_kernel *k, uint64_t context)
+{
+    return k->context == context;
+}
+
+size_t ct_kernels_forget_context(uint64_t context)
+{
+    return context ? forget_where(in_context, context) : 0;
+}
+
+void ct_after_unload(ct_call *call, uint64_t owner)
+{
+    if (call->result != CUDA_SUCCESS || !owner)
+        return;
+    size_t n = forget_where(owned_by, owner);
+    ct_log(CT_LOG_INFO, "%s(0x%llx): %zu kernel%s forgotten", ct_entries[call->id].name, (unsigned long long)owner, n,
+           n == 1 ? "" : "s");
 }
 
 /* Ask the driver for a name nobody told us (functions from other paths). */
@@ -106,9 +232,9 @@ static void name_from_driver(ct_kernel *k, CUfunction f)
     __typeof__(&cuFuncGetName) get_name = CT_HELPER(cuFuncGetName);
     const char *name = NULL;
     if (get_name && get_name(&name, f) == CUDA_SUCCESS && name)
-        remember_name(k->handle, name);
+        name_if_unnamed(k, name);
     if (!k->mangled)
-        remember_name(k->handle, "<unnamed kernel>");
+        name_if_unnamed(k, "<unnamed kernel>");
 }
 
 /* ---- parameter layout and roles ----------------------------------------- */
@@ -214,7 +340,10 @@ ct_kernel *ct_kernel_for(CUfunction f)
 {
     uint64_t handle = (uint64_t)(uintptr_t)f;
     unsigned slot = (unsigned)(handle >> 4) % CT_KERNEL_CACHE;
-    if (kernel_cache[slot].handle == handle && kernel_cache[slot].kernel)
+    /* Read before the lookup: an entry taken out after it makes the cached
+     * copy stale at once. */
+    uint64_t now = atomic_load_explicit(&generation, memory_order_acquire);
+    if (kernel_cache[slot].handle == handle && kernel_cache[slot].kernel && kernel_cache[slot].generation == now)
         return kernel_cache[slot].kernel;
     ct_kernel *k = kernel_entry(handle);
     if (!k)
@@ -225,6 +354,7 @@ ct_kernel *ct_kernel_for(CUfunction f)
         describe(k, f);
     }
     kernel_cache[slot].handle = handle;
+    kernel_cache[slot].generation = now;
     kernel_cache[slot].kernel = k;
     return k;
 }

@@ -16,6 +16,8 @@ typedef struct ct_param {
 
 typedef struct ct_kernel {
     uint64_t handle;
+    uint64_t owner;        /* the module or library it came from; 0 unknown */
+    uint64_t context;      /* the context of a module's function; 0 for a library's kernel */
     const char *mangled;   /* interned; NULL until known */
     const char *pretty;    /* demangled signature, or the name as is */
     const char *base;      /* qualified name without parameters */
@@ -24,6 +26,7 @@ typedef struct ct_kernel {
     unsigned n_params;
     ct_param *params;
     UT_hash_handle hh;
+    struct ct_kernel *next_spare;
 } ct_kernel;
 
 /* The kernel behind a function handle, described on first use (name,

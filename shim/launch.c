@@ -12,7 +12,9 @@
  *   release.  Parameters are decoded only when taint exists somewhere or the
  *   launch failed (the caller's kernelParams are still valid then).
  * - Never read beyond what is known of kernelParams: no layout and no
- *   signature means the launch touches no tracked memory (logged once).
+ *   signature means the launch touches no tracked memory (logged once),
+ *   and a handle the driver reused is never decoded with the layout of the
+ *   kernel it used to be (kernels.c).
  * - A skipped launch is not handed to the driver; its outputs take the root
  *   failure's id, never a new one.
  * - A launch opens no provisional write scope, whether or not taint exists

@@ -226,7 +226,16 @@ typedef struct ct_launch {
 
 bool ct_before_launch(ct_call *call, const ct_launch *launch);
 void ct_after_launch(ct_call *call);
-void ct_after_name(ct_call *call, uint64_t handle, const char *name, uint64_t named_like);
+/* ---- kernels.c ------------------------------------------------------- */
+/* Where handles meet names: cuModuleGetFunction, cuLibraryGetKernel,
+ * cuKernelGetFunction. */
+void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module);
+void ct_after_get_kernel(ct_call *call, uint64_t handle, const char *name, uint64_t library);
+void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel);
+/* cuModuleUnload, cuLibraryUnload: the owner's kernels are forgotten. */
+void ct_after_unload(ct_call *call, uint64_t owner);
+/* A context is gone: the kernels of its modules are forgotten; how many. */
+size_t ct_kernels_forget_context(uint64_t context);
 
 /* ---- context.c -------------------------------------------------------- */
 /* The calling thread's current context as a number (0: none, or the driver

@@ -39,10 +39,65 @@ ParameterizedTest(int *row, lifecycle, a_gone_context_leaves_nothing_behind)
     };
     h_expect_lines(&r, lines);
     cr_expect_eq(r.status, 0, "%s: status %d", how, r.status);
-    cr_expect_eq(h_count_containing(r.err, "1 allocation forgotten"), 1, "%s: no line says what went\n%s", how, r.err);
+    cr_expect_eq(h_count_containing(r.err, "1 allocation and 1 kernel forgotten"), 1, "%s: no line says what went\n%s", how, r.err);
     h_report rep;
     h_expect_report(&r, &rep);
     cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,exit", "%s", how);
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+/* A function handle the driver reuses for another kernel after an unload:
+ * decoded with the new kernel's one-parameter layout (kernelParams ends at a
+ * guard page, so reading a second entry is a SIGSEGV), its failure named
+ * after it, its output refused. */
+static const struct reuse_case {
+    const char *from, *thread;
+} reuse_cases[] = {
+    {"module", "same"},
+    {"module", "other"},
+    {"library", "same"},
+    {"library", "other"},
+};
+
+ParameterizedTestParameters(lifecycle, a_reused_function_handle_is_the_new_kernel)
+{
+    return H_ROWS(reuse_cases);
+}
+
+ParameterizedTest(int *row, lifecycle, a_reused_function_handle_is_the_new_kernel)
+{
+    const struct reuse_case *c = &reuse_cases[*row];
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"handle_reuse", c->from, c->thread},
+                    .env = {"CUTAINT_LOG=info"}},
+           &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch saxpy x y: CUDA_SUCCESS",
+        "read y: CUDA_SUCCESS first=3 last=3",
+        "unload: CUDA_SUCCESS",
+        "launch unknown handle: CUDA_ERROR_INVALID_HANDLE",
+        "handle reused: yes",
+        "launch copy_pair in ok_out: CUDA_SUCCESS",
+        "launch copy_pair in bad_out: CUDA_ERROR_INVALID_VALUE",
+        "read ok_out: CUDA_SUCCESS first=5 last=5",
+        "read bad_out: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0, "%s/%s: status %d\n%s", c->from, c->thread, r.status, r.err);
+    cr_expect_eq(h_count_containing(r.err, "Unload(0x"), 1, "%s: the unload's log line:\n%s", c->from, r.err);
+    cr_expect_eq(h_count_containing(r.err, "1 kernel forgotten"), 1, "%s:\n%s", c->from, r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int failures = 0;
+    for (int f = h_find(&rep, "failure", 0); f >= 0; f = h_find(&rep, "failure", f + 1))
+        failures += strcmp(h_str(rep.line[f], "kernel"), "copy_pair(Pair)") == 0;
+    cr_expect_eq(failures, 1, "no failure of copy_pair(Pair): %s", h_events(&rep));
+    int rr = h_find(&rep, "refused_read", 0);
+    cr_assert(rr >= 0, "%s", h_events(&rep));
+    cr_expect_str_eq(h_arr_str(rep.line[rr], "path", 0), "copy_pair(Pair)");
     h_report_free(&rep);
     h_free(&r);
 }

@@ -13,11 +13,14 @@
  */
 #include <cuda.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define N 1024
 #define BYTES (N * sizeof(float))
@@ -25,7 +28,7 @@
 #define BAD_BLOCK 2048u /* > 1024 threads: the launch fails, the kernel does not run */
 #define UNTOUCHED 0x3c  /* host bytes before a read (fakecuda fills new memory with 0x5a) */
 
-static const char image[] = "any bytes: the kernels are found by name";
+static const char image_bytes[] = "any bytes: the kernels are found by name";
 
 /* ---- printing --------------------------------------------------------- */
 static const char *errname(CUresult r)
@@ -90,7 +93,7 @@ static CUfunction function(CUmodule mod, const char *name)
 static CUmodule load_module(void)
 {
     CUmodule mod;
-    check("cuModuleLoadData", cuModuleLoadData(&mod, image));
+    check("cuModuleLoadData", cuModuleLoadData(&mod, image_bytes));
     return mod;
 }
 
@@ -188,6 +191,135 @@ static int sc_context_gone(int argc, char **argv)
     return 0;
 }
 
+/* ---- modules and libraries ------------------------------------------------ */
+
+/* Where kernels come from: a module, or a library (whose CUkernel handles
+ * are launched as they are). */
+typedef struct image {
+    bool library;
+    CUmodule mod;
+    CUlibrary lib;
+} image;
+
+static image load_image(bool library)
+{
+    image im = {.library = library};
+    if (library)
+        check("cuLibraryLoadData", cuLibraryLoadData(&im.lib, image_bytes, NULL, NULL, 0, NULL, NULL, 0));
+    else
+        im.mod = load_module();
+    return im;
+}
+
+static CUfunction kernel_of(const image *im, const char *name)
+{
+    if (!im->library)
+        return function(im->mod, name);
+    CUkernel k;
+    check(name, cuLibraryGetKernel(&k, im->lib, name));
+    return (CUfunction)(void *)k;
+}
+
+static CUresult unload_image(const image *im)
+{
+    return im->library ? cuLibraryUnload(im->lib) : cuModuleUnload(im->mod);
+}
+
+/* `bytes` of host memory that end where an inaccessible page begins. */
+static void *before_guard_page(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || mprotect(p + page, page, PROT_NONE) != 0)
+        exit(4);
+    return p + page - bytes;
+}
+
+/* copy_pair(Pair p) with its one parameter pointer the last word before a
+ * guard page: reading kernelParams[1] is a SIGSEGV. */
+static CUresult copy_pair_guarded(CUfunction f, CUdeviceptr in, CUdeviceptr out, unsigned block)
+{
+    static struct { CUdeviceptr in, out; int n; } pair;
+    pair.in = in, pair.out = out, pair.n = N;
+    void **params = before_guard_page(sizeof(void *));
+    params[0] = &pair;
+    return launch(f, block, N, params);
+}
+
+/* The launches of sc_handle_reuse, on the main thread or on another one
+ * (whose own cache of kernels must not outlive the unload either). */
+typedef struct reuse {
+    CUcontext ctx;
+    CUfunction saxpy, copy_pair;
+    CUdeviceptr x, y, in, ok_out, bad_out;
+} reuse;
+
+static void *reuse_first(void *arg)
+{
+    reuse *r = arg;
+    cuCtxSetCurrent(r->ctx);
+    say("launch saxpy x y", saxpy(r->saxpy, N, 2.0f, r->x, r->y, OK_BLOCK));
+    return NULL;
+}
+
+static void *reuse_then(void *arg)
+{
+    reuse *r = arg;
+    cuCtxSetCurrent(r->ctx);
+    say("launch copy_pair in ok_out", copy_pair_guarded(r->copy_pair, r->in, r->ok_out, OK_BLOCK));
+    say("launch copy_pair in bad_out", copy_pair_guarded(r->copy_pair, r->in, r->bad_out, BAD_BLOCK));
+    return NULL;
+}
+
+static void on_thread(void *(*fn)(void *), reuse *r, bool other)
+{
+    pthread_t t;
+    if (!other) {
+        fn(r);
+        return;
+    }
+    if (pthread_create(&t, NULL, fn, r) != 0 || pthread_join(t, NULL) != 0)
+        exit(4);
+}
+
+/* While taint exists elsewhere (so every launch is decoded), saxpy - four
+ * parameters - is launched from a module or library (argv[0]), which is
+ * then unloaded; the driver hands the same handle out for copy_pair - one
+ * parameter - of the next one.  argv[1] "other": the launches run on
+ * another thread than the unload (each thread keeps its own cache). */
+static int sc_handle_reuse(int argc, char **argv)
+{
+    bool library = argc > 0 && strcmp(argv[0], "library") == 0;
+    bool other = argc > 1 && strcmp(argv[1], "other") == 0;
+    reuse r = {.ctx = use_primary()};
+    CUfunction k_fill = function(load_module(), "_Z4fillPfif");
+    CUdeviceptr u = alloc(BYTES);
+    r.x = alloc(BYTES), r.y = alloc(BYTES), r.in = alloc(BYTES), r.ok_out = alloc(BYTES), r.bad_out = alloc(BYTES);
+    say("launch fill u", fill(k_fill, u, N, 1.0f, BAD_BLOCK));
+    say("launch fill x", fill(k_fill, r.x, N, 1.0f, OK_BLOCK));
+    say("launch fill y", fill(k_fill, r.y, N, 1.0f, OK_BLOCK));
+    say("launch fill in", fill(k_fill, r.in, N, 5.0f, OK_BLOCK));
+
+    image first = load_image(library);
+    r.saxpy = kernel_of(&first, "_Z5saxpyifPKfPf");
+    on_thread(reuse_first, &r, other);
+    show_read("y", r.y, BYTES);
+    say("unload", unload_image(&first));
+    /* A handle the driver never gave out (inside its pool, off a slot):
+     * refused by the driver, and whatever cutaint kept for saxpy's handle
+     * may now describe this one. */
+    CUfunction unknown = (CUfunction)(void *)((char *)(void *)r.saxpy + 16);
+    say("launch unknown handle", fill(unknown, r.x, N, 1.0f, OK_BLOCK));
+
+    image next = load_image(library);
+    r.copy_pair = kernel_of(&next, "_Z9copy_pair4Pair");
+    fact("handle reused", r.copy_pair == r.saxpy);
+    on_thread(reuse_then, &r, other);
+    show_read("ok_out", r.ok_out, BYTES);
+    show_read("bad_out", r.bad_out, BYTES);
+    return 0;
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -214,6 +346,7 @@ static const struct scenario {
 } scenarios[] = {
     {"skip_loop", sc_skip_loop},
     {"context_gone", sc_context_gone},
+    {"handle_reuse", sc_handle_reuse},
 };
 
 int main(int argc, char **argv)
