@@ -39,6 +39,16 @@ static void copy_cut(char *dst, size_t cap, const char *src)
     dst[len] = '\0';
 }
 
+#define CT_STICKY " \u2014 the CUDA context is destroyed; errors of this class are sticky: " \
+                  "every later driver call in this process returns the same status."
+
+/* snprintf wrote n bytes (or would have): cut at a character boundary. */
+static void end_reason(char *reason, size_t cap, int n)
+{
+    if (n > 0 && (size_t)n >= cap)
+        reason[utf8_boundary(reason, cap - 1)] = '\0';
+}
+
 ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
                         char *reason, size_t cap)
 {
@@ -46,17 +56,23 @@ ct_fatality ct_classify(const char *op, const char *error, const char *probe_err
         reason[0] = '\0';
     if (!probe_error)
         return CT_ISOLATED;
-    if (reason && cap) {
-        int n = snprintf(reason, cap,
-                         "%s failed (%s), and a synchronize issued afterwards also "
-                         "failed (%s) \u2014 the CUDA context is destroyed; errors of "
-                         "this class are sticky: every later driver call in this "
-                         "process returns the same status.",
-                         op ? op : "a driver call", error ? error : "unknown error",
-                         probe_error);
-        if (n > 0 && (size_t)n >= cap)
-            reason[utf8_boundary(reason, cap - 1)] = '\0';
-    }
+    if (reason && cap)
+        end_reason(reason, cap,
+                   snprintf(reason, cap, "%s failed (%s), and a synchronize issued afterwards also failed (%s)" CT_STICKY,
+                            op ? op : "a driver call", error ? error : "unknown error", probe_error));
+    return CT_CONTEXT_LOST;
+}
+
+ct_fatality ct_classify_at_exit(const char *query_error, char *reason, size_t cap)
+{
+    if (reason && cap)
+        reason[0] = '\0';
+    if (!query_error)
+        return CT_ISOLATED;
+    if (reason && cap)
+        end_reason(reason, cap,
+                   snprintf(reason, cap, "at exit, a query of the default stream returned %s: the context was lost "
+                            "earlier, seen only by calls cutaint does not check" CT_STICKY, query_error));
     return CT_CONTEXT_LOST;
 }
 

@@ -29,6 +29,9 @@ typedef enum { CT_ISOLATED = 0, CT_CONTEXT_LOST = 1 } ct_fatality;
  * operator-facing reason is written to reason[cap] (always terminated). */
 ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
                         char *reason, size_t cap);
+/* The check made at exit when nothing was latched: query_error == NULL, the
+ * query found nothing wrong; otherwise its error, and the reason as above. */
+ct_fatality ct_classify_at_exit(const char *query_error, char *reason, size_t cap);
 
 typedef struct ct_latch {
     atomic_int state; /* 0 open, 1 being set, 2 set */

@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -31,6 +32,8 @@
 
 static void *driver_handle;
 static int driver_version; /* 0: none could be loaded, or it did not say */
+static pid_t driver_pid;      /* the process that loaded it */
+static atomic_bool loaded_flag; /* load_driver has run and found one */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static _Atomic(void *) slots[CT_N_SLOTS]; /* what the wrappers call; emptied in a forked child */
 static _Atomic(void *) known[CT_N_SLOTS]; /* every function found so far, kept across fork */
@@ -52,18 +55,30 @@ static void load_driver(void)
     driver_handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!driver_handle)
         driver_handle = dlopen("libcuda.so.1", RTLD_NOW);
+    driver_pid = getpid();
     if (!driver_handle) {
         const char *why = dlerror();
         ct_log(CT_LOG_ERROR, "cannot load the CUDA driver libcuda.so.1 (%s); every CUDA call "
                "will fail with CUDA_ERROR_NO_DEVICE", why ? why : "not found");
     }
     driver_version = driver_version_of(driver_handle);
+    atomic_store_explicit(&loaded_flag, driver_handle != NULL, memory_order_release);
+    if (driver_handle)
+        ct_arm_exit_check();
 }
 
 bool ct_driver_loaded(void)
 {
     pthread_once(&driver_once, load_driver);
     return driver_handle != NULL;
+}
+
+/* Never loads it: for the exit handler, which must not start a driver the
+ * program never used, nor use one a forked child inherited. */
+bool ct_driver_used_here(void)
+{
+    bool loaded = atomic_load_explicit(&loaded_flag, memory_order_acquire);
+    return loaded && driver_pid == getpid();
 }
 
 /* The driver is loaded (or known absent) and the process has reached it. */

@@ -9,11 +9,21 @@
  * CUTAINT_ON_CONTEXT_LOSS, and at exit turn the status into the fault status
  * (or, with no loss, a refused read's 0 into CUTAINT_ERROR_EXITCODE).
  *
+ * A loss can show itself first through a call cutaint does not wrap, in a
+ * process that then exits at once (a Python exception).  So at exit, when
+ * nothing was latched, one non-blocking query of the default stream looks
+ * once more.
+ *
  * Invariants:
- * - Only the probe decides; error codes appear only in the reason text.
+ * - Only the probe (or the check at exit) decides; error codes appear only
+ *   in the reason text.  An answer that says there is no usable context to
+ *   judge (not initialised, deinitialised, no or a destroyed context) is not
+ *   a loss: a false latch turns a clean exit into 70, as bad as a missed one.
  * - No probe without a current context on the calling thread, none during
- *   teardown (exit has begun, or the driver says DEINITIALIZED): a false
- *   latch turns a clean exit into 70, as bad as a missed one.
+ *   teardown (exit has begun, or the driver says DEINITIALIZED).
+ * - The check at exit never blocks (a query, not a synchronize), runs only in
+ *   the process that loaded the driver, on a thread with a current context,
+ *   and reads CUDA_ERROR_NOT_READY as alive.
  * - Once latched, no further probes.
  */
 #include <stdio.h>
@@ -36,7 +46,25 @@ bool ct_has_current_context(void)
     return get_current && get_current(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
-static void latch(const char *reason, bool simulated)
+/* Does a probe's answer say the context is destroyed?  Answers that say
+ * there is no usable context to judge do not. */
+static bool answer_is_loss(CUresult r)
+{
+    switch (r) {
+    case CUDA_SUCCESS:
+    case CUDA_ERROR_NOT_READY:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* at_exit: the process is already leaving, with the fault status. */
+static void latch(const char *reason, bool simulated, bool at_exit)
 {
     if (!ct_latch_set(ct_g.latch, reason))
         return;
@@ -46,6 +74,8 @@ static void latch(const char *reason, bool simulated)
         ct_log(CT_LOG_ERROR, "could not write the health file %s", ct_g.cfg.health_file);
     switch (ct_g.cfg.on_context_loss) {
     case CT_LOSS_EXIT:
+        if (at_exit)
+            break;
         ct_log(CT_LOG_ERROR, "exiting now with status %d (CUTAINT_ON_CONTEXT_LOSS=exit)", ct_fault_status());
         exit(ct_fault_status());
     case CT_LOSS_ABORT:
@@ -76,14 +106,14 @@ void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
         return;
     }
     CUresult probe = sync(NULL);
-    bool lost = probe != CUDA_SUCCESS && probe != CUDA_ERROR_DEINITIALIZED && !atomic_load(&ct_g.exiting);
+    bool lost = answer_is_loss(probe) && !atomic_load(&ct_g.exiting);
     ct_event_probe(api, error, probe, lost);
     if (!lost)
         return;
     char op[512], reason[CT_REASON_MAX];
     operation_name(api, kernel, op, sizeof op);
     ct_classify(op, ct_cu_error_name(error), ct_cu_error_name(probe), reason, sizeof reason);
-    latch(reason, false);
+    latch(reason, false, false);
 }
 
 void ct_simulate_context_loss(const char *api, const char *kernel)
@@ -96,7 +126,36 @@ void ct_simulate_context_loss(const char *api, const char *kernel)
     operation_name(api, kernel, op, sizeof op);
     ct_classify(op, "CUDA_ERROR_ILLEGAL_ADDRESS, injected by CUTAINT_INJECT",
                 "CUDA_ERROR_ILLEGAL_ADDRESS, simulated", reason, sizeof reason);
-    latch(reason, true);
+    latch(reason, true, false);
+}
+
+/* Nothing latched, the process leaving: one non-blocking look, for a loss
+ * the program saw only through calls cutaint does not wrap.  An atexit
+ * handler registered once the driver is loaded (ct_arm_exit_check): the C
+ * runtime registered the library destructors (_dl_fini) before main, so it
+ * runs before them, while the driver still answers; the on_exit handler
+ * that decides the status runs after them. */
+static void check_at_exit(void)
+{
+    if (ct_g.cfg.disable || ct_latch_is_set(ct_g.latch) || !ct_driver_used_here())
+        return;
+    __typeof__(&cuStreamQuery) query = (__typeof__(&cuStreamQuery))ct_real(CT_ID_cuStreamQuery);
+    if (!query || !ct_has_current_context())
+        return;
+    CUresult r = query(NULL);
+    if (!answer_is_loss(r))
+        return;
+    ct_event_probe("exit", r, r, true);
+    char reason[CT_REASON_MAX];
+    ct_classify_at_exit(ct_cu_error_name(r), reason, sizeof reason);
+    latch(reason, false, true);
+}
+
+void ct_arm_exit_check(void)
+{
+    if (atexit(check_at_exit) != 0)
+        ct_log(CT_LOG_WARN, "cannot register the check made at exit: a loss seen only by calls cutaint "
+               "does not check will not change the exit status");
 }
 
 void ct_on_exit(int status, void *unused)

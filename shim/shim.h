@@ -121,6 +121,9 @@ bool ct_driver_loaded(void);
 /* In a forked child: empty the slots, so the child's first call of each
  * entry point is seen (ct_reached_driver) before it runs. */
 void ct_driver_atfork_child(void);
+/* Was a real driver loaded by this very process (not a fork's parent)?
+ * Never triggers the load. */
+bool ct_driver_used_here(void);
 /* The CUresult to hand back when no real function exists. */
 #define CT_NO_DRIVER_RESULT CUDA_ERROR_NO_DEVICE
 
@@ -261,6 +264,8 @@ static inline bool ct_context_simulated_lost(void)
     return atomic_load_explicit(&ct_g.simulated_loss, memory_order_relaxed);
 }
 void ct_on_exit(int status, void *unused);
+/* Once the driver is loaded: register the check made at exit (fault.c). */
+void ct_arm_exit_check(void);
 /* Is a context current on the calling thread?  (a driver call: only on the
  * paths where something is already wrong) */
 bool ct_has_current_context(void);

@@ -3,9 +3,12 @@
  * next sync fail; the probe fails; the latch is set with an operator-facing
  * reason; the program's "return 0" becomes 70 (CUTAINT_EXIT_STATUS), or what
  * CUTAINT_ON_CONTEXT_LOSS says; the health file; an isolated failure latches
- * nothing; simulated loss (CUTAINT_INJECT=...=context_lost).
+ * nothing; simulated loss (CUTAINT_INJECT=...=context_lost); a loss seen
+ * first by a query, or by nothing cutaint checks, before exit(1); a healthy
+ * process whose last answer was CUDA_ERROR_NOT_READY keeps its status.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,5 +190,90 @@ Test(context, stale_health_file_removed_at_start)
     cr_expect(h_count_containing(r.err, "health") >= 1, "its removal should be logged:\n%s", r.err);
     unlink(path);
     rmdir(dir);
+    h_free(&r);
+}
+
+/* A context lost and seen first by a query (or by nothing cutaint checks),
+ * in a process that then calls exit(1) at once: still latched, 70, with the
+ * health file and the context_lost event.  `after` names the probe's cause:
+ * the query, or the check made at exit. */
+static const struct query_case {
+    const char *how, *after;
+    const char *const lines[3];
+} query_cases[] = {
+    {"stream", "cuStreamQuery", {"launch crash x: CUDA_SUCCESS", "cuStreamQuery: " ILLEGAL}},
+    {"event", "cuEventQuery", {"cuEventRecord: CUDA_SUCCESS", "cuEventQuery: " ILLEGAL}},
+    {"unwrapped", "exit", {"launch crash x: CUDA_SUCCESS", "cuMemGetInfo: CUDA_SUCCESS"}},
+};
+
+ParameterizedTestParameters(context, a_loss_first_seen_by_a_query_then_exit_1)
+{
+    return H_ROWS(query_cases);
+}
+
+ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
+{
+    const struct query_case *c = &query_cases[*row];
+    h_run run = {.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", c->how},
+                 .env = {"CUTAINT_HEALTH_FILE=@DIR@/health"}};
+    h_result alone, r;
+    h_exec_baseline(&run, &alone);
+    cr_expect_eq(alone.status, 1, "%s: the program's own status is 1, got %d", c->how, alone.status);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    h_expect_lines(&r, c->lines);
+    cr_expect_eq(r.status, 70, "%s: exit status %d, want 70\n--- stderr\n%s", c->how, r.status, r.err);
+    char *health = h_slurp(h_path(&r, "health"));
+    cr_expect(health != NULL && strstr(health, ILLEGAL) != NULL, "%s: health file: %s", c->how, health ? health : "none");
+    free(health);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "context_lost"), 1, "%s: %s", c->how, h_events(&rep));
+    int p = h_find(&rep, "probe", 0);
+    cr_assert(p >= 0, "%s: no probe: %s", c->how, h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[p], "after"), c->after, "%s", c->how);
+    cr_expect_str_eq(h_str(rep.line[p], "verdict"), "context_lost");
+    int e = h_find(&rep, "exit", 0);
+    long long v = -1;
+    cr_expect(e >= 0 && h_int(rep.line[e], "program_status", &v) && v == 1, "%s: program_status %lld", c->how, v);
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(context, the_check_at_exit_does_not_exit_twice)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", "unwrapped"},
+                    .env = {"CUTAINT_ON_CONTEXT_LOSS=exit"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 70, "status %d\n%s", r.status, r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,probe,context_lost,exit");
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+/* Healthy, the last call a query that said CUDA_ERROR_NOT_READY - and so
+ * does the check made at exit: the program's own status, nothing latched. */
+Test(context, not_ready_at_exit_is_healthy)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", "not_ready"},
+                    .env = {"FAKECUDA_FAULTS=api:cuStreamQuery#1+=CUDA_ERROR_NOT_READY",
+                            "CUTAINT_HEALTH_FILE=@DIR@/health"}},
+           &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {"cuStreamQuery: CUDA_ERROR_NOT_READY", NULL};
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 3, "the program's own status is 3, got %d\n%s", r.status, r.err);
+    cr_expect(access(h_path(&r, "health"), F_OK) != 0, "a health file for a healthy process");
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,exit");
+    h_report_free(&rep);
     h_free(&r);
 }

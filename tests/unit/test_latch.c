@@ -65,6 +65,22 @@ Test(classify, only_the_probe_decides)
                  CT_ISOLATED);
 }
 
+Test(classify, the_check_at_exit_names_what_the_query_said)
+{
+    char reason[CT_REASON_MAX] = "stale";
+    cr_assert_eq(ct_classify_at_exit(NULL, reason, sizeof reason), CT_ISOLATED);
+    cr_assert_str_empty(reason);
+    cr_assert_eq(ct_classify_at_exit("CUDA_ERROR_ILLEGAL_ADDRESS", reason, sizeof reason), CT_CONTEXT_LOST);
+    cr_assert(strstr(reason, "at exit") == reason, "%s", reason);
+    cr_assert(strstr(reason, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL, "%s", reason);
+    cr_assert(strstr(reason, "sticky") != NULL, "%s", reason);
+    for (size_t cap = 1; cap < 200; cap++) {
+        char small[200];
+        ct_classify_at_exit("CUDA_ERROR_ILLEGAL_ADDRESS", small, cap);
+        cr_assert(strlen(small) < cap && valid_utf8(small), "cap %zu", cap);
+    }
+}
+
 Test(classify, missing_names_and_small_buffers_are_safe)
 {
     char reason[CT_REASON_MAX];

@@ -320,6 +320,41 @@ static int sc_handle_reuse(int argc, char **argv)
     return 0;
 }
 
+/* ---- a lost context, and a process that leaves at once ------------------ */
+
+/* A kernel that faults at execution, then one look (argv[0]): "stream"
+ * cuStreamQuery, "event" cuEventRecord + cuEventQuery, "unwrapped" a call
+ * cutaint does not check (cuMemGetInfo), then exit(1) at once, as a Python
+ * process does on an exception.  "not_ready": nothing faults, and the last
+ * call is a query that says CUDA_ERROR_NOT_READY (with FAKECUDA_FAULTS);
+ * exit(3). */
+static int sc_loss_then_exit(int argc, char **argv)
+{
+    const char *how = argc > 0 ? argv[0] : "stream";
+    use_primary();
+    CUmodule mod = load_module();
+    CUdeviceptr x = alloc(BYTES);
+    if (strcmp(how, "not_ready") == 0) {
+        say("launch fill x", fill(function(mod, "_Z4fillPfif"), x, N, 1.0f, OK_BLOCK));
+        say("cuStreamQuery", cuStreamQuery(NULL));
+        exit(3);
+    }
+    void *params[] = {&x};
+    say("launch crash x", launch(function(mod, "_Z5crashPf"), OK_BLOCK, N, params));
+    if (strcmp(how, "stream") == 0) {
+        say("cuStreamQuery", cuStreamQuery(NULL));
+    } else if (strcmp(how, "event") == 0) {
+        CUevent e;
+        check("cuEventCreate", cuEventCreate(&e, 0));
+        say("cuEventRecord", cuEventRecord(e, NULL));
+        say("cuEventQuery", cuEventQuery(e));
+    } else {
+        size_t free_bytes, total;
+        say("cuMemGetInfo", cuMemGetInfo(&free_bytes, &total));
+    }
+    exit(1);
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -347,6 +382,7 @@ static const struct scenario {
     {"skip_loop", sc_skip_loop},
     {"context_gone", sc_context_gone},
     {"handle_reuse", sc_handle_reuse},
+    {"loss_then_exit", sc_loss_then_exit},
 };
 
 int main(int argc, char **argv)
