@@ -806,31 +806,67 @@ static void note_unknown(ct_refusal *out, uint64_t addr)
     out->n_unknown++;
 }
 
+/* Under the lock: a survey of nothing yet, into out. */
+static survey survey_begin(ct_store *s, ct_refusal *out)
+{
+    out->n_failures = out->n_kept = 0;
+    out->first_tainted = out->tainted_bytes = 0;
+    out->n_unknown = 0;
+    return (survey){ .epoch = ++s->epoch };
+}
+
+static void survey_range(ct_store *s, survey *sv, ct_refusal *out, const ct_range *r)
+{
+    if (!each_span(s, r, survey_span, sv))
+        note_unknown(out, r->addr);
+}
+
+static int survey_end(survey *sv, ct_refusal *out);
+
 int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
 {
     if (!s || (!r && n))
         return CT_EINVAL;
     if (!out)
         return ct_read_failure(s, r, n, NULL) ? CT_ETAINTED : CT_OK;
-    out->n_failures = out->n_kept = 0;
-    out->first_tainted = out->tainted_bytes = 0;
-    out->n_unknown = 0;
     lock(s);
-    survey sv = { .epoch = ++s->epoch };
-    for (size_t i = 0; i < n; i++) {
-        if (!each_span(s, &r[i], survey_span, &sv))
-            note_unknown(out, r[i].addr);
-    }
-    out->n_failures = sv.n_failures;
-    out->n_kept = sv.n_kept;
-    for (size_t i = 0; i < sv.n_kept; i++) {
-        snapshot(sv.kept[i], &out->failures[i]);
-        trace_path(&out->failures[i], sv.kept[i]->seen_at);
-    }
-    out->first_tainted = sv.first_tainted;
-    out->tainted_bytes = sv.tainted_bytes;
+    survey sv = survey_begin(s, out);
+    for (size_t i = 0; i < n; i++)
+        survey_range(s, &sv, out, &r[i]);
+    int rc = survey_end(&sv, out);
     unlock(s);
-    return sv.tainted_bytes ? CT_ETAINTED : CT_OK;
+    return rc;
+}
+
+int ct_ensure_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out)
+{
+    if (!s || !r || !out)
+        return CT_EINVAL;
+    lock(s);
+    survey sv = survey_begin(s, out);
+    for (uint64_t z = 0; z < r->depth; z++) {
+        for (uint64_t y = 0; y < r->height; y++) {
+            ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
+            survey_range(s, &sv, out, &row);
+        }
+    }
+    int rc = survey_end(&sv, out);
+    unlock(s);
+    return rc;
+}
+
+/* What the survey found, snapshot into out. */
+static int survey_end(survey *sv, ct_refusal *out)
+{
+    out->n_failures = sv->n_failures;
+    out->n_kept = sv->n_kept;
+    for (size_t i = 0; i < sv->n_kept; i++) {
+        snapshot(sv->kept[i], &out->failures[i]);
+        trace_path(&out->failures[i], sv->kept[i]->seen_at);
+    }
+    out->first_tainted = sv->first_tainted;
+    out->tainted_bytes = sv->tainted_bytes;
+    return sv->tainted_bytes ? CT_ETAINTED : CT_OK;
 }
 
 bool ct_failure_get(ct_store *s, ct_failure_id id, ct_failure_info *out)

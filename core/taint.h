@@ -121,6 +121,15 @@ typedef struct ct_refusal {
  * small stacks. */
 int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out);
 
+/* The bytes a pitched copy reads: `depth` slices `slice` bytes apart, each
+ * of `height` rows `pitch` bytes apart, each row `width` bytes from addr. */
+typedef struct ct_rows {
+    uint64_t addr, width, pitch, height, slice, depth;
+} ct_rows;
+/* ct_ensure_written over exactly the rows' bytes, however many rows (the
+ * gaps between them are not read); out is required. */
+int ct_ensure_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out);
+
 /* Snapshot of a live failure; false when no byte carries it any more. */
 bool ct_failure_get(ct_store *s, ct_failure_id id, ct_failure_info *out);
 size_t ct_store_live_failures(ct_store *s);

@@ -4,7 +4,9 @@
  *
  * Granularity: copies and memsets know their byte extent, so they taint and
  * release exact byte ranges (pitched 2D/3D shapes row by row, up to
- * CT_CALL_RANGES rows; taller shapes use their bounding span).
+ * CT_CALL_RANGES rows; taller shapes use their bounding span).  A read to
+ * the host is checked, counted and poisoned row by row whatever its height:
+ * exactly the bytes it reads and the bytes it would have written.
  *
  * Invariants:
  * - A read is refused only when core says a byte of it carries a failure;
@@ -128,6 +130,7 @@ static ct_shape linear(uint64_t addr, uint64_t bytes)
     return (ct_shape){.device = true, .addr = addr, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
 }
 
+
 static bool begin_write(ct_call *call, const ct_shape *dst)
 {
     call->n_writes = shape_ranges(dst, call->writes);
@@ -160,64 +163,101 @@ static bool is_host_memory(const void *host_dst)
     return type == CU_MEMORYTYPE_HOST;
 }
 
-static void poison(void *host_dst, uint64_t bytes, bool *poisoned)
+/* Fill exactly the bytes the copy would have written into host memory:
+ * every row of the shape, never the gaps between rows or slices. */
+static bool poison(const ct_shape *host)
 {
-    *poisoned = false;
-    if (ct_g.cfg.poison < 0 || !host_dst || bytes == 0)
-        return;
-    memset(host_dst, ct_g.cfg.poison, bytes);
-    *poisoned = true;
+    if (ct_g.cfg.poison < 0 || !host->host)
+        return false;
+    char *at = host->host;
+    for (uint64_t z = 0; z < host->depth; z++)
+        for (uint64_t y = 0; y < host->height; y++)
+            memset(at + z * host->slice + y * host->pitch, ct_g.cfg.poison, host->width);
+    return true;
+}
+
+/* The first byte to one past the last of the rows; false when a size is
+ * one the driver must reject (rows overlapping, a span past 2^64). */
+static bool span_of(const ct_rows *r, ct_range *span)
+{
+    uint64_t rows_end, slices_end;
+    if (r->pitch < r->width || (r->depth > 1 && r->slice < r->pitch * (r->height - 1) + r->width) ||
+        __builtin_mul_overflow(r->height - 1, r->pitch, &rows_end) ||
+        __builtin_mul_overflow(r->depth - 1, r->slice, &slices_end) ||
+        __builtin_add_overflow(rows_end, slices_end, &span->len) ||
+        __builtin_add_overflow(span->len, r->width, &span->len))
+        return false;
+    span->addr = r->addr;
+    return true;
 }
 
 /* A read running past the end of its allocation is the driver's to refuse:
  * refusing it here would poison as many host bytes as a garbage size says. */
-static bool reads_fit(const ct_range *r, unsigned n)
+static bool read_fits(const ct_range *span)
 {
-    for (unsigned i = 0; i < n; i++) {
-        uint64_t base = 0, size = 0;
-        if (ct_store_resolve(ct_g.store, r[i].addr, &base, &size) && r[i].len > base + size - r[i].addr)
-            return false;
-    }
-    return true;
+    uint64_t base = 0, size = 0;
+    return !ct_store_resolve(ct_g.store, span->addr, &base, &size) || span->len <= base + size - span->addr;
 }
 
-/* Refuse the read of r when any byte carries a failure.  host_dst/bytes: the
- * destination to poison (NULL: none); check_host: ask the driver first. */
-static bool refuse_if_tainted(ct_call *call, const ct_range *r, unsigned n, void *host_dst,
-                              uint64_t bytes, bool check_host)
+/* The host side is written where its pitch says, so it too must be a shape
+ * the driver accepts before cutaint writes there. */
+static bool host_side_valid(const ct_shape *host)
 {
-    if (n == 0 || !ct_store_tainted(ct_g.store) || ct_ensure_written(ct_g.store, r, n, NULL) == 0)
+    return host->pitch >= host->width && (host->depth <= 1 || host->slice >= host->pitch * host->height);
+}
+
+static ct_rows rows_of(const ct_shape *device)
+{
+    return (ct_rows){device->addr, device->width, device->pitch, device->height, device->slice, device->depth};
+}
+
+/* Refuse the read of the rows of src when any of their bytes carries a
+ * failure, and poison what it would have written to host (its host field
+ * NULL: nothing to poison); check_host: ask the driver whether that is
+ * host memory first. */
+static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
+{
+    if (!src->device || src->width == 0 || src->height == 0 || src->depth == 0 || !ct_store_tainted(ct_g.store))
         return false;
-    if (!reads_fit(r, n))
+    ct_rows rows = rows_of(src);
+    ct_range span;
+    /* Nothing carried in the span, gaps included: the common case, cheap.
+     * A shape the driver must reject is its to answer. */
+    if (!span_of(&rows, &span) || ct_ensure_written(ct_g.store, &span, 1, NULL) == 0 || !read_fits(&span) ||
+        !host_side_valid(host))
         return false;
-    /* Refused: only now is it worth describing (a refusal is large). */
+    /* Only now is it worth describing (a refusal is large). */
     ct_refusal *refusal = malloc(sizeof *refusal);
     if (!refusal) { /* cannot describe it, but must still refuse it */
         int error = 0;
-        if (!ct_read_failure(ct_g.store, r, n, &error))
+        if (!ct_read_failure(ct_g.store, &span, 1, &error))
             return false;
         call->result = (CUresult)error;
         call->answered = true;
         return true;
     }
-    bool refused = ct_ensure_written(ct_g.store, r, n, refusal) != 0;
+    bool refused = ct_ensure_rows_written(ct_g.store, &rows, refusal) != 0;
     if (refused) {
         call->result = (CUresult)refusal->failures[0].desc.error;
         call->answered = true;
-        bool poisoned = false;
-        if (!check_host || is_host_memory(host_dst))
-            poison(host_dst, bytes, &poisoned);
+        bool poisoned = (!check_host || is_host_memory(host->host)) && poison(host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_event_refused(ct_entries[call->id].name, r[0].addr, bytes, refusal, call->result, poisoned);
+        ct_event_refused(ct_entries[call->id].name, rows.addr, rows.width * rows.height * rows.depth, refusal,
+                         call->result, poisoned);
     }
     free(refusal);
     return refused;
 }
 
+static ct_shape host_linear(void *host, uint64_t bytes)
+{
+    return (ct_shape){.host = host, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
+}
+
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
-    ct_range r = {src, bytes};
-    return !refuse_if_tainted(call, &r, bytes ? 1 : 0, dst_host, bytes, false);
+    ct_shape from = linear(src, bytes), to = host_linear(dst_host, bytes);
+    return !refuse_if_tainted(call, &from, &to, false);
 }
 
 /* ---- device copies ------------------------------------------------------ */
@@ -275,11 +315,7 @@ bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
             return false;
         return begin_write(call, &shape.dst);
     }
-    uint64_t bytes = shape.dst.height * shape.dst.depth * shape.dst.pitch;
-    /* A pitched host destination is poisoned only where the copy writes:
-     * whole rows when the pitch equals the width, otherwise not at all. */
-    void *host = shape.dst.pitch == shape.dst.width ? shape.dst.host : NULL;
-    return !refuse_if_tainted(call, src, n_src, host, bytes, false);
+    return !refuse_if_tainted(call, &shape.src, &shape.dst, false);
 }
 
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
@@ -287,8 +323,8 @@ bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes
     bool dst_device = ct_store_resolve(ct_g.store, dst, NULL, NULL);
     if (dst_device)
         return ct_before_device_copy(call, dst, src, bytes);
-    ct_range r = {src, bytes};
-    return !refuse_if_tainted(call, &r, bytes ? 1 : 0, (void *)(uintptr_t)dst, bytes, true);
+    ct_shape from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
+    return !refuse_if_tainted(call, &from, &to, true);
 }
 
 /* ---- shapes of the 2D/3D descriptors ------------------------------------- */

@@ -3,9 +3,11 @@
  * whose error is ignored, read back (refused with the root failure's code,
  * the host buffer poisoned, one log line naming the kernel and the error);
  * the two-hop path fill(x) -> saxpy(x -> y) -> read y; CUTAINT_POISON and
- * CUTAINT_ON_SKIP change exactly what they say.
+ * CUTAINT_ON_SKIP change exactly what they say; a pitched 2D/3D read is
+ * poisoned and counted row by row; a long run of skips looks nothing up.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,4 +160,48 @@ Test(refused, skipped_launches_look_nothing_up)
     int few = driver_lookups(10), many = driver_lookups(210);
     cr_expect(few > 0, "LD_DEBUG=symbols showed no lookup at all: is it honoured here?");
     cr_expect_eq(many, few, "%d driver lookups for 10 skipped launches, %d for 210", few, many);
+}
+
+/* A refused 2D/3D read into host rows wider than the copy's: the rows are
+ * poisoned, the gaps between them (and between slices) left as they were,
+ * and the log and report count the bytes read, not the pitched span. */
+static const struct pitched_case {
+    const char *rows, *dims;
+    long long bytes;
+} pitched_cases[] = {
+    {"240", "2d", 240 * 320}, /* taller than the 64 rows copies are tainted by */
+    {"8", "2d", 8 * 320},
+    {"240", "3d", 240 * 320},
+};
+
+ParameterizedTestParameters(refused, a_pitched_read_poisons_its_rows_only)
+{
+    return H_ROWS(pitched_cases);
+}
+
+ParameterizedTest(int *row, refused, a_pitched_read_poisons_its_rows_only)
+{
+    const struct pitched_case *c = &pitched_cases[*row];
+    h_run run = {.client = CT_CLIENT_LIFECYCLE, .args = {"read_pitched", c->rows, c->dims}};
+    h_result alone, r;
+    h_exec_baseline(&run, &alone);
+    cr_expect(h_has_line(alone.out, "read frame: CUDA_SUCCESS rows=0x5a gaps=0x3c"), "baseline:\n%s", alone.out);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "read frame: CUDA_ERROR_INVALID_VALUE rows=0xff gaps=0x3c"), "%s %s:\n%s", c->rows,
+              c->dims, r.out);
+    char never[96];
+    snprintf(never, sizeof never, " %lld of these bytes were never written", c->bytes);
+    cr_expect_eq(h_count_containing(r.err, never), 1, "%s %s: want \"%s\"\n%s", c->rows, c->dims, never, r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int rr = h_find(&rep, "refused_read", 0);
+    cr_assert(rr >= 0, "%s", h_events(&rep));
+    long long bytes = -1;
+    cr_expect(h_int(rep.line[rr], "bytes", &bytes) && bytes == c->bytes, "%s %s: bytes %lld", c->rows, c->dims, bytes);
+    cr_expect_str_eq(h_str(rep.line[rr], "poisoned"), "true");
+    h_report_free(&rep);
+    h_free(&r);
 }

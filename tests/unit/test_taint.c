@@ -428,6 +428,30 @@ Test(taint, a_refusal_names_every_failure_once_root_first)
     cr_assert_eq(refusal.first_tainted, A);
 }
 
+Test(taint, pitched_rows_are_surveyed_exactly_gaps_left_out)
+{
+    ct_failure_id f = fail("k", whole(A));
+    ct_rows rows = {.addr = A, .width = 16, .pitch = 64, .height = 3, .slice = 0, .depth = 1};
+    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 48, "three rows of 16 bytes, not the 144-byte span");
+    cr_assert_eq(refusal.failures[0].id, f);
+    ct_rows slices = {.addr = A + 8, .width = 8, .pitch = 16, .height = 2, .slice = 128, .depth = 2};
+    cr_assert_eq(ct_ensure_rows_written(s, &slices, &refusal), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 32);
+    /* Bytes between the rows rewritten, the rows themselves not: still refused;
+     * the rows rewritten and only the gaps left tainted: served. */
+    ct_range gaps[] = {bytes(A + 16, 48), bytes(A + 80, 48)};
+    ct_written(s, gaps, 2);
+    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_ETAINTED);
+    cr_assert_eq(refusal.tainted_bytes, 48);
+    ct_range row_bytes[] = {bytes(A, 16), bytes(A + 64, 16), bytes(A + 128, 16)};
+    ct_written(s, row_bytes, 3);
+    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_OK);
+    cr_assert_eq(refusal.tainted_bytes, 0);
+    cr_assert_eq(check(bytes(A, 160)), CT_ETAINTED, "the span past the last row still carries it");
+    cr_assert_eq(ct_ensure_rows_written(s, &rows, NULL), CT_EINVAL);
+}
+
 Test(taint, ensure_written_without_a_refusal_still_answers)
 {
     ct_range a = whole(A);

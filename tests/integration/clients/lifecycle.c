@@ -355,6 +355,85 @@ static int sc_loss_then_exit(int argc, char **argv)
     exit(1);
 }
 
+/* ---- pitched reads ---------------------------------------------------------- */
+
+#define ROW_BYTES 320u   /* a 320-pixel row of bytes, as ffmpeg's planes */
+#define HOST_PITCH 384u  /* the host's rows are wider */
+#define SLICE_GAP 4u     /* 3D: rows between the host's slices */
+
+/* One byte every position of a kind holds, or -1 (mixed). */
+static int uniform(const unsigned char *host, size_t bytes, bool (*in_row)(size_t, unsigned), unsigned slice_rows,
+                   bool want_row)
+{
+    int seen = -2;
+    for (size_t i = 0; i < bytes; i++) {
+        if (in_row(i, slice_rows) != want_row)
+            continue;
+        if (seen == -2)
+            seen = host[i];
+        else if (seen != host[i])
+            return -1;
+    }
+    return seen;
+}
+
+/* Is host byte i one the copy writes: inside a row, and inside a slice's
+ * rows (the slice's last SLICE_GAP rows are a gap)? */
+static bool copied(size_t i, unsigned slice_rows)
+{
+    size_t row = i / HOST_PITCH;
+    return i % HOST_PITCH < ROW_BYTES && row % slice_rows < slice_rows - SLICE_GAP;
+}
+
+static void say_bytes(const char *label, int byte)
+{
+    if (byte < 0)
+        printf(" %s=mixed", label);
+    else
+        printf(" %s=0x%02x", label, byte);
+}
+
+/* argv[0] rows (default 240) of ROW_BYTES from a pitched allocation a
+ * failed fill left unwritten, read with cuMemcpy2D into host rows
+ * HOST_PITCH apart (argv[1] "3d": cuMemcpy3D, two slices of half the rows,
+ * SLICE_GAP rows apart on the host). */
+static int sc_read_pitched(int argc, char **argv)
+{
+    unsigned rows = argc > 0 ? (unsigned)atoi(argv[0]) : 240;
+    bool three_d = argc > 1 && strcmp(argv[1], "3d") == 0;
+    unsigned depth = three_d ? 2 : 1, height = rows / depth, slice_rows = height + SLICE_GAP;
+    use_primary();
+    CUdeviceptr dev;
+    size_t pitch;
+    check("cuMemAllocPitch", cuMemAllocPitch(&dev, &pitch, ROW_BYTES, rows, 4));
+    say("launch fill frame", fill(function(load_module(), "_Z4fillPfif"), dev, (int)(pitch * rows / 4), 1.0f,
+                                  BAD_BLOCK));
+    size_t host_bytes = (size_t)HOST_PITCH * slice_rows * depth;
+    unsigned char *host = malloc(host_bytes);
+    if (host == NULL)
+        exit(4);
+    memset(host, UNTOUCHED, host_bytes);
+    CUresult r;
+    if (three_d) {
+        CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = dev, .srcPitch = pitch,
+                           .srcHeight = height, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host,
+                           .dstPitch = HOST_PITCH, .dstHeight = slice_rows, .WidthInBytes = ROW_BYTES,
+                           .Height = height, .Depth = depth};
+        r = cuMemcpy3D(&c);
+    } else {
+        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = dev, .srcPitch = pitch,
+                           .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = HOST_PITCH,
+                           .WidthInBytes = ROW_BYTES, .Height = height};
+        r = cuMemcpy2D(&c);
+    }
+    printf("read frame: %s", errname(r));
+    say_bytes("rows", uniform(host, host_bytes, copied, slice_rows, true));
+    say_bytes("gaps", uniform(host, host_bytes, copied, slice_rows, false));
+    printf("\n");
+    free(host);
+    return 0;
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -383,6 +462,7 @@ static const struct scenario {
     {"context_gone", sc_context_gone},
     {"handle_reuse", sc_handle_reuse},
     {"loss_then_exit", sc_loss_then_exit},
+    {"read_pitched", sc_read_pitched},
 };
 
 int main(int argc, char **argv)
