@@ -15,7 +15,10 @@
  *   CUresult, and fills the host destination with the poison byte, but only
  *   memory known to be host memory (never a device address).
  * - Memory the shim did not see allocated passes through untouched.
+ * - A refusal made while malloc fails is described all the same (one spare
+ *   description, taken in turn), poisoned, counted and reported.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +26,33 @@
 
 /* The error a read of bytes under an unfinished write is refused with. */
 #define CT_PROVISIONAL_ERROR CUDA_ERROR_UNKNOWN
+
+/* The description a refusal gets when malloc says no (it is large: never
+ * on the stack): one per process, held by one refusal at a time. */
+static ct_refusal spare_refusal;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ct_memory_atfork_child(void)
+{
+    pthread_mutex_init(&spare_lock, NULL);
+}
+
+static ct_refusal *refusal_get(void)
+{
+    ct_refusal *r = malloc(sizeof *r);
+    if (r)
+        return r;
+    pthread_mutex_lock(&spare_lock);
+    return &spare_refusal;
+}
+
+static void refusal_put(ct_refusal *r)
+{
+    if (r == &spare_refusal)
+        pthread_mutex_unlock(&spare_lock);
+    else
+        free(r);
+}
 
 ct_failure_desc ct_describe(const ct_call *call, CUresult error)
 {
@@ -226,26 +256,21 @@ static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape
     if (!span_of(&rows, &span) || ct_ensure_written(ct_g.store, &span, 1, NULL) == 0 || !read_fits(&span) ||
         !host_side_valid(host))
         return false;
+    /* Asked before a description is held: it is a driver call, and the
+     * spare description is held under a lock. */
+    bool host_memory = !check_host || is_host_memory(host->host);
     /* Only now is it worth describing (a refusal is large). */
-    ct_refusal *refusal = malloc(sizeof *refusal);
-    if (!refusal) { /* cannot describe it, but must still refuse it */
-        int error = 0;
-        if (!ct_read_failure(ct_g.store, &span, 1, &error))
-            return false;
-        call->result = (CUresult)error;
-        call->answered = true;
-        return true;
-    }
+    ct_refusal *refusal = refusal_get();
     bool refused = ct_ensure_rows_written(ct_g.store, &rows, refusal) != 0;
     if (refused) {
         call->result = (CUresult)refusal->failures[0].desc.error;
         call->answered = true;
-        bool poisoned = (!check_host || is_host_memory(host->host)) && poison(host);
+        bool poisoned = host_memory && poison(host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
         ct_event_refused(ct_entries[call->id].name, rows.addr, rows.width * rows.height * rows.depth, refusal,
                          call->result, poisoned);
     }
-    free(refusal);
+    refusal_put(refusal);
     return refused;
 }
 

@@ -216,6 +216,8 @@ ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c);
 ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c);
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c);
 ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c);
+/* After fork(), in the child: the spare refusal's lock is usable again. */
+void ct_memory_atfork_child(void);
 
 /* ---- launch.c --------------------------------------------------------- */
 typedef struct ct_launch {

@@ -92,7 +92,10 @@ static void build_env(const h_run *run, const h_result *res, env_list *e)
     else
         env_add(e, "LD_LIBRARY_PATH", CT_FAKECUDA_DIR);
     if (!run->no_shim) {
-        env_add(e, "LD_PRELOAD", CT_SHIM);
+        char preload[1024];
+        snprintf(preload, sizeof preload, "%s%s%s", run->preload_first ? run->preload_first : "",
+                 run->preload_first ? " " : "", CT_SHIM);
+        env_add(e, "LD_PRELOAD", preload);
         if (!run->no_report)
             env_add(e, "CUTAINT_REPORT", res->report);
     }

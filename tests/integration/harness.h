@@ -24,6 +24,7 @@ typedef struct h_run {
     const char *args[H_MAX_ARGS];    /* argv[1..], NULL-terminated */
     const char *env[H_MAX_ENV];      /* extra KEY=VALUE, NULL-terminated */
     bool no_shim;                    /* do not preload libcutaint.so */
+    const char *preload_first;       /* a library preloaded before it (NULL: none) */
     bool no_driver;                  /* LD_LIBRARY_PATH without fakecuda */
     bool no_report;                  /* do not set CUTAINT_REPORT */
     int timeout_s;                   /* default 60; the run is SIGKILLed past it */

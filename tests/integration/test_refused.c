@@ -205,3 +205,38 @@ ParameterizedTest(int *row, refused, a_pitched_read_poisons_its_rows_only)
     h_report_free(&rep);
     h_free(&r);
 }
+
+/* Memory pressure (failmalloc.so fails every allocation from the moment the
+ * program arms it): a refused read is still poisoned, counted and reported,
+ * and a kernel the registry cannot take (its table must grow) stays unknown
+ * instead of uthash's exit(-1) inside the program. */
+Test(refused, under_memory_pressure_a_refusal_is_whole)
+{
+#ifndef CT_FAILMALLOC
+    cr_skip_test("built under a sanitizer: no failing malloc");
+#else
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"oom"}, .preload_first = CT_FAILMALLOC}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "malloc fails: yes",
+        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "cuModuleGetFunction saxpy: CUDA_SUCCESS",
+        "launch saxpy x y: CUDA_SUCCESS",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0, "status %d\n--- stderr\n%s", r.status, r.err);
+    expect_refusal_logged(&r, 1, (const char *const[]){FILL, "CUDA_ERROR_INVALID_VALUE", NULL});
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int rr = h_find(&rep, "refused_read", 0);
+    cr_assert(rr >= 0, "%s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[rr], "poisoned"), "true");
+    int e = h_find(&rep, "exit", 0);
+    long long refused = -1;
+    cr_expect(e >= 0 && h_int(rep.line[e], "refused_reads", &refused) && refused == 1, "refused_reads %lld", refused);
+    h_report_free(&rep);
+    h_free(&r);
+#endif
+}

@@ -13,6 +13,7 @@
  */
 #include <cuda.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -434,6 +435,50 @@ static int sc_read_pitched(int argc, char **argv)
     return 0;
 }
 
+/* ---- memory pressure --------------------------------------------------------- */
+
+/* The failing malloc of a preloaded failmalloc.so, when there is one. */
+static bool malloc_fails(bool on)
+{
+    void (*arm)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "failmalloc_arm");
+    if (arm)
+        arm(on);
+    return arm != NULL;
+}
+
+/* While malloc fails: a read of bytes a failed fill left unwritten, and a
+ * kernel first named then (the kernel registry, emptied by an unload, must
+ * grow its table).  Buffers are made before. */
+static int sc_oom(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    use_primary();
+    CUmodule first = load_module();
+    CUfunction k_fill = function(first, "_Z4fillPfif");
+    function(first, "_Z5saxpyifPKfPf");
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    unsigned char *host = malloc(BYTES);
+    if (host == NULL)
+        exit(4);
+    memset(host, UNTOUCHED, BYTES);
+    say("launch fill x", fill(k_fill, x, N, 1.0f, BAD_BLOCK));
+    say("unload", cuModuleUnload(first));
+    CUmodule next = load_module();
+
+    fact("malloc fails", malloc_fails(true));
+    CUresult read = cuMemcpyDtoH(host, x, BYTES);
+    CUfunction k_saxpy;
+    CUresult got = cuModuleGetFunction(&k_saxpy, next, "_Z5saxpyifPKfPf");
+    CUresult ran = got == CUDA_SUCCESS ? saxpy(k_saxpy, N, 2.0f, x, y, OK_BLOCK) : got;
+    malloc_fails(false);
+
+    describe("x", read, host, BYTES);
+    say("cuModuleGetFunction saxpy", got);
+    say("launch saxpy x y", ran);
+    free(host);
+    return 0;
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -463,6 +508,7 @@ static const struct scenario {
     {"handle_reuse", sc_handle_reuse},
     {"loss_then_exit", sc_loss_then_exit},
     {"read_pitched", sc_read_pitched},
+    {"oom", sc_oom},
 };
 
 int main(int argc, char **argv)
