@@ -12,7 +12,8 @@
  *   Core copies pointers, never text, so recording a failure allocates at
  *   most one record.
  * - Identical repeats (same api, same kernel, same error, both real) fold
- *   into the live failure with an occurrence count instead of a new id.
+ *   into the live failure with an occurrence count instead of a new id; it
+ *   keeps its first occurrence's description and its latest launch number.
  * - A failure keeps its newest CT_SKIPS_KEPT skip records and a total count.
  */
 #ifndef CT_FAILURES_H
@@ -63,6 +64,7 @@ typedef struct ct_failure_info {
     bool provisional;
     ct_failure_desc desc;
     uint64_t occurrences;    /* >= 1 */
+    uint64_t last_launch_seq;/* the latest occurrence's launch (desc.launch_seq: the first) */
     uint64_t skips_total;
     uint32_t n_skips;        /* min(skips_total, CT_SKIPS_KEPT) */
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* oldest first */

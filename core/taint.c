@@ -55,6 +55,7 @@ typedef struct failure {
     uint64_t fold_key;
     ct_failure_desc desc;
     uint64_t occurrences;
+    uint64_t last_launch;       /* the latest occurrence's launch number */
     uint64_t skips_total;
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* ring; the next goes to total % KEPT */
     struct failure *pinned;     /* provisional only: the failure it keeps alive */
@@ -178,8 +179,16 @@ static void record_init(failure *f, ct_failure_id id, const ct_failure_desc *des
     f->seen = 0;
     f->desc = *desc;
     f->occurrences = 1;
+    f->last_launch = desc->launch_seq;
     f->skips_total = 0;
     f->pinned = NULL;
+}
+
+/* One more occurrence of f, desc's. */
+static void fold_into(failure *f, const ct_failure_desc *desc)
+{
+    f->occurrences++;
+    f->last_launch = desc->launch_seq;
 }
 
 /* The record a failure gets when malloc says no: one per store, carrying
@@ -188,7 +197,7 @@ static failure *oom_stand_in(ct_store *s, const ct_failure_desc *desc, bool *is_
 {
     *is_new = !s->oom_active;
     if (s->oom_active) {
-        s->oom.occurrences++;
+        fold_into(&s->oom, desc);
         return &s->oom;
     }
     record_init(&s->oom, take_id(s, &s->real_ids), desc, false);
@@ -326,7 +335,7 @@ static failure *mint_or_fold(ct_store *s, const ct_failure_desc *desc, bool *is_
     failure *f;
     HASH_FIND(hh_fold, s->by_fold, &key, sizeof(key), f);
     if (f && same_kind(&f->desc, desc)) {
-        f->occurrences++;
+        fold_into(f, desc);
         *is_new = false;
         return f;
     }
@@ -343,6 +352,7 @@ static void snapshot(const failure *f, ct_failure_info *out)
     out->provisional = f->provisional;
     out->desc = f->desc;
     out->occurrences = f->occurrences;
+    out->last_launch_seq = f->last_launch;
     out->skips_total = f->skips_total;
     out->n_skips = f->skips_total < CT_SKIPS_KEPT ? (uint32_t)f->skips_total : CT_SKIPS_KEPT;
     size_t oldest = f->skips_total > CT_SKIPS_KEPT ? f->skips_total % CT_SKIPS_KEPT : 0;
@@ -626,24 +636,29 @@ ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
 
 /* Mint or fold the failure of work that did not write w, and taint w. */
 static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed,
-                                  const ct_range *w, size_t n, bool *is_new)
+                                  const ct_range *w, size_t n, ct_occurrence *occ)
 {
     bool fresh;
     failure *f = mint_or_fold(s, failed, &fresh);
     ct_failure_id id = f->id;
+    if (occ)
+        *occ = (ct_occurrence){ fresh, f->occurrences, f->desc.launch_seq };
     each_range(s, w, n, set_span, f);
     release_if_unclaimed(s, f);
-    if (is_new)
-        *is_new = fresh;
     return id;
+}
+
+static void no_occurrence(ct_occurrence *occ)
+{
+    if (occ)
+        *occ = (ct_occurrence){ false, 0, 0 };
 }
 
 ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
                             const ct_range *w, size_t n,
-                            const ct_failure_desc *failed, bool *is_new)
+                            const ct_failure_desc *failed, ct_occurrence *occ)
 {
-    if (is_new)
-        *is_new = false;
+    no_occurrence(occ);
     if (!s)
         return 0;
     lock(s);
@@ -655,7 +670,7 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
         p->pinned = NULL;
     ct_failure_id id = 0;
     if (failed)
-        id = taint_locked(s, failed, w, n, is_new);
+        id = taint_locked(s, failed, w, n, occ);
     else
         each_range(s, w, n, clear_span, NULL);
     if (displaced)
@@ -665,14 +680,13 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
 }
 
 ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
-                       const ct_range *w, size_t n, bool *is_new)
+                       const ct_range *w, size_t n, ct_occurrence *occ)
 {
-    if (is_new)
-        *is_new = false;
+    no_occurrence(occ);
     if (!s || !failed)
         return 0;
     lock(s);
-    ct_failure_id id = taint_locked(s, failed, w, n, is_new);
+    ct_failure_id id = taint_locked(s, failed, w, n, occ);
     unlock(s);
     return id;
 }

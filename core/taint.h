@@ -79,18 +79,27 @@ const char *ct_store_intern(ct_store *s, const char *name);
 ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
                              const ct_failure_desc *provisional);
 
+/* What settling a failure was: its first occurrence (minted), or one more
+ * of a live failure of the same kind (folded). */
+typedef struct ct_occurrence {
+    bool is_new;             /* minted by this call */
+    uint64_t count;          /* occurrences so far, this one included */
+    uint64_t first_launch;   /* the first occurrence's launch number, 0 if none */
+} ct_occurrence;
+
 /* Settle a scope.  failed == NULL: the work was handed over, w is written
  * (every claim on it released, whoever made it).  Otherwise the real failure
  * (minted or folded) replaces the provisional one on w.  Returns the real
- * failure id (0 on success); *is_new tells whether it is a first occurrence. */
+ * failure id (0 on success); *occ (may be NULL) says which occurrence of it
+ * this was (all zero on success). */
 ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
                             const ct_range *w, size_t n,
-                            const ct_failure_desc *failed, bool *is_new);
+                            const ct_failure_desc *failed, ct_occurrence *occ);
 
 /* Mint (or fold) a failure and taint w with it; the scope-less form of a
- * failed write.  Returns its id; *is_new as above (may be NULL). */
+ * failed write.  Returns its id; *occ as above (may be NULL). */
 ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
-                       const ct_range *w, size_t n, bool *is_new);
+                       const ct_range *w, size_t n, ct_occurrence *occ);
 
 /* The failure carried by any byte of r (the oldest, when several), or 0.
  * *error receives that failure's error (may be NULL). */

@@ -5,7 +5,8 @@
  * Log lines look like valgrind's ("==PID== cutaint: ..."), go to stderr or
  * CUTAINT_LOG_FILE, and are filtered by CUTAINT_LOG.  Refused reads print a
  * full explanation for the first CT_REFUSALS_SHOWN of them (like a
- * sanitizer's print limit), then one line saying the rest go to the report.
+ * sanitizer's print limit), then one line saying the rest go to the report;
+ * so do repeats of a folded failure (CT_REPEATS_SHOWN).
  * Report events are one JSON line each, one write(2), at the moment they
  * happen.
  *
@@ -34,6 +35,7 @@
 #include "shim.h"
 
 #define CT_REFUSALS_SHOWN 10
+#define CT_REPEATS_SHOWN 10
 #define CT_EVENT_MAX 8192
 #define CT_BACKTRACE_MAX 24
 
@@ -42,6 +44,7 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static int report_fd = -1;
 static atomic_bool start_written;
 static atomic_uint refusals_logged;
+static atomic_uint repeats_logged;
 static int saved_argc;
 static char **saved_argv;
 static __thread uint64_t thread_id;
@@ -255,6 +258,52 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     emit(&j);
 }
 
+/* The log level of the n-th of a kind of line shown CT_..._SHOWN times at
+ * warn: after them, one line says where the rest are, and they go to info. */
+static ct_log_level nth_shown(atomic_uint *count, unsigned shown, const char *what)
+{
+    unsigned n = atomic_fetch_add(count, 1);
+    if (n < shown)
+        return CT_LOG_WARN;
+    if (n == shown)
+        ct_log(CT_LOG_WARN, "more %s are not shown (CUTAINT_LOG=info shows all; the report has every one)", what);
+    return CT_LOG_INFO;
+}
+
+/* "launch #7; 3 occurrences, the first at launch #1" */
+static void repeat_where(const ct_failure_desc *d, const ct_occurrence *occ, char *out, size_t cap)
+{
+    if (d->launch_seq && occ->first_launch)
+        snprintf(out, cap, "launch #%llu; %llu occurrences, the first at launch #%llu",
+                 (unsigned long long)d->launch_seq, (unsigned long long)occ->count,
+                 (unsigned long long)occ->first_launch);
+    else
+        snprintf(out, cap, "%llu occurrences", (unsigned long long)occ->count);
+}
+
+void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurrence *occ, bool injected)
+{
+    char where[160];
+    repeat_where(d, occ, where, sizeof where);
+    ct_log(nth_shown(&repeats_logged, CT_REPEATS_SHOWN, "repeated failures"),
+           "failure #%u repeated: %s failed again with %s (%s, %s)%s", id, d->kernel ? d->kernel : d->api,
+           ct_cu_error_name((CUresult)d->error), d->api, where, injected ? " [injected]" : "");
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, "repeat"))
+        return;
+    ct_jsonl_uint(&j, "failure", id);
+    ct_jsonl_str(&j, "api", d->api);
+    ct_jsonl_str(&j, "kernel", d->kernel);
+    error_fields(&j, d->error);
+    ct_jsonl_uint(&j, "launch", d->launch_seq);
+    ct_jsonl_uint(&j, "first_launch", occ->first_launch);
+    ct_jsonl_uint(&j, "occurrences", occ->count);
+    ct_jsonl_uint(&j, "thread", d->thread);
+    ct_jsonl_bool(&j, "injected", injected);
+    emit(&j);
+}
+
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
 {
     ct_log(CT_LOG_INFO, "skipped %s%s%s: its input 0x%llx carries failure #%u", s->api, s->kernel ? " of " : "",
@@ -310,15 +359,26 @@ static void format_path(const ct_failure_info *root, char *out, size_t cap)
 #undef CT_APPEND
 }
 
+/* ", 3 occurrences: the first at launch #1, the latest at launch #5" for a
+ * folded failure, "" for one that happened once. */
+static const char *occurrences_text(const ct_failure_info *f, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (f->occurrences > 1 && f->desc.launch_seq && f->last_launch_seq)
+        snprintf(out, cap, ", %llu occurrences: the first at launch #%llu, the latest at launch #%llu",
+                 (unsigned long long)f->occurrences, (unsigned long long)f->desc.launch_seq,
+                 (unsigned long long)f->last_launch_seq);
+    else if (f->occurrences > 1)
+        snprintf(out, cap, ", %llu occurrences", (unsigned long long)f->occurrences);
+    return out;
+}
+
 static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned,
                         bool poisoned)
 {
-    unsigned shown = atomic_fetch_add(&refusals_logged, 1);
-    if (shown >= CT_REFUSALS_SHOWN && ct_g.cfg.log < CT_LOG_INFO) {
-        if (shown == CT_REFUSALS_SHOWN)
-            ct_log(CT_LOG_WARN, "more refused reads are not shown (CUTAINT_LOG=info shows all; the report has every one)");
+    char occurrences[160];
+    if (nth_shown(&refusals_logged, CT_REFUSALS_SHOWN, "refused reads") > ct_g.cfg.log)
         return;
-    }
     const ct_failure_info *root = &r->failures[0];
     char path[2048];
     format_path(root, path, sizeof path);
@@ -334,8 +394,8 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
                root->id, subject(root));
     else
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
-               ct_cu_error_name((CUresult)root->desc.error), root->desc.api,
-               root->occurrences > 1 ? ", repeated" : "");
+               ct_cu_error_name((CUresult)root->desc.error), root->desc.api, occurrences_text(root, occurrences,
+                                                                                               sizeof occurrences));
     for (size_t i = 1; i < r->n_kept; i++)
         ct_log(CT_LOG_WARN, "   also carried: failure #%u: %s failed with %s", r->failures[i].id,
                subject(&r->failures[i]), ct_cu_error_name((CUresult)r->failures[i].desc.error));
@@ -407,12 +467,15 @@ void ct_event_context_lost(const char *reason, bool simulated)
 void ct_event_summary(void)
 {
     uint64_t failures = atomic_load(&ct_g.failures), skips = atomic_load(&ct_g.skips);
-    uint64_t refused = atomic_load(&ct_g.refused_reads);
+    uint64_t occurrences = atomic_load(&ct_g.occurrences), refused = atomic_load(&ct_g.refused_reads);
     bool lost = ct_latch_is_set(ct_g.latch);
     if ((!failures && !skips && !refused && !lost) || !atomic_load(&start_written))
         return;
-    ct_log(CT_LOG_WARN, "summary: %llu failure%s, %llu skipped, %llu refused read%s; %s",
-           (unsigned long long)failures, failures == 1 ? "" : "s", (unsigned long long)skips,
+    char folded[64] = "";
+    if (occurrences > failures)
+        snprintf(folded, sizeof folded, " (%llu occurrences)", (unsigned long long)occurrences);
+    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped, %llu refused read%s; %s",
+           (unsigned long long)failures, failures == 1 ? "" : "s", folded, (unsigned long long)skips,
            (unsigned long long)refused, refused == 1 ? "" : "s",
            lost ? "the CUDA context was LOST" : "the CUDA context is intact");
 }

@@ -112,13 +112,15 @@ static void enter_scope(ct_call *call)
 
 ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed)
 {
-    bool is_new = false;
-    ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &is_new);
+    ct_occurrence occ;
+    ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &occ);
     if (failed) {
         atomic_fetch_add(&ct_g.occurrences, 1);
-        if (is_new && id) {
+        if (occ.is_new && id) {
             atomic_fetch_add(&ct_g.failures, 1);
             ct_event_failure(id, failed, call->injected);
+        } else if (id) {
+            ct_event_repeat(id, failed, &occ, call->injected);
         }
     }
     return id;

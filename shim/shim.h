@@ -283,6 +283,8 @@ void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
 void ct_event_summary(void);     /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected);
+/* A failure folded into live failure id: d describes this occurrence. */
+void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurrence *occ, bool injected);
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,
                       int returned, bool poisoned);

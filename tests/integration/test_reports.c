@@ -277,6 +277,67 @@ static void tool(h_result *out, const char *a1, const char *a2, const char *a3, 
 }
 #endif
 
+/* fill fails the same way at launches 1, 2 and 3: one failure folded
+ * twice, whose count and first and latest launch the log, the report and
+ * `cutaint report` keep; the summaries count occurrences. */
+Test(reports, a_failure_folded_twice)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"fold"}}, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "read z: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    static const char *const repeat2[] = {"failure #1 repeated: " FILL, "launch #2; 2 occurrences, the first at launch #1",
+                                          NULL};
+    static const char *const repeat3[] = {"failure #1 repeated: " FILL, "launch #3; 3 occurrences, the first at launch #1",
+                                          NULL};
+    static const char *const root[] = {"root cause: failure #1", "3 occurrences: the first at launch #1, the latest at launch #3",
+                                       NULL};
+    cr_expect_eq(h_count_lines_with(r.err, repeat2), 1, "%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err, repeat3), 1, "%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err, root), 1, "%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, "summary: 1 failure (3 occurrences), 0 skipped, 1 refused read"), 1, "%s",
+                 r.err);
+
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,failure,probe,repeat,probe,repeat,probe,refused_read,exit");
+    long long want_occ = 2;
+    for (int i = h_find(&rep, "repeat", 0); i >= 0; i = h_find(&rep, "repeat", i + 1), want_occ++) {
+        cr_expect_eq(int_of(rep.line[i], "failure"), 1);
+        cr_expect_eq(int_of(rep.line[i], "occurrences"), want_occ);
+        cr_expect_eq(int_of(rep.line[i], "first_launch"), 1);
+        cr_expect_eq(int_of(rep.line[i], "launch"), want_occ);
+        cr_expect_str_eq(h_str(rep.line[i], "kernel"), FILL);
+        cr_expect_str_eq(h_str(rep.line[i], "error"), "CUDA_ERROR_INVALID_VALUE");
+    }
+    int e = h_find(&rep, "exit", 0);
+    cr_assert(e >= 0);
+    cr_expect_eq(int_of(rep.line[e], "failures"), 1);
+    cr_expect_eq(int_of(rep.line[e], "occurrences"), 3);
+    h_report_free(&rep);
+#ifdef CT_CUTAINT_TOOL
+    h_result text;
+    tool(&text, "report", r.report, NULL, NULL);
+    cr_expect(strstr(text.out, "failure #1: " FILL " -> CUDA_ERROR_INVALID_VALUE (1), 3 occurrences") != NULL, "%s",
+              text.out);
+    cr_expect(strstr(text.out, "at cuLaunchKernel, launch #1, latest launch #3,") != NULL, "%s", text.out);
+    cr_expect(strstr(text.out, "1 root failure (3 occurrences)") != NULL, "%s", text.out);
+    h_free(&text);
+    char report[400];
+    snprintf(report, sizeof report, "%s/run.jsonl", r.dir);
+    h_result run;
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"run", "--report", report, "--", CT_CLIENT_LIFECYCLE, "fold"},
+                    .no_shim = true},
+           &run);
+    h_expect_ended(&run);
+    cr_expect(strstr(run.err, "| 1 root failure (3 occurrences), 0 skipped launches, 1 refused read |") != NULL,
+              "cutaint run's summary:\n%s", run.err);
+    cr_expect(strstr(run.err, "launch #1, 3 occurrences, latest launch #3)") != NULL, "%s", run.err);
+    h_free(&run);
+#endif
+    h_free(&r);
+}
+
 Test(reports, sigkill_leaves_whole_lines, .timeout = 120)
 {
     h_result r;

@@ -253,8 +253,9 @@ static void check_live_count(void)
 
 /* A failure minted or folded for `kind`: it must fold into the one the
  * store still holds of that kind, and be new otherwise. */
-static void check_mint(ct_failure_id id, bool is_new, int kind, ct_failure_id scope)
+static void check_mint(ct_failure_id id, ct_occurrence occ, int kind, ct_failure_id scope)
 {
+    bool is_new = occ.is_new;
     expect(id != 0, "no id returned");
     ct_failure_id holder = m.live_of_kind[kind];
     ct_failure_id pins[ARENA + 2];
@@ -273,6 +274,8 @@ static void check_mint(ct_failure_id id, bool is_new, int kind, ct_failure_id sc
     model_failure *f = mf(id);
     f->kind = kind;
     f->occurrences = is_new ? 1 : f->occurrences + 1;
+    expect(occ.count == f->occurrences, "failure %u: occurrence %" PRIu64 ", model %" PRIu64, id, occ.count,
+           f->occurrences);
 }
 
 /* --- operations -------------------------------------------------------- */
@@ -373,9 +376,9 @@ static void op_host_write_failed(void)
     ct_range r = random_range();
     int kind = (int)below(N_KINDS);
     ct_failure_desc d = desc_of(kind);
-    bool is_new = false;
-    ct_failure_id id = ct_taint(m.s, &d, &r, 1, &is_new);
-    check_mint(id, is_new, kind, 0);
+    ct_occurrence occ = {0};
+    ct_failure_id id = ct_taint(m.s, &d, &r, 1, &occ);
+    check_mint(id, occ, kind, 0);
     apply(r, id);
 }
 
@@ -427,9 +430,9 @@ static void run_scope(const ct_range *w, size_t n)
     } else {
         int kind = (int)below(N_KINDS);
         ct_failure_desc d = desc_of(kind);
-        bool is_new = false;
-        ct_failure_id id = ct_exit_write(m.s, p, w, n, &d, &is_new);
-        check_mint(id, is_new, kind, p);
+        ct_occurrence occ = {0};
+        ct_failure_id id = ct_exit_write(m.s, p, w, n, &d, &occ);
+        check_mint(id, occ, kind, p);
         for (size_t k = 0; k < n; k++)
             apply(w[k], id);
     }

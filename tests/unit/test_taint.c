@@ -4,6 +4,7 @@
  * loop failing a million times holds one failure, and a scope that never
  * exits leaves its write set unreadable. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -92,9 +93,9 @@ Test(taint, enter_write_taints_until_exit_write_says_written)
     cr_assert_eq(check(bytes(A, 4)), CT_ETAINTED);
     cr_assert_eq(refusal.failures[0].id, p);
 
-    bool is_new = true;
-    cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, &is_new), 0);
-    cr_assert_not(is_new);
+    ct_occurrence occ = {.is_new = true};
+    cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, &occ), 0);
+    cr_assert_not(occ.is_new);
     cr_assert_eq(check(bytes(A, SIZE)), CT_OK);
     cr_assert_not(live(p));
     cr_assert_eq(ct_store_live_failures(s), 0);
@@ -116,11 +117,11 @@ Test(taint, exit_write_error_replaces_the_provisional_failure)
     ct_failure_desc real = failure_of("k", ERR_LAUNCH);
     ct_range w[2] = { whole(A), bytes(B, 16) };
     ct_failure_id p = ct_enter_write(s, w, 2, &prov);
-    bool is_new = false;
-    ct_failure_id f = ct_exit_write(s, p, w, 2, &real, &is_new);
+    ct_occurrence occ = {0};
+    ct_failure_id f = ct_exit_write(s, p, w, 2, &real, &occ);
     cr_assert_neq(f, 0);
     cr_assert_neq(f, p);
-    cr_assert(is_new);
+    cr_assert(occ.is_new);
     cr_assert_not(live(p));
     ct_failure_info info;
     cr_assert(ct_failure_get(s, f, &info));
@@ -241,17 +242,40 @@ Test(taint, adjacent_ranges_of_one_failure_merge)
 
 Test(taint, identical_repeats_fold_into_the_live_failure)
 {
-    bool is_new = false;
+    ct_occurrence occ = {0};
     ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
     ct_range a = whole(A), b = whole(B);
-    ct_failure_id f = ct_taint(s, &d, &a, 1, &is_new);
-    cr_assert(is_new);
+    ct_failure_id f = ct_taint(s, &d, &a, 1, &occ);
+    cr_assert(occ.is_new);
     char copy[] = "gemm"; /* equal text, another pointer */
     ct_failure_desc again = failure_of(copy, ERR_LAUNCH);
-    cr_assert_eq(ct_taint(s, &again, &b, 1, &is_new), f);
-    cr_assert_not(is_new);
+    cr_assert_eq(ct_taint(s, &again, &b, 1, &occ), f);
+    cr_assert_not(occ.is_new);
+    cr_assert_eq(occ.count, 2);
     cr_assert_eq(occurrences(f), 2);
     cr_assert_eq(ct_store_live_failures(s), 1);
+}
+
+Test(taint, a_folded_failure_keeps_its_first_and_latest_launch)
+{
+    ct_occurrence occ = {0};
+    ct_range a = whole(A), b = whole(B), c = whole(C);
+    ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
+    d.launch_seq = 3;
+    ct_failure_id f = ct_taint(s, &d, &a, 1, &occ);
+    cr_assert(occ.is_new && occ.count == 1 && occ.first_launch == 3);
+    d.launch_seq = 9;
+    ct_taint(s, &d, &b, 1, &occ);
+    d.launch_seq = 14;
+    cr_assert_eq(ct_taint(s, &d, &c, 1, &occ), f);
+    cr_assert(!occ.is_new && occ.count == 3 && occ.first_launch == 3, "count %" PRIu64, occ.count);
+    ct_failure_info info;
+    cr_assert(ct_failure_get(s, f, &info));
+    cr_assert_eq(info.desc.launch_seq, 3, "the first occurrence's description stays");
+    cr_assert_eq(info.last_launch_seq, 14);
+    cr_assert_eq(info.occurrences, 3);
+    cr_assert_eq(ct_exit_write(s, 0, &a, 1, NULL, &occ), 0);
+    cr_assert(!occ.is_new && occ.count == 0, "a success is no occurrence");
 }
 
 Test(taint, different_kernel_error_or_api_do_not_fold)
@@ -277,10 +301,10 @@ Test(taint, a_repeat_after_the_failure_was_released_is_new)
     ct_failure_id f = fail("gemm", whole(A));
     ct_range a = whole(A);
     ct_written(s, &a, 1);
-    bool is_new = false;
+    ct_occurrence occ = {0};
     ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
-    ct_failure_id g = ct_taint(s, &d, &a, 1, &is_new);
-    cr_assert(is_new);
+    ct_failure_id g = ct_taint(s, &d, &a, 1, &occ);
+    cr_assert(occ.is_new);
     cr_assert_gt(g, f, "ids are never reused");
 }
 
@@ -289,9 +313,9 @@ Test(taint, provisional_failures_never_fold)
     ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
     ct_range a = whole(A), b = whole(B);
     ct_failure_id p = ct_enter_write(s, &a, 1, &d);
-    bool is_new = false;
-    ct_failure_id f = ct_taint(s, &d, &b, 1, &is_new);
-    cr_assert(is_new);
+    ct_occurrence occ = {0};
+    ct_failure_id f = ct_taint(s, &d, &b, 1, &occ);
+    cr_assert(occ.is_new);
     cr_assert_neq(f, p);
     cr_assert_eq(ct_enter_write(s, &b, 0, &d), 0);
     ct_failure_id q = ct_enter_write(s, &b, 1, &d);
@@ -651,15 +675,15 @@ Test(taint, a_loop_failing_the_same_way_a_million_times_holds_one_failure)
     size_t bytes_after_first = 0;
     for (int i = 0; i < 1000000; i++) {
         ct_failure_id p = ct_enter_write(s, &out, 1, &prov);
-        bool is_new = false;
-        ct_failure_id f = ct_exit_write(s, p, &out, 1, &failed, &is_new);
+        ct_occurrence occ = {0};
+        ct_failure_id f = ct_exit_write(s, p, &out, 1, &failed, &occ);
         if (i == 0) {
             first = f;
             bytes_after_first = ct_store_bytes(s);
-            cr_assert(is_new);
+            cr_assert(occ.is_new);
         } else {
             cr_assert_eq(f, first, "turn %d minted a new failure", i);
-            cr_assert_not(is_new);
+            cr_assert_not(occ.is_new);
         }
     }
     cr_assert_eq(occurrences(first), 1000000);
@@ -788,13 +812,13 @@ Test(taint, out_of_memory_for_a_record_still_taints)
     ct_store_alloc(s, A, SIZE, 0);
     ct_store_alloc(s, B, SIZE, 0);
     atomic_store(&heap_says_no, true);
-    bool is_new = false;
+    ct_occurrence occ = {0};
     ct_failure_desc d1 = failure_of("one", ERR_LAUNCH), d2 = failure_of("two", ERR_OOM);
     ct_range a = whole(A), b = whole(B);
-    ct_failure_id f = ct_taint(s, &d1, &a, 1, &is_new);
-    cr_assert(is_new);
-    cr_assert_eq(ct_taint(s, &d2, &b, 1, &is_new), f, "everything lands on the stand-in");
-    cr_assert_not(is_new);
+    ct_failure_id f = ct_taint(s, &d1, &a, 1, &occ);
+    cr_assert(occ.is_new);
+    cr_assert_eq(ct_taint(s, &d2, &b, 1, &occ), f, "everything lands on the stand-in");
+    cr_assert_not(occ.is_new);
     cr_assert_null(ct_store_intern(s, "a name"));
     atomic_store(&heap_says_no, false);
     cr_assert_eq(check(whole(B)), CT_ETAINTED);

@@ -130,6 +130,8 @@ static void failure_node(FILE *out, size_t proc, const ct_failure *f)
     }
     if (f->launch)
         fprintf(out, "\\nlaunch #%" PRId64, f->launch);
+    if (f->last_launch > f->launch)
+        fprintf(out, ", latest #%" PRId64, f->last_launch);
     if (f->occurrences > 1)
         fprintf(out, "\\n%" PRIu64 " occurrences", f->occurrences);
     close_node(out, "#f4b6b6");

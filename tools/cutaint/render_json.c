@@ -157,6 +157,7 @@ static void failure(jw *w, const ct_failure *f)
     jw_int(w, "thread", f->thread);
     jw_bool(w, "injected", f->injected);
     jw_uint(w, "occurrences", f->occurrences);
+    jw_int(w, "last_launch", f->last_launch > f->launch ? f->last_launch : f->launch);
     jw_str(w, "repro", f->repro);
     jw_strv(w, "backtrace", &f->backtrace);
     jw_open(w, "skips", '[');

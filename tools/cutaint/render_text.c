@@ -76,6 +76,8 @@ static void where_line(tree *t, const ct_failure *f, bool children)
     ct_put_text(t->out, f->api, "unknown API");
     if (f->launch)
         fprintf(t->out, ", launch #%" PRId64, f->launch);
+    if (f->last_launch > f->launch)
+        fprintf(t->out, ", latest launch #%" PRId64, f->last_launch);
     if (f->has_dims)
         fprintf(t->out, ", grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64
                         "x%" PRId64,

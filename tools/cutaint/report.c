@@ -250,6 +250,17 @@ static void on_failure(ct_process *p, const event_in *in)
         f->occurrences = (uint64_t)told;
 }
 
+/* A folded failure happened again: its count and latest launch move on. */
+static void on_repeat(ct_process *p, const event_in *in)
+{
+    ct_failure *f = failure_for(p, int_or(in, "failure", 0));
+    int64_t told = int_or(in, "occurrences", 0);
+    f->occurrences = told > 0 && (uint64_t)told > f->occurrences ? (uint64_t)told : f->occurrences + 1;
+    int64_t launch = int_or(in, "launch", 0);
+    if (launch > f->last_launch)
+        f->last_launch = launch;
+}
+
 static bool same_text(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -344,7 +355,8 @@ static const struct {
     const char *name;
     void (*handle)(ct_process *p, const event_in *in);
 } events[] = {
-    { "start", on_start },     { "failure", on_failure },           { "skip", on_skip },
+    { "start", on_start },     { "failure", on_failure },           { "repeat", on_repeat },
+    { "skip", on_skip },
     { "refused_read", on_refused_read }, { "probe", on_probe },
     { "context_lost", on_context_lost }, { "exit", on_exit_event },
 };

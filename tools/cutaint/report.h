@@ -74,6 +74,7 @@ typedef struct ct_failure {
     char *repro;
     ct_strv backtrace;
     uint64_t occurrences;
+    int64_t last_launch;     /* the latest occurrence's launch (repeat events); 0 unknown */
     size_t seq;              /* line order within the process */
     ct_skip_group *skips;
     size_t n_skips, cap_skips;

@@ -100,6 +100,10 @@ static void root_cause_line(FILE *out, const ct_failure *f, uint64_t failures)
     ct_put_text(out, f->api, "?");
     if (f->launch)
         fprintf(out, ", launch #%" PRId64, f->launch);
+    if (f->occurrences > 1)
+        fprintf(out, ", %" PRIu64 " occurrences", f->occurrences);
+    if (f->last_launch > f->launch)
+        fprintf(out, ", latest launch #%" PRId64, f->last_launch);
     fputs(f->injected ? ", injected)" : ")", out);
     if (failures > 1)
         fprintf(out, "; %" PRIu64 " more failure%s in the report", failures - 1,

@@ -479,6 +479,23 @@ static int sc_oom(int argc, char **argv)
     return 0;
 }
 
+/* ---- a failure repeated ----------------------------------------------------- */
+
+/* The same kernel fails the same way three times (launches 1 to 3, each on
+ * its own buffer), then the last buffer is read. */
+static int sc_fold(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    use_primary();
+    CUfunction k_fill = function(load_module(), "_Z4fillPfif");
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill x", fill(k_fill, x, N, 1.0f, BAD_BLOCK));
+    say("launch fill y", fill(k_fill, y, N, 1.0f, BAD_BLOCK));
+    say("launch fill z", fill(k_fill, z, N, 1.0f, BAD_BLOCK));
+    show_read("z", z, BYTES);
+    return 0;
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 /* fill(x) fails; then argv[0] (default 10) saxpy(x -> y) launches, each
@@ -509,6 +526,7 @@ static const struct scenario {
     {"loss_then_exit", sc_loss_then_exit},
     {"read_pitched", sc_read_pitched},
     {"oom", sc_oom},
+    {"fold", sc_fold},
 };
 
 int main(int argc, char **argv)

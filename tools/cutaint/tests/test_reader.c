@@ -2,7 +2,7 @@
  * test_reader.c - the report reader on the hand-written logs of
  * tests/data: the demo's report, a killed process (no exit event, last
  * line cut), corrupt lines of every kind, several processes in several
- * files, and lines over the length limit.
+ * files, a failure folded twice, and lines over the length limit.
  */
 #include "helpers.h"
 
@@ -81,6 +81,21 @@ Test(reader, corrupt_lines_are_counted_and_skipped)
     ct_counts c = ct_process_counts(p);
     cr_assert_eq(c.skips, 4);
     cr_assert_eq(c.skipped_copies, 1);
+}
+
+Test(reader, a_folded_failure_counts_its_repeats_and_keeps_both_launches)
+{
+    read_data(&r, "repeats.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert_eq(p->n_failures, 1, "repeats are one failure");
+    const ct_failure *f = &p->failures[0];
+    cr_assert_eq(f->occurrences, 3);
+    cr_assert_eq(f->launch, 1, "the first launch stays");
+    cr_assert_eq(f->last_launch, 9);
+    cr_assert_eq(r.files[0].unknown, 0, "repeat is a known event");
+    ct_counts c = ct_process_counts(p);
+    cr_assert_eq(c.failures, 1);
+    cr_assert_eq(c.occurrences, 3);
 }
 
 Test(reader, several_files_group_by_process)

@@ -16,7 +16,7 @@
 
 static const char *const all_logs[] = {
     "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
-    "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl",
+    "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
 
@@ -46,6 +46,15 @@ Test(render, demo_tree)
     cr_assert(strstr(t, "host buffer poisoned"));
     cr_assert(strstr(t, "verdict: 1 root failure, 1 skipped launch, 1 refused read; context intact"));
     cr_assert_null(strstr(t, "overall:"), "one process: its verdict is the overall one");
+    free(t);
+}
+
+Test(render, a_folded_failure_shows_its_count_and_both_launches)
+{
+    char *t = text_of("repeats.jsonl");
+    cr_assert(strstr(t, "failure #1: fill(float*, int, float) -> CUDA_ERROR_INVALID_VALUE (1), 3 occurrences"), "%s", t);
+    cr_assert(strstr(t, "at cuLaunchKernel, launch #1, latest launch #9,"), "%s", t);
+    cr_assert(strstr(t, "verdict: 1 root failure (3 occurrences), 0 skipped launches"), "%s", t);
     free(t);
 }
 
