@@ -3,7 +3,11 @@
  *
  * Generates random driver-API programs (alloc, free, HtoD, memset, DtoD,
  * launches of fakecuda's built-in kernels with const / non-const / interior /
- * struct / `extra` bindings, DtoH, syncs) with random failures (launch-time
+ * struct / `extra` bindings, DtoH, syncs; a context that goes - destroyed,
+ * reset or released - and another taking its place, whose new allocations
+ * fakecuda places at the old addresses; a module unloaded and another
+ * loaded, whose kernels take the old handles in another order) with random
+ * failures (launch-time
  * errors fakecuda returns at once, FAKECUDA_FAULTS codes, CUTAINT_INJECT
  * launch and api specs), runs each one in a child process under the shim on
  * fakecuda, and checks every result against a reference model that runs in
@@ -193,8 +197,9 @@ static int fc_fault_fire(prog_cfg *c, bool launch, const char *name)
 }
 
 /* ----------------------------------------------------------- programs -- */
-enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_N };
-static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync"};
+enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_CONTEXT, OP_UNLOAD, OP_N };
+static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync",
+                                     "context", "unload"};
 typedef struct op {
     uint8_t kind;
     uint32_t r[12];
@@ -202,10 +207,10 @@ typedef struct op {
 
 static void gen_ops(uint64_t pseed, unsigned n, op *ops)
 {
-    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 32, 20, 3};
+    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 32, 20, 3, 1, 1};
     uint64_t s = pseed;
     for (unsigned i = 0; i < n; i++) {
-        unsigned w = rnd(&s, 98), k = 0;
+        unsigned w = rnd(&s, 100), k = 0;
         while (k < OP_N - 1 && w >= weights[k]) {
             w -= weights[k];
             k++;
@@ -227,6 +232,7 @@ typedef struct slot {
 
 typedef struct mfail {
     int error;
+    unsigned long occurrences;
     char api[48];
     char kernel[32]; /* base name; "" for none */
 } mfail;
@@ -240,6 +246,7 @@ typedef struct checker {
     unsigned n_fail;
     /* expected events of the current op */
     unsigned exp_new[8], n_exp_new;
+    unsigned exp_repeat[8], n_exp_repeat;
     unsigned exp_skip_root[8], n_exp_skip;
     int rep_fd;
     char *rep_buf;
@@ -366,8 +373,12 @@ static unsigned mint(checker *c, const char *api, const char *kernel, int error,
         for (unsigned id = 1; id <= c->n_fail; id++) {
             mfail *f = &c->f[id];
             if (f->error == error && strcmp(f->api, api) == 0 && strcmp(f->kernel, kernel ? kernel : "") == 0 &&
-                (id == pinned || (n ? live_outside(c, id, w, n) : fail_live(c, id))))
+                (id == pinned || (n ? live_outside(c, id, w, n) : fail_live(c, id)))) {
+                f->occurrences++;
+                if (c->n_exp_repeat < 8)
+                    c->exp_repeat[c->n_exp_repeat++] = id;
                 return id;
+            }
         }
     }
     if (c->n_fail + 1 >= MAX_FAIL) {
@@ -376,6 +387,7 @@ static unsigned mint(checker *c, const char *api, const char *kernel, int error,
     }
     unsigned id = ++c->n_fail;
     c->f[id].error = error;
+    c->f[id].occurrences = 1;
     snprintf(c->f[id].api, sizeof c->f[id].api, "%s", api);
     snprintf(c->f[id].kernel, sizeof c->f[id].kernel, "%s", kernel ? kernel : "");
     if (c->n_exp_new < 8)
@@ -423,7 +435,7 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
             break;
         c->rep_len += (size_t)n;
     }
-    unsigned got_new = 0, got_skip = 0, got_refused = 0;
+    unsigned got_new = 0, got_repeat = 0, got_skip = 0, got_refused = 0;
     size_t start = 0;
     jsonr_doc doc = {0};
     for (size_t i = 0; i < c->rep_len; i++) {
@@ -470,6 +482,18 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
                 fail(c, "%s: failure %u kernel %.*s, model %s", what, want,
                      kern && kern->type == JV_STRING ? (int)kern->len : 4,
                      kern && kern->type == JV_STRING ? kern->str : "null", f->kernel);
+                break;
+            }
+        } else if (strcmp(evs, "repeat") == 0) {
+            const jv *fid = jsonr_get(&doc, root_v, "failure"), *occ = jsonr_get(&doc, root_v, "occurrences");
+            if (got_repeat >= c->n_exp_repeat) {
+                fail(c, "%s: unexpected repeat of failure %" PRId64, what, fid ? fid->i : -1);
+                break;
+            }
+            unsigned want = c->exp_repeat[got_repeat++];
+            if (!fid || fid->i != (int64_t)want || !occ || occ->i != (int64_t)c->f[want].occurrences) {
+                fail(c, "%s: repeat of failure %" PRId64 " (%" PRId64 " occurrences), model %u (%lu)", what,
+                     fid ? fid->i : -1, occ ? occ->i : -1, want, c->f[want].occurrences);
                 break;
             }
         } else if (strcmp(evs, "skip") == 0) {
@@ -524,12 +548,14 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
     c->rep_len -= start;
     if (!c->failed && got_new != c->n_exp_new)
         fail(c, "%s: %u failure events, model %u", what, got_new, c->n_exp_new);
+    if (!c->failed && got_repeat != c->n_exp_repeat)
+        fail(c, "%s: %u repeat events, model %u", what, got_repeat, c->n_exp_repeat);
     if (!c->failed && got_skip != c->n_exp_skip)
         fail(c, "%s: %u skip events, model %u", what, got_skip, c->n_exp_skip);
     if (!c->failed && got_refused != (refused_code ? 1u : 0u))
         fail(c, "%s: %u refused_read events, model %u", what, got_refused, refused_code ? 1u : 0u);
 done:
-    c->n_exp_new = c->n_exp_skip = 0;
+    c->n_exp_new = c->n_exp_repeat = c->n_exp_skip = 0;
 }
 
 /* --------------------------------------------------------- executing -- */
@@ -623,6 +649,13 @@ static void op_alloc(checker *c, const op *o)
     memset(s->data, FC_STALE, size);
 }
 
+static void drop_slot(slot *s)
+{
+    free(s->data);
+    free(s->taint);
+    memset(s, 0, sizeof *s);
+}
+
 static void op_free(checker *c, const op *o)
 {
     int sl = pick_slot(c, o->r[0]);
@@ -630,9 +663,7 @@ static void op_free(checker *c, const op *o)
         return;
     slot *s = &c->s[sl];
     expect_rc(c, "cuMemFree", cuMemFree(s->base), 0);
-    free(s->data);
-    free(s->taint);
-    memset(s, 0, sizeof *s);
+    drop_slot(s);
 }
 
 /* A write of exact bytes (HtoD, memset, a device copy that ran): scope,
@@ -1106,6 +1137,65 @@ static void op_launch(checker *c, const op *o)
     check_report(c, "launch", 0, 0, NULL);
 }
 
+/* ---- contexts and modules coming and going (one thread only) ---- */
+static CUcontext g_ctx;
+static bool g_primary; /* g_ctx is the primary context, retained once */
+static CUmodule g_mod;
+
+/* A module, and its kernels taken in an order of `order`'s choosing, so
+ * that the handles of an unloaded module go to other kernels. */
+static bool load_kernels(checker *c, uint32_t order)
+{
+    if (cuModuleLoadData(&g_mod, "fakecuda-module") != CUDA_SUCCESS)
+        return false;
+    unsigned start = order % K_N;
+    bool backwards = (order / K_N) % 2;
+    for (unsigned i = 0; i < K_N; i++) {
+        unsigned k = (start + (backwards ? K_N - i : i)) % K_N;
+        if (cuModuleGetFunction(&c->fn[k], g_mod, k_mangled[k]) != CUDA_SUCCESS)
+            return false;
+    }
+    return true;
+}
+
+/* The context goes (a created one destroyed, the primary one reset or
+ * released) with all its memory, then another takes its place: created or
+ * primary, with a module of its own. */
+static void op_context(checker *c, const op *o)
+{
+    if (c->tid >= 0)
+        return; /* the other threads use the context */
+    CUresult r;
+    if (!g_primary)
+        r = cuCtxDestroy(g_ctx);
+    else if (o->r[0] % 2)
+        r = cuDevicePrimaryCtxReset(0);
+    else
+        r = cuDevicePrimaryCtxRelease(0); /* the last reference */
+    expect_rc(c, "context gone", r, 0);
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (c->s[i].live)
+            drop_slot(&c->s[i]);
+    g_primary = o->r[1] % 2;
+    r = g_primary ? cuDevicePrimaryCtxRetain(&g_ctx, 0) : cuCtxCreate(&g_ctx, NULL, 0, 0);
+    if (r == CUDA_SUCCESS && g_primary)
+        r = cuCtxSetCurrent(g_ctx);
+    expect_rc(c, "new context", r, 0);
+    if (!load_kernels(c, o->r[2]))
+        fail(c, "context: the new context's module");
+    check_report(c, "context", 0, 0, NULL);
+}
+
+static void op_unload(checker *c, const op *o)
+{
+    if (c->tid >= 0)
+        return;
+    expect_rc(c, "cuModuleUnload", cuModuleUnload(g_mod), 0);
+    if (!load_kernels(c, o->r[0]))
+        fail(c, "unload: the next module");
+    check_report(c, "unload", 0, 0, NULL);
+}
+
 static void run_op(checker *c, const op *o)
 {
     switch (o->kind) {
@@ -1116,6 +1206,8 @@ static void run_op(checker *c, const op *o)
     case OP_DTOD: op_dtod(c, o); break;
     case OP_LAUNCH: op_launch(c, o); break;
     case OP_DTOH: op_dtoh(c, o); break;
+    case OP_CONTEXT: op_context(c, o); break;
+    case OP_UNLOAD: op_unload(c, o); break;
     default:
         expect_rc(c, "sync", o->r[0] % 2 ? cuCtxSynchronize() : cuStreamSynchronize(0), 0);
         check_report(c, "sync", 0, 0, NULL);
@@ -1129,22 +1221,13 @@ static void describe_op(const op *o, char *buf, size_t cap)
              o->r[5]);
 }
 
-static CUcontext g_ctx;
-static CUmodule g_mod;
-
 static void init_driver(checker *c)
 {
     CUdevice dev;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate(&g_ctx, NULL, 0, dev) ||
-        cuModuleLoadData(&g_mod, "fakecuda-module")) {
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate(&g_ctx, NULL, 0, dev) || !load_kernels(c, 0)) {
         fprintf(stderr, "rel_model: cannot set up the driver\n");
         exit(3);
     }
-    for (int k = 0; k < K_N; k++)
-        if (cuModuleGetFunction(&c->fn[k], g_mod, k_mangled[k])) {
-            fprintf(stderr, "rel_model: no kernel %s\n", k_mangled[k]);
-            exit(3);
-        }
 }
 
 /* ---------------------------------------------------------- the child -- */
