@@ -38,6 +38,12 @@ for client in client_linked client_runtime; do
         run "$client-$sc" "$(status_without_valgrind "$exe" "$sc")" "$exe" "$sc"
     done
 done
+lifecycle=$build/tests/integration/client_lifecycle
+for sc in "context_gone destroy" "context_gone reset" "handle_reuse module other" "handle_reuse library same" \
+    "read_pitched 240 3d" fold; do
+    read -ra args <<<"$sc"
+    run "lifecycle-${sc// /-}" "$(status_without_valgrind "$lifecycle" "${args[@]}")" "$lifecycle" "${args[@]}"
+done
 run hostile_before_init 0 "$build/tests/reliability/hostile_client" before_init
 run hostile_no_context 0 "$build/tests/reliability/hostile_client" no_context
 REL_NOCHECK=1 run model 0 "$build/tests/reliability/rel_model" --child 12345 --ops 400
