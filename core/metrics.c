@@ -140,8 +140,8 @@ static void info(text *t, const ct_metrics *m)
 static void failures(text *t, const ct_metrics *m)
 {
     family(t, "cutaint_failures_total", "counter",
-           "GPU work that failed (a kernel launch, copy or memset; the report's failure events), by entry point, "
-           "kernel (empty for copies) and CUresult.");
+           "GPU work that failed, each occurrence (a kernel launch, copy or memset; the report's failure and "
+           "repeat events), by entry point, kernel (empty for copies) and CUresult.");
     unsigned n = m->n_sets + (m->sets[CT_METRICS_SETS].count ? 1 : 0);
     for (unsigned i = 0; i < n; i++) {
         const ct_metrics_set *s = &m->sets[i < m->n_sets ? i : CT_METRICS_SETS];

@@ -288,6 +288,7 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
     ct_log(nth_shown(&repeats_logged, CT_REPEATS_SHOWN, "repeated failures"),
            "failure #%u repeated: %s failed again with %s (%s, %s)%s", id, d->kernel ? d->kernel : d->api,
            ct_cu_error_name((CUresult)d->error), d->api, where, injected ? " [injected]" : "");
+    ct_metrics_failure_event(d->api, d->kernel, d->error); /* each occurrence is failed work */
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "repeat"))

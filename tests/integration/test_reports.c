@@ -283,9 +283,15 @@ static void tool(h_result *out, const char *a1, const char *a2, const char *a3, 
 Test(reports, a_failure_folded_twice)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"fold"}}, &r);
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"fold"}, .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}},
+           &r);
     h_expect_ended(&r);
     cr_expect(h_has_line(r.out, "read z: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    char *metrics = h_slurp(h_path(&r, "m.prom"));
+    cr_expect(metrics && h_count_containing(metrics, "cutaint_failures_total{") == 1 &&
+                  h_count_containing(metrics, "error=\"CUDA_ERROR_INVALID_VALUE\"} 3") == 1,
+              "every occurrence is counted:\n%s", metrics ? metrics : "(no metrics file)");
+    free(metrics);
     static const char *const repeat2[] = {"failure #1 repeated: " FILL, "launch #2; 2 occurrences, the first at launch #1",
                                           NULL};
     static const char *const repeat3[] = {"failure #1 repeated: " FILL, "launch #3; 3 occurrences, the first at launch #1",
