@@ -1,5 +1,5 @@
 /*
- * config.h - every CUTAINT_ variable (DESIGN.md, "Configuration"), parsed
+ * config.h - every CUTAINT_ variable (README.md, "Configuration"), parsed
  * once into one struct, plus the two small grammars: CUTAINT_ARGS (per-kernel
  * parameter roles) and CUTAINT_INJECT (fault injection).
  *

@@ -1,7 +1,6 @@
 /*
  * latch.c - the probe verdict, the first-writer-wins context-loss latch and
- * the exit status it maps to (DESIGN.md "Probe and latch"; reference
- * fault-latch).
+ * the exit status it maps to (docs/DESIGN.md, "Probe and latch").
  *
  * Invariants:
  * - ct_classify decides from probe_error alone; op and error only colour

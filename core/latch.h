@@ -1,7 +1,7 @@
 /*
  * latch.h - the verdict on a failed call (isolated or context lost), the
  * process-wide latch that remembers a lost context, and the exit status it
- * maps to.  C rendering of the reference fault-latch module.
+ * maps to (docs/DESIGN.md, "Probe and latch").
  *
  * Invariants:
  * - Only the probe decides: ct_classify looks at the probe result alone; the

@@ -2,7 +2,7 @@
  * taint.h - the failure store: allocations, the failures they carry, and the
  * operations every intercepted driver call is translated into.
  *
- * The model (DESIGN.md, "The model"): a byte range *carries* a failure when
+ * The model (docs/DESIGN.md, "The model"): a byte range *carries* a failure when
  * the work that was to write it did not run.  Reads of carried bytes are
  * refused; launches and device copies whose inputs are carried are skipped and
  * pass the same failure on to their outputs.
@@ -71,7 +71,7 @@ bool ct_store_tainted(const ct_store *s);
 /* Intern a name (kernel names) for ever; NULL when out of memory. */
 const char *ct_store_intern(ct_store *s, const char *name);
 
-/* --- the operations (DESIGN.md table) --------------------------------- */
+/* --- the operations (docs/DESIGN.md table) --------------------------------- */
 
 /* Taint every known range of w with a fresh provisional failure described by
  * `provisional` (its error is what a read of the range will be refused with).

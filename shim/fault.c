@@ -1,7 +1,7 @@
 /*
  * fault.c - probe and latch: after an error, is the context still alive?
  *
- * DESIGN.md "Probe and latch": after any error an intercepted call returned
+ * docs/DESIGN.md "Probe and latch": after any error an intercepted call returned
  * (not NOT_READY, not cutaint's own answers), synchronise the legacy default
  * stream with the real driver.  Success: the failure was isolated.  Failure:
  * the context is destroyed; latch it (process-wide, first reason wins), log

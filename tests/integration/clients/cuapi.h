@@ -1,6 +1,6 @@
 /*
  * cuapi.h - the three ways a client reaches the driver, behind one macro, so
- * the same scenario code runs under each (DESIGN.md, "Interception facts"):
+ * the same scenario code runs under each (docs/DESIGN.md, "Interception facts"):
  *
  *   default                          linked with -lcuda; cuda.h's renames pick
  *                                    cuMemAlloc_v2, cuMemcpyDtoH_v2, ...
