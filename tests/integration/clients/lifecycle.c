@@ -23,6 +23,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "describe.h"
+
 #define N 1024
 #define BYTES (N * sizeof(float))
 #define OK_BLOCK 256u
@@ -55,17 +57,7 @@ static void fact(const char *what, bool yes)
 
 static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
 {
-    size_t same = 1;
-    while (same < bytes && host[same] == host[0])
-        same++;
-    if (same == bytes || bytes < sizeof(float)) {
-        printf("read %s: %s bytes=0x%02x\n", label, errname(r), host[0]);
-        return;
-    }
-    float first, last;
-    memcpy(&first, host, sizeof first);
-    memcpy(&last, host + (bytes / sizeof(float) - 1) * sizeof(float), sizeof last);
-    printf("read %s: %s first=%g last=%g\n", label, errname(r), first, last);
+    client_describe(label, errname(r), host, bytes);
 }
 
 /* ---- driver helpers ---------------------------------------------------- */
