@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "describe.h"
+#include "client.h"
 
 #define N 1024
 #define BYTES (N * sizeof(float))
@@ -508,10 +508,7 @@ static int sc_skip_loop(int argc, char **argv)
     return 0;
 }
 
-static const struct scenario {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} scenarios[] = {
+static const client_scenario scenarios[] = {
     {"skip_loop", sc_skip_loop},
     {"context_gone", sc_context_gone},
     {"handle_reuse", sc_handle_reuse},
@@ -523,16 +520,5 @@ static const struct scenario {
 
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
-        if (strcmp(argv[1], scenarios[i].name) == 0) {
-            setvbuf(stdout, NULL, _IOLBF, 0);
-            init();
-            return scenarios[i].run(argc - 2, argv + 2);
-        }
-    }
-    fprintf(stderr, "usage: %s SCENARIO [ARG]; scenarios:", argv[0]);
-    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
-        fprintf(stderr, " %s", scenarios[i].name);
-    fprintf(stderr, "\n");
-    return 2;
+    return client_main(argc, argv, scenarios, sizeof scenarios / sizeof scenarios[0], init);
 }

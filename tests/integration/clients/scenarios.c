@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "describe.h"
+#include "client.h"
 
 #define N 1024
 #define BYTES (N * sizeof(float))
@@ -724,10 +724,7 @@ static int sc_spin(int argc, char **argv)
     return 1;
 }
 
-static const struct scenario {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} scenarios[] = {
+static const client_scenario scenarios[] = {
     {"happy", sc_happy},
     {"failed_launch", sc_failed_launch},
     {"two_hops", sc_two_hops},
@@ -750,16 +747,5 @@ static const struct scenario {
 
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
-        if (strcmp(argv[1], scenarios[i].name) == 0) {
-            setvbuf(stdout, NULL, _IOLBF, 0);
-            setup();
-            return scenarios[i].run(argc - 2, argv + 2);
-        }
-    }
-    fprintf(stderr, "usage: %s SCENARIO [ARG]; scenarios:", argv[0]);
-    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
-        fprintf(stderr, " %s", scenarios[i].name);
-    fprintf(stderr, "\n");
-    return 2;
+    return client_main(argc, argv, scenarios, sizeof scenarios / sizeof scenarios[0], setup);
 }
