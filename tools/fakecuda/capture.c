@@ -308,18 +308,31 @@ CUresult fc_capture_begin(CUstream s, CUstreamCaptureMode mode)
     return fc_capture_begin_to(s, NULL, NULL, NULL, 0, mode);
 }
 
-CUresult fc_capture_end(CUstream s, CUgraph *out)
+/* Resolve s and take the capture lock: *p is its part (NULL for the legacy
+ * stream), *c the sequence it belongs to (NULL if none). On failure nothing
+ * is held. */
+static CUresult fc_lock_part(CUstream s, CUcontext *ctx, fc_stream_cap **p, fc_capture **c)
 {
-    CUcontext ctx;
     CUstream st;
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    CUresult r = fc_resolve_stream(s, ctx, &st);
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    fc_capture *c = p ? p->seq : NULL;
+    *p = fc_part(s);
+    *c = *p ? (*p)->seq : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_capture_end(CUstream s, CUgraph *out)
+{
+    CUcontext ctx;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_stream_cap *p;
+    fc_capture *c;
+    CUresult r = fc_lock_part(s, &ctx, &p, &c);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!c)
         r = CUDA_ERROR_ILLEGAL_STATE;
     else if (c->member[0] != p)
@@ -371,15 +384,13 @@ CUresult fc_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *
                          const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *num)
 {
     CUcontext ctx;
-    CUstream st;
     if (!status || (edges && !deps))
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    fc_stream_cap *p;
+    fc_capture *c;
+    CUresult r = fc_lock_part(s, &ctx, &p, &c);
     if (r != CUDA_SUCCESS)
         return r;
-    pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    fc_capture *c = p ? p->seq : NULL;
     if (!p && fc_blocking_capture_locked(ctx))
         r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     *status = !c ? CU_STREAM_CAPTURE_STATUS_NONE
@@ -394,17 +405,15 @@ CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdge
                                 unsigned flags)
 {
     CUcontext ctx;
-    CUstream st;
     if (flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES || (n && !deps))
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_edges_default(edges, n))
         return CUDA_ERROR_NOT_SUPPORTED;
-    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    fc_stream_cap *p;
+    fc_capture *c;
+    CUresult r = fc_lock_part(s, &ctx, &p, &c);
     if (r != CUDA_SUCCESS)
         return r;
-    pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    fc_capture *c = p ? p->seq : NULL;
     r = !c ? CUDA_ERROR_ILLEGAL_STATE
       : c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : fc_graph_check_deps(c->graph, deps, n);
     if (r == CUDA_SUCCESS && flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES)
