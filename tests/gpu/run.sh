@@ -142,9 +142,7 @@ find_tools() {
     for c in /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc; do
         [[ -z $NVCC && -x $c ]] && NVCC=$c
     done
-    if [[ -n $NVCC ]]; then
-        CUDA_HOME=$(cd "$(dirname "$(readlink -f "$NVCC")")/.." && pwd)
-    fi
+    [[ -n $NVCC ]] && CUDA_HOME=$(toolkit_home)
     SANITIZER=$(command -v compute-sanitizer || true)
     for c in "$CUDA_HOME/bin/compute-sanitizer" "$CUDA_HOME/compute-sanitizer/compute-sanitizer"; do
         [[ -z $SANITIZER && -n $CUDA_HOME && -x $c ]] && SANITIZER=$c
@@ -154,6 +152,16 @@ find_tools() {
     elif python3 -c 'import mesonbuild' 2>/dev/null; then
         MESON=(python3 -m mesonbuild.mesonmain)  # pip's meson without its script on PATH
     fi
+}
+
+# The toolkit's folder as nvcc itself knows it (its TOP): the nvcc on PATH
+# may be a wrapper script outside the toolkit (/usr/local/bin/nvcc), where
+# the folder above it holds no include/cuda.h.
+toolkit_home() {
+    local top
+    top=$(timeout 60 "$NVCC" --dryrun -x cu /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -n 1)
+    [[ -n $top && -d $top ]] || top=$(dirname "$(readlink -f "$NVCC")")/..
+    (cd "$top" && pwd -P)
 }
 
 cuda_lib() {
