@@ -24,6 +24,7 @@
 
 #include "ct_status.h"
 #include "errnames.h"
+#include "text.h"
 
 #include <cuda.h>
 #include <fnmatch.h>
@@ -38,39 +39,13 @@
 #define STR(x) #x
 #define XSTR(x) STR(x)
 
-/* ---- spans over the caller's text ------------------------------------ */
-
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static span trim(span s)
-{
-    while (s.n && is_space(s.p[0])) {
-        s.p++;
-        s.n--;
-    }
-    while (s.n && is_space(s.p[s.n - 1]))
-        s.n--;
-    return s;
-}
-
-static span span_of(const char *text)
-{
-    return (span){ text, text ? strlen(text) : 0 };
-}
+/* ---- views of the caller's text (more in text.h) ------------------------- */
 
 /* Take the next sep-separated piece off *rest (the whole rest if none). */
-static span next_piece(span *rest, char sep)
+static ct_text next_piece(ct_text *rest, char sep)
 {
     const char *end = memchr(rest->p, sep, rest->n);
-    span piece = { rest->p, end ? (size_t)(end - rest->p) : rest->n };
+    ct_text piece = { rest->p, end ? (size_t)(end - rest->p) : rest->n };
     size_t used = end ? piece.n + 1 : piece.n;
     rest->p += used;
     rest->n -= used;
@@ -78,12 +53,12 @@ static span next_piece(span *rest, char sep)
 }
 
 /* The part of whole after the character at mark. */
-static span span_after(const char *mark, span whole)
+static ct_text span_after(const char *mark, ct_text whole)
 {
-    return (span){ mark + 1, (size_t)(whole.p + whole.n - (mark + 1)) };
+    return (ct_text){ mark + 1, (size_t)(whole.p + whole.n - (mark + 1)) };
 }
 
-static const char *last_of(span s, char c)
+static const char *last_of(ct_text s, char c)
 {
     for (size_t i = s.n; i > 0; i--)
         if (s.p[i - 1] == c)
@@ -91,7 +66,7 @@ static const char *last_of(span s, char c)
     return NULL;
 }
 
-static bool span_is(span s, const char *word)
+static bool span_is(ct_text s, const char *word)
 {
     return strlen(word) == s.n && strncasecmp(s.p, word, s.n) == 0;
 }
@@ -103,7 +78,7 @@ typedef struct ct_word {
 } ct_word;
 
 /* Keywords match whole and in any case. */
-static bool find_word(const ct_word *words, span token, int *value)
+static bool find_word(const ct_word *words, ct_text token, int *value)
 {
     for (; words && words->word; words++)
         if (span_is(token, words->word)) {
@@ -114,7 +89,7 @@ static bool find_word(const ct_word *words, span token, int *value)
 }
 
 /* Copy s into a NUL-terminated field of cap bytes; false if it does not fit. */
-static bool span_copy(char *dst, size_t cap, span s)
+static bool span_copy(char *dst, size_t cap, ct_text s)
 {
     if (s.n >= cap)
         return false;
@@ -125,7 +100,7 @@ static bool span_copy(char *dst, size_t cap, span s)
 
 /* Outside text as a message may show it: at most SHOWN_MAX bytes ("..."
  * marks a cut), printable ASCII only. */
-static void show(char dst[SHOWN_MAX + 4], span s)
+static void show(char dst[SHOWN_MAX + 4], ct_text s)
 {
     size_t n = s.n < SHOWN_MAX ? s.n : SHOWN_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -141,7 +116,7 @@ typedef struct grammar {
     const char *text;   /* the whole value, for columns */
     const char *item;   /* "rule" / "spec" */
     unsigned index;     /* 1-based piece number */
-    span piece;
+    ct_text piece;
     char *err;
     size_t errcap;
 } grammar;
@@ -164,11 +139,11 @@ static int each_piece(const char *text, const char *item, char *err, size_t errc
     if (err && errcap)
         err[0] = '\0';
     grammar g = { text, item, 0, { text, 0 }, err, errcap };
-    span rest = span_of(text);
+    ct_text rest = ct_text_of(text);
     while (rest.n) {
-        span piece = next_piece(&rest, ';');
+        ct_text piece = next_piece(&rest, ';');
         g.index++;
-        g.piece = trim(piece);
+        g.piece = ct_text_trim(piece);
         if (g.piece.n == 0)
             continue;
         int rc = parse_item(&g, out);
@@ -185,7 +160,7 @@ static const ct_word role_words[] = {
     { "w", CT_ROLE_WRITE },  { "rw", CT_ROLE_READWRITE }, { NULL, 0 },
 };
 
-static bool parse_role(span token, uint8_t *role)
+static bool parse_role(ct_text token, uint8_t *role)
 {
     int value;
     if (!find_word(role_words, token, &value))
@@ -203,16 +178,16 @@ static int parse_arg_rule(grammar *g, void *out)
     if (!eq)
         return grammar_error(g, g->piece.p, "expected GLOB=ROLE[,ROLE]...");
     ct_arg_rule *rule = &rules->rule[rules->n];
-    span glob = trim((span){ g->piece.p, (size_t)(eq - g->piece.p) });
+    ct_text glob = ct_text_trim((ct_text){ g->piece.p, (size_t)(eq - g->piece.p) });
     if (glob.n == 0)
         return grammar_error(g, g->piece.p, "expected a kernel name glob before '='");
     if (!span_copy(rule->glob, sizeof rule->glob, glob))
         return grammar_error(g, glob.p, "expected a glob shorter than " XSTR(CT_PATTERN_MAX) " bytes");
-    span roles = span_after(eq, g->piece);
+    ct_text roles = span_after(eq, g->piece);
     rule->n_roles = 0;
     for (bool more = true; more;) {
         more = memchr(roles.p, ',', roles.n) != NULL;
-        span token = trim(next_piece(&roles, ','));
+        ct_text token = ct_text_trim(next_piece(&roles, ','));
         if (rule->n_roles == CT_ARGS_MAX_PARAMS)
             return grammar_error(g, token.p, "expected at most " XSTR(CT_ARGS_MAX_PARAMS) " roles");
         if (!parse_role(token, &rule->role[rule->n_roles]))
@@ -255,7 +230,7 @@ const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name,
 
 /* ---- CUTAINT_INJECT --------------------------------------------------- */
 
-static bool parse_count(span token, uint64_t *nth, bool *and_later)
+static bool parse_count(ct_text token, uint64_t *nth, bool *and_later)
 {
     uint64_t value = 0;
     size_t i = 0;
@@ -267,7 +242,7 @@ static bool parse_count(span token, uint64_t *nth, bool *and_later)
     }
     if (i == 0 || value == 0)
         return false;
-    span tail = trim((span){ token.p + i, token.n - i });
+    ct_text tail = ct_text_trim((ct_text){ token.p + i, token.n - i });
     if (tail.n > 1 || (tail.n == 1 && tail.p[0] != '+'))
         return false;
     *nth = value;
@@ -276,7 +251,7 @@ static bool parse_count(span token, uint64_t *nth, bool *and_later)
 }
 
 /* effect: the trimmed text after '=' (at: the '=', for an empty one). */
-static int parse_effect(grammar *g, const char *at, span effect, ct_inject_rule *rule)
+static int parse_effect(grammar *g, const char *at, ct_text effect, ct_inject_rule *rule)
 {
     char word[64];
     if (effect.n == 0)
@@ -304,7 +279,7 @@ static int parse_inject_spec(grammar *g, void *out)
     const char *colon = memchr(g->piece.p, ':', g->piece.n);
     if (!colon)
         return grammar_error(g, g->piece.p, "expected KIND:PATTERN[#N[+]][=EFFECT]");
-    span kind = trim((span){ g->piece.p, (size_t)(colon - g->piece.p) });
+    ct_text kind = ct_text_trim((ct_text){ g->piece.p, (size_t)(colon - g->piece.p) });
     if (span_is(kind, "launch"))
         rule->kind = CT_INJECT_LAUNCH;
     else if (span_is(kind, "api"))
@@ -312,12 +287,12 @@ static int parse_inject_spec(grammar *g, void *out)
     else
         return grammar_error(g, g->piece.p, "expected launch or api before ':'");
 
-    span rest = span_after(colon, g->piece);
+    ct_text rest = span_after(colon, g->piece);
     rule->context_loss = false;
     rule->error = rule->kind == CT_INJECT_LAUNCH ? CUDA_ERROR_LAUNCH_FAILED : CUDA_ERROR_UNKNOWN;
     const char *eq = last_of(rest, '=');
     if (eq) {
-        int rc = parse_effect(g, eq, trim(span_after(eq, rest)), rule);
+        int rc = parse_effect(g, eq, ct_text_trim(span_after(eq, rest)), rule);
         if (rc != CT_OK)
             return rc;
         rest.n = (size_t)(eq - rest.p);
@@ -326,11 +301,11 @@ static int parse_inject_spec(grammar *g, void *out)
     rule->and_later = false;
     const char *hash = last_of(rest, '#');
     if (hash) {
-        if (!parse_count(trim(span_after(hash, rest)), &rule->nth, &rule->and_later))
+        if (!parse_count(ct_text_trim(span_after(hash, rest)), &rule->nth, &rule->and_later))
             return grammar_error(g, hash, "expected #N or #N+ with N a whole number >= 1");
         rest.n = (size_t)(hash - rest.p);
     }
-    span pattern = trim(rest);
+    ct_text pattern = ct_text_trim(rest);
     if (pattern.n == 0)
         return grammar_error(g, colon, "expected a name glob after ':'");
     if (!span_copy(rule->pattern, sizeof rule->pattern, pattern))
@@ -383,7 +358,7 @@ struct ct_var;
 /* Stores the parsed value in cfg, or returns CT_EPARSE leaving cfg's field
  * as it was (grammar parsers: empty) and, when it has more to say than the
  * variable's `expected` text, a reason in why. */
-typedef int (*ct_value_parser)(const struct ct_var *var, span text, ct_config *cfg,
+typedef int (*ct_value_parser)(const struct ct_var *var, ct_text text, ct_config *cfg,
                                char *why, size_t whycap);
 
 typedef struct ct_var {
@@ -405,7 +380,7 @@ static void *field_of(const ct_var *var, ct_config *cfg)
 }
 
 /* Decimal or 0xNN, 0..255. */
-static bool parse_byte_number(span token, int *value)
+static bool parse_byte_number(ct_text token, int *value)
 {
     bool hex = token.n > 2 && token.p[0] == '0' && (token.p[1] == 'x' || token.p[1] == 'X');
     size_t i = hex ? 2 : 0;
@@ -430,51 +405,51 @@ static bool parse_byte_number(span token, int *value)
 }
 
 /* A keyword (or, for byte variables, a number 0..255) into an int field. */
-static int parse_int_choice(const ct_var *var, span text, ct_config *cfg, bool byte_too)
+static int parse_int_choice(const ct_var *var, ct_text text, ct_config *cfg, bool byte_too)
 {
     int value;
-    span token = trim(text);
+    ct_text token = ct_text_trim(text);
     if (!find_word(var->words, token, &value) && !(byte_too && parse_byte_number(token, &value)))
         return CT_EPARSE;
     memcpy(field_of(var, cfg), &value, sizeof value);
     return CT_OK;
 }
 
-static int parse_keyword(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_keyword(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, false);
 }
 
-static int parse_byte(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_byte(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, true);
 }
 
-static int parse_flag(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)why, (void)whycap;
     int value;
-    if (!find_word(var->words, trim(text), &value))
+    if (!find_word(var->words, ct_text_trim(text), &value))
         return CT_EPARSE;
     *(bool *)field_of(var, cfg) = value != 0;
     return CT_OK;
 }
 
-static int parse_path(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_path(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)why, (void)whycap;
     return span_copy(field_of(var, cfg), CT_PATH_MAX, text) ? CT_OK : CT_EPARSE;
 }
 
-static int parse_args(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_args(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)var;
     return ct_args_parse(text.p, &cfg->args, why, whycap);
 }
 
-static int parse_inject(const ct_var *var, span text, ct_config *cfg, char *why, size_t whycap)
+static int parse_inject(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
 {
     (void)var;
     return ct_inject_parse(text.p, &cfg->inject, why, whycap);
@@ -553,7 +528,7 @@ static void report_invalid(const ct_var *var, const char *value, const char *why
         return;
     char shown[SHOWN_MAX + 4];
     char message[CT_DIAG_MAX];
-    show(shown, span_of(value));
+    show(shown, ct_text_of(value));
     snprintf(message, sizeof message, "cutaint: %s='%s' is not valid: %s; using the default %s",
              var->name, shown, why, var->fallback);
     diag(message, ctx);
@@ -571,7 +546,7 @@ int ct_config_load(ct_config *out, ct_getenv_fn get, ct_diag_fn diag, void *ctx)
         if (!value || !*value)
             continue;
         char why[CT_DIAG_MAX] = "";
-        if (var->parse(var, span_of(value), out, why, sizeof why) == CT_OK)
+        if (var->parse(var, ct_text_of(value), out, why, sizeof why) == CT_OK)
             continue;
         malformed++;
         report_invalid(var, value, why[0] ? why : var->expected, diag, ctx);
@@ -579,7 +554,7 @@ int ct_config_load(ct_config *out, ct_getenv_fn get, ct_diag_fn diag, void *ctx)
     return malformed;
 }
 
-static bool is_known(span name)
+static bool is_known(ct_text name)
 {
     for (size_t i = 0; i < N_VARS; i++)
         if (strlen(ct_vars[i].name) == name.n && memcmp(ct_vars[i].name, name.p, name.n) == 0)
@@ -607,7 +582,7 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx)
         if (strncmp(*envp, prefix, sizeof prefix - 1) != 0)
             continue;
         const char *eq = strchr(*envp, '=');
-        span name = { *envp, eq ? (size_t)(eq - *envp) : strlen(*envp) };
+        ct_text name = { *envp, eq ? (size_t)(eq - *envp) : strlen(*envp) };
         if (is_known(name))
             continue;
         unknown++;

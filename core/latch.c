@@ -13,30 +13,10 @@
  */
 #include "latch.h"
 
+#include "text.h"
+
 #include <stdio.h>
 #include <string.h>
-
-/* Drop a trailing partial UTF-8 sequence that a cut at text[len] left, so
- * log and report readers never meet a broken character. */
-static size_t utf8_boundary(const char *text, size_t len)
-{
-    size_t start = len;
-    while (start > 0 && ((unsigned char)text[start - 1] & 0xC0) == 0x80)
-        start--;
-    if (start == 0 || ((unsigned char)text[start - 1] & 0x80) == 0)
-        return len; /* ends in ASCII (or only continuation bytes: leave) */
-    unsigned char lead = (unsigned char)text[start - 1];
-    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    return len - (start - 1) >= want ? len : start - 1;
-}
-
-static void copy_cut(char *dst, size_t cap, const char *src)
-{
-    size_t len = strnlen(src, cap - 1);
-    len = utf8_boundary(src, len);
-    memcpy(dst, src, len);
-    dst[len] = '\0';
-}
 
 #define CT_STICKY " \u2014 the CUDA context is destroyed; errors of this class are sticky: " \
                   "every later driver call in this process returns the same status."
@@ -45,7 +25,7 @@ static void copy_cut(char *dst, size_t cap, const char *src)
 static void end_reason(char *reason, size_t cap, int n)
 {
     if (n > 0 && (size_t)n >= cap)
-        reason[utf8_boundary(reason, cap - 1)] = '\0';
+        reason[ct_utf8_boundary(reason, cap - 1)] = '\0';
 }
 
 ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
@@ -88,8 +68,8 @@ bool ct_latch_set(ct_latch *l, const char *reason)
                                                  memory_order_acq_rel,
                                                  memory_order_acquire))
         return false;
-    copy_cut(l->reason, sizeof l->reason,
-             reason ? reason : "the CUDA context is destroyed");
+    const char *text = reason ? reason : "the CUDA context is destroyed";
+    ct_text_copy_cut(l->reason, sizeof l->reason, (ct_text){ text, strnlen(text, sizeof l->reason) });
     atomic_store_explicit(&l->state, 2, memory_order_release);
     return true;
 }

@@ -20,40 +20,20 @@
 #include "signature.h"
 
 #include "ct_status.h"
+#include "text.h"
 
 #include <libiberty/demangle.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
-
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-static span trim(span s)
-{
-    while (s.n && is_blank(s.p[0])) {
-        s.p++;
-        s.n--;
-    }
-    while (s.n && is_blank(s.p[s.n - 1]))
-        s.n--;
-    return s;
-}
-
-static bool ends_with(span s, const char *suffix)
+static bool ends_with(ct_text s, const char *suffix)
 {
     size_t n = strlen(suffix);
     return s.n >= n && memcmp(s.p + s.n - n, suffix, n) == 0;
 }
 
-static bool starts_with(span s, const char *prefix)
+static bool starts_with(ct_text s, const char *prefix)
 {
     size_t n = strlen(prefix);
     return s.n >= n && memcmp(s.p, prefix, n) == 0;
@@ -63,13 +43,6 @@ static bool is_ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            c == '_';
-}
-
-static void copy_cut(char *dst, size_t cap, span s)
-{
-    size_t n = s.n < cap - 1 ? s.n : cap - 1;
-    memcpy(dst, s.p, n);
-    dst[n] = '\0';
 }
 
 /* ---- brackets --------------------------------------------------------- */
@@ -90,7 +63,7 @@ static int nesting(char c)
 
 /* Length of an operator name's symbol starting at s.p (just after the word
  * "operator"), so "<<", "()", "->" or "[]" are not taken for brackets. */
-static size_t operator_symbol_length(span s)
+static size_t operator_symbol_length(ct_text s)
 {
     static const char *const symbols[] = {
         "()", "[]", "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "->", "<", ">",
@@ -101,7 +74,7 @@ static size_t operator_symbol_length(span s)
     return 0;
 }
 
-static bool operator_word_at(span s, size_t i)
+static bool operator_word_at(ct_text s, size_t i)
 {
     static const char word[] = "operator";
     size_t n = sizeof word - 1;
@@ -112,18 +85,18 @@ static bool operator_word_at(span s, size_t i)
 
 /* If s.p[i] starts "operator" followed by a bracket-like symbol, how many
  * characters to skip; else 0. */
-static size_t operator_at(span s, size_t i)
+static size_t operator_at(ct_text s, size_t i)
 {
     if (!operator_word_at(s, i))
         return 0;
     size_t n = sizeof "operator" - 1;
-    size_t skip = operator_symbol_length((span){ s.p + i + n, s.n - i - n });
+    size_t skip = operator_symbol_length((ct_text){ s.p + i + n, s.n - i - n });
     return skip ? n + skip : 0;
 }
 
 /* Splits s at depth-0 occurrences of sep, calling take() for each piece.
  * Returns false if take() refuses a piece. */
-static bool split_top_level(span s, char sep, bool (*take)(span piece, void *ctx), void *ctx)
+static bool split_top_level(ct_text s, char sep, bool (*take)(ct_text piece, void *ctx), void *ctx)
 {
     int depth = 0;
     size_t start = 0;
@@ -134,7 +107,7 @@ static bool split_top_level(span s, char sep, bool (*take)(span piece, void *ctx
             continue;
         }
         if (depth == 0 && s.p[i] == sep) {
-            if (!take((span){ s.p + start, i - start }, ctx))
+            if (!take((ct_text){ s.p + start, i - start }, ctx))
                 return false;
             start = i + 1;
             continue;
@@ -143,23 +116,23 @@ static bool split_top_level(span s, char sep, bool (*take)(span piece, void *ctx
         if (depth < 0)
             depth = 0;
     }
-    return take((span){ s.p + start, s.n - start }, ctx);
+    return take((ct_text){ s.p + start, s.n - start }, ctx);
 }
 
 /* ---- the name and the parameter list ---------------------------------- */
 
 /* Drops the " [clone .cold]" suffixes of GCC/LLVM function clones. */
-static span strip_clone_suffix(span s)
+static ct_text strip_clone_suffix(ct_text s)
 {
     static const char marker[] = " [clone ";
     const char *at = memmem(s.p, s.n, marker, sizeof marker - 1);
-    return at ? trim((span){ s.p, (size_t)(at - s.p) }) : s;
+    return at ? ct_text_trim((ct_text){ s.p, (size_t)(at - s.p) }) : s;
 }
 
 /* Index of the '(' that opens the parameter list: the one matching the
  * final ')'.  Only parentheses are counted, walking backwards, because '<'
  * and '>' appear unbalanced in operator names but parentheses never do. */
-static bool find_param_list(span s, size_t *open)
+static bool find_param_list(ct_text s, size_t *open)
 {
     if (s.n == 0 || s.p[s.n - 1] != ')')
         return false;
@@ -178,20 +151,20 @@ static bool find_param_list(span s, size_t *open)
 /* A template function's demangled name starts with its return type: the
  * qualified name begins after the last blank outside brackets, unless that
  * blank belongs to "operator new", a conversion operator and the like. */
-static span drop_return_type(span name)
+static ct_text drop_return_type(ct_text name)
 {
     int depth = 0;
     size_t cut = 0; /* one past the blank; 0: none */
     for (size_t i = 0; i < name.n; i++) {
         if (operator_word_at(name, i))
             break; /* the rest is the operator's own name, blanks included */
-        if (depth == 0 && is_blank(name.p[i]))
+        if (depth == 0 && ct_is_space(name.p[i]))
             cut = i + 1;
         depth += nesting(name.p[i]);
         if (depth < 0)
             depth = 0;
     }
-    return trim((span){ name.p + cut, name.n - cut });
+    return ct_text_trim((ct_text){ name.p + cut, name.n - cut });
 }
 
 /* ---- one parameter ---------------------------------------------------- */
@@ -211,23 +184,23 @@ static const char *const value_types[] = {
     "uint64_t", "__half", "__half2", "__nv_bfloat16", "__nv_bfloat162", "half", "half2",
 };
 
-static bool span_equals(span s, const char *word)
+static bool span_equals(ct_text s, const char *word)
 {
     return strlen(word) == s.n && memcmp(s.p, word, s.n) == 0;
 }
 
-static bool ends_with_word(span s, const char *word)
+static bool ends_with_word(ct_text s, const char *word)
 {
     size_t n = strlen(word);
     return ends_with(s, word) && (s.n == n || !is_ident_char(s.p[s.n - n - 1]));
 }
 
 /* Strips trailing qualifier words from the list (NULL-ended). */
-static span strip_trailing_words(span s, const char *const *words)
+static ct_text strip_trailing_words(ct_text s, const char *const *words)
 {
     for (bool again = true; again;) {
         again = false;
-        s = trim(s);
+        s = ct_text_trim(s);
         for (const char *const *w = words; *w; w++)
             if (ends_with_word(s, *w)) {
                 s.n -= strlen(*w);
@@ -242,9 +215,9 @@ static const char *const param_qualifiers[] = { "const", "volatile", "__restrict
 static const char *const non_const_qualifiers[] = { "volatile", "__restrict", "restrict", NULL };
 
 /* pointee: the type text before the last '*' or '&'. */
-static bool pointee_is_const(span pointee)
+static bool pointee_is_const(ct_text pointee)
 {
-    span p = strip_trailing_words(pointee, non_const_qualifiers);
+    ct_text p = strip_trailing_words(pointee, non_const_qualifiers);
     if (ends_with_word(p, "const"))
         return true;
     /* "const float" (hand-written order) is const only if no further
@@ -253,20 +226,20 @@ static bool pointee_is_const(span pointee)
     return starts_with(p, "const ") && !memchr(p.p, '*', p.n) && !memchr(p.p, '&', p.n);
 }
 
-static span without_leading_cv(span s)
+static ct_text without_leading_cv(ct_text s)
 {
     for (;;) {
-        s = trim(s);
+        s = ct_text_trim(s);
         if (starts_with(s, "const "))
-            s = (span){ s.p + 6, s.n - 6 };
+            s = (ct_text){ s.p + 6, s.n - 6 };
         else if (starts_with(s, "volatile "))
-            s = (span){ s.p + 9, s.n - 9 };
+            s = (ct_text){ s.p + 9, s.n - 9 };
         else
             return s;
     }
 }
 
-static bool is_value_type(span type)
+static bool is_value_type(ct_text type)
 {
     type = without_leading_cv(type);
     for (size_t i = 0; i < sizeof value_types / sizeof value_types[0]; i++)
@@ -275,11 +248,11 @@ static bool is_value_type(span type)
     return false;
 }
 
-static ct_param_kind classify_param(span param)
+static ct_param_kind classify_param(ct_text param)
 {
-    span type = strip_trailing_words(param, param_qualifiers);
+    ct_text type = strip_trailing_words(param, param_qualifiers);
     if (type.n && (type.p[type.n - 1] == '*' || type.p[type.n - 1] == '&')) {
-        span pointee = { type.p, type.n - 1 };
+        ct_text pointee = { type.p, type.n - 1 };
         if (pointee.n && pointee.p[pointee.n - 1] == '&') /* T&& */
             pointee.n--;
         return pointee_is_const(pointee) ? CT_PARAM_CONST_PTR : CT_PARAM_PTR;
@@ -289,19 +262,19 @@ static ct_param_kind classify_param(span param)
 
 /* ---- putting it together ---------------------------------------------- */
 
-static bool take_param(span piece, void *ctx)
+static bool take_param(ct_text piece, void *ctx)
 {
     ct_signature *sig = ctx;
-    span param = trim(piece);
+    ct_text param = ct_text_trim(piece);
     if (param.n == 0 || span_equals(param, "...") || sig->n_params == CT_SIG_MAX_PARAMS)
         return false;
     sig->kind[sig->n_params++] = (uint8_t)classify_param(param);
     return true;
 }
 
-static int parse_params(span list, ct_signature *sig)
+static int parse_params(ct_text list, ct_signature *sig)
 {
-    list = trim(list);
+    list = ct_text_trim(list);
     if (list.n == 0 || span_equals(list, "void"))
         return CT_OK;
     return split_top_level(list, ',', take_param, sig) ? CT_OK : CT_EPARSE;
@@ -312,17 +285,17 @@ int ct_signature_from_demangled(const char *demangled, ct_signature *out)
     if (!demangled || !out)
         return CT_EINVAL;
     memset(out, 0, sizeof *out);
-    span whole = trim((span){ demangled, strlen(demangled) });
-    copy_cut(out->demangled, sizeof out->demangled, whole);
-    span text = strip_clone_suffix(whole);
+    ct_text whole = ct_text_trim((ct_text){ demangled, strlen(demangled) });
+    ct_text_copy_cut(out->demangled, sizeof out->demangled, whole);
+    ct_text text = strip_clone_suffix(whole);
     size_t open;
     if (!find_param_list(text, &open))
         return CT_EPARSE;
-    span name = drop_return_type(trim((span){ text.p, open }));
+    ct_text name = drop_return_type(ct_text_trim((ct_text){ text.p, open }));
     if (name.n == 0)
         return CT_EPARSE;
-    copy_cut(out->base, sizeof out->base, name);
-    int rc = parse_params((span){ text.p + open + 1, text.n - open - 2 }, out);
+    ct_text_copy_cut(out->base, sizeof out->base, name);
+    int rc = parse_params((ct_text){ text.p + open + 1, text.n - open - 2 }, out);
     if (rc != CT_OK)
         out->n_params = 0;
     return rc;
