@@ -38,12 +38,6 @@ static atomic_bool reached;          /* this process has reached the driver */
 static atomic_bool health_checked;   /* this program image cleared a stale health file */
 static pthread_mutex_t reach_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *env_get(const char *name, void *ctx)
-{
-    (void)ctx;
-    return getenv(name);
-}
-
 static void env_diag(const char *message, void *ctx)
 {
     (void)ctx;
@@ -104,7 +98,7 @@ void ct_reached_driver(int driver_version)
 
 static void load(void)
 {
-    ct_config_load(&ct_g.cfg, env_get, env_diag, NULL);
+    ct_config_load(&ct_g.cfg, NULL, env_diag, NULL); /* NULL: getenv */
     ct_config_check_unknown(environ, env_diag, NULL);
     ct_g.latch = ct_latch_global();
     if (ct_g.cfg.disable)
