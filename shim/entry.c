@@ -85,27 +85,30 @@ static void *swap_in_wrapper(const char *symbol, void *found, int cuda_version)
 typedef CUresult CUDAAPI proc_address_v2_fn(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 typedef CUresult CUDAAPI proc_address_fn(const char *, void **, int, cuuint64_t);
 
-CT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                                                CUdriverProcAddressQueryResult *symbolStatus)
+/* Both exported variants: the real one of entry `id` answers (v1 takes no
+ * symbolStatus), then its pointer is swapped for our wrapper. */
+static CUresult proc_address(int id, const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
 {
     ct_ensure_ready();
-    proc_address_v2_fn *real = (proc_address_v2_fn *)ct_real(CT_ID_cuGetProcAddress_v2);
+    void *real = ct_real(id);
     if (!real)
         return ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
-    CUresult result = real(symbol, pfn, cudaVersion, flags, symbolStatus);
+    CUresult result = id == CT_ID_cuGetProcAddress_v2
+                          ? ((proc_address_v2_fn *)real)(symbol, pfn, cudaVersion, flags, symbolStatus)
+                          : ((proc_address_fn *)real)(symbol, pfn, cudaVersion, flags);
     if (result == CUDA_SUCCESS && pfn)
         *pfn = swap_in_wrapper(symbol, *pfn, cudaVersion);
     return result;
 }
 
+CT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                                CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return proc_address(CT_ID_cuGetProcAddress_v2, symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
 CT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    ct_ensure_ready();
-    proc_address_fn *real = (proc_address_fn *)ct_real(CT_ID_cuGetProcAddress);
-    if (!real)
-        return ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
-    CUresult result = real(symbol, pfn, cudaVersion, flags);
-    if (result == CUDA_SUCCESS && pfn)
-        *pfn = swap_in_wrapper(symbol, *pfn, cudaVersion);
-    return result;
+    return proc_address(CT_ID_cuGetProcAddress, symbol, pfn, cudaVersion, flags, NULL);
 }
