@@ -160,19 +160,14 @@ static void sort_names(void)
     qsort(sorted, CT_N_ENTRIES, sizeof *sorted, by_name);
 }
 
+static int order_of_name(const void *name, const void *id)
+{
+    return strcmp(name, ct_entries[*(const int *)id].name);
+}
+
 int ct_entry_find(const char *name)
 {
     pthread_once(&sorted_once, sort_names);
-    int lo = 0, hi = CT_N_ENTRIES - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(name, ct_entries[sorted[mid]].name);
-        if (cmp == 0)
-            return sorted[mid];
-        if (cmp < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
-    return -1;
+    const int *id = bsearch(name, sorted, CT_N_ENTRIES, sizeof *sorted, order_of_name);
+    return id ? *id : -1;
 }
