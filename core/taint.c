@@ -32,7 +32,6 @@
  */
 #include "taint.h"
 
-#include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +91,7 @@ struct ct_store {
     uint64_t epoch;
     interned *names;
     size_t names_bytes;
+    int unknown_error;          /* ct_store_new's: see lost_root */
 };
 
 /* Checks that only look (is any byte of these ranges claimed?  which
@@ -456,7 +456,7 @@ static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const
 
 /* --- the store --------------------------------------------------------- */
 
-ct_store *ct_store_new(void)
+ct_store *ct_store_new(int unknown_error)
 {
     ct_store *s = aligned_alloc(_Alignof(ct_store), sizeof(*s)); /* see lookers.h */
     if (!s)
@@ -471,6 +471,7 @@ ct_store *ct_store_new(void)
         return NULL;
     }
     ct_lookers_init(&s->lock);
+    s->unknown_error = unknown_error;
     s->env = ct_allocmap_env(s->map);
     s->env->ref = claim_ref;
     s->env->unref = claim_unref;
@@ -723,9 +724,9 @@ ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *err
 /* The failure a skip propagates when its root was released between the
  * caller's read_failure and now: the skipped work still did not run, so
  * its outputs must carry something. */
-static ct_failure_desc lost_root(const ct_skip_desc *skip)
+static ct_failure_desc lost_root(const ct_store *s, const ct_skip_desc *skip)
 {
-    ct_failure_desc d = { .error = CUDA_ERROR_UNKNOWN, .api = "cutaint: skipped on a released failure" };
+    ct_failure_desc d = { .error = s->unknown_error, .api = "cutaint: skipped on a released failure" };
     if (skip) {
         d.kernel = skip->kernel;
         d.launch_seq = skip->launch_seq;
@@ -743,7 +744,7 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
     lock(s);
     failure *f = lookup(s, root);
     if (!f) {
-        ct_failure_desc d = lost_root(skip);
+        ct_failure_desc d = lost_root(s, skip);
         bool fresh;
         f = mint_or_fold(s, &d, &fresh);
     }

@@ -46,7 +46,10 @@ typedef struct ct_range {
 } ct_range;
 #define CT_TO_END UINT64_MAX
 
-ct_store *ct_store_new(void);
+/* unknown_error: the error code (the driver's "unknown error": core knows
+ * no CUDA, the shim passes it) a skip's outputs carry when its root failure
+ * was released before the skip could pass it on. */
+ct_store *ct_store_new(int unknown_error);
 void ct_store_free(ct_store *s);
 /* After fork(), in the child: make the store's lock usable again. */
 void ct_store_atfork_child(ct_store *s);

@@ -103,7 +103,7 @@ static void load(void)
     ct_g.latch = ct_latch_global();
     if (ct_g.cfg.disable)
         return;
-    ct_g.store = ct_store_new();
+    ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
     if (!ct_g.store) {
         env_diag("cutaint: out of memory at start; running as a pure pass-through", NULL);
         ct_g.cfg.disable = true;

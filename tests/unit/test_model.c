@@ -34,6 +34,7 @@
 #define N_KINDS 6
 #define PROVISIONAL (-1)
 #define PROVISIONAL_ERROR 999
+#define LOST_ROOT_ERROR 1000 /* the model never propagates a released root */
 
 #define N_OWNERS 3
 
@@ -562,7 +563,7 @@ static void run_model(uint64_t seed, size_t ops)
     memset(&m, 0, sizeof(m));
     m.seed = seed;
     m.rng = seed ? seed : 1;
-    m.s = ct_store_new();
+    m.s = ct_store_new(LOST_ROOT_ERROR);
     for (size_t i = 0; i < ARENA; i++)
         m.owner[i] = -1;
     fprintf(stderr, "model: seed %" PRIu64 " (set CT_MODEL_SEED to replay)\n", seed);

@@ -20,13 +20,14 @@
 #define SIZE 256u
 #define ERR_LAUNCH 719 /* CUDA_ERROR_LAUNCH_FAILED, as data */
 #define ERR_OOM 2
+#define ERR_UNKNOWN 999 /* what a skip on a released root carries */
 
 static ct_store *s;
 static ct_refusal refusal;
 
 static void setup(void)
 {
-    s = ct_store_new();
+    s = ct_store_new(ERR_UNKNOWN);
     cr_assert_not_null(s);
     cr_assert_eq(ct_store_alloc(s, A, SIZE, 0), CT_OK);
     cr_assert_eq(ct_store_alloc(s, B, SIZE, 0), CT_OK);
@@ -363,6 +364,7 @@ Test(taint, a_skip_whose_root_was_released_still_taints)
     ct_propagate(s, f, &skip, &b, 1);
     cr_assert_eq(check(whole(B)), CT_ETAINTED);
     cr_assert_neq(refusal.failures[0].id, f);
+    cr_assert_eq(refusal.failures[0].desc.error, ERR_UNKNOWN, "ct_store_new's unknown error");
     cr_assert_eq(refusal.failures[0].skips_total, 1);
 }
 
@@ -808,7 +810,7 @@ Test(taint, out_of_memory_for_a_record_still_taints)
 {
     require_wrapped_heap();
     ct_store_free(s);
-    s = ct_store_new();
+    s = ct_store_new(ERR_UNKNOWN);
     ct_store_alloc(s, A, SIZE, 0);
     ct_store_alloc(s, B, SIZE, 0);
     atomic_store(&heap_says_no, true);
