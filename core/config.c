@@ -4,7 +4,8 @@
  *
  * Owns: the table of known variables (name, parser, accepted values, the
  * default as the diagnostic names it), the diagnostics, the two grammars and
- * the injection counters.
+ * the injection counters.  The error codes an effect names come from the
+ * caller's ct_error_vocab (the shim's, from the toolkit): core knows no CUDA.
  *
  * Invariants:
  * - One malformed variable gives exactly one diagnostic line (no newline) of
@@ -23,10 +24,8 @@
 #include "config.h"
 
 #include "ct_status.h"
-#include "errnames.h"
 #include "text.h"
 
-#include <cuda.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,28 +250,36 @@ static bool parse_count(ct_text token, uint64_t *nth, bool *and_later)
 }
 
 /* effect: the trimmed text after '=' (at: the '=', for an empty one). */
-static int parse_effect(grammar *g, const char *at, ct_text effect, ct_inject_rule *rule)
+static int parse_effect(grammar *g, const char *at, ct_text effect, const ct_error_vocab *errors,
+                        ct_inject_rule *rule)
 {
     char word[64];
     if (effect.n == 0)
         return grammar_error(g, at, "expected an effect after '='");
     if (span_is(effect, "context_lost")) {
         rule->context_loss = true;
-        rule->error = CUDA_ERROR_ILLEGAL_ADDRESS;
+        rule->error = errors->context_lost;
         return CT_OK;
     }
-    if (!span_copy(word, sizeof word, effect) || ct_error_parse(word, &rule->error) != CT_OK)
+    if (!span_copy(word, sizeof word, effect) || errors->parse(word, &rule->error) != CT_OK)
         return grammar_error(g, effect.p,
                              "expected a CUresult (e.g. CUDA_ERROR_ILLEGAL_ADDRESS, "
                              "ILLEGAL_ADDRESS or 700) or context_lost");
-    if (rule->error == CUDA_SUCCESS)
+    if (rule->error == errors->success)
         return grammar_error(g, effect.p, "expected an error: CUDA_SUCCESS injects nothing");
     return CT_OK;
 }
 
+/* What each_piece hands parse_inject_spec. */
+typedef struct inject_out {
+    ct_inject_rules *rules;
+    const ct_error_vocab *errors;
+} inject_out;
+
 static int parse_inject_spec(grammar *g, void *out)
 {
-    ct_inject_rules *rules = out;
+    ct_inject_rules *rules = ((inject_out *)out)->rules;
+    const ct_error_vocab *errors = ((inject_out *)out)->errors;
     if (rules->n == CT_INJECT_MAX_RULES)
         return grammar_error(g, g->piece.p, "expected at most " XSTR(CT_INJECT_MAX_RULES) " specs");
     ct_inject_rule *rule = &rules->rule[rules->n];
@@ -289,10 +296,10 @@ static int parse_inject_spec(grammar *g, void *out)
 
     ct_text rest = span_after(colon, g->piece);
     rule->context_loss = false;
-    rule->error = rule->kind == CT_INJECT_LAUNCH ? CUDA_ERROR_LAUNCH_FAILED : CUDA_ERROR_UNKNOWN;
+    rule->error = rule->kind == CT_INJECT_LAUNCH ? errors->launch_default : errors->api_default;
     const char *eq = last_of(rest, '=');
     if (eq) {
-        int rc = parse_effect(g, eq, ct_text_trim(span_after(eq, rest)), rule);
+        int rc = parse_effect(g, eq, ct_text_trim(span_after(eq, rest)), errors, rule);
         if (rc != CT_OK)
             return rc;
         rest.n = (size_t)(eq - rest.p);
@@ -316,12 +323,14 @@ static int parse_inject_spec(grammar *g, void *out)
     return CT_OK;
 }
 
-int ct_inject_parse(const char *text, ct_inject_rules *out, char *err, size_t errcap)
+int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out,
+                    char *err, size_t errcap)
 {
-    if (!out)
+    if (!out || !errors)
         return CT_EINVAL;
     out->n = 0;
-    int rc = each_piece(text, "spec", err, errcap, parse_inject_spec, out);
+    inject_out into = { out, errors };
+    int rc = each_piece(text, "spec", err, errcap, parse_inject_spec, &into);
     if (rc != CT_OK)
         out->n = 0;
     return rc;
@@ -359,7 +368,7 @@ struct ct_var;
  * as it was (grammar parsers: empty) and, when it has more to say than the
  * variable's `expected` text, a reason in why. */
 typedef int (*ct_value_parser)(const struct ct_var *var, ct_text text, ct_config *cfg,
-                               char *why, size_t whycap);
+                               const ct_error_vocab *errors, char *why, size_t whycap);
 
 typedef struct ct_var {
     const char *name;
@@ -415,21 +424,24 @@ static int parse_int_choice(const ct_var *var, ct_text text, ct_config *cfg, boo
     return CT_OK;
 }
 
-static int parse_keyword(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_keyword(const ct_var *var, ct_text text, ct_config *cfg,
+                         const ct_error_vocab *errors, char *why, size_t whycap)
 {
-    (void)why, (void)whycap;
+    (void)errors, (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, false);
 }
 
-static int parse_byte(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_byte(const ct_var *var, ct_text text, ct_config *cfg,
+                      const ct_error_vocab *errors, char *why, size_t whycap)
 {
-    (void)why, (void)whycap;
+    (void)errors, (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, true);
 }
 
-static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg,
+                      const ct_error_vocab *errors, char *why, size_t whycap)
 {
-    (void)why, (void)whycap;
+    (void)errors, (void)why, (void)whycap;
     int value;
     if (!find_word(var->words, ct_text_trim(text), &value))
         return CT_EPARSE;
@@ -437,22 +449,25 @@ static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg, char *why
     return CT_OK;
 }
 
-static int parse_path(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_path(const ct_var *var, ct_text text, ct_config *cfg,
+                      const ct_error_vocab *errors, char *why, size_t whycap)
 {
-    (void)why, (void)whycap;
+    (void)errors, (void)why, (void)whycap;
     return span_copy(field_of(var, cfg), CT_PATH_MAX, text) ? CT_OK : CT_EPARSE;
 }
 
-static int parse_args(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_args(const ct_var *var, ct_text text, ct_config *cfg,
+                      const ct_error_vocab *errors, char *why, size_t whycap)
 {
-    (void)var;
+    (void)var, (void)errors;
     return ct_args_parse(text.p, &cfg->args, why, whycap);
 }
 
-static int parse_inject(const ct_var *var, ct_text text, ct_config *cfg, char *why, size_t whycap)
+static int parse_inject(const ct_var *var, ct_text text, ct_config *cfg,
+                        const ct_error_vocab *errors, char *why, size_t whycap)
 {
     (void)var;
-    return ct_inject_parse(text.p, &cfg->inject, why, whycap);
+    return ct_inject_parse(text.p, errors, &cfg->inject, why, whycap);
 }
 
 static const ct_word log_words[] = {
@@ -534,7 +549,8 @@ static void report_invalid(const ct_var *var, const char *value, const char *why
     diag(message, ctx);
 }
 
-int ct_config_load(ct_config *out, ct_getenv_fn get, ct_diag_fn diag, void *ctx)
+int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get,
+                   ct_diag_fn diag, void *ctx)
 {
     ct_config_defaults(out);
     if (!get)
@@ -546,7 +562,7 @@ int ct_config_load(ct_config *out, ct_getenv_fn get, ct_diag_fn diag, void *ctx)
         if (!value || !*value)
             continue;
         char why[CT_DIAG_MAX] = "";
-        if (var->parse(var, ct_text_of(value), out, why, sizeof why) == CT_OK)
+        if (var->parse(var, ct_text_of(value), out, errors, why, sizeof why) == CT_OK)
             continue;
         malformed++;
         report_invalid(var, value, why[0] ? why : var->expected, diag, ctx);

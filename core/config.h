@@ -85,15 +85,27 @@ typedef struct ct_config {
     ct_inject_rules inject;
 } ct_config;
 
+/* The driver's error codes as the CUTAINT_INJECT grammar needs them.  Core
+ * knows no CUDA: the shim's table (shim/errnames.h) is handed to every
+ * parse that reads an effect. */
+typedef struct ct_error_vocab {
+    int (*parse)(const char *text, int *code); /* a name or number; CT_OK or CT_EPARSE */
+    int success;        /* "no error": an effect may not name it */
+    int launch_default; /* launch:PATTERN without =EFFECT */
+    int api_default;    /* api:PATTERN without =EFFECT */
+    int context_lost;   /* what =context_lost makes the call return */
+} ct_error_vocab;
+
 typedef const char *(*ct_getenv_fn)(const char *name, void *ctx);
 typedef void (*ct_diag_fn)(const char *message, void *ctx);
 
 void ct_config_defaults(ct_config *out);
-/* Reads every variable through get (NULL: getenv); each malformed one is
- * reported through diag (may be NULL) as one line without a trailing
- * newline, and left at its default.  Returns how many were malformed
- * (0 = all good). */
-int ct_config_load(ct_config *out, ct_getenv_fn get, ct_diag_fn diag, void *ctx);
+/* Reads every variable through get (NULL: getenv), CUTAINT_INJECT's effects
+ * through errors (required); each malformed one is reported through diag
+ * (may be NULL) as one line without a trailing newline, and left at its
+ * default.  Returns how many were malformed (0 = all good). */
+int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get,
+                   ct_diag_fn diag, void *ctx);
 /* Reports each CUTAINT_* entry of envp that names no known variable (a typo
  * silently ignored would be worse).  Returns how many. */
 int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx);
@@ -101,7 +113,8 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx);
 /* The grammars on their own (the fuzzers and the cutaint command use them).
  * CT_OK or CT_EPARSE with a one-line reason in err. */
 int ct_args_parse(const char *text, ct_arg_rules *out, char *err, size_t errcap);
-int ct_inject_parse(const char *text, ct_inject_rules *out, char *err, size_t errcap);
+int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out,
+                    char *err, size_t errcap);
 
 /* The first rule whose glob matches either name (mangled or demangled base;
  * either may be NULL), or NULL. */

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errnames.h"
 #include "files.h"
 #include "shim.h"
 
@@ -98,7 +99,7 @@ void ct_reached_driver(int driver_version)
 
 static void load(void)
 {
-    ct_config_load(&ct_g.cfg, NULL, env_diag, NULL); /* NULL: getenv */
+    ct_config_load(&ct_g.cfg, &ct_cuda_errors, NULL, env_diag, NULL); /* NULL: getenv */
     ct_config_check_unknown(environ, env_diag, NULL);
     ct_g.latch = ct_latch_global();
     if (ct_g.cfg.disable)

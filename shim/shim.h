@@ -14,6 +14,8 @@
  *   entry.c     the cuGetProcAddress wrappers
  *   fault.c     probe, latch, exit status, health file
  *   events.c    log lines and report events
+ *   errnames.c  CUresult names and the error vocabulary core's CUTAINT_INJECT
+ *               grammar is handed (core knows no CUDA)
  *   metrics.c   CUTAINT_METRICS_FILE, rewritten at each event
  *   init.c      configuration, start-up, fork and exit handling
  *

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "errnames.h"
 #include "fuzz_text.h"
 
 static const char *vars[] = {"CUTAINT_LOG", "CUTAINT_LOG_FILE", "CUTAINT_REPORT", "CUTAINT_POISON",
@@ -45,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = sep ? sep + 1 : NULL;
     }
     static ct_config cfg;
-    ct_config_load(&cfg, get, diag, &e);
+    ct_config_load(&cfg, &ct_cuda_errors, get, diag, &e);
     /* the result is bounded and terminated */
     if (strnlen(cfg.log_file, CT_PATH_MAX) == CT_PATH_MAX || strnlen(cfg.report, CT_PATH_MAX) == CT_PATH_MAX ||
         cfg.poison < -1 || cfg.poison > 255 || cfg.exit_status < 0 || cfg.exit_status > 255 ||

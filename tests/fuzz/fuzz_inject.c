@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "errnames.h"
 #include "fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_text(data, size);
     static ct_inject_rules rules;
     char err[CT_DIAG_MAX];
-    if (ct_inject_parse(text, &rules, err, sizeof err) == 0) {
+    if (ct_inject_parse(text, &ct_cuda_errors, &rules, err, sizeof err) == 0) {
         if (rules.n > CT_INJECT_MAX_RULES)
             abort();
         for (unsigned i = 0; i < rules.n; i++)

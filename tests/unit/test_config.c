@@ -12,6 +12,13 @@
 
 #include "config.h"
 #include "ct_status.h"
+#include "errnames.h"
+
+/* Effects in the driver's words: the vocabulary the shim hands core. */
+static int inject_parse(const char *text, ct_inject_rules *out, char *err, size_t errcap)
+{
+    return ct_inject_parse(text, &ct_cuda_errors, out, err, errcap);
+}
 
 /* ---- a fake environment and a diagnostic sink ------------------------- */
 
@@ -51,7 +58,7 @@ static void env_set(env *e, const char *name, const char *value)
 
 static int load(env *e, ct_config *c)
 {
-    return ct_config_load(c, env_get, env_diag, e);
+    return ct_config_load(c, &ct_cuda_errors, env_get, env_diag, e);
 }
 
 static void assert_defaults(const ct_config *c)
@@ -345,7 +352,7 @@ Test(config, null_diag_and_real_getenv_work)
     setenv("CUTAINT_LOG", "info", 1);
     setenv("CUTAINT_POISON", "bad", 1);
     ct_config c;
-    cr_assert_eq(ct_config_load(&c, NULL, NULL, NULL), 1);
+    cr_assert_eq(ct_config_load(&c, &ct_cuda_errors, NULL, NULL, NULL), 1);
     cr_assert_eq(c.log, CT_LOG_INFO);
     cr_assert_eq(c.poison, 0xff);
 }
@@ -481,9 +488,9 @@ Test(inject, grammar_and_defaults)
 {
     ct_inject_rules r;
     char err[CT_DIAG_MAX];
-    cr_assert_eq(ct_inject_parse("launch:gemm; api:cuMemcpyDtoH*#3+ = ILLEGAL_ADDRESS ;"
-                                 "launch : at::native::* # 2 = context_lost;api:cuMemAlloc=2",
-                                 &r, err, sizeof err),
+    cr_assert_eq(inject_parse("launch:gemm; api:cuMemcpyDtoH*#3+ = ILLEGAL_ADDRESS ;"
+                              "launch : at::native::* # 2 = context_lost;api:cuMemAlloc=2",
+                              &r, err, sizeof err),
                  CT_OK, "%s", err);
     cr_assert_eq(r.n, 4);
     cr_assert_eq(r.rule[0].kind, CT_INJECT_LAUNCH);
@@ -507,10 +514,38 @@ Test(inject, grammar_and_defaults)
     cr_assert_eq(r.rule[3].kind, CT_INJECT_API);
     cr_assert_eq(r.rule[3].error, CUDA_ERROR_OUT_OF_MEMORY);
 
-    cr_assert_eq(ct_inject_parse("api:cuLaunchKernel", &r, NULL, 0), CT_OK);
+    cr_assert_eq(inject_parse("api:cuLaunchKernel", &r, NULL, 0), CT_OK);
     cr_assert_eq(r.rule[0].error, CUDA_ERROR_UNKNOWN);
-    cr_assert_eq(ct_inject_parse("API:x=CUDA_ERROR_LAUNCH_TIMEOUT", &r, NULL, 0), CT_OK);
+    cr_assert_eq(inject_parse("API:x=CUDA_ERROR_LAUNCH_TIMEOUT", &r, NULL, 0), CT_OK);
     cr_assert_eq(r.rule[0].error, CUDA_ERROR_LAUNCH_TIMEOUT);
+}
+
+/* Core knows no driver: every code an effect yields comes from the
+ * vocabulary it is handed, here a made-up one. */
+static int toy_parse(const char *text, int *code)
+{
+    if (strcmp(text, "BOOM") != 0)
+        return CT_EPARSE;
+    *code = 42;
+    return CT_OK;
+}
+
+Test(inject, codes_come_from_the_vocabulary_handed_in)
+{
+    static const ct_error_vocab toy = { .parse = toy_parse, .success = 42, .launch_default = 11,
+                                        .api_default = 12, .context_lost = 13 };
+    ct_inject_rules r;
+    char err[CT_DIAG_MAX];
+    cr_assert_eq(ct_inject_parse("launch:a;api:b;api:c=context_lost", &toy, &r, err, sizeof err),
+                 CT_OK, "%s", err);
+    cr_assert_eq(r.rule[0].error, 11);
+    cr_assert_eq(r.rule[1].error, 12);
+    cr_assert_eq(r.rule[2].error, 13);
+    cr_assert_eq(ct_inject_parse("api:b=BOOM", &toy, &r, err, sizeof err), CT_EPARSE,
+                 "the toy's success code injects nothing");
+    cr_assert_eq(ct_inject_parse("api:b=ILLEGAL_ADDRESS", &toy, &r, err, sizeof err), CT_EPARSE,
+                 "a name the vocabulary does not know");
+    cr_assert_eq(ct_inject_parse("api:b", NULL, &r, err, sizeof err), CT_EINVAL);
 }
 
 Test(inject, errors_name_position_and_expectation)
@@ -538,7 +573,7 @@ Test(inject, errors_name_position_and_expectation)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_inject_rules r;
         char err[CT_DIAG_MAX];
-        cr_assert_eq(ct_inject_parse(cases[i].text, &r, err, sizeof err), CT_EPARSE, "%s",
+        cr_assert_eq(inject_parse(cases[i].text, &r, err, sizeof err), CT_EPARSE, "%s",
                      cases[i].text);
         cr_assert_str_eq(err, cases[i].error);
         cr_assert_eq(r.n, 0);
@@ -552,15 +587,15 @@ Test(inject, limits_are_errors)
         strcat(text, "api:x;");
     ct_inject_rules r;
     char err[CT_DIAG_MAX];
-    cr_assert_eq(ct_inject_parse(text, &r, err, sizeof err), CT_EPARSE);
+    cr_assert_eq(inject_parse(text, &r, err, sizeof err), CT_EPARSE);
     cr_assert(strstr(err, "spec 17") && strstr(err, "expected at most 16 specs"), "%s", err);
     strcpy(text, "launch:");
     memset(text + 7, 'g', CT_PATTERN_MAX);
     text[7 + CT_PATTERN_MAX] = '\0';
-    cr_assert_eq(ct_inject_parse(text, &r, err, sizeof err), CT_EPARSE);
+    cr_assert_eq(inject_parse(text, &r, err, sizeof err), CT_EPARSE);
     cr_assert(strstr(err, "expected a glob shorter than 128 bytes"), "%s", err);
     /* A huge count still fits in 64 bits. */
-    cr_assert_eq(ct_inject_parse("api:x#18446744073709551615", &r, err, sizeof err), CT_OK);
+    cr_assert_eq(inject_parse("api:x#18446744073709551615", &r, err, sizeof err), CT_OK);
     cr_assert_eq(r.rule[0].nth, UINT64_MAX);
 }
 
@@ -581,12 +616,12 @@ static int fire_count(ct_inject_rules *r, ct_inject_kind kind, const char *name,
 Test(inject, fires_on_exactly_the_nth_match)
 {
     ct_inject_rules r;
-    cr_assert_eq(ct_inject_parse("launch:gemm#3", &r, NULL, 0), CT_OK);
+    cr_assert_eq(inject_parse("launch:gemm#3", &r, NULL, 0), CT_OK);
     int first;
     cr_assert_eq(fire_count(&r, CT_INJECT_LAUNCH, "_Z4gemmPf", "gemm", 10, &first), 1);
     cr_assert_eq(first, 3);
     /* Other kinds and names do not count. */
-    cr_assert_eq(ct_inject_parse("launch:gemm#2", &r, NULL, 0), CT_OK);
+    cr_assert_eq(inject_parse("launch:gemm#2", &r, NULL, 0), CT_OK);
     cr_assert_null(ct_inject_check(&r, CT_INJECT_API, "gemm", NULL));
     cr_assert_null(ct_inject_check(&r, CT_INJECT_LAUNCH, "saxpy", "saxpy"));
     cr_assert_null(ct_inject_check(&r, CT_INJECT_LAUNCH, NULL, "gemm"));
@@ -597,7 +632,7 @@ Test(inject, fires_on_exactly_the_nth_match)
 Test(inject, plus_fires_on_the_nth_and_every_later)
 {
     ct_inject_rules r;
-    cr_assert_eq(ct_inject_parse("api:cuMemcpyDtoH#2+", &r, NULL, 0), CT_OK);
+    cr_assert_eq(inject_parse("api:cuMemcpyDtoH#2+", &r, NULL, 0), CT_OK);
     int first;
     /* The shim passes the exported name and the family base. */
     cr_assert_eq(fire_count(&r, CT_INJECT_API, "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 10, &first), 9);
@@ -607,7 +642,7 @@ Test(inject, plus_fires_on_the_nth_and_every_later)
 Test(inject, every_matching_rule_counts_and_the_first_firing_is_returned)
 {
     ct_inject_rules r;
-    cr_assert_eq(ct_inject_parse("api:cuMem*#2=OUT_OF_MEMORY;api:cuMemAlloc#1", &r, NULL, 0),
+    cr_assert_eq(inject_parse("api:cuMem*#2=OUT_OF_MEMORY;api:cuMemAlloc#1", &r, NULL, 0),
                  CT_OK);
     cr_assert_eq(ct_inject_check(&r, CT_INJECT_API, "cuMemAlloc_v2", "cuMemAlloc"), &r.rule[1]);
     cr_assert_eq(ct_inject_check(&r, CT_INJECT_API, "cuMemAlloc_v2", "cuMemAlloc"), &r.rule[0]);
@@ -641,7 +676,7 @@ static void *hammer(void *arg)
 Test(inject, concurrent_checks_count_exactly)
 {
     ct_inject_rules r;
-    cr_assert_eq(ct_inject_parse("launch:gemm#77777;api:cuMemcpyHtoD#100001+", &r, NULL, 0),
+    cr_assert_eq(inject_parse("launch:gemm#77777;api:cuMemcpyHtoD#100001+", &r, NULL, 0),
                  CT_OK);
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, THREADS);
@@ -681,7 +716,7 @@ Test(grammars, garbage_is_safe)
         char err[CT_DIAG_MAX];
         if (ct_args_parse(text, &a, err, sizeof err) != CT_OK)
             cr_assert(a.n == 0 && strchr(err, '\n') == NULL);
-        if (ct_inject_parse(text, &r, err, sizeof err) != CT_OK)
+        if (inject_parse(text, &r, err, sizeof err) != CT_OK)
             cr_assert(r.n == 0 && strchr(err, '\n') == NULL);
         else
             for (unsigned i = 0; i < r.n; i++)

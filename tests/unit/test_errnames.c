@@ -1,5 +1,5 @@
 /*
- * test_errnames.c - CUresult names and parsing (core/errnames.h).
+ * test_errnames.c - CUresult names and parsing (shim/errnames.h).
  */
 #include <criterion/criterion.h>
 

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "errnames.h"
 #include "textout.h"
 
 #include <stdlib.h>
@@ -128,14 +129,14 @@ static bool check_config(const char *env, const char *value, char *why, size_t c
     ct_config cfg;
     one_var var = { env, value };
     (void)why, (void)cap;
-    return ct_config_load(&cfg, one_var_get, NULL, &var) == 0;
+    return ct_config_load(&cfg, &ct_cuda_errors, one_var_get, NULL, &var) == 0;
 }
 
 static bool check_inject(const char *env, const char *value, char *why, size_t cap)
 {
     static ct_inject_rules rules; /* large; not needed after the check */
     (void)env;
-    return ct_inject_parse(value, &rules, why, cap) == 0;
+    return ct_inject_parse(value, &ct_cuda_errors, &rules, why, cap) == 0;
 }
 
 static bool check_args(const char *env, const char *value, char *why, size_t cap)
@@ -202,7 +203,7 @@ static int check_environment(const ct_run_request *req)
 {
     ct_config cfg;
     env_view view = { req, 0 };
-    ct_config_load(&cfg, env_view_get, env_diag, &view);
+    ct_config_load(&cfg, &ct_cuda_errors, env_view_get, env_diag, &view);
     return view.bad ? ct_usage_error(usage, "cutaint run: fix or unset that variable", NULL) : 0;
 }
 

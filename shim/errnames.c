@@ -1,7 +1,8 @@
 /*
  * errnames.c - CUresult codes as names and back.
  *
- * Owns: the one table of CUresult names.  Each entry is written once, as the
+ * Owns: the one table of CUresult names, and the vocabulary (ct_cuda_errors)
+ * core's CUTAINT_INJECT grammar is handed.  Each entry is written once, as the
  * cuda.h enumerator itself (ENTRY stringifies it), so a misspelt or removed
  * name fails to compile instead of drifting.  Enumerators added after CUDA
  * 12.0 sit behind CUDA_VERSION guards so older toolkits still build; on those
@@ -214,3 +215,11 @@ int ct_error_parse(const char *text, int *code)
     }
     return CT_EPARSE;
 }
+
+const ct_error_vocab ct_cuda_errors = {
+    .parse = ct_error_parse,
+    .success = CUDA_SUCCESS,
+    .launch_default = CUDA_ERROR_LAUNCH_FAILED,
+    .api_default = CUDA_ERROR_UNKNOWN,
+    .context_lost = CUDA_ERROR_ILLEGAL_ADDRESS,
+};
