@@ -770,7 +770,6 @@ void ct_written(ct_store *s, const ct_range *w, size_t n)
 typedef struct survey {
     uint64_t epoch;
     uint64_t tainted_bytes;
-    uint64_t first_tainted;
     size_t n_failures;
     size_t n_kept;
     failure *kept[CT_REFUSAL_MAX_FAILURES]; /* the lowest ids, ascending */
@@ -801,8 +800,6 @@ static void survey_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, vo
         uint64_t lo = v[i].off > off ? v[i].off : off;
         uint64_t hi = v[i].end < end ? v[i].end : end;
         uint64_t addr = ct_alloc_base(a) + lo;
-        if (sv->tainted_bytes == 0 || addr < sv->first_tainted)
-            sv->first_tainted = addr;
         sv->tainted_bytes += hi - lo;
         failure *f = lookup(s, v[i].id);
         if (f && f->seen != sv->epoch) {
@@ -814,26 +811,12 @@ static void survey_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, vo
     }
 }
 
-static void note_unknown(ct_refusal *out, uint64_t addr)
-{
-    if (out->n_unknown < CT_REFUSAL_MAX_UNKNOWN)
-        out->unknown[out->n_unknown] = addr;
-    out->n_unknown++;
-}
-
 /* Under the lock: a survey of nothing yet, into out. */
 static survey survey_begin(ct_store *s, ct_refusal *out)
 {
     out->n_failures = out->n_kept = 0;
-    out->first_tainted = out->tainted_bytes = 0;
-    out->n_unknown = 0;
+    out->tainted_bytes = 0;
     return (survey){ .epoch = ++s->epoch };
-}
-
-static void survey_range(ct_store *s, survey *sv, ct_refusal *out, const ct_range *r)
-{
-    if (!each_span(s, r, survey_span, sv))
-        note_unknown(out, r->addr);
 }
 
 static int survey_end(survey *sv, ct_refusal *out);
@@ -847,7 +830,7 @@ int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
     lock(s);
     survey sv = survey_begin(s, out);
     for (size_t i = 0; i < n; i++)
-        survey_range(s, &sv, out, &r[i]);
+        each_span(s, &r[i], survey_span, &sv);
     int rc = survey_end(&sv, out);
     unlock(s);
     return rc;
@@ -862,7 +845,7 @@ int ct_ensure_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out)
     for (uint64_t z = 0; z < r->depth; z++) {
         for (uint64_t y = 0; y < r->height; y++) {
             ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
-            survey_range(s, &sv, out, &row);
+            each_span(s, &row, survey_span, &sv);
         }
     }
     int rc = survey_end(&sv, out);
@@ -879,7 +862,6 @@ static int survey_end(survey *sv, ct_refusal *out)
         snapshot(sv->kept[i], &out->failures[i]);
         trace_path(&out->failures[i], sv->kept[i]->seen_at);
     }
-    out->first_tainted = sv->first_tainted;
     out->tainted_bytes = sv->tainted_bytes;
     return sv->tainted_bytes ? CT_ETAINTED : CT_OK;
 }

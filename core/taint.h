@@ -16,8 +16,10 @@
  * - enter_write taints before the work runs; only exit_write's success path
  *   releases.  A scope that never exits leaves its write set tainted.
  * - Addresses outside every known allocation are ignored by writes and never
- *   cause a refusal (memory the shim did not see allocated passes through);
- *   ensure_written lists them in the refusal for the report.
+ *   cause a refusal (memory the shim did not see allocated passes through).
+ *   A refusal has none to name: the shim refuses only reads lying wholly in
+ *   one known allocation (one running past its end is the driver's to
+ *   reject).
  * - Thread-safe: every function takes the store's lock for its own
  *   duration - shared when it only looks (read_failure, resolve, the checks
  *   before written and a report-less ensure_written), alone otherwise - and
@@ -117,15 +119,11 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
 void ct_written(ct_store *s, const ct_range *w, size_t n);
 
 #define CT_REFUSAL_MAX_FAILURES 8
-#define CT_REFUSAL_MAX_UNKNOWN 4
 typedef struct ct_refusal {
     size_t n_failures;        /* distinct failures found; may exceed the kept */
     size_t n_kept;            /* min(n_failures, CT_REFUSAL_MAX_FAILURES) */
     ct_failure_info failures[CT_REFUSAL_MAX_FAILURES]; /* by id; [0] is the root cause */
-    uint64_t first_tainted;   /* lowest carried address read */
     uint64_t tainted_bytes;   /* how many bytes read carry a failure */
-    size_t n_unknown;         /* ranges of r outside every known allocation */
-    uint64_t unknown[CT_REFUSAL_MAX_UNKNOWN];
 } ct_refusal;
 
 /* CT_OK when no byte of r carries a failure; CT_ETAINTED with *out filled
