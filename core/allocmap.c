@@ -23,6 +23,7 @@
  */
 #include "allocmap.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -298,6 +299,12 @@ static ct_alloc *overlapping(const ct_allocmap *map, uint64_t lo, uint64_t hi)
     return above && above->base < hi ? above : NULL;
 }
 
+/* Ranges never overlap, so only a neighbour can overlap [base, base+size). */
+static bool overlaps_neighbour(neighbours nb, uint64_t base, uint64_t size)
+{
+    return (nb.below && base - nb.below->base < nb.below->size) || (nb.above && nb.above->base < base + size);
+}
+
 int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!map || size == 0 || size > UINT64_MAX - base)
@@ -314,16 +321,16 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t 
         node_put(map, node);
         return CT_ENOMEM;
     }
-    /* Ranges never overlap, so only a neighbour can overlap the new one.  A
-     * new node invalidates no cached hit: the ranges cached are unchanged. */
+    /* A new node invalidates no cached hit: the ranges cached are unchanged. */
     neighbours nb = treap_insert(&map->root, node);
-    if ((nb.below && base - nb.below->base < nb.below->size) || (nb.above && nb.above->base < base + size)) {
+    if (overlaps_neighbour(nb, base, size)) {
         /* Rare: a free we missed.  The stale entries go, then the new one
          * takes its place again (forget() invalidates the lookup caches). */
         map->root = treap_remove(map->root, node);
         for (ct_alloc *stale; (stale = overlapping(map, base, base + size));)
             forget(map, stale);
-        treap_insert(&map->root, node);
+        nb = treap_insert(&map->root, node);
+        assert(!overlaps_neighbour(nb, base, size) && "ranges in the map never overlap");
     }
     map->count++;
     return CT_OK;

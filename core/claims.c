@@ -10,6 +10,7 @@
 #include "claims.h"
 #include "heap.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,26 @@ static void add_live(ct_claim_env *env, size_t was, size_t now)
                           memory_order_release);
 }
 
+#ifndef NDEBUG
+/* claims.h's ordering invariant where an edit just wrote n_written claims
+ * at lo: they and their neighbours are non-empty, sorted and disjoint, and
+ * two that touch carry different ids.  A few comparisons, debug builds only
+ * (checking the whole array would cost a walk per edit). */
+static void assert_ordered_around(const ct_claims *c, size_t lo, size_t n_written)
+{
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    size_t from = lo ? lo - 1 : 0;
+    size_t to = lo + n_written + 1 < c->n ? lo + n_written + 1 : c->n;
+    for (size_t i = from; i < to; i++) {
+        assert(v[i].off < v[i].end && v[i].id != 0);
+        assert(i == from || v[i - 1].end < v[i].off || (v[i - 1].end == v[i].off && v[i - 1].id != v[i].id));
+    }
+}
+#else
+#define assert_ordered_around(c, lo, n_written) ((void)0)
+#endif
+
 /* Apply e, or return false having changed nothing when memory is short. */
 static bool apply(ct_claims *c, const edit *e, ct_claim_env *env)
 {
@@ -208,6 +229,7 @@ static bool apply(ct_claims *c, const edit *e, ct_claim_env *env)
             store_inline(c, work, new_n);
         }
     }
+    assert_ordered_around(c, e->lo, e->n_pieces);
     add_live(env, n, new_n);
     return true;
 }

@@ -23,6 +23,7 @@
  */
 #include "jsonl.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -270,6 +271,7 @@ void ct_jsonl_close(ct_jsonl *j)
     j->depth--;
     if (j->depth < CT_JSONL_DEPTH && j->closer[j->depth] != '\0') {
         /* Held back by reserve(), so this always fits. */
+        assert(j->len + reserve(j) <= j->cap);
         j->buf[j->len++] = j->closer[j->depth];
         j->closer[j->depth] = '\0';
     }

@@ -15,6 +15,7 @@
 
 #include "text.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,7 +71,9 @@ bool ct_latch_set(ct_latch *l, const char *reason)
         return false;
     const char *text = reason ? reason : "the CUDA context is destroyed";
     ct_text_copy_cut(l->reason, sizeof l->reason, (ct_text){ text, strnlen(text, sizeof l->reason) });
-    atomic_store_explicit(&l->state, 2, memory_order_release);
+    int was = atomic_exchange_explicit(&l->state, 2, memory_order_release);
+    assert(was == 1 && "only the setter that won the latch publishes it");
+    (void)was;
     return true;
 }
 

@@ -32,6 +32,7 @@
  */
 #include "taint.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +267,7 @@ static void release(ct_store *s, failure *f)
 
 static void unref_record(ct_store *s, failure *f)
 {
+    assert(f->refs > 0 && "a live failure's count is positive: one unref too many");
     if (--f->refs == 0)
         release(s, f);
 }
