@@ -38,7 +38,6 @@
 #include "kernels.h"
 #include "shim.h"
 
-#define CT_MAX_BINDINGS 256
 #define CT_MAX_EXTRA_PAIRS 16
 #define INTERLEAVED_TO_BLOCK 8
 #define NUMBER_BLOCK 256
@@ -53,15 +52,16 @@ static CT_HOT_TLS struct {
     unsigned interleaved;  /* launches in a row that found a gap before them */
 } numbering;
 
-/* What the launch in flight on this thread needs between before and after. */
+/* What the launch in flight on this thread needs between before and after.
+ * Its bindings live in the thread's scratch (scratch.c), taken only when a
+ * launch is decoded: with none, in and out are empty. */
 static CT_HOT_TLS struct {
     ct_launch launch;
     ct_kernel *kernel;
     uint64_t seq;
     bool decoded;
     unsigned n_in, n_out;
-    ct_range in[CT_MAX_BINDINGS];
-    ct_range out[CT_MAX_BINDINGS];
+    ct_range *in, *out;
 } current;
 
 /* ---- bindings ----------------------------------------------------------- */
@@ -123,13 +123,17 @@ static void bind_extra(const ct_kernel *k, void **extra)
             bind_param(&k->params[i], buffer + k->params[i].offset);
 }
 
+/* Without scratch the launch goes unchecked: nothing bound, nothing found. */
 static void decode(void)
 {
     current.decoded = true;
     current.n_in = current.n_out = 0;
     const ct_kernel *k = current.kernel;
-    if (!k)
+    ct_scratch *room = k ? ct_thread_scratch() : NULL;
+    if (!room)
         return;
+    current.in = room->in;
+    current.out = room->out;
     if (current.launch.params) {
         for (unsigned i = 0; i < k->n_params; i++)
             bind_param(&k->params[i], current.launch.params[i]);
@@ -156,7 +160,7 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
     ct_skip_desc s = {
         .kernel = current.kernel ? current.kernel->pretty : NULL,
         .launch_seq = current.seq,
-        .needed = current.in[0].addr,
+        .needed = current.n_in ? current.in[0].addr : 0,
     };
     for (unsigned i = 0; i < current.n_in; i++) {
         if (ct_read_failure(ct_g.store, &current.in[i], 1, NULL) == root) {

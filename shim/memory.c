@@ -4,7 +4,8 @@
  *
  * Granularity: copies and memsets know their byte extent, so they taint and
  * release exact byte ranges (pitched 2D/3D shapes row by row, up to
- * CT_CALL_RANGES rows; taller shapes use their bounding span).  A read to
+ * CT_CALL_RANGES rows; taller shapes use their bounding span).  A few rows
+ * live in the call, more in the thread's scratch (scratch.c).  A read to
  * the host is checked, counted and poisoned row by row whatever its height:
  * exactly the bytes it reads and the bytes it would have written.
  *
@@ -19,6 +20,7 @@
  *   description, taken in turn), poisoned, counted and reported.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,23 +140,50 @@ void ct_after_write(ct_call *call)
     ct_settle_writes(call, call->writes, call->n_writes, &failed);
 }
 
-/* Rows of a pitched shape as ranges: exact up to CT_CALL_RANGES rows, the
- * bounding span beyond. Returns how many ranges were written to out. */
-static unsigned shape_ranges(const ct_shape *s, ct_range *out)
+/* How many ranges a shape's rows are tracked as: one per row up to
+ * CT_CALL_RANGES rows, one bounding span beyond. */
+static unsigned shape_ranges_needed(const ct_shape *s)
 {
     if (!s->device || s->width == 0 || s->height == 0 || s->depth == 0)
         return 0;
     uint64_t rows = s->height * s->depth;
-    if (rows == 1 || s->pitch == s->width || rows > CT_CALL_RANGES) {
+    return rows == 1 || s->pitch == s->width || rows > CT_CALL_RANGES ? 1 : (unsigned)rows;
+}
+
+/* The n ranges of shape_ranges_needed(s) into out. */
+static void shape_ranges(const ct_shape *s, ct_range *out, unsigned n)
+{
+    if (n == 0)
+        return;
+    if (n == 1) {
         uint64_t last_row = (s->depth - 1) * s->slice + (s->height - 1) * s->pitch;
         out[0] = (ct_range){s->addr, last_row + s->width};
-        return 1;
+        return;
     }
-    unsigned n = 0;
+    unsigned i = 0;
     for (uint64_t z = 0; z < s->depth; z++)
         for (uint64_t y = 0; y < s->height; y++)
-            out[n++] = (ct_range){s->addr + z * s->slice + y * s->pitch, s->width};
-    return n;
+            out[i++] = (ct_range){s->addr + z * s->slice + y * s->pitch, s->width};
+}
+
+/* Room for n ranges: `few` for up to CT_CALL_INLINE_RANGES, else the
+ * thread's scratch row `many` picks; NULL when it cannot be had. */
+static ct_range *room_for(unsigned n, ct_range *few, size_t many)
+{
+    if (n <= CT_CALL_INLINE_RANGES)
+        return few;
+    ct_scratch *scratch = ct_thread_scratch();
+    return scratch ? (ct_range *)((char *)scratch + many) : NULL;
+}
+
+/* The call's write set: dst's rows (none without room: unchecked). */
+static void set_writes(ct_call *call, const ct_shape *dst)
+{
+    unsigned n = shape_ranges_needed(dst);
+    call->writes = room_for(n, call->inline_writes, offsetof(ct_scratch, writes));
+    call->n_writes = call->writes ? n : 0;
+    if (call->n_writes)
+        shape_ranges(dst, call->writes, n);
 }
 
 static ct_shape linear(uint64_t addr, uint64_t bytes)
@@ -165,7 +194,7 @@ static ct_shape linear(uint64_t addr, uint64_t bytes)
 
 static bool begin_write(ct_call *call, const ct_shape *dst)
 {
-    call->n_writes = shape_ranges(dst, call->writes);
+    set_writes(call, dst);
     enter_scope(call);
     return true;
 }
@@ -317,10 +346,14 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
         return false;
     if (!ct_has_current_context()) /* the driver answers */
         return false;
-    ct_range out[CT_CALL_RANGES];
-    unsigned n_out = shape_ranges(dst, out);
+    /* A skipped copy writes nothing: its write set is its outputs (none
+     * without room: the copy goes to the driver unchecked). */
+    set_writes(call, dst);
+    if (call->n_writes == 0)
+        return false;
     ct_skip_desc skip = {.needed = src[0].addr};
-    ct_settle_skip(call, root, error, &skip, out, n_out);
+    ct_settle_skip(call, root, error, &skip, call->writes, call->n_writes);
+    call->n_writes = 0;
     return true;
 }
 
@@ -335,8 +368,13 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
 
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
 {
-    ct_range src[CT_CALL_RANGES];
-    unsigned n_src = shape_ranges(&shape.src, src);
+    ct_range few[CT_CALL_INLINE_RANGES];
+    unsigned n_src = shape_ranges_needed(&shape.src);
+    ct_range *src = room_for(n_src, few, offsetof(ct_scratch, reads));
+    if (src)
+        shape_ranges(&shape.src, src, n_src);
+    else
+        n_src = 0; /* unchecked */
     if (shape.dst.device) {
         if (skip_if_tainted(call, src, n_src, &shape.dst))
             return false;

@@ -8,6 +8,7 @@
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
+ *   scratch.c   each thread's room for the unusual paths, allocated on first use
  *   context.c   each thread's current context; what a context takes when it goes
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
  *   chain.c     beside other interposers: the next function, the load order
@@ -154,7 +155,8 @@ void ct_ensure_ready(void);
 void ct_reached_driver(int driver_version);
 
 /* ---- one intercepted call (wrappers.c) -------------------------------- */
-#define CT_CALL_RANGES 64
+#define CT_CALL_RANGES 64       /* rows a pitched copy is tracked by, at most */
+#define CT_CALL_INLINE_RANGES 4 /* ... of which the call itself holds this many */
 
 typedef struct ct_call {
     int id;
@@ -167,7 +169,8 @@ typedef struct ct_call {
     uint64_t subject;          /* the context a primary reset or release may take */
     ct_failure_id provisional;
     unsigned n_writes;         /* the write set of a copy or memset */
-    ct_range writes[CT_CALL_RANGES];
+    ct_range *writes;          /* inline_writes, or the thread's scratch */
+    ct_range inline_writes[CT_CALL_INLINE_RANGES];
 } ct_call;
 
 /* Count this call against CUTAINT_INJECT's rules of `kind`; true when one
@@ -192,6 +195,19 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
                     const ct_range *w, unsigned n);
 /* A failure description of this call with the caller's thread and time. */
 ct_failure_desc ct_describe(const ct_call *call, CUresult error);
+
+/* ---- scratch.c: each thread's room beyond the stack -------------------- */
+#define CT_MAX_BINDINGS 256
+typedef struct ct_scratch {
+    ct_range in[CT_MAX_BINDINGS];     /* a decoded launch's inputs (launch.c) */
+    ct_range out[CT_MAX_BINDINGS];    /* ... and its outputs */
+    ct_range writes[CT_CALL_RANGES];  /* a copy's rows past CT_CALL_INLINE_RANGES */
+    ct_range reads[CT_CALL_RANGES];   /* a pitched copy's source rows (memory.c) */
+} ct_scratch;
+/* The calling thread's scratch, allocated on its first use and freed when
+ * the thread exits; NULL when out of memory (logged once): the caller then
+ * lets the call through unchecked. */
+ct_scratch *ct_thread_scratch(void);
 
 /* ---- memory.c --------------------------------------------------------- */
 typedef struct ct_shape {      /* bytes a 1D/2D/3D copy touches on one side */
