@@ -16,6 +16,7 @@
 #include "text.h"
 
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,31 +30,37 @@ static void end_reason(char *reason, size_t cap, int n)
         reason[ct_utf8_boundary(reason, cap - 1)] = '\0';
 }
 
-ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
-                        char *reason, size_t cap)
+/* Both classifiers: the verdict, and the reason (format...) when lost; an
+ * isolated verdict leaves reason empty. */
+__attribute__((format(printf, 4, 5))) static ct_fatality verdict(bool lost, char *reason, size_t cap,
+                                                                 const char *format, ...)
 {
     if (reason && cap)
         reason[0] = '\0';
-    if (!probe_error)
+    if (!lost)
         return CT_ISOLATED;
-    if (reason && cap)
-        end_reason(reason, cap,
-                   snprintf(reason, cap, "%s failed (%s), and a synchronize issued afterwards also failed (%s)" CT_STICKY,
-                            op ? op : "a driver call", error ? error : "unknown error", probe_error));
+    if (reason && cap) {
+        va_list args;
+        va_start(args, format);
+        end_reason(reason, cap, vsnprintf(reason, cap, format, args));
+        va_end(args);
+    }
     return CT_CONTEXT_LOST;
+}
+
+ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
+                        char *reason, size_t cap)
+{
+    return verdict(probe_error != NULL, reason, cap,
+                   "%s failed (%s), and a synchronize issued afterwards also failed (%s)" CT_STICKY,
+                   op ? op : "a driver call", error ? error : "unknown error", probe_error);
 }
 
 ct_fatality ct_classify_at_exit(const char *query_error, char *reason, size_t cap)
 {
-    if (reason && cap)
-        reason[0] = '\0';
-    if (!query_error)
-        return CT_ISOLATED;
-    if (reason && cap)
-        end_reason(reason, cap,
-                   snprintf(reason, cap, "at exit, a query of the default stream returned %s: the context was lost "
-                            "earlier, seen only by calls cutaint does not check" CT_STICKY, query_error));
-    return CT_CONTEXT_LOST;
+    return verdict(query_error != NULL, reason, cap,
+                   "at exit, a query of the default stream returned %s: the context was lost "
+                   "earlier, seen only by calls cutaint does not check" CT_STICKY, query_error);
 }
 
 void ct_latch_init(ct_latch *l)
