@@ -225,6 +225,15 @@ static void repro_field(ct_jsonl *j, uint64_t seq)
     ct_jsonl_str(j, "repro", line);
 }
 
+/* The work that failed, as failure and repeat events both name it. */
+static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
+{
+    ct_jsonl_str(j, "api", d->api);
+    ct_jsonl_str(j, "kernel", d->kernel);
+    error_fields(j, d->error);
+    ct_jsonl_uint(j, "launch", d->launch_seq);
+}
+
 void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
 {
     if (d->kernel)
@@ -241,10 +250,7 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     if (!begin(&j, buf, "failure"))
         return;
     ct_jsonl_uint(&j, "id", id);
-    ct_jsonl_str(&j, "api", d->api);
-    ct_jsonl_str(&j, "kernel", d->kernel);
-    error_fields(&j, d->error);
-    ct_jsonl_uint(&j, "launch", d->launch_seq);
+    work_fields(&j, d);
     if (d->kernel) {
         dims(&j, "grid", d->grid);
         dims(&j, "block", d->block);
@@ -294,10 +300,7 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
     if (!begin(&j, buf, "repeat"))
         return;
     ct_jsonl_uint(&j, "failure", id);
-    ct_jsonl_str(&j, "api", d->api);
-    ct_jsonl_str(&j, "kernel", d->kernel);
-    error_fields(&j, d->error);
-    ct_jsonl_uint(&j, "launch", d->launch_seq);
+    work_fields(&j, d);
     ct_jsonl_uint(&j, "first_launch", occ->first_launch);
     ct_jsonl_uint(&j, "occurrences", occ->count);
     ct_jsonl_uint(&j, "thread", d->thread);
