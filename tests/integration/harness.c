@@ -352,6 +352,24 @@ const char *h_line_containing(const char *text, const char *needle)
     return buf;
 }
 
+void h_stale_health_file(h_stale *st, const char *text)
+{
+    snprintf(st->dir, sizeof st->dir, "/tmp/cutaint-health-XXXXXX");
+    cr_assert(mkdtemp(st->dir) != NULL);
+    snprintf(st->path, sizeof st->path, "%s/health", st->dir);
+    snprintf(st->env, sizeof st->env, "CUTAINT_HEALTH_FILE=%s", st->path);
+    FILE *f = fopen(st->path, "w");
+    cr_assert(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+void h_stale_free(const h_stale *st)
+{
+    unlink(st->path);
+    rmdir(st->dir);
+}
+
 char *h_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");

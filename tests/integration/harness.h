@@ -65,6 +65,15 @@ int h_count_lines_with(const char *text, const char *const *needles);
 const char *h_line_containing(const char *text, const char *needle);
 /* A whole file's contents (malloc'd), or NULL. */
 char *h_slurp(const char *path);
+/* A health file holding text, left in a fresh directory as an earlier or
+ * another process would leave it (outside any run's own directory): its
+ * path, and the CUTAINT_HEALTH_FILE=path a run's env takes.  h_stale_free
+ * removes both. */
+typedef struct h_stale {
+    char dir[32], path[64], env[96];
+} h_stale;
+void h_stale_health_file(h_stale *st, const char *text);
+void h_stale_free(const h_stale *st);
 
 /* ---- the report ------------------------------------------------------------ */
 typedef struct h_report {

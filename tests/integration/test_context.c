@@ -173,23 +173,15 @@ Test(context, simulated_loss_exit_70_and_health_file)
 
 Test(context, stale_health_file_removed_at_start)
 {
-    char dir[] = "/tmp/cutaint-health-XXXXXX";
-    cr_assert(mkdtemp(dir) != NULL);
-    char path[64], env[96];
-    snprintf(path, sizeof path, "%s/health", dir);
-    snprintf(env, sizeof env, "CUTAINT_HEALTH_FILE=%s", path);
-    FILE *f = fopen(path, "w");
-    cr_assert(f != NULL);
-    fputs("left by an earlier process\n", f);
-    fclose(f);
+    h_stale stale;
+    h_stale_health_file(&stale, "left by an earlier process\n");
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .env = {env}}, &r);
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .env = {stale.env}}, &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 0);
-    cr_expect(access(path, F_OK) != 0, "the predecessor's health file condemns a healthy process");
+    cr_expect(access(stale.path, F_OK) != 0, "the predecessor's health file condemns a healthy process");
     cr_expect(h_count_containing(r.err, "health") >= 1, "its removal should be logged:\n%s", r.err);
-    unlink(path);
-    rmdir(dir);
+    h_stale_free(&stale);
     h_free(&r);
 }
 

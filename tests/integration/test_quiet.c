@@ -119,21 +119,13 @@ Test(quiet, forked_child_sharing_the_report_writes_nothing)
 
 Test(quiet, health_file_of_another_process_is_kept)
 {
-    char dir[] = "/tmp/cutaint-quiet-XXXXXX";
-    cr_assert(mkdtemp(dir) != NULL);
-    char path[64], env[96];
-    snprintf(path, sizeof path, "%s/health", dir);
-    snprintf(env, sizeof env, "CUTAINT_HEALTH_FILE=%s", path);
-    FILE *f = fopen(path, "w");
-    cr_assert(f != NULL);
-    fputs("a sibling lost its context\n", f);
-    fclose(f);
+    h_stale stale;
+    h_stale_health_file(&stale, "a sibling lost its context\n");
     h_result r;
-    h_exec(&(h_run){.client = "/bin/sh", .args = {"-c", "true"}, .env = {env}}, &r);
+    h_exec(&(h_run){.client = "/bin/sh", .args = {"-c", "true"}, .env = {stale.env}}, &r);
     h_expect_ended(&r);
-    cr_expect(access(path, F_OK) == 0, "a process that never called the driver removed the health file");
-    unlink(path);
-    rmdir(dir);
+    cr_expect(access(stale.path, F_OK) == 0, "a process that never called the driver removed the health file");
+    h_stale_free(&stale);
     h_free(&r);
 }
 
