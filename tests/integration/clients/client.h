@@ -1,19 +1,38 @@
 /*
  * client.h: what the scenario and lifecycle clients share, so the tests
  * drive and parse them one way: the scenario table and main()'s dispatch
- * (`client SCENARIO [ARG...]`), and the one line a client prints for what a
- * read brought back: "read LABEL: ERROR bytes=0xNN" when every byte is the
- * same (the poison, or stale fill), else "read LABEL: ERROR first=F
- * last=L" (floats).
+ * (`client SCENARIO [ARG...]`), and the lines a client prints:
+ *   NAME: CUDA_...                       a call's return code (say)
+ *   setup NAME: CUDA_...                 a setup call failed; exit 4 (check)
+ *   read LABEL: CUDA_... bytes=0xNN      every byte read was NN: the poison,
+ *                                        or stale fill (describe)
+ *   read LABEL: CUDA_... first=F last=L  the first and last float read
  */
 #ifndef CLIENT_H
 #define CLIENT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static inline void client_describe(const char *label, const char *error, const unsigned char *host, size_t bytes)
+#include "cuapi.h"
+
+static inline void say(const char *what, CUresult r)
 {
+    printf("%s: %s\n", what, cuapi_errname(r));
+}
+
+static inline void check(const char *what, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        printf("setup %s: %s\n", what, cuapi_errname(r));
+        exit(4);
+    }
+}
+
+static inline void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
+{
+    const char *error = cuapi_errname(r);
     size_t same = 1;
     while (same < bytes && host[same] == host[0])
         same++;

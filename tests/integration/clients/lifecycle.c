@@ -4,7 +4,7 @@
  * destroyed, reset and released; modules and libraries unloaded; a context
  * lost and seen first by a query; pitched copies; failures repeated; long
  * runs of skipped launches.  One scenario per argv[1]; it prints what it saw
- * in scenarios.c's stable text form:
+ * in client.h's stable text form:
  *   NAME: CUDA_...                      a call's return code
  *   read LABEL: CUDA_... bytes=0xHH     every byte read was HH (0x3c: left untouched)
  *   read LABEL: CUDA_... first=F last=F the first and last float read
@@ -34,41 +34,12 @@
 static const char image_bytes[] = "any bytes: the kernels are found by name";
 
 /* ---- printing --------------------------------------------------------- */
-static const char *errname(CUresult r)
-{
-    const char *s = NULL;
-    if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == NULL) {
-        static char buf[32];
-        snprintf(buf, sizeof buf, "CUresult(%d)", (int)r);
-        return buf;
-    }
-    return s;
-}
-
-static void say(const char *what, CUresult r)
-{
-    printf("%s: %s\n", what, errname(r));
-}
-
 static void fact(const char *what, bool yes)
 {
     printf("%s: %s\n", what, yes ? "yes" : "no");
 }
 
-static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
-{
-    client_describe(label, errname(r), host, bytes);
-}
-
 /* ---- driver helpers ---------------------------------------------------- */
-static void check(const char *what, CUresult r)
-{
-    if (r != CUDA_SUCCESS) {
-        printf("setup %s: %s\n", what, errname(r));
-        exit(4);
-    }
-}
-
 static CUdeviceptr alloc(size_t bytes)
 {
     CUdeviceptr p = 0;
@@ -419,7 +390,7 @@ static int sc_read_pitched(int argc, char **argv)
                            .WidthInBytes = ROW_BYTES, .Height = height};
         r = cuMemcpy2D(&c);
     }
-    printf("read frame: %s", errname(r));
+    printf("read frame: %s", cuapi_errname(r));
     say_bytes("rows", uniform(host, host_bytes, copied, slice_rows, true));
     say_bytes("gaps", uniform(host, host_bytes, copied, slice_rows, false));
     printf("\n");

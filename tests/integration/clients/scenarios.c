@@ -85,26 +85,7 @@ static void noise(void)
 }
 #endif
 
-/* ---- printing --------------------------------------------------------- */
-static void say(const char *what, CUresult r)
-{
-    printf("%s: %s\n", what, cuapi_errname(r));
-}
-
-static void describe(const char *label, CUresult r, const unsigned char *host, size_t bytes)
-{
-    client_describe(label, cuapi_errname(r), host, bytes);
-}
-
-/* ---- driver helpers ---------------------------------------------------- */
-static void check(const char *what, CUresult r)
-{
-    if (r != CUDA_SUCCESS) {
-        printf("setup %s: %s\n", what, cuapi_errname(r));
-        exit(4);
-    }
-}
-
+/* ---- driver helpers (say, check, describe: client.h) ------------------- */
 static CUdeviceptr alloc(size_t bytes)
 {
     CUdeviceptr p = 0;
