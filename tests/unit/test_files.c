@@ -207,21 +207,36 @@ Test(files, health_write_is_whole_0644_and_leaves_no_temp)
     cr_assert_eq(entries_in_dir(), 1, "a temp file was left behind");
 }
 
-Test(files, health_write_replaces_a_symlink_instead_of_following_it)
+/* A symlink named `name` to a file "victim" that holds "precious": where a
+ * writer is pointed by someone who wants it to write elsewhere.  Its path. */
+static const char *symlink_to_victim(const char *name)
 {
     const char *target = in_dir("victim");
-    const char *path = in_dir("health");
     FILE *f = fopen(target, "w");
+    cr_assert_not_null(f);
     fputs("precious", f);
     fclose(f);
+    const char *path = in_dir(name);
     cr_assert_eq(symlink(target, path), 0);
-    cr_assert_eq(ct_health_write(path, "lost"), CT_OK);
+    return path;
+}
+
+/* The writer replaced the link with a regular file, the victim untouched. */
+static void expect_link_replaced(const char *path)
+{
     char text[64];
-    read_file(target, text, sizeof text);
+    read_file(in_dir("victim"), text, sizeof text);
     cr_assert_str_eq(text, "precious");
     struct stat st;
     cr_assert_eq(lstat(path, &st), 0);
     cr_assert(S_ISREG(st.st_mode));
+}
+
+Test(files, health_write_replaces_a_symlink_instead_of_following_it)
+{
+    const char *path = symlink_to_victim("health");
+    cr_assert_eq(ct_health_write(path, "lost"), CT_OK);
+    expect_link_replaced(path);
 }
 
 Test(files, health_write_failures_leave_nothing)
@@ -297,17 +312,7 @@ Test(files, file_replace_is_exact_0644_atomic_and_refuses_nothing_it_should_not)
 
 Test(files, file_replace_replaces_a_symlink_instead_of_following_it)
 {
-    const char *target = in_dir("victim");
-    const char *path = in_dir("job.prom");
-    FILE *f = fopen(target, "w");
-    fputs("precious", f);
-    fclose(f);
-    cr_assert_eq(symlink(target, path), 0);
+    const char *path = symlink_to_victim("job.prom");
     cr_assert_eq(ct_file_replace(path, "x 1\n", 4), CT_OK);
-    char text[64];
-    read_file(target, text, sizeof text);
-    cr_assert_str_eq(text, "precious");
-    struct stat st;
-    cr_assert_eq(lstat(path, &st), 0);
-    cr_assert(S_ISREG(st.st_mode));
+    expect_link_replaced(path);
 }
