@@ -1,5 +1,6 @@
 /*
- * copy.c: memory copies (linear, by address, peer, 2D, 3D) and memsets.
+ * copy.c: memory copies (linear, by address, peer, 2D, 3D, 3D peer, batches)
+ * and memsets.
  *
  * Every copy is reduced to one shape (fc_copy: depth slices of rows of
  * width bytes, each side with its own pitch) and every memset to one fill
@@ -11,6 +12,8 @@
  * - A stream-ordered copy from the host snapshots its source at the call
  *   (as the driver stages pageable memory), so the caller may reuse it;
  *   its host destination is written when the copy runs.
+ * - A batch is checked whole before any of its copies is queued: refused,
+ *   none of it runs.
  * - Copy arrays (CUarray) are not emulated: CUDA_ERROR_NOT_SUPPORTED.
  */
 #include "fakecuda.h"
@@ -266,4 +269,173 @@ CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
     if ((r = fc_fill_make(&w.u.fill, dst, pitch, value, elem, width, height)) != CUDA_SUCCESS)
         return r;
     return fc_submit(ctx, s, &w, !async);
+}
+
+/* ---- 3D peer copies and batches -------------------------------------------- */
+
+/* One device: a peer copy is a copy within it, once both contexts are live. */
+CUresult fc_copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream s, bool async)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType != CU_MEMORYTYPE_ARRAY && !fc_obj_valid(p->srcContext, FC_K_CTX)) ||
+        (p->dstMemoryType != CU_MEMORYTYPE_ARRAY && !fc_obj_valid(p->dstContext, FC_K_CTX)))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUDA_MEMCPY3D q = {
+        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcZ = p->srcZ, .srcLOD = p->srcLOD,
+        .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost, .srcDevice = p->srcDevice, .srcArray = p->srcArray,
+        .srcPitch = p->srcPitch, .srcHeight = p->srcHeight,
+        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstZ = p->dstZ, .dstLOD = p->dstLOD,
+        .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost, .dstDevice = p->dstDevice, .dstArray = p->dstArray,
+        .dstPitch = p->dstPitch, .dstHeight = p->dstHeight,
+        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = p->Depth,
+    };
+    return fc_copy_3d(&q, s, async);
+}
+
+static bool fc_access_order_ok(CUmemcpySrcAccessOrder o)
+{
+    return o == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || o == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ||
+           o == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+}
+
+/* A batch's copies, all checked first, then queued in order: one whose
+ * source order says its source is done with when the call returns
+ * (DURING_API_CALL) is run to completion then; the others (STREAM, and ANY,
+ * which stream order satisfies) are queued, a host source snapshotted as for
+ * every stream-ordered copy. On error *fail_at is the copy at fault, or
+ * SIZE_MAX when no one copy is. */
+typedef struct fc_batch {
+    size_t n;
+    CUresult (*nth)(const struct fc_batch *b, size_t i, fc_copy *c, CUmemcpySrcAccessOrder *order);
+    const void *args;
+} fc_batch;
+
+static CUresult fc_batch_run(const fc_batch *b, size_t *fail_at, CUstream s)
+{
+    *fail_at = SIZE_MAX;
+    CUcontext ctx;
+    CUstream st;
+    if (b->n == 0 || fc_is_legacy_stream(s))
+        return CUDA_ERROR_INVALID_VALUE; /* the batch needs a stream of its own order */
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fc_copy c;
+    CUmemcpySrcAccessOrder order;
+    for (size_t i = 0; i < b->n; i++) { /* all checked before any is queued */
+        r = b->nth(b, i, &c, &order);
+        if (r == CUDA_SUCCESS && !fc_access_order_ok(order))
+            r = CUDA_ERROR_INVALID_VALUE;
+        if (r == CUDA_SUCCESS && c.width != 0)
+            r = fc_copy_check(&c);
+        if (r != CUDA_SUCCESS) {
+            *fail_at = i;
+            return r;
+        }
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        b->nth(b, i, &c, &order);
+        if (c.width == 0)
+            continue;
+        fc_work w = {.kind = FC_W_COPY, .u.copy = c};
+        if ((r = fc_submit(ctx, s, &w, order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)) != CUDA_SUCCESS) {
+            *fail_at = i;
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* failIdx is written only on failure: SIZE_MAX when no one copy is at fault. */
+static CUresult fc_batch_failed(size_t *fail_idx, size_t at, CUresult r)
+{
+    if (fail_idx)
+        *fail_idx = at;
+    return r;
+}
+
+static CUresult fc_batch_answer(const fc_batch *b, size_t *fail_idx, CUstream s)
+{
+    size_t at;
+    CUresult r = fc_batch_run(b, &at, s);
+    return r == CUDA_SUCCESS ? r : fc_batch_failed(fail_idx, at, r);
+}
+
+/* ---- cuMemcpyBatchAsync: pointer to pointer, by address ---- */
+typedef struct fc_linear_batch {
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes;
+    CUmemcpyAttributes *attrs;
+    size_t *attrs_idxs, n_attrs;
+} fc_linear_batch;
+
+static CUresult fc_linear_nth(const fc_batch *b, size_t i, fc_copy *c, CUmemcpySrcAccessOrder *order)
+{
+    const fc_linear_batch *l = b->args;
+    size_t a = 0; /* the last attribute whose first copy is at or before i */
+    while (a + 1 < l->n_attrs && l->attrs_idxs[a + 1] <= i)
+        a++;
+    *order = l->attrs[a].srcAccessOrder;
+    CUdeviceptr d = l->dsts[i], src = l->srcs[i];
+    size_t n = l->sizes[i];
+    *c = (fc_copy){fc_linear_end(d, fc_mem_is_device(d), n), fc_linear_end(src, fc_mem_is_device(src), n), n, 1, 1,
+                   NULL};
+    return CUDA_SUCCESS;
+}
+
+/* attrsIdxs: starts at 0, strictly increasing, each below count. */
+static bool fc_attrs_ok(size_t count, const CUmemcpyAttributes *attrs, const size_t *idxs, size_t n)
+{
+    if (!attrs || !idxs || n == 0 || n > count || idxs[0] != 0)
+        return false;
+    for (size_t k = 1; k < n; k++)
+        if (idxs[k] <= idxs[k - 1] || idxs[k] >= count)
+            return false;
+    return true;
+}
+
+CUresult fc_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+                       size_t *attrs_idxs, size_t n_attrs, size_t *fail_idx, CUstream s)
+{
+    if (!dsts || !srcs || !sizes || !fc_attrs_ok(count, attrs, attrs_idxs, n_attrs))
+        return fc_batch_failed(fail_idx, SIZE_MAX, CUDA_ERROR_INVALID_VALUE);
+    fc_linear_batch l = {dsts, srcs, sizes, attrs, attrs_idxs, n_attrs};
+    fc_batch b = {count, fc_linear_nth, &l};
+    return fc_batch_answer(&b, fail_idx, s);
+}
+
+/* ---- cuMemcpy3DBatchAsync: pointer operands (arrays are not emulated) ---- */
+static CUresult fc_operand_end(fc_end *e, const CUmemcpy3DOperand *o, const CUextent3D *x)
+{
+    if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER || (o->op.ptr.rowLength && o->op.ptr.rowLength < x->width) ||
+        (o->op.ptr.layerHeight && o->op.ptr.layerHeight < x->height))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr p = o->op.ptr.ptr;
+    *e = (fc_end){.device = fc_mem_is_device(p), .dev = p, .host = (unsigned char *)(uintptr_t)p,
+                  .pitch = o->op.ptr.rowLength ? o->op.ptr.rowLength : x->width,
+                  .height = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : x->height};
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_op_nth(const fc_batch *b, size_t i, fc_copy *c, CUmemcpySrcAccessOrder *order)
+{
+    const CUDA_MEMCPY3D_BATCH_OP *op = (const CUDA_MEMCPY3D_BATCH_OP *)b->args + i;
+    *order = op->srcAccessOrder;
+    *c = (fc_copy){.width = op->extent.width, .rows = op->extent.height, .depth = op->extent.depth};
+    if (!op->extent.width || !op->extent.height || !op->extent.depth)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_operand_end(&c->dst, &op->dst, &op->extent);
+    return r == CUDA_SUCCESS ? fc_operand_end(&c->src, &op->src, &op->extent) : r;
+}
+
+CUresult fc_copy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags,
+                          CUstream s)
+{
+    if (!ops || flags)
+        return fc_batch_failed(fail_idx, SIZE_MAX, CUDA_ERROR_INVALID_VALUE);
+    fc_batch b = {n, fc_op_nth, ops};
+    return fc_batch_answer(&b, fail_idx, s);
 }

@@ -361,6 +361,11 @@ CUresult fc_copy_2d(const CUDA_MEMCPY2D *p, CUstream s, bool async);
 CUresult fc_copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream s, bool async);
 CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async);
 CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s, bool async);
+CUresult fc_copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream s, bool async);
+CUresult fc_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+                       size_t *attrs_idxs, size_t n_attrs, size_t *fail_idx, CUstream s);
+CUresult fc_copy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags,
+                          CUstream s);
 CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height, CUstream s, bool async);
 CUresult fc_run_copy(fc_copy *c);
 CUresult fc_run_fill(const fc_fill *f);
