@@ -364,6 +364,27 @@ size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner)
     return removed;
 }
 
+/* O(k log n) for the k allocations the range meets. */
+size_t ct_allocmap_remove_within(ct_allocmap *map, uint64_t addr, uint64_t len)
+{
+    if (!map || len == 0)
+        return 0;
+    uint64_t end = len > UINT64_MAX - addr ? UINT64_MAX : addr + len;
+    size_t removed = 0;
+    for (uint64_t lo = addr; lo < end;) {
+        ct_alloc *node = overlapping(map, lo, end);
+        if (!node)
+            break;
+        uint64_t node_end = node->base + node->size; /* no overflow: insert refuses it */
+        if (node->base >= addr && node_end <= end) {
+            forget(map, node);
+            removed++;
+        }
+        lo = node_end;
+    }
+    return removed;
+}
+
 static void remember(const ct_allocmap *map, ct_alloc *node)
 {
     recent[recent_next++ % RECENT_HITS] = (recent_hit){

@@ -35,6 +35,9 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t 
 int ct_allocmap_remove(ct_allocmap *map, uint64_t base);
 /* Remove every allocation of owner (not 0), claims released; how many. */
 size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner);
+/* Remove every allocation lying wholly inside [addr, addr+len), claims
+ * released (one straddling an end stays); how many. */
+size_t ct_allocmap_remove_within(ct_allocmap *map, uint64_t addr, uint64_t len);
 /* The allocation containing addr (base <= addr < base+size), or NULL. */
 ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr);
 uint64_t ct_alloc_base(const ct_alloc *a);

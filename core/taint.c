@@ -530,6 +530,16 @@ size_t ct_store_forget_owner(ct_store *s, uint64_t owner)
     return n;
 }
 
+size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len)
+{
+    if (!s)
+        return 0;
+    lock(s);
+    size_t n = ct_allocmap_remove_within(s->map, addr, len);
+    unlock(s);
+    return n;
+}
+
 int ct_store_free_alloc(ct_store *s, uint64_t base)
 {
     if (!s)

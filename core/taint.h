@@ -65,6 +65,10 @@ int ct_store_free_alloc(ct_store *s, uint64_t base);             /* CT_OK, CT_EN
  * with its claims; a failure no byte carries any more is released (what was
  * reported stays reported).  Owner 0 forgets nothing.  Returns how many. */
 size_t ct_store_forget_owner(ct_store *s, uint64_t owner);
+/* An address range ended (a virtual memory mapping unmapped, a reservation
+ * freed): forget every allocation lying wholly inside [addr, addr+len) with
+ * its claims, as forget_owner does.  Returns how many. */
+size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len);
 /* The allocation holding addr: fills base/size (either may be NULL). */
 bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size);
 size_t ct_store_alloc_count(ct_store *s);

@@ -73,6 +73,26 @@ Test(allocmap, an_owner_takes_its_allocations_and_no_others_with_it)
     cr_assert_eq(ct_allocmap_insert(map, 0x1000, 0x100, 9), CT_OK, "the freed range is free");
 }
 
+/* A reservation's mappings: an unmap of some takes exactly those, one that
+ * straddles the range's either end stays, and the range is free again. */
+Test(allocmap, a_range_takes_the_allocations_wholly_inside_it)
+{
+    for (uint64_t b = 0x1000; b < 0x6000; b += 0x1000)
+        cr_assert_eq(ct_allocmap_insert(map, b, 0x1000, 0), CT_OK);
+    cr_assert_not_null(ct_allocmap_find(map, 0x2010), "a lookup cached before the range goes");
+    cr_assert_eq(ct_allocmap_remove_within(map, 0x1800, 0x3000), 2, "0x2000 and 0x3000, not the straddling 0x1000 and 0x4000");
+    cr_assert_null(ct_allocmap_find(map, 0x2010), "the cached lookup went with it");
+    cr_assert_null(ct_allocmap_find(map, 0x3fff));
+    cr_assert_eq(base_at(0x1fff), 0x1000);
+    cr_assert_eq(base_at(0x4000), 0x4000);
+    cr_assert_eq(ct_allocmap_remove_within(map, 0x2000, 0x2000), 0, "nothing left there");
+    cr_assert_eq(ct_allocmap_remove_within(map, 0x1000, 0), 0);
+    cr_assert_eq(ct_allocmap_remove_within(map, 0x4000, UINT64_MAX), 2, "to the end of the address space");
+    cr_assert_eq(ct_allocmap_count(map), 1);
+    cr_assert_eq(ct_allocmap_insert(map, 0x2000, 0x2000, 0), CT_OK, "the range is free");
+    cr_assert_eq(ct_allocmap_count(map), 2);
+}
+
 Test(allocmap, remove_takes_only_a_base)
 {
     ct_allocmap_insert(map, 0x1000, 0x100, 0);

@@ -3,7 +3,8 @@
  * The reference keeps, for every byte of a small arena, which allocation
  * owns it and which failure its last writer left on it (0: the last writer
  * succeeded, or nothing failed since it was allocated).  Random sequences of
- * alloc / free / forget an owner (its context destroyed) / host write ok /
+ * alloc / free / forget an owner (its context destroyed) / unmap a range
+ * (the mappings wholly inside it go) / remap what was unmapped / host write ok /
  * host write failed / launch (read inputs; skip and propagate when one is
  * carried; otherwise ok, failed, or a scope that never exits) / device read
  * run on both, and every read is checked:
@@ -300,7 +301,7 @@ static void drop_alloc(int j)
     al->live = false;
 }
 
-static void op_alloc(void)
+static void op_alloc_at(size_t base, size_t size, uint64_t owner)
 {
     int slot = -1;
     for (int i = 0; i < MAX_ALLOCS && slot < 0; i++)
@@ -308,10 +309,6 @@ static void op_alloc(void)
             slot = i;
     if (slot < 0)
         return;
-    size_t base = below(ARENA - 1);
-    size_t room = ARENA - base < MAX_ALLOC_SIZE ? ARENA - base : MAX_ALLOC_SIZE;
-    size_t size = 1 + below(room);
-    uint64_t owner = 1 + below(N_OWNERS);
     expect(ct_store_alloc(m.s, ARENA_BASE + base, size, owner) == CT_OK, "alloc failed");
     for (int j = 0; j < MAX_ALLOCS; j++) {
         const model_alloc *o = &m.allocs[j];
@@ -321,6 +318,14 @@ static void op_alloc(void)
     m.allocs[slot] = (model_alloc){ base, size, owner, true };
     for (size_t i = base; i < base + size; i++)
         m.owner[i] = slot;
+}
+
+static void op_alloc(void)
+{
+    size_t base = below(ARENA - 1);
+    size_t room = ARENA - base < MAX_ALLOC_SIZE ? ARENA - base : MAX_ALLOC_SIZE;
+    size_t size = 1 + below(room);
+    op_alloc_at(base, size, 1 + below(N_OWNERS));
 }
 
 static void op_free(void)
@@ -349,6 +354,35 @@ static void op_forget_owner(void)
     }
     size_t forgot = ct_store_forget_owner(m.s, owner);
     expect(forgot == mine, "forgot %zu allocations of owner %" PRIu64 ", model %zu", forgot, owner, mine);
+}
+
+/* A virtual memory unmap (or a reservation freed): the mappings wholly
+ * inside the range go with their taint; the last one is kept for remap. */
+static model_alloc unmapped;
+
+static void op_unmap(void)
+{
+    size_t lo = below(ARENA), len = 1 + below(ARENA - lo);
+    size_t mine = 0;
+    for (int j = 0; j < MAX_ALLOCS; j++) {
+        const model_alloc *al = &m.allocs[j];
+        if (al->live && al->base >= lo && al->base + al->size <= lo + len) {
+            unmapped = *al;
+            drop_alloc(j);
+            mine++;
+        }
+    }
+    size_t forgot = ct_store_forget_range(m.s, ARENA_BASE + lo, len);
+    expect(forgot == mine, "unmap [%zu, %zu) forgot %zu allocations, model %zu", lo, lo + len, forgot, mine);
+}
+
+/* Mapping the same addresses again: a new allocation, every byte clean. */
+static void op_remap(void)
+{
+    if (unmapped.size == 0)
+        return;
+    op_alloc_at(unmapped.base, unmapped.size, unmapped.owner);
+    unmapped.size = 0;
 }
 
 static ct_range random_range(void)
@@ -534,6 +568,10 @@ static void step(void)
         op_free();
     else if (roll < 12)
         op_forget_owner();
+    else if (roll < 13)
+        op_unmap();
+    else if (roll < 14)
+        op_remap();
     else if (roll < 37)
         op_host_write_ok();
     else if (roll < 42)
@@ -556,6 +594,7 @@ static double seconds_since(const struct timespec *t0)
 static void run_model(uint64_t seed, size_t ops)
 {
     memset(&m, 0, sizeof(m));
+    unmapped = (model_alloc){0};
     m.seed = seed;
     m.rng = seed ? seed : 1;
     m.s = ct_store_new(LOST_ROOT_ERROR);
