@@ -1,6 +1,7 @@
 /*
- * memory.c - allocations, frees, host writes, reads to the host and device
- * copies, as core operations.
+ * memory.c - allocations (virtual memory mappings and managed memory
+ * included), frees and unmaps, host writes, reads to the host (batches
+ * too) and device copies, as core operations.
  *
  * Granularity: copies and memsets know their byte extent, so they taint and
  * release exact byte ranges (pitched 2D/3D shapes row by row, up to
@@ -16,6 +17,7 @@
  *   CUresult, and fills the host destination with the poison byte, but only
  *   memory known to be host memory (never a device address).
  * - Memory the shim did not see allocated passes through untouched.
+ * - A batch runs whole or is answered whole (see "batches" below).
  * - A refusal made while malloc fails is described all the same (one spare
  *   description, taken in turn), poisoned, counted and reported.
  */
@@ -66,6 +68,62 @@ ct_failure_desc ct_describe(const ct_call *call, CUresult error)
     };
 }
 
+/* ---- managed memory: the honest limit ------------------------------------ */
+/* Host loads of managed memory never call the driver, so they cannot be
+ * refused: the first time a managed allocation carries a failure, the log
+ * says so.  Managed allocations are remembered in a store of their own,
+ * made at the first one: programs without managed memory pay one load per
+ * free, and only failures look further. */
+static _Atomic(ct_store *) managed;
+static atomic_bool managed_told;
+
+void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size)
+{
+    ct_after_alloc(call, base, size);
+    if (call->result != CUDA_SUCCESS || base == 0 || size == 0 || atomic_load(&managed_told))
+        return;
+    ct_store *m = atomic_load(&managed);
+    if (!m) {
+        ct_store *fresh = ct_store_new(CUDA_ERROR_UNKNOWN);
+        if (!fresh)
+            return;
+        if (!atomic_compare_exchange_strong(&managed, &m, fresh))
+            ct_store_free(fresh);
+        else
+            m = fresh;
+    }
+    ct_store_alloc(m, base, size, 0);
+}
+
+static void forget_managed(uint64_t base)
+{
+    ct_store *m = atomic_load_explicit(&managed, memory_order_relaxed);
+    if (CT_UNLIKELY(m != NULL))
+        ct_store_free_alloc(m, base);
+}
+
+/* w has just taken a failure.  The managed store may hold an allocation a
+ * destroyed context left behind: it counts only where the live allocation
+ * has the same base and size. */
+static void tell_if_managed(const ct_range *w, size_t n)
+{
+    ct_store *m = atomic_load_explicit(&managed, memory_order_relaxed);
+    if (!m || atomic_load(&managed_told))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t base, size, live_base, live_size;
+        if (!ct_store_resolve(m, w[i].addr, &base, &size) ||
+            !ct_store_resolve(ct_g.store, w[i].addr, &live_base, &live_size) || live_base != base ||
+            live_size != size || atomic_exchange(&managed_told, true))
+            continue;
+        ct_log(CT_LOG_WARN, "managed allocation 0x%llx (%llu bytes) carries a failure: copies of it are "
+               "refused, but host loads of managed memory never reach the driver, so cutaint cannot "
+               "refuse them (said once)",
+               (unsigned long long)base, (unsigned long long)size);
+        return;
+    }
+}
+
 static void remember_alloc(uint64_t base, uint64_t size, uint64_t context)
 {
     if (ct_store_alloc(ct_g.store, base, size, context) != 0)
@@ -95,9 +153,23 @@ void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size)
 bool ct_before_free(ct_call *call, uint64_t base)
 {
     (void)call;
-    if (base != 0)
+    if (base != 0) {
         ct_store_free_alloc(ct_g.store, base);
+        forget_managed(base);
+    }
     return true;
+}
+
+/* The mappings inside a range the driver ended, with their taint.  Unlike
+ * a free, forgotten only once the driver agreed: an unmap or a reservation
+ * free it refuses (a size that is not whole mappings, a reservation still
+ * mapped) leaves live mappings whose taint must stay; the addresses are the
+ * program's own reservation, so no other thread is handed them meanwhile.
+ * A mapping straddling the range's end was not the call's to end. */
+void ct_after_unmap(ct_call *call, uint64_t addr, uint64_t size)
+{
+    if (call->result == CUDA_SUCCESS)
+        ct_store_forget_range(ct_g.store, addr, size);
 }
 
 /* ---- write scopes ------------------------------------------------------ */
@@ -117,6 +189,7 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
     ct_occurrence occ;
     ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &occ);
     if (failed) {
+        tell_if_managed(w, n);
         atomic_fetch_add(&ct_g.occurrences, 1);
         if (occ.is_new && id) {
             atomic_fetch_add(&ct_g.failures, 1);
@@ -326,6 +399,7 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     skip->thread = ct_thread_id();
     skip->time_ns = ct_now_ns();
     ct_propagate(ct_g.store, root, skip, w, n);
+    tell_if_managed(w, n);
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, skip);
     call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
@@ -430,3 +504,136 @@ ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c) { return c ? CT_SHAPE_2D(c) : 
 ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c) { return c ? CT_SHAPE_2D(c) : no_shape; }
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
 ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
+ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
+
+/* ---- batches --------------------------------------------------------------- */
+/* A batch runs whole or not at all: when a copy's source carries a failure,
+ * cutaint answers for all of it (the driver would have run the clean
+ * copies, but the program, told the batch failed, cannot know which did).
+ * Every host destination is poisoned, a tainted read's with a refusal
+ * reported; every device destination takes the root failure (one skip).
+ * A batch the driver ran, like a launch, opens no provisional scope: its
+ * device destinations are released or tainted once it returns, in runs of
+ * CT_CALL_RANGES ranges. */
+
+ct_batch ct_batch_linear(const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes, size_t n)
+{
+    return (ct_batch){.n = dsts && srcs && sizes ? n : 0, .dsts = dsts, .srcs = srcs, .sizes = sizes};
+}
+
+ct_batch ct_batch_3d(const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n)
+{
+    return (ct_batch){.n = ops ? n : 0, .ops = ops};
+}
+
+/* An operand: a pointer is unified (device memory if the shim tracks it),
+ * an array is memory cutaint does not follow. */
+static ct_shape operand(const CUmemcpy3DOperand *o, const CUextent3D *x)
+{
+    if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+        return (ct_shape){0};
+    CUdeviceptr p = o->op.ptr.ptr;
+    return side(CU_MEMORYTYPE_UNIFIED, p, (const void *)(uintptr_t)p, 0, 0, 0,
+                o->op.ptr.rowLength ? o->op.ptr.rowLength : x->width,
+                o->op.ptr.layerHeight ? o->op.ptr.layerHeight : x->height, x->width, x->height, x->depth);
+}
+
+static ct_copy_shape batch_copy(const ct_batch *b, size_t i)
+{
+    if (b->ops)
+        return (ct_copy_shape){operand(&b->ops[i].src, &b->ops[i].extent), operand(&b->ops[i].dst, &b->ops[i].extent)};
+    CUdeviceptr d = b->dsts[i], s = b->srcs[i];
+    return (ct_copy_shape){side(CU_MEMORYTYPE_UNIFIED, s, (const void *)(uintptr_t)s, 0, 0, 0, 0, 0, b->sizes[i], 1, 1),
+                           side(CU_MEMORYTYPE_UNIFIED, d, (const void *)(uintptr_t)d, 0, 0, 0, 0, 0, b->sizes[i], 1, 1)};
+}
+
+/* The device destinations from copy *next on, as many whole copies as fit
+ * in out (CT_CALL_RANGES); advances *next past them.  0 once none is left. */
+static unsigned batch_device_writes(const ct_batch *b, size_t *next, ct_range *out)
+{
+    unsigned n = 0;
+    for (; *next < b->n; (*next)++) {
+        ct_copy_shape c = batch_copy(b, *next);
+        unsigned k = shape_ranges_needed(&c.dst);
+        if (n + k > CT_CALL_RANGES)
+            break;
+        shape_ranges(&c.dst, out + n, k);
+        n += k;
+    }
+    return n;
+}
+
+/* The first copy whose source carries a failure: its root and error
+ * (src: room for CT_CALL_RANGES). */
+static size_t batch_first_tainted(const ct_batch *b, ct_range *src, ct_failure_id *root, int *error)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        ct_copy_shape c = batch_copy(b, i);
+        unsigned n_src = shape_ranges_needed(&c.src);
+        shape_ranges(&c.src, src, n_src);
+        if (n_src && (*root = ct_read_failure(ct_g.store, src, n_src, error)) != 0)
+            return i;
+    }
+    return b->n;
+}
+
+bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
+{
+    if (b.n == 0 || !ct_store_tainted(ct_g.store))
+        return true;
+    ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
+    if (!scratch)
+        return true;
+    ct_failure_id root = 0;
+    int error = 0;
+    size_t first = batch_first_tainted(&b, scratch->reads, &root, &error);
+    if (first == b.n || !ct_has_current_context()) /* clean, or the driver answers */
+        return true;
+    CUresult refused = CUDA_SUCCESS;
+    for (size_t i = 0; i < b.n; i++) {
+        ct_copy_shape c = batch_copy(&b, i);
+        if (c.dst.device)
+            continue;
+        if (refuse_if_tainted(call, &c.src, &c.dst, true))
+            refused = call->result;
+        else if (host_side_valid(&c.dst) && is_host_memory(c.dst.host))
+            poison(&c.dst);
+    }
+    ct_copy_shape at = batch_copy(&b, first);
+    ct_skip_desc skip = {.needed = at.src.addr};
+    ct_range *w = scratch->writes;
+    size_t next = 0;
+    bool skipped = false;
+    for (unsigned n; (n = batch_device_writes(&b, &next, w)) != 0;) {
+        if (!skipped)
+            ct_settle_skip(call, root, error, &skip, w, n);
+        else
+            ct_propagate(ct_g.store, root, &skip, w, n);
+        skipped = true;
+    }
+    if (refused != CUDA_SUCCESS || !skipped)
+        call->result = refused != CUDA_SUCCESS ? refused : (CUresult)error;
+    call->answered = true;
+    if (fail_idx && call->result != CUDA_SUCCESS)
+        *fail_idx = first;
+    return false;
+}
+
+void ct_after_batch(ct_call *call, ct_batch b)
+{
+    bool ok = call->result == CUDA_SUCCESS;
+    if (b.n == 0 || (ok && !ct_store_tainted(ct_g.store)))
+        return;
+    ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
+    if (!scratch)
+        return;
+    ct_failure_desc failed = ct_describe(call, call->result);
+    ct_range *w = scratch->writes;
+    size_t next = 0;
+    for (unsigned n; (n = batch_device_writes(&b, &next, w)) != 0;) {
+        if (ok)
+            ct_written(ct_g.store, w, n);
+        else
+            ct_settle_writes(call, w, n, &failed);
+    }
+}

@@ -234,6 +234,25 @@ ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c);
 ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c);
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c);
 ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c);
+ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c);
+/* The copies of a batch: linear ones by address (cuMemcpyBatchAsync) or 3D
+ * operations (cuMemcpy3DBatchAsync); n 0 when an array is NULL. */
+typedef struct ct_batch {
+    size_t n;
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    const CUDA_MEMCPY3D_BATCH_OP *ops;
+} ct_batch;
+ct_batch ct_batch_linear(const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes, size_t n);
+ct_batch ct_batch_3d(const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n);
+/* fail_idx (may be NULL): where a batch cutaint answers names its first
+ * copy from tainted memory. */
+bool ct_before_batch(ct_call *call, ct_batch batch, size_t *fail_idx);
+void ct_after_batch(ct_call *call, ct_batch batch);
+/* Managed memory: remembered as such for the honest-limit log line. */
+void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size);
+/* cuMemUnmap, cuMemAddressFree: the mappings inside the range are forgotten. */
+void ct_after_unmap(ct_call *call, uint64_t addr, uint64_t size);
 /* After fork(), in the child: the spare refusal's lock is usable again. */
 void ct_memory_atfork_child(void);
 

@@ -1,0 +1,158 @@
+/*
+ * test_memory.c - the memory modern frameworks use (clients/memory.c):
+ * cuMemMap'd memory a rejected launch left stale is refused on read, a
+ * refused unmap or reservation free keeps it so, and once unmapped the same
+ * addresses mapped again start clean; every batch and 3D peer copy to the
+ * host is refused on a tainted source with the host buffer poisoned (a batch
+ * whole); the first managed allocation to carry a failure is named in the
+ * log, once.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void run(const char *const *args, h_result *r)
+{
+    h_run run = {.client = CT_CLIENT_MEMORY, .env = {"CUTAINT_LOG=warn"}};
+    for (int i = 0; args[i] && i < H_MAX_ARGS - 1; i++)
+        run.args[i] = args[i];
+    h_exec(&run, r);
+    h_expect_ended(r);
+    cr_expect_eq(r->status, 0, "status %d\n%s%s", r->status, r->out, r->err);
+}
+
+Test(memory, a_mapping_carries_its_failure_until_it_is_unmapped)
+{
+    h_result r;
+    run((const char *const[]){"vmm_remap", NULL}, &r);
+    static const char *const lines[] = {
+        "launch fill a: CUDA_ERROR_INVALID_VALUE",
+        "read a: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read b: CUDA_SUCCESS first=2 last=2",
+        "unmap half of a: CUDA_ERROR_INVALID_VALUE",
+        "read a after a refused unmap: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "unmap a: CUDA_SUCCESS",
+        "read a unmapped: CUDA_ERROR_INVALID_VALUE bytes=0x3c", /* the driver's answer: nothing poisoned */
+        "map c where a was: CUDA_SUCCESS",
+        "read c: CUDA_SUCCESS bytes=0x5a",
+        "read c after fill: CUDA_SUCCESS first=3 last=3",
+        "read a again: CUDA_SUCCESS first=5 last=5",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,probe,refused_read,probe,exit");
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(memory, releasing_the_handle_ends_no_mapping_and_freeing_the_reservation_ends_all)
+{
+    h_result r;
+    run((const char *const[]){"vmm_release", NULL}, &r);
+    static const char *const lines[] = {
+        "release a: CUDA_SUCCESS",
+        "read a after release: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "free the reservation while mapped: CUDA_ERROR_INVALID_VALUE",
+        "read a after a refused free: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "free the reservation: CUDA_SUCCESS",
+        "same addresses: yes",
+        "read b: CUDA_SUCCESS first=4 last=4",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* Without the shim the stale bytes come back as data: what the shim is for. */
+Test(memory, without_the_shim_the_stale_mapping_is_read_as_data)
+{
+    h_result r;
+    h_exec_baseline(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"vmm_remap"}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {"read a: CUDA_SUCCESS first=1 last=1", NULL};
+    h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* Each way of reading, and the entry point its refusal names. */
+static const struct copy_case {
+    const char *how, *api;
+} copies[] = {
+    {"batch", "cuMemcpyBatchAsync"},          {"batch_v2", "cuMemcpyBatchAsync_v2"},
+    {"batch_v2_ptsz", "cuMemcpyBatchAsync_v2_ptsz"}, {"batch3d", "cuMemcpy3DBatchAsync"},
+    {"batch3d_v2", "cuMemcpy3DBatchAsync_v2"}, {"peer3d", "cuMemcpy3DPeer"},
+    {"peer3d_async", "cuMemcpy3DPeerAsync"},
+};
+
+ParameterizedTestParameters(memory, every_batch_and_peer_read_checks_its_source)
+{
+    return H_ROWS(copies);
+}
+
+ParameterizedTest(int *row, memory, every_batch_and_peer_read_checks_its_source)
+{
+    const char *how = copies[*row].how;
+    h_result r;
+    run((const char *const[]){"read_by", how, NULL}, &r);
+    static const char *const lines[] = {
+        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read y: CUDA_SUCCESS first=2 last=2",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    if (strcmp(how, "batch") == 0 || strcmp(how, "batch3d") == 0)
+        cr_expect(h_has_line(r.out, "failIdx: 0"), "%s: the refused copy is named\n%s", how, r.out);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int rr = h_find(&rep, "refused_read", 0);
+    cr_assert(rr >= 0, "%s: %s", how, h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[rr], "api"), copies[*row].api, "%s", how);
+    cr_expect_eq(h_count(&rep, "refused_read"), 1, "%s: %s", how, h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(memory, a_batch_with_a_tainted_read_is_refused_whole)
+{
+    h_result r;
+    run((const char *const[]){"batch_mixed", NULL}, &r);
+    static const char *const lines[] = {
+        "batch: CUDA_ERROR_INVALID_VALUE",
+        "failIdx: 1",
+        "read hx: CUDA_SUCCESS bytes=0xff",
+        "read hy: CUDA_SUCCESS bytes=0xff",
+        "read z: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "batch again: CUDA_SUCCESS",
+        "read hx: CUDA_SUCCESS first=1 last=1",
+        "read hy: CUDA_SUCCESS first=2 last=2",
+        "read z: CUDA_SUCCESS first=2 last=2",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,skip,refused_read,exit");
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(memory, the_first_managed_allocation_to_carry_a_failure_is_named_once)
+{
+    h_result r;
+    run((const char *const[]){"managed", NULL}, &r);
+    static const char *const lines[] = {"read m1: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
+    h_expect_lines(&r, lines);
+    const char *m1 = strstr(r.out, "managed m1: ");
+    cr_assert(m1, "%s", r.out);
+    char want[64];
+    snprintf(want, sizeof want, "managed allocation %.*s (4096 bytes)", (int)strcspn(m1 + 12, "\n"), m1 + 12);
+    cr_expect_eq(h_count_containing(r.err, "managed allocation"), 1, "said once:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, want), 1, "naming m1 (%s):\n%s", want, r.err);
+    cr_expect_eq(h_count_containing(r.err, "cannot refuse them"), 1, "%s", r.err);
+    h_free(&r);
+}
