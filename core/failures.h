@@ -49,6 +49,7 @@ typedef struct ct_skip_desc {
     const char *kernel;      /* NULL for a skipped device copy */
     uint64_t launch_seq;
     uint64_t needed;         /* the tainted input address that stopped it */
+    uint64_t graph, node;    /* a skipped graph launch: its exec and the node reading needed; else 0 */
     uint32_t produced;       /* how many outputs took the failure */
     uint64_t thread;
     int64_t time_ns;

@@ -100,6 +100,7 @@ static void context_gone(uint64_t ctx, const char *how)
         return;
     size_t allocations = ct_store_forget_owner(ct_g.store, ctx);
     size_t kernels = ct_kernels_forget_context(ctx);
+    ct_graphs_forget_context(ctx);
     ct_log(CT_LOG_INFO, "context 0x%llx is gone (%s): %zu allocation%s and %zu kernel%s forgotten",
            (unsigned long long)ctx, how, allocations, allocations == 1 ? "" : "s", kernels, kernels == 1 ? "" : "s");
 }

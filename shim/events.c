@@ -322,6 +322,10 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
     ct_jsonl_str(&j, "kernel", s->kernel);
     ct_jsonl_uint(&j, "launch", s->launch_seq);
     ct_jsonl_hex(&j, "needed", s->needed);
+    if (s->graph) {
+        ct_jsonl_hex(&j, "graph", s->graph);
+        ct_jsonl_hex(&j, "node", s->node);
+    }
     ct_jsonl_uint(&j, "produced", s->produced);
     ct_jsonl_uint(&j, "thread", s->thread);
     emit(&j);

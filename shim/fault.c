@@ -20,7 +20,10 @@
  *   judge (not initialised, deinitialised, no or a destroyed context) is not
  *   a loss: a false latch turns a clean exit into 70, as bad as a missed one.
  * - No probe without a current context on the calling thread, none during
- *   teardown (exit has begun, or the driver says DEINITIALIZED).
+ *   teardown (exit has begun, or the driver says DEINITIALIZED), none after
+ *   an error of stream capture (the capture's rules, not the context), none
+ *   while a capture may be live (the probe would break it); a capture
+ *   error is never an answer that says loss.
  * - The check at exit never blocks (a query, not a synchronize), runs only in
  *   the process that loaded the driver, on a thread with a current context,
  *   and reads CUDA_ERROR_NOT_READY as alive.
@@ -46,6 +49,27 @@ bool ct_has_current_context(void)
     return get_current && get_current(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
+/* Errors of stream capture: the capture's own rules broken (work the
+ * capture cannot record, a stream or event outside it, a capture ended
+ * wrongly).  They say nothing of the context. */
+static bool capture_error(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_MERGE:
+    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+    case CUDA_ERROR_CAPTURED_EVENT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Does a probe's answer say the context is destroyed?  Answers that say
  * there is no usable context to judge do not. */
 static bool answer_is_loss(CUresult r)
@@ -59,7 +83,7 @@ static bool answer_is_loss(CUresult r)
     case CUDA_ERROR_CONTEXT_IS_DESTROYED:
         return false;
     default:
-        return true;
+        return !capture_error(r);
     }
 }
 
@@ -96,8 +120,15 @@ static void operation_name(const char *api, const char *kernel, char *out, size_
 
 void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
 {
-    if (error == CUDA_ERROR_NOT_READY || error == CUDA_ERROR_DEINITIALIZED)
+    if (error == CUDA_ERROR_NOT_READY || error == CUDA_ERROR_DEINITIALIZED || capture_error(error))
         return;
+    /* Synchronising the legacy stream while a capture may be live would
+     * break it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT): the next error after
+     * the capture ends probes. */
+    if (atomic_load_explicit(&ct_captures_live, memory_order_relaxed) != 0) {
+        ct_log(CT_LOG_DEBUG, "%s returned %s while a stream captures: no probe", api, ct_cu_error_name(error));
+        return;
+    }
     if (ct_latch_is_set(ct_g.latch) || atomic_load(&ct_g.exiting))
         return;
     CUresult (*sync)(CUstream) = (CUresult(*)(CUstream))ct_real(CT_ID_cuStreamSynchronize);

@@ -33,4 +33,9 @@ typedef struct ct_kernel {
  * layout, roles); NULL when out of memory. */
 ct_kernel *ct_kernel_for(CUfunction f);
 
+/* A graph's kernel node decoded as a launch of k with these parameters
+ * (launch.c): its inputs and outputs, valid until the thread's next launch. */
+void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
+                        const ct_range **out, unsigned *n_out);
+
 #endif

@@ -184,8 +184,22 @@ static uint64_t next_launch_number(void)
     return n;
 }
 
+/* graphs.c's kernel nodes: the launch's decoder, through this thread's
+ * record (no launch is in flight on the thread then). */
+void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
+                        const ct_range **out, unsigned *n_out)
+{
+    current.kernel = k;
+    current.launch.params = params;
+    current.launch.extra = extra;
+    decode();
+    *in = current.in, *n_in = current.n_in, *out = current.out, *n_out = current.n_out;
+}
+
 bool ct_before_launch(ct_call *call, const ct_launch *launch)
 {
+    if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
+        return true;
     current.launch = *launch;
     current.seq = next_launch_number();
     current.decoded = false;

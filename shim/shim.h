@@ -9,6 +9,7 @@
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
  *   scratch.c   each thread's room for the unusual paths, allocated on first use
+ *   graphs.c    stream capture; executable graphs' read and write sets, checked at launch
  *   context.c   each thread's current context; what a context takes when it goes
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
  *   chain.c     beside other interposers: the next function, the load order
@@ -77,7 +78,9 @@ int ct_entry_find(const char *name);
  * given a slot after the table's, so that they too are looked up once. */
 #define CT_HELPERS(X)                                                                      \
     X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)    \
-    X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)
+    X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)                              \
+    X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType)                          \
+    X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
 #define CT_HELPER_ID(name) CT_HELPER_##name,
@@ -230,6 +233,12 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);
+/* A shape's device bytes as ranges (rows, up to CT_CALL_RANGES of them);
+ * how many were written to out. */
+unsigned ct_shape_ranges(const ct_shape *s, ct_range *out);
+/* Fill the host rows of a shape with the poison byte; false when poisoning
+ * is off or there is no host pointer. */
+bool ct_poison(const ct_shape *host);
 ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c);
 ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c);
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c);
@@ -268,6 +277,34 @@ typedef struct ct_launch {
 
 bool ct_before_launch(ct_call *call, const ct_launch *launch);
 void ct_after_launch(ct_call *call);
+/* ---- graphs.c ---------------------------------------------------------- */
+/* Captures begun and not yet ended: 0 outside any capture. */
+extern atomic_uint ct_captures_live;
+bool ct_captured_ask(ct_call *call, CUstream s);
+/* Is s capturing (work on it recorded, not run)?  Then the call is passed
+ * through untouched (call->tracked false).  One load outside a capture. */
+static inline bool ct_captured(ct_call *call, CUstream s)
+{
+    return CT_UNLIKELY(atomic_load_explicit(&ct_captures_live, memory_order_relaxed) != 0) &&
+           ct_captured_ask(call, s);
+}
+void ct_after_begin_capture(ct_call *call);
+bool ct_before_end_capture(ct_call *call, CUstream s);
+void ct_after_end_capture(ct_call *call, CUstream s);
+void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g);
+void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g);
+void ct_after_exec_destroy(ct_call *call, CUgraphExec exec);
+void ct_after_exec_kernel_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p);
+void ct_after_exec_kernel_set_v1(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+void ct_after_exec_memcpy_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p);
+void ct_after_exec_memset_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p);
+void ct_after_exec_node_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUgraphNodeParams *p);
+bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s);
+void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s);
+/* A context is gone: its executable graphs are forgotten; how many. */
+size_t ct_graphs_forget_context(uint64_t context);
+void ct_graphs_atfork_child(void);
+
 /* ---- kernels.c ------------------------------------------------------- */
 /* Where handles meet names: cuModuleGetFunction, cuLibraryGetKernel,
  * cuKernelGetFunction. */

@@ -1,0 +1,685 @@
+/*
+ * graphs.c - CUDA graphs: stream capture, and the read and write sets of
+ * executable graphs, checked at cuGraphLaunch as a launch's are.
+ *
+ * Capture: work on a capturing stream is recorded, not run; it runs when
+ * the graph is launched.  So a launch, copy or memset the driver records is
+ * passed through untouched (neither checked nor tainted, never skipped):
+ * the graph launch is what is checked.  The wrappers of the capture calls
+ * count the captures begun and not yet ended (captures_live); while it is
+ * 0, which is always outside a capture, the check costs one load.  Above 0,
+ * the driver is asked (cuStreamIsCapturing) whether the call's stream
+ * captures: it knows the streams that joined a capture through an event,
+ * and the legacy stream's implicit ties to a capturing blocking stream
+ * (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: the driver refuses that work, so it
+ * is passed through too).
+ *
+ * Executable graphs: at cuGraphInstantiate (every version) the source
+ * graph's nodes are walked through the driver and decoded once: kernel
+ * nodes with the launch's own decoder (kernels.c's registry and layouts),
+ * memcpy and memset nodes with the copies' shapes (memory.c).  A graph's
+ * *exec sets* are its read set and write set: every range its nodes read
+ * or write, merged per allocation (overlapping ranges coalesced), so a
+ * check costs in proportion to the graph's distinct allocations, not its
+ * nodes.  Each merged read remembers the first node reading it, for the
+ * skip event.  cuGraphExec*SetParams re-decode the node they change;
+ * cuGraphExecUpdate re-decodes from the new graph; cuGraphExecDestroy and
+ * the end of the owning context forget the exec.
+ *
+ * At cuGraphLaunch, with no taint anywhere nothing is looked up.  Otherwise
+ * a read set carrying a failure skips the whole graph launch (the driver
+ * never runs it): the write set takes that failure, host destinations of
+ * its device-to-host nodes are poisoned and counted as refused reads.  A
+ * failed graph launch taints its write set; a successful one checked while
+ * taint existed releases it (it is the last writer).
+ *
+ * Invariants:
+ * - The registry changes under execs_lock held for writing; launches hold
+ *   it for reading.  No driver call is made while it is held (decoding
+ *   walks the graph first, then takes the lock to swap the sets in).
+ * - Nodes of a kind not followed (child graphs, conditionals, memory
+ *   allocation nodes, ...) make the exec *opaque*: what they touch is not
+ *   checked nor tainted, logged once per exec; the decoded nodes keep
+ *   their checks.  A kernel without a known layout touches no tracked
+ *   memory, as its launches do.
+ * - Sets hold exact ranges of allocations known at decoding: a kernel
+ *   pointer's open extent (CT_TO_END) is cut at its allocation's end, and
+ *   addresses outside every allocation are dropped.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "shim.h"
+
+atomic_uint ct_captures_live;
+
+/* ---- capture ------------------------------------------------------------ */
+
+/* A _ptsz/_ptds entry point reads stream 0 as the per-thread stream. */
+static CUstream stream_of(const ct_call *call, CUstream s)
+{
+    if (s != NULL)
+        return s;
+    const char *name = ct_entries[call->id].name;
+    size_t len = strlen(name);
+    bool per_thread = len > 5 && (strcmp(name + len - 5, "_ptsz") == 0 || strcmp(name + len - 5, "_ptds") == 0);
+    return per_thread ? CU_STREAM_PER_THREAD : NULL;
+}
+
+bool ct_captured_ask(ct_call *call, CUstream s)
+{
+    __typeof__(&cuStreamIsCapturing) is_capturing = CT_HELPER(cuStreamIsCapturing);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = is_capturing ? is_capturing(stream_of(call, s), &status) : CUDA_ERROR_NOT_FOUND;
+    bool captured = r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
+    if (captured)
+        call->tracked = false; /* no after hook, no probe: the graph launch is what counts */
+    return captured;
+}
+
+/* Was the stream capturing before cuStreamEndCapture?  Asked in its before
+ * hook, so a refused end (a stream that was not capturing) ends nothing. */
+static CT_HOT_TLS bool ending_live;
+
+void ct_after_begin_capture(ct_call *call)
+{
+    if (call->result == CUDA_SUCCESS)
+        atomic_fetch_add_explicit(&ct_captures_live, 1, memory_order_relaxed);
+}
+
+bool ct_before_end_capture(ct_call *call, CUstream s)
+{
+    __typeof__(&cuStreamIsCapturing) is_capturing = CT_HELPER(cuStreamIsCapturing);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    ending_live = is_capturing && is_capturing(stream_of(call, s), &status) == CUDA_SUCCESS &&
+                  status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return true;
+}
+
+/* An invalidated capture ends too, with an error: what counts is that the
+ * stream captured before and does not now. */
+void ct_after_end_capture(ct_call *call, CUstream s)
+{
+    __typeof__(&cuStreamIsCapturing) is_capturing = CT_HELPER(cuStreamIsCapturing);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (!ending_live || !is_capturing || is_capturing(stream_of(call, s), &status) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_NONE)
+        return;
+    unsigned live = atomic_load_explicit(&ct_captures_live, memory_order_relaxed);
+    while (live > 0 && !atomic_compare_exchange_weak_explicit(&ct_captures_live, &live, live - 1,
+                                                              memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+/* ---- exec sets ------------------------------------------------------------ */
+
+typedef struct ct_use {       /* one range a node reads or writes */
+    ct_range r;
+    bool read, write;
+} ct_use;
+
+typedef struct ct_node_uses { /* what one node touches */
+    uint64_t node;            /* the source graph's node handle */
+    const char *kernel;       /* its kernel, NULL for copies and memsets */
+    bool to_host;             /* a device-to-host copy: host is its destination */
+    ct_shape host;
+    unsigned n;
+    ct_use *use;
+} ct_node_uses;
+
+typedef struct ct_read {      /* a merged read and the first node reading it */
+    ct_range r;
+    unsigned node;
+} ct_read;
+
+typedef struct ct_exec {
+    uint64_t handle, context;
+    bool opaque;              /* some node was of a kind not followed */
+    unsigned n_nodes;
+    ct_node_uses *nodes;
+    size_t n_reads, n_writes;
+    ct_read *reads;
+    ct_range *read_ranges;    /* reads[i].r, contiguous, for one store check */
+    ct_range *writes;
+    UT_hash_handle hh;
+} ct_exec;
+
+static ct_exec *execs;
+static pthread_rwlock_t execs_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void ct_graphs_atfork_child(void)
+{
+    pthread_rwlock_init(&execs_lock, NULL);
+}
+
+static void node_uses_free(ct_node_uses *n)
+{
+    free(n->use);
+    n->use = NULL;
+    n->n = 0;
+}
+
+static void exec_free(ct_exec *x)
+{
+    if (!x)
+        return;
+    for (unsigned i = 0; i < x->n_nodes; i++)
+        node_uses_free(&x->nodes[i]);
+    free(x->nodes);
+    free(x->reads);
+    free(x->read_ranges);
+    free(x->writes);
+    free(x);
+}
+
+/* r as an exact range of its allocation; false when it lies in none. */
+static bool exact(ct_range *r)
+{
+    uint64_t base = 0, size = 0;
+    if (r->len == 0 || !ct_store_resolve(ct_g.store, r->addr, &base, &size))
+        return false;
+    uint64_t left = base + size - r->addr;
+    if (r->len > left)
+        r->len = left;
+    return true;
+}
+
+static bool add_use(ct_node_uses *n, ct_range r, bool read, bool write)
+{
+    if (!exact(&r))
+        return true;
+    ct_use *grown = realloc(n->use, (n->n + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    n->use = grown;
+    n->use[n->n++] = (ct_use){r, read, write};
+    return true;
+}
+
+static bool add_ranges(ct_node_uses *n, const ct_range *r, unsigned count, bool read, bool write)
+{
+    for (unsigned i = 0; i < count; i++)
+        if (!add_use(n, r[i], read, write))
+            return false;
+    return true;
+}
+
+static bool decode_kernel(ct_node_uses *n, CUfunction f, void **params, void **extra)
+{
+    ct_kernel *k = f ? ct_kernel_for(f) : NULL;
+    n->kernel = k ? k->pretty : NULL;
+    if (!k)
+        return true;
+    const ct_range *in, *out;
+    unsigned n_in, n_out;
+    ct_launch_bindings(k, params, extra, &in, &n_in, &out, &n_out);
+    return add_ranges(n, in, n_in, true, false) && add_ranges(n, out, n_out, false, true);
+}
+
+static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
+{
+    ct_copy_shape shape = ct_shape_3d(p);
+    ct_range r[CT_CALL_RANGES];
+    unsigned count = ct_shape_ranges(&shape.src, r);
+    if (!add_ranges(n, r, count, true, false))
+        return false;
+    if (!shape.dst.device) {
+        n->to_host = shape.src.device && shape.dst.host;
+        n->host = shape.dst;
+        return true;
+    }
+    count = ct_shape_ranges(&shape.dst, r);
+    return add_ranges(n, r, count, false, true);
+}
+
+static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    ct_shape s = {.device = true, .addr = p->dst, .width = (uint64_t)p->width * p->elementSize,
+                  .pitch = p->pitch ? p->pitch : (uint64_t)p->width * p->elementSize, .height = p->height,
+                  .depth = 1};
+    s.slice = s.pitch * s.height;
+    ct_range r[CT_CALL_RANGES];
+    unsigned count = ct_shape_ranges(&s, r);
+    return add_ranges(n, r, count, false, true);
+}
+
+/* What a node touches, from the driver; *opaque when its kind is not followed.
+ * False only when out of memory. */
+static bool decode_node(ct_node_uses *n, CUgraphNode node, bool *opaque)
+{
+    __typeof__(&cuGraphNodeGetType) get_type = CT_HELPER(cuGraphNodeGetType);
+    __typeof__(&cuGraphKernelNodeGetParams_v2) get_kernel = CT_HELPER(cuGraphKernelNodeGetParams_v2);
+    __typeof__(&cuGraphMemcpyNodeGetParams) get_copy = CT_HELPER(cuGraphMemcpyNodeGetParams);
+    __typeof__(&cuGraphMemsetNodeGetParams) get_memset = CT_HELPER(cuGraphMemsetNodeGetParams);
+    memset(n, 0, sizeof *n);
+    n->node = (uint64_t)(uintptr_t)node;
+    CUgraphNodeType type;
+    if (!get_type || get_type(node, &type) != CUDA_SUCCESS) {
+        *opaque = true;
+        return true;
+    }
+    CUDA_KERNEL_NODE_PARAMS kp;
+    CUDA_MEMCPY3D cp;
+    CUDA_MEMSET_NODE_PARAMS mp;
+    switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+        if (get_kernel && get_kernel(node, &kp) == CUDA_SUCCESS)
+            return decode_kernel(n, kp.func ? kp.func : (CUfunction)(void *)kp.kern, kp.kernelParams, kp.extra);
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        if (get_copy && get_copy(node, &cp) == CUDA_SUCCESS)
+            return decode_copy(n, &cp);
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        if (get_memset && get_memset(node, &mp) == CUDA_SUCCESS)
+            return decode_memset(n, &mp);
+        break;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+    case CU_GRAPH_NODE_TYPE_HOST:          /* a host function may not call CUDA */
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        return true;
+    default:
+        break;
+    }
+    *opaque = true;
+    return true;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    const ct_read *x = a, *y = b;
+    if (x->r.addr != y->r.addr)
+        return x->r.addr < y->r.addr ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Sort and coalesce overlapping or adjacent ranges in place; how many are left. */
+static size_t coalesce(ct_read *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, by_addr);
+    size_t out = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t end = v[out].r.addr + v[out].r.len;
+        if (v[i].r.addr <= end) {
+            uint64_t i_end = v[i].r.addr + v[i].r.len;
+            if (i_end > end)
+                v[out].r.len = i_end - v[out].r.addr;
+            if (v[i].node < v[out].node)
+                v[out].node = v[i].node;
+        } else {
+            v[++out] = v[i];
+        }
+    }
+    return out + 1;
+}
+
+/* The merged read and write sets of x's nodes.  False when out of memory. */
+static bool merge(ct_exec *x)
+{
+    size_t total = 0;
+    for (unsigned i = 0; i < x->n_nodes; i++)
+        total += x->nodes[i].n;
+    ct_read *reads = malloc((total ? total : 1) * sizeof *reads);
+    ct_read *writes = malloc((total ? total : 1) * sizeof *writes);
+    if (!reads || !writes) {
+        free(reads);
+        free(writes);
+        return false;
+    }
+    size_t nr = 0, nw = 0;
+    for (unsigned i = 0; i < x->n_nodes; i++)
+        for (unsigned j = 0; j < x->nodes[i].n; j++) {
+            const ct_use *u = &x->nodes[i].use[j];
+            if (u->read)
+                reads[nr++] = (ct_read){u->r, i};
+            if (u->write)
+                writes[nw++] = (ct_read){u->r, i};
+        }
+    nr = coalesce(reads, nr);
+    nw = coalesce(writes, nw);
+    ct_range *read_ranges = malloc((nr ? nr : 1) * sizeof *read_ranges);
+    ct_range *write_ranges = malloc((nw ? nw : 1) * sizeof *write_ranges);
+    if (!read_ranges || !write_ranges) {
+        free(reads);
+        free(writes);
+        free(read_ranges);
+        free(write_ranges);
+        return false;
+    }
+    for (size_t i = 0; i < nr; i++)
+        read_ranges[i] = reads[i].r;
+    for (size_t i = 0; i < nw; i++)
+        write_ranges[i] = writes[i].r;
+    free(writes);
+    free(x->reads);
+    free(x->read_ranges);
+    free(x->writes);
+    x->reads = reads;
+    x->read_ranges = read_ranges;
+    x->writes = write_ranges;
+    x->n_reads = nr;
+    x->n_writes = nw;
+    return true;
+}
+
+/* A new exec record decoded from graph g (no lock held: driver calls).
+ * NULL when out of memory or the driver cannot list the nodes. */
+static ct_exec *decode_graph(CUgraph g, uint64_t handle)
+{
+    __typeof__(&cuGraphGetNodes) get_nodes = CT_HELPER(cuGraphGetNodes);
+    size_t n = 0;
+    if (!get_nodes || get_nodes(g, NULL, &n) != CUDA_SUCCESS)
+        return NULL;
+    ct_exec *x = calloc(1, sizeof *x);
+    CUgraphNode *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    if (x)
+        x->nodes = calloc(n ? n : 1, sizeof *x->nodes);
+    if (!x || !nodes || !x->nodes || get_nodes(g, nodes, &n) != CUDA_SUCCESS)
+        goto fail;
+    x->handle = handle;
+    x->context = ct_current_context();
+    for (size_t i = 0; i < n; i++) {
+        if (!decode_node(&x->nodes[i], nodes[i], &x->opaque))
+            goto fail;
+        x->n_nodes++;
+    }
+    if (!merge(x))
+        goto fail;
+    free(nodes);
+    return x;
+fail:
+    free(nodes);
+    exec_free(x);
+    return NULL;
+}
+
+static ct_exec *find_locked(uint64_t handle)
+{
+    ct_exec *x;
+    HASH_FIND(hh, execs, &handle, sizeof handle, x);
+    return x;
+}
+
+/* Put x in place of whatever was known of its handle (x NULL: forget it). */
+static void replace(uint64_t handle, ct_exec *x)
+{
+    pthread_rwlock_wrlock(&execs_lock);
+    ct_exec *old = find_locked(handle);
+    if (old)
+        HASH_DELETE(hh, execs, old);
+    if (x) {
+        HASH_ADD(hh, execs, handle, sizeof x->handle, x);
+        if (!ct_hash_added(&x->hh)) {
+            exec_free(x);
+            x = NULL;
+        }
+    }
+    pthread_rwlock_unlock(&execs_lock);
+    exec_free(old);
+}
+
+static void learn(uint64_t handle, CUgraph g, const char *api)
+{
+    ct_exec *x = decode_graph(g, handle);
+    if (!x)
+        ct_log(CT_LOG_WARN, "%s: could not decode graph exec 0x%llx (out of memory, or the driver would not "
+               "list its nodes): its launches are not checked", api, (unsigned long long)handle);
+    else if (x->opaque)
+        ct_log(CT_LOG_INFO, "%s: graph exec 0x%llx has nodes of a kind cutaint does not follow (child graph, "
+               "conditional, memory, ...): what they touch is not checked", api, (unsigned long long)handle);
+    replace(handle, x);
+}
+
+void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g)
+{
+    if (call->result == CUDA_SUCCESS && exec)
+        learn(exec, g, ct_entries[call->id].name);
+}
+
+void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g)
+{
+    if (call->result != CUDA_SUCCESS || !exec)
+        return;
+    uint64_t handle = (uint64_t)(uintptr_t)exec;
+    ct_exec *x = decode_graph(g, handle);
+    /* SetParams names the nodes of the graph the exec was instantiated
+     * from: the new graph's nodes pair with them in order. */
+    pthread_rwlock_rdlock(&execs_lock);
+    const ct_exec *old = find_locked(handle);
+    if (x && old && old->n_nodes == x->n_nodes)
+        for (unsigned i = 0; i < x->n_nodes; i++)
+            x->nodes[i].node = old->nodes[i].node;
+    pthread_rwlock_unlock(&execs_lock);
+    if (!x)
+        ct_log(CT_LOG_WARN, "%s: could not decode graph exec 0x%llx again: its launches are not checked",
+               ct_entries[call->id].name, (unsigned long long)handle);
+    replace(handle, x);
+}
+
+void ct_after_exec_destroy(ct_call *call, CUgraphExec exec)
+{
+    if (call->result == CUDA_SUCCESS && exec)
+        replace((uint64_t)(uintptr_t)exec, NULL);
+}
+
+size_t ct_graphs_forget_context(uint64_t context)
+{
+    if (!context)
+        return 0;
+    size_t n = 0;
+    ct_exec *x, *next, *gone = NULL;
+    pthread_rwlock_wrlock(&execs_lock);
+    HASH_ITER(hh, execs, x, next) {
+        if (x->context == context) {
+            HASH_DELETE(hh, execs, x);
+            x->hh.next = gone;
+            gone = x;
+            n++;
+        }
+    }
+    pthread_rwlock_unlock(&execs_lock);
+    while (gone) {
+        next = gone->hh.next;
+        exec_free(gone);
+        gone = next;
+    }
+    return n;
+}
+
+/* One node's new parameters (decoded by `decode` from `params`) in place
+ * of its old ones. */
+static void set_node(ct_call *call, CUgraphExec exec, CUgraphNode node,
+                     bool (*decode)(ct_node_uses *, const void *), const void *params)
+{
+    if (call->result != CUDA_SUCCESS || !exec || !params)
+        return;
+    ct_node_uses fresh = {.node = (uint64_t)(uintptr_t)node};
+    bool ok = decode(&fresh, params);
+    uint64_t handle = (uint64_t)(uintptr_t)exec;
+    pthread_rwlock_wrlock(&execs_lock);
+    ct_exec *x = find_locked(handle);
+    ct_node_uses *slot = NULL;
+    for (unsigned i = 0; x && i < x->n_nodes && !slot; i++)
+        if (x->nodes[i].node == fresh.node)
+            slot = &x->nodes[i];
+    if (slot && ok) {
+        node_uses_free(slot);
+        *slot = fresh;
+        fresh.use = NULL;
+        ok = merge(x);
+    }
+    if (x && !ok) { /* out of memory: forget the exec rather than check a stale set */
+        HASH_DELETE(hh, execs, x);
+    }
+    pthread_rwlock_unlock(&execs_lock);
+    free(fresh.use);
+    if (x && !ok) {
+        ct_log(CT_LOG_WARN, "%s: out of memory: graph exec 0x%llx is no longer checked", ct_entries[call->id].name,
+               (unsigned long long)handle);
+        exec_free(x);
+    }
+}
+
+static bool decode_kernel_v2(ct_node_uses *n, const void *p)
+{
+    const CUDA_KERNEL_NODE_PARAMS *kp = p;
+    return decode_kernel(n, kp->func ? kp->func : (CUfunction)(void *)kp->kern, kp->kernelParams, kp->extra);
+}
+
+static bool decode_kernel_v1(ct_node_uses *n, const void *p)
+{
+    const CUDA_KERNEL_NODE_PARAMS_v1 *kp = p;
+    return decode_kernel(n, kp->func, kp->kernelParams, kp->extra);
+}
+
+static bool decode_copy_node(ct_node_uses *n, const void *p)
+{
+    return decode_copy(n, p);
+}
+
+static bool decode_memset_node(ct_node_uses *n, const void *p)
+{
+    return decode_memset(n, p);
+}
+
+/* cuGraphExecNodeSetParams: the generic form, by the node type it names. */
+static bool decode_any_node(ct_node_uses *n, const void *p)
+{
+    const CUgraphNodeParams *np = p;
+    switch (np->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+        return decode_kernel(n, np->kernel.func ? np->kernel.func : (CUfunction)(void *)np->kernel.kern,
+                             np->kernel.kernelParams, np->kernel.extra);
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        return decode_copy(n, &np->memcpy.copyParams);
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS mp = {np->memset.dst, np->memset.pitch, np->memset.value,
+                                      np->memset.elementSize, np->memset.width, np->memset.height};
+        return decode_memset(n, &mp);
+    }
+    default:
+        return true;
+    }
+}
+
+void ct_after_exec_kernel_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    set_node(call, e, n, decode_kernel_v2, p);
+}
+
+void ct_after_exec_kernel_set_v1(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    set_node(call, e, n, decode_kernel_v1, p);
+}
+
+void ct_after_exec_memcpy_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p)
+{
+    set_node(call, e, n, decode_copy_node, p);
+}
+
+void ct_after_exec_memset_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    set_node(call, e, n, decode_memset_node, p);
+}
+
+void ct_after_exec_node_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUgraphNodeParams *p)
+{
+    set_node(call, e, n, decode_any_node, p);
+}
+
+/* ---- the launch ------------------------------------------------------------- */
+
+/* Whether this thread's graph launch in flight was checked (taint existed). */
+static CT_HOT_TLS bool launch_checked;
+
+/* The device-to-host nodes of a skipped graph would have delivered bytes to
+ * the host: they are poisoned and counted as refused reads, naming what
+ * the graph's tainted input carries. */
+static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_range *tainted, int error)
+{
+    ct_refusal *refusal = NULL;
+    for (unsigned i = 0; i < x->n_nodes; i++) {
+        const ct_node_uses *n = &x->nodes[i];
+        if (!n->to_host)
+            continue;
+        if (!refusal && (!(refusal = malloc(sizeof *refusal)) || ct_ensure_written(ct_g.store, tainted, 1, refusal) == 0))
+            break;
+        bool poisoned = ct_poison(&n->host);
+        atomic_fetch_add(&ct_g.refused_reads, 1);
+        uint64_t bytes = n->host.width * n->host.height * n->host.depth;
+        int returned = ct_g.cfg.on_skip == CT_SKIP_ERROR ? error : CUDA_SUCCESS;
+        ct_event_refused(ct_entries[call->id].name, n->use ? n->use[0].r.addr : 0, bytes, refusal, returned, poisoned);
+    }
+    free(refusal);
+}
+
+/* Under the read lock: skip x when its read set carries a failure. */
+static bool skip_locked(ct_call *call, const ct_exec *x, ct_failure_id root, int error)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < x->n_reads; i++)
+        if (ct_read_failure(ct_g.store, &x->read_ranges[i], 1, NULL) == root) {
+            at = i;
+            break;
+        }
+    const ct_node_uses *node = &x->nodes[x->reads[at].node];
+    ct_skip_desc skip = {
+        .kernel = node->kernel,
+        .needed = x->read_ranges[at].addr,
+        .graph = x->handle,
+        .node = node->node,
+    };
+    refuse_host_nodes(call, x, &x->read_ranges[at], error);
+    ct_settle_skip(call, root, error, &skip, x->writes, (unsigned)x->n_writes);
+    return false;
+}
+
+bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
+{
+    launch_checked = false;
+    if (ct_captured(call, s)) /* launched into a capture: a child graph node, run later */
+        return true;
+    if (!ct_store_tainted(ct_g.store))
+        return true;
+    launch_checked = true;
+    uint64_t handle = (uint64_t)(uintptr_t)exec;
+    int error = 0;
+    pthread_rwlock_rdlock(&execs_lock);
+    const ct_exec *x = find_locked(handle);
+    ct_failure_id root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
+    pthread_rwlock_unlock(&execs_lock);
+    /* With no current context the driver refuses the launch itself and
+     * runs nothing: that answer is the program's, not a skip. */
+    if (!root || !ct_has_current_context())
+        return true;
+    bool go = true;
+    pthread_rwlock_rdlock(&execs_lock);
+    x = find_locked(handle);
+    root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
+    if (root)
+        go = skip_locked(call, x, root, error);
+    pthread_rwlock_unlock(&execs_lock);
+    return go;
+}
+
+void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
+{
+    if (call->result == CUDA_SUCCESS && !launch_checked)
+        return;
+    uint64_t handle = (uint64_t)(uintptr_t)exec;
+    pthread_rwlock_rdlock(&execs_lock);
+    const ct_exec *x = find_locked(handle);
+    if (x && call->result == CUDA_SUCCESS) {
+        ct_written(ct_g.store, x->writes, x->n_writes);
+    } else if (x) {
+        ct_failure_desc failed = ct_describe(call, call->result);
+        failed.stream = (uint64_t)(uintptr_t)s;
+        ct_settle_writes(call, x->writes, x->n_writes, &failed);
+    }
+    pthread_rwlock_unlock(&execs_lock);
+}
