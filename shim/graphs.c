@@ -598,22 +598,27 @@ void ct_after_exec_node_set(ct_call *call, CUgraphExec e, CUgraphNode n, const C
 static CT_HOT_TLS bool launch_checked;
 
 /* The device-to-host nodes of a skipped graph would have delivered bytes to
- * the host: they are poisoned and counted as refused reads, naming what
- * the graph's tainted input carries. */
+ * the host: they are poisoned and counted as refused reads, each naming what
+ * its source carries once the skip passed the failure on (its source may be
+ * untouched by the graph's failure: then what the graph's tainted input
+ * carries). */
 static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_range *tainted, int error)
 {
     ct_refusal *refusal = NULL;
+    int returned = ct_g.cfg.on_skip == CT_SKIP_ERROR ? error : CUDA_SUCCESS;
     for (unsigned i = 0; i < x->n_nodes; i++) {
         const ct_node_uses *n = &x->nodes[i];
         if (!n->to_host)
             continue;
-        if (!refusal && (!(refusal = malloc(sizeof *refusal)) || ct_ensure_written(ct_g.store, tainted, 1, refusal) == 0))
-            break;
+        if (!refusal && !(refusal = malloc(sizeof *refusal)))
+            return;
+        const ct_range *src = n->n ? &n->use[0].r : tainted;
+        if (ct_ensure_written(ct_g.store, src, 1, refusal) == 0 && ct_ensure_written(ct_g.store, tainted, 1, refusal) == 0)
+            continue;
         bool poisoned = ct_poison(&n->host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        uint64_t bytes = n->host.width * n->host.height * n->host.depth;
-        int returned = ct_g.cfg.on_skip == CT_SKIP_ERROR ? error : CUDA_SUCCESS;
-        ct_event_refused(ct_entries[call->id].name, n->use ? n->use[0].r.addr : 0, bytes, refusal, returned, poisoned);
+        ct_event_refused(ct_entries[call->id].name, src->addr, n->host.width * n->host.height * n->host.depth,
+                         refusal, returned, poisoned);
     }
     free(refusal);
 }
@@ -634,8 +639,8 @@ static bool skip_locked(ct_call *call, const ct_exec *x, ct_failure_id root, int
         .graph = x->handle,
         .node = node->node,
     };
-    refuse_host_nodes(call, x, &x->read_ranges[at], error);
     ct_settle_skip(call, root, error, &skip, x->writes, (unsigned)x->n_writes);
+    refuse_host_nodes(call, x, &x->read_ranges[at], error);
     return false;
 }
 

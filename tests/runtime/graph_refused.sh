@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# graph_refused.sh SHIM PROGRAM: graph_refused.cu's program on fakecuda,
+# without and with SHIM preloaded.
+#   stale: without the shim the graph runs over the input a rejected fill
+#     left stale and its output is served; with it the graph launch is
+#     skipped (the skip event names the graph exec and the saxpy node that
+#     read the tainted input), the graph's host copy is poisoned and the
+#     cudaMemcpy of its output refused.
+#   clean: correct output, identical without and with the shim, and a
+#     report without failures.
+#   launch under CUTAINT_INJECT=api:cuGraphLaunch: the graph launch fails,
+#     the report names its failure, and its output is refused.
+# LD_LIBRARY_PATH comes from meson.
+set -uo pipefail
+shim=$1 program=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bad=0
+fail() { echo "FAIL: $*"; bad=1; }
+result() { sed -n "s/^RESULT $2=//p" "$work/$1.out" | tail -n 1; }
+expect() { # RUN KEY VALUE
+    local got
+    got=$(result "$1" "$2")
+    [ "$got" = "$3" ] || fail "$1: $2=${got:-<none>}, expected $3"
+}
+run() { # NAME MODE [ENV...]: the program once, with the shim when ENV is given
+    local name=$1 mode=$2
+    shift 2
+    env "$@" "$program" "$mode" >"$work/$name.out" 2>"$work/$name.err" || fail "$name: exit status $?"
+    cat "$work/$name.out"
+}
+under_shim() { # REPORT: the environment of a run under the shim
+    echo "LD_PRELOAD=${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" "CUTAINT_REPORT=$work/$1"
+}
+
+run base_stale stale
+# shellcheck disable=SC2046 # one word per variable
+run shim_stale stale $(under_shim stale.jsonl)
+run base_clean clean
+# shellcheck disable=SC2046
+run shim_clean clean $(under_shim clean.jsonl)
+# shellcheck disable=SC2046
+run shim_inject launch $(under_shim inject.jsonl) CUTAINT_INJECT='api:cuGraphLaunch=LAUNCH_FAILED'
+
+expect base_stale fill cudaErrorInvalidValue
+expect base_stale graph cudaSuccess
+expect base_stale graph_host stale
+expect base_stale memcpy_host stale
+expect shim_stale fill cudaErrorInvalidValue
+expect shim_stale graph cudaSuccess
+expect shim_stale graph_host poisoned
+expect shim_stale memcpy cudaErrorInvalidValue
+expect shim_stale memcpy_host poisoned
+grep -Eq '"event":"skip".*"api":"cuGraphLaunch(_ptsz)?","kernel":"saxpy\(int, float, float const\*, float\*\)".*"graph":"0x[0-9a-f]+","node":"0x[0-9a-f]+"' \
+    "$work/stale.jsonl" || fail "stale: no skip of the graph launch naming its exec and its saxpy node"
+grep -Eq '"event":"refused_read".*"api":"cuGraphLaunch(_ptsz)?".*"bytes":4096,.*"poisoned":true' "$work/stale.jsonl" ||
+    fail "stale: the graph's copy to the host is not refused"
+grep -Eq '"event":"refused_read".*"api":"cuMemcpyDtoH_v2(_ptds)?".*"path":\["fill\(float\*, int, float\)","saxpy' \
+    "$work/stale.jsonl" || fail "stale: the read of the graph's output is not refused along fill -> the graph"
+
+for run in base_clean shim_clean; do
+    expect $run fill cudaSuccess
+    expect $run graph cudaSuccess
+    expect $run graph_host correct
+    expect $run memcpy_host correct
+done
+cmp -s "$work/base_clean.out" "$work/shim_clean.out" || fail "clean: the output differs under the shim"
+! grep -qE '"event":"(failure|skip|refused_read|context_lost)"' "$work/clean.jsonl" ||
+    fail "clean: the report holds a failure"
+
+expect shim_inject graph cudaErrorLaunchFailure
+expect shim_inject memcpy cudaErrorLaunchFailure
+expect shim_inject memcpy_host poisoned
+grep -Eq '"event":"failure".*"api":"cuGraphLaunch(_ptsz)?".*"error":"CUDA_ERROR_LAUNCH_FAILED".*"injected":true' \
+    "$work/inject.jsonl" || fail "inject: the report names no injected failure of cuGraphLaunch"
+exit $bad
