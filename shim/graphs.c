@@ -114,15 +114,21 @@ void ct_after_end_capture(ct_call *call, CUstream s)
 }
 
 /* ---- exec sets ------------------------------------------------------------ */
+/* A read of bytes a copy or memset of the same graph writes first (one that
+ * runs before the reader, by the graph's edges) is not in the read set: the
+ * graph satisfies it itself, as a memset before a launch does outside one.
+ * Kernel writes never satisfy a read (their extent is not known). */
 
 typedef struct ct_use {       /* one range a node reads or writes */
     ct_range r;
+    uint64_t base;            /* of its allocation */
     bool read, write;
 } ct_use;
 
 typedef struct ct_node_uses { /* what one node touches */
     uint64_t node;            /* the source graph's node handle */
     const char *kernel;       /* its kernel, NULL for copies and memsets */
+    bool exact;               /* a copy or memset: its writes are exact, so they cover what later nodes read */
     bool to_host;             /* a device-to-host copy: host is its destination */
     ct_shape host;
     unsigned n;
@@ -131,6 +137,7 @@ typedef struct ct_node_uses { /* what one node touches */
 
 typedef struct ct_read {      /* a merged read and the first node reading it */
     ct_range r;
+    uint64_t base;            /* of its allocation: ranges merge only within one */
     unsigned node;
 } ct_read;
 
@@ -139,6 +146,7 @@ typedef struct ct_exec {
     bool opaque;              /* some node was of a kind not followed */
     unsigned n_nodes;
     ct_node_uses *nodes;
+    uint64_t *ancestors;      /* n_nodes rows of words(n_nodes) bits: node j runs before node i; NULL unknown */
     size_t n_reads, n_writes;
     ct_read *reads;
     ct_range *read_ranges;    /* reads[i].r, contiguous, for one store check */
@@ -168,19 +176,21 @@ static void exec_free(ct_exec *x)
     for (unsigned i = 0; i < x->n_nodes; i++)
         node_uses_free(&x->nodes[i]);
     free(x->nodes);
+    free(x->ancestors);
     free(x->reads);
     free(x->read_ranges);
     free(x->writes);
     free(x);
 }
 
-/* r as an exact range of its allocation; false when it lies in none. */
-static bool exact(ct_range *r)
+/* r as an exact range of its allocation (whose base *base receives); false
+ * when it lies in none. */
+static bool exact(ct_range *r, uint64_t *base)
 {
-    uint64_t base = 0, size = 0;
-    if (r->len == 0 || !ct_store_resolve(ct_g.store, r->addr, &base, &size))
+    uint64_t size = 0;
+    if (r->len == 0 || !ct_store_resolve(ct_g.store, r->addr, base, &size))
         return false;
-    uint64_t left = base + size - r->addr;
+    uint64_t left = *base + size - r->addr;
     if (r->len > left)
         r->len = left;
     return true;
@@ -188,13 +198,14 @@ static bool exact(ct_range *r)
 
 static bool add_use(ct_node_uses *n, ct_range r, bool read, bool write)
 {
-    if (!exact(&r))
+    uint64_t base = 0;
+    if (!exact(&r, &base))
         return true;
     ct_use *grown = realloc(n->use, (n->n + 1) * sizeof *grown);
     if (!grown)
         return false;
     n->use = grown;
-    n->use[n->n++] = (ct_use){r, read, write};
+    n->use[n->n++] = (ct_use){r, base, read, write};
     return true;
 }
 
@@ -221,6 +232,7 @@ static bool decode_kernel(ct_node_uses *n, CUfunction f, void **params, void **e
 static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
 {
     ct_copy_shape shape = ct_shape_3d(p);
+    n->exact = true;
     ct_range r[CT_CALL_RANGES];
     unsigned count = ct_shape_ranges(&shape.src, r);
     if (!add_ranges(n, r, count, true, false))
@@ -240,6 +252,7 @@ static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
                   .pitch = p->pitch ? p->pitch : (uint64_t)p->width * p->elementSize, .height = p->height,
                   .depth = 1};
     s.slice = s.pitch * s.height;
+    n->exact = true;
     ct_range r[CT_CALL_RANGES];
     unsigned count = ct_shape_ranges(&s, r);
     return add_ranges(n, r, count, false, true);
@@ -291,12 +304,16 @@ static bool decode_node(ct_node_uses *n, CUgraphNode node, bool *opaque)
 static int by_addr(const void *a, const void *b)
 {
     const ct_read *x = a, *y = b;
+    if (x->base != y->base)
+        return x->base < y->base ? -1 : 1;
     if (x->r.addr != y->r.addr)
         return x->r.addr < y->r.addr ? -1 : 1;
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Sort and coalesce overlapping or adjacent ranges in place; how many are left. */
+/* Sort and coalesce overlapping or adjacent ranges of one allocation in
+ * place (core resolves a range by its first byte: a range never spans two
+ * allocations); how many are left. */
 static size_t coalesce(ct_read *v, size_t n)
 {
     if (n == 0)
@@ -305,7 +322,7 @@ static size_t coalesce(ct_read *v, size_t n)
     size_t out = 0;
     for (size_t i = 1; i < n; i++) {
         uint64_t end = v[out].r.addr + v[out].r.len;
-        if (v[i].r.addr <= end) {
+        if (v[i].base == v[out].base && v[i].r.addr <= end) {
             uint64_t i_end = v[i].r.addr + v[i].r.len;
             if (i_end > end)
                 v[out].r.len = i_end - v[out].r.addr;
@@ -316,6 +333,77 @@ static size_t coalesce(ct_read *v, size_t n)
         }
     }
     return out + 1;
+}
+
+/* ---- reads a graph satisfies itself ---- */
+
+static size_t words(size_t n)
+{
+    return (n + 63) / 64;
+}
+
+static bool runs_before(const ct_exec *x, unsigned j, unsigned i)
+{
+    const uint64_t *row = x->ancestors + (size_t)i * words(x->n_nodes);
+    return row[j / 64] >> (j % 64) & 1;
+}
+
+/* Does a copy or memset that runs before node i write every byte of u?  Then
+ * node i reads what its own graph wrote, not what the graph was handed. */
+static bool covered(const ct_exec *x, unsigned i, const ct_use *u)
+{
+    if (!x->ancestors)
+        return false;
+    for (unsigned j = 0; j < x->n_nodes; j++) {
+        if (!x->nodes[j].exact || !runs_before(x, j, i))
+            continue;
+        for (unsigned k = 0; k < x->nodes[j].n; k++) {
+            const ct_use *w = &x->nodes[j].use[k];
+            if (w->write && w->base == u->base && w->r.addr <= u->r.addr &&
+                w->r.addr + w->r.len >= u->r.addr + u->r.len)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Which nodes run before which, from each node's dependencies (no lock
+ * held: driver calls).  Left NULL (no read counts as satisfied) when the
+ * driver will not say or the graph is too large to be worth it. */
+#define CT_ORDER_MAX_NODES 4096
+static void order_nodes(ct_exec *x, const CUgraphNode *nodes)
+{
+    __typeof__(&cuGraphNodeGetDependencies) get_deps = CT_HELPER(cuGraphNodeGetDependencies);
+    size_t n = x->n_nodes, w = words(n);
+    if (!get_deps || n == 0 || n > CT_ORDER_MAX_NODES || !(x->ancestors = calloc(n * w, sizeof *x->ancestors)))
+        return;
+    CUgraphNode deps[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t nd = sizeof deps / sizeof *deps;
+        if (get_deps(nodes[i], deps, &nd) != CUDA_SUCCESS || nd > sizeof deps / sizeof *deps) {
+            free(x->ancestors);
+            x->ancestors = NULL;
+            return;
+        }
+        for (size_t d = 0; d < nd; d++)
+            for (size_t j = 0; j < n; j++)
+                if (nodes[j] == deps[d])
+                    x->ancestors[i * w + j / 64] |= 1ULL << (j % 64);
+    }
+    /* transitive closure: a row takes its ancestors' rows until nothing changes */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                if (!(x->ancestors[i * w + j / 64] >> (j % 64) & 1))
+                    continue;
+                for (size_t k = 0; k < w; k++) {
+                    uint64_t grown = x->ancestors[i * w + k] | x->ancestors[j * w + k];
+                    changed |= grown != x->ancestors[i * w + k];
+                    x->ancestors[i * w + k] = grown;
+                }
+            }
+    }
 }
 
 /* The merged read and write sets of x's nodes.  False when out of memory. */
@@ -335,10 +423,10 @@ static bool merge(ct_exec *x)
     for (unsigned i = 0; i < x->n_nodes; i++)
         for (unsigned j = 0; j < x->nodes[i].n; j++) {
             const ct_use *u = &x->nodes[i].use[j];
-            if (u->read)
-                reads[nr++] = (ct_read){u->r, i};
+            if (u->read && !covered(x, i, u))
+                reads[nr++] = (ct_read){u->r, u->base, i};
             if (u->write)
-                writes[nw++] = (ct_read){u->r, i};
+                writes[nw++] = (ct_read){u->r, u->base, i};
         }
     nr = coalesce(reads, nr);
     nw = coalesce(writes, nw);
@@ -388,6 +476,7 @@ static ct_exec *decode_graph(CUgraph g, uint64_t handle)
             goto fail;
         x->n_nodes++;
     }
+    order_nodes(x, nodes);
     if (!merge(x))
         goto fail;
     free(nodes);

@@ -79,7 +79,7 @@ int ct_entry_find(const char *name);
 #define CT_HELPERS(X)                                                                      \
     X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)    \
     X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)                              \
-    X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType)                          \
+    X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies)                          \
     X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,

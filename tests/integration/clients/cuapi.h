@@ -47,7 +47,16 @@
     X(cuStreamCreate, 12000)            \
     X(cuStreamDestroy, 12000)           \
     X(cuStreamSynchronize, 12000)       \
-    X(cuLaunchKernel, 12000)
+    X(cuLaunchKernel, 12000)            \
+    X(cuGraphCreate, 12000)             \
+    X(cuGraphAddMemsetNode, 12000)      \
+    X(cuGraphAddKernelNode, 12000)      \
+    X(cuGraphInstantiateWithFlags, 12000) \
+    X(cuGraphLaunch, 12000)             \
+    X(cuGraphExecKernelNodeSetParams, 12000) \
+    X(cuGraphExecUpdate, 12000)         \
+    X(cuGraphExecDestroy, 12000)        \
+    X(cuGraphDestroy, 12000)
 
 #if CLIENT_RUNTIME_LOAD
 

@@ -705,6 +705,74 @@ static int sc_spin(int argc, char **argv)
     return 1;
 }
 
+/* ---- graphs --------------------------------------------------------------- */
+static CUDA_KERNEL_NODE_PARAMS saxpy_node(void **params)
+{
+    return (CUDA_KERNEL_NODE_PARAMS){.func = k_saxpy, .gridDimX = N / OK_BLOCK, .gridDimY = 1, .gridDimZ = 1,
+                                     .blockDimX = OK_BLOCK, .blockDimY = 1, .blockDimZ = 1, .kernelParams = params};
+}
+
+/* An explicit graph: memset y = 0, then saxpy(2, in -> y). */
+static CUgraph saxpy_graph(CUdeviceptr *in, CUdeviceptr *y, int *n, float *a, CUgraphNode *kernel)
+{
+    CUgraph g;
+    CUgraphNode m;
+    check("cuGraphCreate", CU(cuGraphCreate)(&g, 0));
+    CUDA_MEMSET_NODE_PARAMS mp = {.dst = *y, .pitch = BYTES, .value = 0, .elementSize = 4, .width = N, .height = 1};
+    check("cuGraphAddMemsetNode", CU(cuGraphAddMemsetNode)(&m, g, NULL, 0, &mp, ctx));
+    void *params[] = {n, a, in, y};
+    CUDA_KERNEL_NODE_PARAMS kp = saxpy_node(params);
+    check("cuGraphAddKernelNode", CU(cuGraphAddKernelNode)(kernel, g, &m, 1, &kp));
+    return g;
+}
+
+static void graph_launch(const char *what, CUgraphExec e)
+{
+    say(what, CU(cuGraphLaunch)(e, 0));
+    say("sync", CU(cuStreamSynchronize)(0));
+}
+
+/* x = 1 is clean, z = 5 is left stale by a failed fill.  The graph reads x;
+ * its exec is pointed at z by cuGraphExecKernelNodeSetParams, back at x,
+ * then at z again by cuGraphExecUpdate from a second graph: y is read after
+ * each launch. */
+static int sc_graph_update(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    int n = N;
+    float a = 2.0f;
+    say("write x", write_floats(x, N, 1.0f));
+    say("write z", write_floats(z, N, 5.0f));
+    say("launch fill z", fill(z, N, 3.0f, BAD_BLOCK));
+    CUgraphNode node, node_z;
+    CUgraph g = saxpy_graph(&x, &y, &n, &a, &node), g_z = saxpy_graph(&z, &y, &n, &a, &node_z);
+    CUgraphExec e;
+    say("instantiate", CU(cuGraphInstantiateWithFlags)(&e, g, 0));
+    graph_launch("graph x", e);
+    show_read("y after x", y, BYTES);
+
+    void *on_z[] = {&n, &a, &z, &y}, *on_x[] = {&n, &a, &x, &y};
+    CUDA_KERNEL_NODE_PARAMS kp = saxpy_node(on_z);
+    say("set params z", CU(cuGraphExecKernelNodeSetParams)(e, node, &kp));
+    graph_launch("graph z", e);
+    show_read("y after z", y, BYTES);
+    kp = saxpy_node(on_x);
+    say("set params x", CU(cuGraphExecKernelNodeSetParams)(e, node, &kp));
+    graph_launch("graph x again", e);
+    show_read("y after x again", y, BYTES);
+
+    CUgraphExecUpdateResultInfo info;
+    say("update z", CU(cuGraphExecUpdate)(e, g_z, &info));
+    graph_launch("graph updated", e);
+    show_read("y after update", y, BYTES);
+
+    say("exec destroy", CU(cuGraphExecDestroy)(e));
+    CU(cuGraphDestroy)(g);
+    CU(cuGraphDestroy)(g_z);
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
     {"happy", sc_happy},
     {"failed_launch", sc_failed_launch},
@@ -724,6 +792,7 @@ static const client_scenario scenarios[] = {
     {"fork_quiet", sc_fork_quiet},
     {"inject_seq", sc_inject_seq},
     {"spin", sc_spin},
+    {"graph_update", sc_graph_update},
 };
 
 int main(int argc, char **argv)

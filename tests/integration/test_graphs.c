@@ -1,0 +1,57 @@
+/*
+ * test_graphs.c - explicit graphs at the driver level (the scenario client's
+ * graph_update, every way of reaching the driver): the graph's read set is
+ * checked at cuGraphLaunch, and after cuGraphExecKernelNodeSetParams or
+ * cuGraphExecUpdate changes which buffer a node reads, the new input is the
+ * one checked. Without the shim the stale input's output is served.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "harness.h"
+
+static const char *const clients[] = {CT_CLIENT_LINKED, CT_CLIENT_PTDS, CT_CLIENT_RUNTIME, CT_CLIENT_NOISE};
+
+ParameterizedTestParameters(graphs, exec_changes_what_is_checked)
+{
+    return H_ROWS(clients);
+}
+
+ParameterizedTest(int *row, graphs, exec_changes_what_is_checked)
+{
+    h_run run = {.client = clients[*row], .args = {"graph_update"}};
+    h_result alone, r;
+    h_exec_baseline(&run, &alone);
+    h_expect_ended(&alone);
+    /* Without the shim the stale z (5) is read: y = 2 * 5. */
+    cr_expect(h_has_line(alone.out, "read y after z: CUDA_SUCCESS first=10 last=10"), "baseline:\n%s", alone.out);
+    cr_expect(h_has_line(alone.out, "read y after update: CUDA_SUCCESS first=10 last=10"), "baseline:\n%s", alone.out);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill z: CUDA_ERROR_INVALID_VALUE",
+        "graph x: CUDA_SUCCESS",
+        "read y after x: CUDA_SUCCESS first=2 last=2",
+        "set params z: CUDA_SUCCESS",
+        "graph z: CUDA_SUCCESS",
+        "read y after z: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        /* the graph's memset rewrites y before saxpy reads it: a clean x runs again */
+        "read y after x again: CUDA_SUCCESS first=2 last=2",
+        "update z: CUDA_SUCCESS",
+        "read y after update: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 2, "%s", h_events(&rep));
+    int skip = h_find(&rep, "skip", 0);
+    cr_assert(skip >= 0, "%s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[skip], "kernel"), "saxpy(int, float, float const*, float*)");
+    cr_expect(h_str(rep.line[skip], "graph") != NULL && h_str(rep.line[skip], "node") != NULL, "%s", rep.line[skip]);
+    cr_expect_eq(h_count(&rep, "refused_read"), 2, "%s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
