@@ -19,6 +19,8 @@
  *                    the runs with and without cutaint alike)
  *   alloc_free       cuMemAlloc of 1 KiB, then cuMemFree
  *   sync             cuStreamSynchronize(0)
+ *   graph_launch     cuGraphLaunch of an executable graph of one kernel node,
+ *                    launch_interior's launch (made only when selected)
  * --live N     N allocations (256 B each) stay live while the loops run.
  * --threads T  every thread runs the loop on its own buffers.
  * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
@@ -72,12 +74,12 @@
 #define FILLER_BYTES 256
 #define MAX_REPS 256
 
-enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, N_OPS };
+enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, OP_GRAPH_LAUNCH, N_OPS };
 static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",
-                                            "alloc_free", "sync"};
+                                            "alloc_free", "sync", "graph_launch"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
-static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000};
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000};
 
 static CUcontext ctx;
 static CUfunction k_empty, k_fill;
@@ -113,6 +115,7 @@ typedef struct worker {
     CUdeviceptr base_args[4];  /* 256-byte allocations: base pointers */
     CUdeviceptr interior_args[4];
     unsigned char host[COPY_BYTES + 8 * 528]; /* copies rotate over 8 offsets */
+    CUgraphExec graph;         /* graph_launch's, when selected */
     enum op op;
     long iters;
     CUresult error;
@@ -155,6 +158,10 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
             r = cuStreamSynchronize(NULL);
         break;
+    case OP_GRAPH_LAUNCH:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = cuGraphLaunch(w->graph, NULL);
+        break;
     default:
         break;
     }
@@ -162,7 +169,20 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
     return r;
 }
 
-static void setup_worker(worker *w)
+/* One kernel node: the empty kernel over the worker's interior pointers. */
+static void setup_graph(worker *w)
+{
+    CUgraph g;
+    CUgraphNode node;
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = k_empty, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+                                  .blockDimY = 1, .blockDimZ = 1, .kernelParams = w->interior_params};
+    CHECK(cuGraphCreate(&g, 0));
+    CHECK(cuGraphAddKernelNode(&node, g, NULL, 0, &kp));
+    CHECK(cuGraphInstantiate(&w->graph, g, 0));
+    CHECK(cuGraphDestroy(g));
+}
+
+static void setup_worker(worker *w, bool graph)
 {
     for (int i = 0; i < 4; i++) {
         CHECK(cuMemAlloc(&w->base_args[i], 256));
@@ -173,6 +193,8 @@ static void setup_worker(worker *w)
     }
     memset(w->host, 0x11, sizeof w->host);
     CHECK(cuMemcpyHtoD(w->big[1], w->host, COPY_BYTES)); /* something written to read */
+    if (graph)
+        setup_graph(w);
 }
 
 static void *worker_main(void *arg)
@@ -340,7 +362,7 @@ int main(int argc, char **argv)
     }
     make_filler(live, &filler);
     for (int t = 0; t < n_threads; t++)
-        setup_worker(&workers[t]);
+        setup_worker(&workers[t], ops[OP_GRAPH_LAUNCH]);
     if (taint)
         printf("taint refused_read=%d\n", taint_unrelated() ? 1 : 0);
 

@@ -5,7 +5,8 @@
 #
 # Builds DIR (default build-bench, -Dbuildtype=release) if needed, then runs
 # tools/bench/bench for every case - launch (base and interior pointers),
-# DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, cuStreamSynchronize; at 0, 1000
+# DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, cuStreamSynchronize, cuGraphLaunch
+# of a one-node graph (the interior launch); at 0, 1000
 # and 100000 live allocations; 1 and 8 threads; no taint, and taint on an
 # unrelated buffer - without and with libcutaint.so preloaded, interleaved
 # (each round runs every case both ways, alternating which goes first), and
