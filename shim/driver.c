@@ -99,7 +99,8 @@ void *ct_real_own(int id)
     return ct_driver_loaded() ? ct_real_dlsym(driver_handle, ct_entries[id].name) : NULL;
 }
 
-static void *resolve_slot(int id)
+/* Out of line: inlined, its register saves would be paid by every call. */
+__attribute__((noinline)) static void *resolve_slot(int id)
 {
     bool loaded = reach_driver();
     void *fn = atomic_load_explicit(&known[id], memory_order_acquire);
