@@ -76,6 +76,12 @@ static void no_ref(void *owner, ct_failure_id id)
     (void)id;
 }
 
+static void no_forget(void *owner, uint64_t base)
+{
+    (void)owner;
+    (void)base;
+}
+
 static uint64_t mix64(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ULL;
@@ -247,6 +253,7 @@ ct_allocmap *ct_allocmap_new(void)
         return NULL;
     map->env.ref = no_ref;
     map->env.unref = no_ref;
+    map->env.forget = no_forget;
     atomic_init(&map->env.live, 0);
     map->id = atomic_fetch_add_explicit(&map_ids, 1, memory_order_relaxed) + 1;
     return map;
@@ -256,7 +263,10 @@ static void forget(ct_allocmap *map, ct_alloc *node)
 {
     map->root = treap_remove(map->root, node);
     HASH_DELETE(hh, map->by_base, node);
-    ct_claims_drop(&node->claims, &map->env);
+    if (node->claims.n) {
+        map->env.forget(map->env.owner, node->base);
+        ct_claims_drop(&node->claims, &map->env);
+    }
     node_put(map, node);
     map->count--;
     map->generation++;

@@ -53,6 +53,8 @@ typedef struct ct_claims {
 typedef struct ct_claim_env {
     void (*ref)(void *owner, ct_failure_id id);
     void (*unref)(void *owner, ct_failure_id id);
+    /* The allocation at base, which carries claims, is about to go. */
+    void (*forget)(void *owner, uint64_t base);
     void *owner;
     size_t spill_bytes;  /* heap bytes of spilled blocks, allocator included */
     atomic_size_t live;  /* claims in all allocations; read without the lock */

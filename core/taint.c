@@ -25,14 +25,22 @@
  *   one per turn.
  * - Out of memory never loses taint: when no record can be had, one
  *   stand-in record embedded in the store carries every such failure.
- * - Every operation runs under the store's lock (lookers.h): held alone by
- *   whatever changes anything, shared by checks that only look, which
- *   write nothing shared (lookups from them use find_record, not lookup).
- *   A check that finds work to do lets go and takes the lock to write.
+ * - Every operation runs under the store's lock (a pthread rwlock that
+ *   prefers writers): held alone by whatever changes anything, shared by
+ *   checks that only look, which write nothing shared (lookups from them
+ *   use find_record, not lookup).  A check that finds work to do lets go
+ *   and takes the lock to write.  Before any of that, a check asks the
+ *   summary (summary.h), lock-free, whether its ranges can reach a claim
+ *   at all: with taint elsewhere, most checks end there.
+ * - The summary lists exactly the allocations whose claims are not empty:
+ *   every claim edit (set_span, clear_span) notes the allocation's hull
+ *   after it, and an allocation forgotten with claims leaves it (forget
+ *   hook, called by the map).
  */
 #include "taint.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +48,7 @@
 #include "claims.h"
 #include "ct_status.h"
 #include "heap.h"
-#include "lookers.h"
+#include "summary.h"
 
 #define FIRST_PROVISIONAL_ID 0x80000000u
 #define OOM_API "cutaint: out of memory, failure detail dropped"
@@ -75,7 +83,8 @@ typedef struct id_space {
 } id_space;
 
 struct ct_store {
-    ct_lookers lock;
+    ct_summary summary;         /* first: 64-aligned, read by every check */
+    pthread_rwlock_t lock;
     ct_allocmap *map;
     ct_claim_env *env;
     failure *by_id;
@@ -95,16 +104,24 @@ struct ct_store {
     int unknown_error;          /* ct_store_new's: see lost_root */
 };
 
-/* Checks that only look (is any byte of these ranges claimed?  which
- * failure is oldest?) share the lock: they are what every launch and read
- * does once taint exists anywhere, and serialising them made two threads'
- * launches more than twice as slow each (bench, stub driver).  They write
- * nothing shared - not even the record cache (`hot`) - only the lookup
- * cache, which is per thread. */
-static void lock(ct_store *s) { ct_lock_to_write(&s->lock); }
-static void unlock(ct_store *s) { ct_unlock_write(&s->lock); }
-static void lock_to_look(ct_store *s) { ct_lock_to_look(&s->lock); }
-static void unlock_look(ct_store *s) { ct_unlock_look(&s->lock); }
+/* Checks that only look and that the summary could not answer (is any
+ * byte of these ranges claimed?  which failure is oldest?) share the lock.
+ * They write nothing shared - not even the record cache (`hot`) - only the
+ * lookup cache, which is per thread. */
+static void lock(ct_store *s) { pthread_rwlock_wrlock(&s->lock); }
+static void unlock(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
+static void lock_to_look(ct_store *s) { pthread_rwlock_rdlock(&s->lock); }
+static void unlock_look(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
+
+/* Writers first, so a stream of checks cannot starve a change. */
+static void lock_init(ct_store *s)
+{
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->lock, &a);
+    pthread_rwlockattr_destroy(&a);
+}
 
 /* --- records and ids --------------------------------------------------- */
 
@@ -424,16 +441,45 @@ static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, voi
         each_span(s, &r[i], fn, ctx);
 }
 
+/* After an edit of a's claims (had: it carried some before): the summary
+ * learns their hull. */
+static void note_claims(ct_store *s, ct_alloc *a, bool had)
+{
+    const ct_claims *c = ct_alloc_claims(a);
+    uint64_t base = ct_alloc_base(a), lo = 0, hi = 0;
+    if (c->n == 1) {
+        lo = c->u.one.off;
+        hi = c->u.one.end;
+    } else if (c->n > 1) {
+        lo = c->u.many->v[0].off;
+        hi = c->u.many->v[c->n - 1].end;
+    }
+    ct_summary_note(&s->summary, base, ct_alloc_size(a), had, base + lo, base + hi);
+}
+
 static void set_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
 {
     const failure *f = ctx;
-    ct_claims_set(ct_alloc_claims(a), off, end, f->id, s->env);
+    ct_claims *c = ct_alloc_claims(a);
+    bool had = c->n > 0;
+    ct_claims_set(c, off, end, f->id, s->env);
+    note_claims(s, a, had);
 }
 
 static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
 {
     (void)ctx;
-    ct_claims_clear(ct_alloc_claims(a), off, end, s->env);
+    ct_claims *c = ct_alloc_claims(a);
+    if (c->n == 0) /* most writes: nothing to clear */
+        return;
+    ct_claims_clear(c, off, end, s->env);
+    note_claims(s, a, true);
+}
+
+static void forget_claims(void *owner, uint64_t base)
+{
+    ct_store *s = owner;
+    ct_summary_forget(&s->summary, base);
 }
 
 static void note_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
@@ -460,7 +506,7 @@ static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const
 
 ct_store *ct_store_new(int unknown_error)
 {
-    ct_store *s = aligned_alloc(_Alignof(ct_store), sizeof(*s)); /* see lookers.h */
+    ct_store *s = aligned_alloc(_Alignof(ct_store), sizeof(*s)); /* see summary.h */
     if (!s)
         return NULL;
     memset(s, 0, sizeof(*s));
@@ -472,11 +518,13 @@ ct_store *ct_store_new(int unknown_error)
         free(s);
         return NULL;
     }
-    ct_lookers_init(&s->lock);
+    lock_init(s);
+    ct_summary_init(&s->summary);
     s->unknown_error = unknown_error;
     s->env = ct_allocmap_env(s->map);
     s->env->ref = claim_ref;
     s->env->unref = claim_unref;
+    s->env->forget = forget_claims;
     s->env->owner = s;
     s->real_ids = (id_space){ 1, 1, FIRST_PROVISIONAL_ID, false };
     s->provisional_ids = (id_space){ FIRST_PROVISIONAL_ID, FIRST_PROVISIONAL_ID,
@@ -500,14 +548,14 @@ void ct_store_free(ct_store *s)
         HASH_DELETE(hh, s->names, name);
         free(name);
     }
-    ct_lookers_destroy(&s->lock);
+    pthread_rwlock_destroy(&s->lock);
     free(s);
 }
 
 void ct_store_atfork_child(ct_store *s)
 {
     if (s)
-        ct_lookers_init(&s->lock);
+        lock_init(s);
 }
 
 int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
@@ -719,10 +767,11 @@ static void find_oldest(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, vo
     }
 }
 
-ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *error)
+/* Out of line: the summary answers most checks, which then pay no
+ * register saves for the lookups below. */
+__attribute__((noinline)) static ct_failure_id read_failure_looking(ct_store *s, const ct_range *r, size_t n,
+                                                                    int *error)
 {
-    if (!ct_store_tainted(s) || !r)
-        return 0;
     lock_to_look(s);
     ct_failure_id oldest = 0;
     each_range(s, r, n, find_oldest, &oldest);
@@ -731,6 +780,13 @@ ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *err
         *error = f->desc.error;
     unlock_look(s);
     return oldest;
+}
+
+ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *error)
+{
+    if (!ct_store_tainted(s) || !r || ct_summary_clean(&s->summary, r, n))
+        return 0;
+    return read_failure_looking(s, r, n, error);
 }
 
 /* The failure a skip propagates when its root was released between the

@@ -24,7 +24,10 @@
  *   duration - shared when it only looks (read_failure, resolve, the checks
  *   before written and a report-less ensure_written), alone otherwise - and
  *   calls nothing outside core while holding it.  ct_store_tainted() is a
- *   lock-free read for the hot path.
+ *   lock-free read for the hot path, and so is every check whose ranges
+ *   reach no allocation that carries a claim (read_failure, written, a
+ *   report-less ensure_written): a summary of those allocations answers it
+ *   without the lock and without writing anything shared (summary.h).
  * - No heap allocation on the paths a happy program takes once warm
  *   (enter_write/exit_write with success, read_failure, written,
  *   ensure_written): failure records and claim arrays are recycled.

@@ -1,0 +1,85 @@
+/*
+ * summary.h - private to core: which allocations carry any claim, readable
+ * without the store's lock.
+ *
+ * Owns: one entry per allocation whose claims are not empty - its range and
+ * the hull of its claims, absolute addresses - and a sequence number.  The
+ * store edits it under its lock whenever an allocation's claims change
+ * (ct_summary_note) or an allocation carrying claims is forgotten; checks
+ * read it lock-free (a seqlock: readers write nothing shared, so threads
+ * checking at once do not take cache lines from each other).
+ *
+ * Invariants:
+ * - Entries never overlap (allocations never do) and every hull lies inside
+ *   its allocation.
+ * - An allocation not listed carries no claim, unless the summary has
+ *   overflowed (more than CT_SUMMARY_MAX allocations carried claims at
+ *   once): it then answers "ask the store" until none carries any.
+ * - A reader's answer "clean" is exact: every range it was given starts
+ *   outside every listed allocation, or ends in its allocation before that
+ *   allocation's hull begins, or starts after it ends.  Anything else, and a
+ *   writer caught at work, is "ask the store".
+ */
+#ifndef CT_SUMMARY_H
+#define CT_SUMMARY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "taint.h"
+
+#define CT_SUMMARY_MAX 64
+
+typedef struct ct_summary_entry {
+    atomic_uint_fast64_t base, size; /* the allocation */
+    atomic_uint_fast64_t lo, hi;     /* the hull of its claims */
+} ct_summary_entry;
+
+/* The sequence number is the line every reader reads: it sits with the
+ * entries, written only by writers, apart from the store's busy fields (the
+ * struct is 64-aligned). */
+typedef struct ct_summary {
+    _Alignas(64) atomic_uint seq;   /* odd while a writer edits */
+    atomic_uint n;                  /* entries in use */
+    size_t tainted;                 /* allocations carrying claims (writers only) */
+    ct_summary_entry e[CT_SUMMARY_MAX];
+} ct_summary;
+
+void ct_summary_init(ct_summary *sm);
+/* Under the store's lock: allocation [base, base+size) carried claims
+ * (had) and now carries claims over [lo, hi) (lo < hi), or none (lo == hi). */
+void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t size, bool had, uint64_t lo, uint64_t hi);
+/* Under the store's lock: the allocation at base, which carried claims, is
+ * gone. */
+void ct_summary_forget(ct_summary *sm, uint64_t base);
+/* Lock-free: true when no byte of r[0..n) can carry a claim (each range
+ * clipped to the allocation of its first byte, as the store clips it);
+ * false: ask the store.  Inline: it is most of what a launch or a read
+ * pays while taint exists elsewhere.  A range reaches a listed allocation's
+ * claims only if it starts in that allocation, before the hull's end, and
+ * at or past the hull's start or long enough to get there. */
+static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, size_t n)
+{
+    unsigned seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
+    unsigned listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
+    if ((seq & 1) || listed > CT_SUMMARY_MAX)
+        return false;
+    for (unsigned k = 0; k < listed; k++) {
+        const ct_summary_entry *e = &sm->e[k];
+        uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
+        uint64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
+        uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
+        uint64_t hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t addr = r[i].addr;
+            if (addr - base < size && addr < hi && (addr >= lo || r[i].len > lo - addr))
+                return false;
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&sm->seq, memory_order_relaxed) == seq;
+}
+
+#endif
