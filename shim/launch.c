@@ -54,56 +54,75 @@ static CT_HOT_TLS struct {
 
 /* What the launch in flight on this thread needs between before and after.
  * Its bindings live in the thread's scratch (scratch.c), taken only when a
- * launch is decoded: with none, in and out are empty. */
+ * launch is decoded: with none, in and out are empty.  decoded: in and out
+ * are known, and a success releases out. */
 static CT_HOT_TLS struct {
     ct_launch launch;
     ct_kernel *kernel;
     uint64_t seq;
     bool decoded;
     unsigned n_in, n_out;
-    ct_range *in, *out;
+    ct_range *in, *out;      /* valid once decoded */
 } current;
 
 /* ---- bindings ----------------------------------------------------------- */
 
-static void bind(uint64_t value, uint8_t role)
+/* Every pointer word a launch passes, each with its parameter's role: the
+ * decoder's own copy, kept in registers while it binds. */
+typedef struct bindings {
+    ct_range *bound;
+    uint8_t *roles;
+    unsigned n;
+} bindings;
+
+/* Inlined into each decoder: a launch with taint elsewhere binds every
+ * pointer parameter, a few instructions each. */
+#define CT_INLINE inline __attribute__((always_inline))
+
+static CT_INLINE void bind(bindings *b, uint64_t value, uint8_t role)
 {
-    if (value == 0)
+    if (value == 0 || b->n == CT_MAX_BINDINGS)
         return;
-    ct_range r = {value, CT_TO_END};
-    if ((role == CT_ROLE_READ || role == CT_ROLE_READWRITE) && current.n_in < CT_MAX_BINDINGS)
-        current.in[current.n_in++] = r;
-    if ((role == CT_ROLE_WRITE || role == CT_ROLE_READWRITE) && current.n_out < CT_MAX_BINDINGS)
-        current.out[current.n_out++] = r;
+    b->bound[b->n] = (ct_range){value, CT_TO_END};
+    b->roles[b->n++] = role;
 }
 
 /* Every 8-byte-aligned word of bytes [0, size) placed at buffer offset `at`. */
-static void bind_words(const unsigned char *bytes, uint64_t at, uint64_t size, uint8_t role)
+static CT_INLINE void bind_words(bindings *b, const unsigned char *bytes, uint64_t at, uint64_t size, uint8_t role)
 {
     uint64_t first = (8 - at % 8) % 8;
     for (uint64_t i = first; i + 8 <= size; i += 8) {
         uint64_t word;
         memcpy(&word, bytes + i, sizeof word);
-        bind(word, role);
+        bind(b, word, role);
     }
 }
 
-static void bind_param(const ct_param *p, const unsigned char *value)
+static CT_INLINE void bind_param(bindings *b, const ct_param *p, const unsigned char *value)
 {
     if (!value || p->role == CT_ROLE_IGNORE || p->size < 8)
         return;
     if (p->scan) {
-        bind_words(value, p->offset, p->size, p->role);
+        bind_words(b, value, p->offset, p->size, p->role);
     } else {
         uint64_t word;
         memcpy(&word, value, sizeof word);
-        bind(word, p->role);
+        bind(b, word, p->role);
     }
 }
 
-/* The packed buffer of `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs. */
-static void bind_extra(const ct_kernel *k, void **extra)
+static unsigned bind_params(const ct_kernel *k, void **params, ct_scratch *room)
 {
+    bindings b = {room->bound, room->roles, 0};
+    for (unsigned i = 0; i < k->n_params; i++)
+        bind_param(&b, &k->params[i], params[i]);
+    return b.n;
+}
+
+/* The packed buffer of `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs. */
+static unsigned bind_extra(const ct_kernel *k, void **extra, ct_scratch *room)
+{
+    bindings b = {room->bound, room->roles, 0};
     const unsigned char *buffer = NULL;
     size_t size = 0;
     for (unsigned i = 0; i < 2 * CT_MAX_EXTRA_PAIRS && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
@@ -113,33 +132,57 @@ static void bind_extra(const ct_kernel *k, void **extra)
             size = *(const size_t *)extra[i + 1];
     }
     if (!buffer || size == 0)
-        return;
+        return 0;
     if (!k->layout_known) {
-        bind_words(buffer, 0, size, CT_ROLE_READWRITE);
-        return;
+        bind_words(&b, buffer, 0, size, CT_ROLE_READWRITE);
+        return b.n;
     }
     for (unsigned i = 0; i < k->n_params; i++)
         if (k->params[i].offset + (uint64_t)k->params[i].size <= size)
-            bind_param(&k->params[i], buffer + k->params[i].offset);
+            bind_param(&b, &k->params[i], buffer + k->params[i].offset);
+    return b.n;
 }
 
-/* Without scratch the launch goes unchecked: nothing bound, nothing found. */
-static void decode(void)
+/* The launch's pointer words into room->bound; how many. */
+static unsigned bind_launch(ct_scratch *room)
+{
+    const ct_kernel *k = current.kernel;
+    if (current.launch.params)
+        return bind_params(k, current.launch.params, room);
+    if (current.launch.extra)
+        return bind_extra(k, current.launch.extra, room);
+    return 0;
+}
+
+/* The n bound words as inputs and outputs, by role. */
+static void split(ct_scratch *room, unsigned n)
 {
     current.decoded = true;
-    current.n_in = current.n_out = 0;
-    const ct_kernel *k = current.kernel;
-    ct_scratch *room = k ? ct_thread_scratch() : NULL;
-    if (!room)
-        return;
     current.in = room->in;
     current.out = room->out;
-    if (current.launch.params) {
-        for (unsigned i = 0; i < k->n_params; i++)
-            bind_param(&k->params[i], current.launch.params[i]);
-    } else if (current.launch.extra) {
-        bind_extra(k, current.launch.extra);
+    current.n_in = current.n_out = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t role = room->roles[i];
+        if (role == CT_ROLE_READ || role == CT_ROLE_READWRITE)
+            current.in[current.n_in++] = room->bound[i];
+        if (role == CT_ROLE_WRITE || role == CT_ROLE_READWRITE)
+            current.out[current.n_out++] = room->bound[i];
     }
+}
+
+/* Without a kernel or scratch the launch goes unchecked: nothing bound. */
+static ct_scratch *room_to_decode(void)
+{
+    return current.kernel ? ct_thread_scratch() : NULL;
+}
+
+static void decode(void)
+{
+    ct_scratch *room = room_to_decode();
+    current.decoded = true;
+    current.n_in = current.n_out = 0;
+    if (room)
+        split(room, bind_launch(room));
 }
 
 /* ---- the launch ------------------------------------------------------------ */
@@ -214,7 +257,15 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
         return true; /* settled as a failure by ct_after_launch */
     if (!tainted)
         return true;
-    decode();
+    /* Most launches while taint exists elsewhere: no word they pass reaches
+     * a claim, so no input carries a failure and no output has one to
+     * release.  Only a launch that touches taint is split into inputs and
+     * outputs. */
+    ct_scratch *room = room_to_decode();
+    unsigned n = room ? bind_launch(room) : 0;
+    if (!ct_read_failure(ct_g.store, room ? room->bound : NULL, n, NULL))
+        return true;
+    split(room, n);
     int error = 0;
     ct_failure_id root = ct_read_failure(ct_g.store, current.in, current.n_in, &error);
     /* With no current context the driver refuses the launch itself and runs

@@ -202,8 +202,10 @@ ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 /* ---- scratch.c: each thread's room beyond the stack -------------------- */
 #define CT_MAX_BINDINGS 256
 typedef struct ct_scratch {
-    ct_range in[CT_MAX_BINDINGS];     /* a decoded launch's inputs (launch.c) */
-    ct_range out[CT_MAX_BINDINGS];    /* ... and its outputs */
+    ct_range bound[CT_MAX_BINDINGS];  /* a launch's pointer words (launch.c) */
+    uint8_t roles[CT_MAX_BINDINGS];   /* ... the role of each */
+    ct_range in[CT_MAX_BINDINGS];     /* ... those it reads */
+    ct_range out[CT_MAX_BINDINGS];    /* ... those it writes */
     ct_range writes[CT_CALL_RANGES];  /* a copy's rows past CT_CALL_INLINE_RANGES */
     ct_range reads[CT_CALL_RANGES];   /* a pitched copy's source rows (memory.c) */
 } ct_scratch;
