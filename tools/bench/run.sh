@@ -27,10 +27,14 @@
 #   which shares nothing between threads
 #   (fakecuda's locks make its own time per call grow several-fold at 8
 #   threads, which hides what cutaint adds).
-# The last line is key=value, at 100000 live allocations, interior pointers,
-# 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere; *_stub:
-# on the stub driver, the same code with a driver that does nothing, steady
-# where fakecuda swings; launch8_[taint_]stub_scaling = added at 8 threads / at 1).
+# The last line is key=value, built from two tables below (instr_rows,
+# ns_rows: a new figure is one more entry): <row>_added_instr for every
+# instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint),
+# <row>_added_ns for every timing row, at 100000 live allocations, interior
+# pointers, 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere;
+# *_stub: on the stub driver, the same code with a driver that does nothing,
+# steady where fakecuda swings); then bytes_per_alloc and
+# launch8_[taint_]stub_scaling = added at 8 threads / at 1 (stub driver).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -44,6 +48,36 @@ cg_iters=2000
 big=100000  # the live allocations of the headline figures
 lives="0 1000 $big"
 threads_list="1 8"
+
+# The figures of the last line, one entry each (a new row is one more line).
+# Instructions added per call (callgrind): name op taint.
+instr_rows=(
+    "htod htod 0"
+    "dtoh dtoh 0"
+    "dtoh_taint dtoh 1"
+    "alloc_free alloc_free 0"
+    "launch launch_interior 0"
+    "launch_taint launch_interior 1"
+)
+# Nanoseconds added per call: name op threads taint table (main: fakecuda,
+# stub: the stub driver), at $big live allocations.
+ns_rows=(
+    "launch launch_interior 1 0 main"
+    "dtoh dtoh 1 0 main"
+    "htod htod 1 0 main"
+    "alloc_free alloc_free 1 0 main"
+    "launch8 launch_interior 8 0 main"
+    "launch_taint launch_interior 1 1 main"
+    "dtoh_taint dtoh 1 1 main"
+    "launch8_taint launch_interior 8 1 main"
+    "launch_stub launch_interior 1 0 stub"
+    "dtoh_stub dtoh 1 0 stub"
+    "htod_stub htod 1 0 stub"
+    "alloc_free_stub alloc_free 1 0 stub"
+    "launch8_stub launch_interior 8 0 stub"
+)
+# Ops measured under callgrind besides those of instr_rows (printed only).
+instr_extra_ops="launch_base sync"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -157,12 +191,12 @@ if grep -q 'shim=1 taint refused_read=0' "$work/times"; then
     echo "warning: the tainting launch left no taint under cutaint; the taint regime is not measured" >&2
 fi
 
-medians "$work/times" >"$work/table"
+medians "$work/times" >"$work/main_table"
 echo
-print_table "$work/table"
+print_table "$work/main_table"
 
 added() { # op live threads taint [TABLE]
-    awk -v k="$1 $2 $3 $4" '($1" "$2" "$3" "$4) == k { print $7 }' "${5:-$work/table}"
+    awk -v k="$1 $2 $3 $4" '($1" "$2" "$3" "$4) == k { print $7 }' "${5:-$work/main_table}"
 }
 
 # ---- cutaint's own scaling over threads (stub driver) ----
@@ -207,7 +241,9 @@ if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
     echo
     echo "instructions added per call (callgrind, $big live, 1 thread, $cg_iters calls):"
     printf '%-16s %10s %10s\n' op "no taint" "taint"
-    for op in launch_base launch_interior dtoh htod alloc_free sync; do
+    # every op of a row, once, in the rows' order, then the extra ones
+    cg_ops=$(for row in "${instr_rows[@]}"; do echo "${row#* }"; done | awk '!seen[$1]++ { print $1 }')
+    for op in $cg_ops $instr_extra_ops; do
         ins[$op.0]=$(instr "$op" 0)
         ins[$op.1]=$(instr "$op" 1)
         printf '%-16s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}"
@@ -243,14 +279,15 @@ echo
 echo "memory: heap growth over $big allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
 
 [ "$quick" = 1 ] && echo "(--quick: smoke test only; figures are not stable)"
-echo "launch_added_ns=$(added launch_interior $big 1 0) launch_added_instr=${ins[launch_interior.0]:-na}" \
-     "dtoh_added_ns=$(added dtoh $big 1 0) htod_added_ns=$(added htod $big 1 0)" \
-     "alloc_free_added_ns=$(added alloc_free $big 1 0) bytes_per_alloc=$bytes_per_alloc" \
-     "launch8_added_ns=$(added launch_interior $big 8 0)" \
-     "launch_taint_added_ns=$(added launch_interior $big 1 1) launch_taint_added_instr=${ins[launch_interior.1]:-na}" \
-     "dtoh_taint_added_ns=$(added dtoh $big 1 1) launch8_taint_added_ns=$(added launch_interior $big 8 1)" \
-     "launch_stub_added_ns=$(added launch_interior $big 1 0 "$work/stub_table")" \
-     "dtoh_stub_added_ns=$(added dtoh $big 1 0 "$work/stub_table") htod_stub_added_ns=$(added htod $big 1 0 "$work/stub_table")" \
-     "alloc_free_stub_added_ns=$(added alloc_free $big 1 0 "$work/stub_table")" \
-     "launch8_stub_added_ns=$(added launch_interior $big 8 0 "$work/stub_table") launch8_stub_scaling=$(stub_scaling launch_interior 0)" \
-     "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)"
+line=()
+for row in "${ns_rows[@]}"; do
+    read -r name op thr taint table <<<"$row"
+    line+=("${name}_added_ns=$(added "$op" "$big" "$thr" "$taint" "$work/${table}_table")")
+done
+for row in "${instr_rows[@]}"; do
+    read -r name op taint <<<"$row"
+    line+=("${name}_added_instr=${ins[$op.$taint]:-na}")
+done
+line+=("bytes_per_alloc=$bytes_per_alloc" "launch8_stub_scaling=$(stub_scaling launch_interior 0)"
+       "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)")
+echo "${line[*]}"
