@@ -3,7 +3,7 @@
  *
  * Generates random driver-API programs (alloc, free, HtoD, memset, DtoD,
  * launches of fakecuda's built-in kernels with const / non-const / interior /
- * struct / `extra` bindings, DtoH, syncs; a context that goes - destroyed,
+ * struct / `extra` bindings, some as a graph of one kernel node, DtoH, syncs; a context that goes - destroyed,
  * reset or released - and another taking its place, whose new allocations
  * fakecuda places at the old addresses; a module unloaded and another
  * loaded, whose kernels take the old handles in another order) with random
@@ -847,6 +847,26 @@ static float *fview(checker *c, CUdeviceptr p)
     return s ? (float *)(void *)(s->data + off) : NULL;
 }
 
+/* One kernel node in a graph of its own, instantiated, launched on the
+ * default stream and destroyed: cuGraphLaunch's answer. */
+static CUresult launch_as_graph(checker *c, CUfunction f, unsigned grid, unsigned block, void **kp)
+{
+    CUgraph g;
+    CUgraphNode node;
+    CUgraphExec e;
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = block,
+                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = kp};
+    if (cuGraphCreate(&g, 0) != CUDA_SUCCESS || cuGraphAddKernelNode(&node, g, NULL, 0, &p) != CUDA_SUCCESS ||
+        cuGraphInstantiate(&e, g, 0) != CUDA_SUCCESS) {
+        fail(c, "graph: could not build a graph of one kernel node");
+        return CUDA_ERROR_UNKNOWN;
+    }
+    CUresult r = cuGraphLaunch(e, 0);
+    if (cuGraphExecDestroy(e) != CUDA_SUCCESS || cuGraphDestroy(g) != CUDA_SUCCESS)
+        fail(c, "graph: could not destroy");
+    return r;
+}
+
 static void op_launch(checker *c, const op *o)
 {
     unsigned k = o->r[0] % K_N;
@@ -1026,8 +1046,13 @@ static void op_launch(checker *c, const op *o)
                 return;
         }
     }
-    const char *api = how == 7 ? "cuLaunchKernelEx" : "cuLaunchKernel";
-    int injected = c->tid < 0 ? ct_inject_fire(&c->cfg, true, k_mangled[k], k_base[k]) : 0;
+    /* how == 5: the launch as a graph of one kernel node, checked at
+     * cuGraphLaunch like the launch (failures name cuGraphLaunch, no kernel;
+     * CUTAINT_INJECT's launch rules do not count a graph's kernels, fakecuda's
+     * do).  An invalid configuration is refused when the node is added. */
+    bool graph = how == 5 && !invalid;
+    const char *api = graph ? "cuGraphLaunch" : how == 7 ? "cuLaunchKernelEx" : "cuLaunchKernel";
+    int injected = c->tid < 0 && !graph ? ct_inject_fire(&c->cfg, true, k_mangled[k], k_base[k]) : 0;
     unsigned root = injected ? 0 : oldest(c, in, nin);
     int driver = 0;
     if (!injected && !root) {
@@ -1039,7 +1064,9 @@ static void op_launch(checker *c, const op *o)
 
     CUresult r;
     CUfunction f = c->fn[k];
-    if (how == 7) {
+    if (graph) {
+        r = launch_as_graph(c, f, (unsigned)grid, block, kp);
+    } else if (how == 7) {
         CUlaunchConfig cfg = {.gridDimX = (unsigned)grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = block,
                               .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = smem, .hStream = 0};
         r = cuLaunchKernelEx(&cfg, f, kp, NULL);
@@ -1052,7 +1079,7 @@ static void op_launch(checker *c, const op *o)
     if (injected || driver) {
         int e = injected ? injected : driver;
         expect_rc(c, api, r, e);
-        set_taint(c, out, nout, mint(c, api, k_base[k], e, 0, NULL, 0));
+        set_taint(c, out, nout, mint(c, api, graph ? NULL : k_base[k], e, 0, NULL, 0));
     } else if (root) {
         expect_rc(c, api, r, 0);
         set_taint(c, out, nout, root);
