@@ -4,7 +4,8 @@
  * the host buffer poisoned, one log line naming the kernel and the error);
  * the two-hop path fill(x) -> saxpy(x -> y) -> read y; CUTAINT_POISON and
  * CUTAINT_ON_SKIP change exactly what they say; a pitched 2D/3D read is
- * poisoned and counted row by row; a long run of skips looks nothing up.
+ * poisoned and counted row by row; a long run of skips looks nothing up;
+ * a read past the end, and work with no context current, are the driver's.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -202,6 +203,35 @@ ParameterizedTest(int *row, refused, a_pitched_read_poisons_its_rows_only)
     long long bytes = -1;
     cr_expect(h_int(rep.line[rr], "bytes", &bytes) && bytes == c->bytes, "%s %s: bytes %lld", c->rows, c->dims, bytes);
     cr_expect_str_eq(h_str(rep.line[rr], "poisoned"), "true");
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+/* Taint exists, yet the driver answers (core/rules.h): a read running past
+ * the end of the tainted allocation is not refused (nothing poisoned,
+ * nothing reported); a launch and a device copy from it with no context
+ * current are not skipped: the driver's refusal is their answer, and their
+ * own failure is what their outputs carry. */
+Test(refused, the_driver_answers_past_the_end_and_without_a_context)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"driver_answers"}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",
+        "read x past its end: CUDA_ERROR_INVALID_VALUE bytes=0x3c",
+        "launch saxpy x y without a context: CUDA_ERROR_INVALID_CONTEXT",
+        "cuMemcpyDtoD(z, x) without a context: CUDA_ERROR_INVALID_CONTEXT",
+        "read y: CUDA_ERROR_INVALID_CONTEXT bytes=0xff",
+        "read z: CUDA_ERROR_INVALID_CONTEXT bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 0, "%s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "refused_read"), 2, "y and z, not x: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "failure"), 3, "fill, saxpy, the copy: %s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }

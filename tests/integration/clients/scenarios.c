@@ -442,6 +442,28 @@ static int sc_null_tainted(int argc, char **argv)
     return 0;
 }
 
+/* Taint exists, yet the driver answers: a read running past the end of the
+ * tainted allocation (the driver refuses it, nothing is poisoned), and a
+ * launch and a device copy from it made with no context current (not
+ * skipped: the driver refuses them, and that refusal is their failure). */
+static int sc_driver_answers(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, BAD_BLOCK));
+    static unsigned char host[BYTES + 64];
+    memset(host, UNTOUCHED, sizeof host);
+    CUresult r = CU(cuMemcpyDtoH)(host, x + BYTES - 64, 128);
+    describe("x past its end", r, host, 128);
+    check("cuCtxSetCurrent(NULL)", CU(cuCtxSetCurrent)(NULL));
+    say("launch saxpy x y without a context", saxpy(N, 2.0f, x, y, OK_BLOCK));
+    say("cuMemcpyDtoD(z, x) without a context", CU(cuMemcpyDtoD)(z, x, 16));
+    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(ctx));
+    show_read("y", y, BYTES);
+    show_read("z", z, BYTES);
+    return 0;
+}
+
 /* 8 threads x argv[0] (default 1000) iterations of memset + fill + read,
  * each on its own buffer and stream; thread 3's launch at the middle
  * iteration fails. */
@@ -786,6 +808,7 @@ static const client_scenario scenarios[] = {
     {"crash", sc_crash},
     {"null_args", sc_null_args},
     {"null_tainted", sc_null_tainted},
+    {"driver_answers", sc_driver_answers},
     {"threads", sc_threads},
     {"turns", sc_turns},
     {"fork", sc_fork},
