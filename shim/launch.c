@@ -266,11 +266,9 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     if (!ct_read_failure(ct_g.store, room ? room->bound : NULL, n, NULL))
         return true;
     split(room, n);
+    ct_failure_id root = 0;
     int error = 0;
-    ct_failure_id root = ct_read_failure(ct_g.store, current.in, current.n_in, &error);
-    /* With no current context the driver refuses the launch itself and runs
-     * nothing: that answer is the program's, not a skip. */
-    if (root && ct_has_current_context())
+    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP)
         return skip(call, root, error);
     return true;
 }

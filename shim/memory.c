@@ -1,7 +1,10 @@
 /*
  * memory.c - allocations (virtual memory mappings and managed memory
  * included), frees and unmaps, host writes, reads to the host (batches
- * too) and device copies, as core operations.
+ * too) and device copies, as core operations.  What a read refuses and
+ * poisons and when a copy is skipped are core's rules (core/rules.h); this
+ * file turns driver arguments into their numbers and their verdicts into
+ * driver answers.
  *
  * Granularity: copies and memsets know their byte extent, so they taint and
  * release exact byte ranges (pitched 2D/3D shapes row by row, up to
@@ -297,52 +300,34 @@ static bool is_host_memory(const void *host_dst)
     return type == CU_MEMORYTYPE_HOST;
 }
 
-/* Fill exactly the bytes the copy would have written into host memory:
- * every row of the shape, never the gaps between rows or slices. */
+static ct_rows rows_of(const ct_shape *device)
+{
+    return (ct_rows){device->addr, device->width, device->pitch, device->height, device->slice, device->depth};
+}
+
+static ct_rows host_rows_of(const ct_shape *host)
+{
+    return (ct_rows){(uintptr_t)host->host, host->width, host->pitch, host->height, host->slice, host->depth};
+}
+
+/* A clean host destination of a batch answered whole: core gives it an
+ * extent, and the driver (asked only then) says it is host memory. */
+static bool poisonable(const ct_shape *host)
+{
+    ct_rows to = host_rows_of(host);
+    return ct_poison_rows(&to) != 0 && is_host_memory(host->host);
+}
+
+/* Fill the poison extent core gives (ct_poison_row) in host memory. */
 static bool poison(const ct_shape *host)
 {
     if (ct_g.cfg.poison < 0 || !host->host)
         return false;
-    char *at = host->host;
-    for (uint64_t z = 0; z < host->depth; z++)
-        for (uint64_t y = 0; y < host->height; y++)
-            memset(at + z * host->slice + y * host->pitch, ct_g.cfg.poison, host->width);
+    ct_rows to = host_rows_of(host);
+    ct_range row;
+    for (uint64_t i = 0; ct_poison_row(&to, i, &row); i++)
+        memset((void *)(uintptr_t)row.addr, ct_g.cfg.poison, row.len);
     return true;
-}
-
-/* The first byte to one past the last of the rows; false when a size is
- * one the driver must reject (rows overlapping, a span past 2^64). */
-static bool span_of(const ct_rows *r, ct_range *span)
-{
-    uint64_t rows_end, slices_end;
-    if (r->pitch < r->width || (r->depth > 1 && r->slice < r->pitch * (r->height - 1) + r->width) ||
-        __builtin_mul_overflow(r->height - 1, r->pitch, &rows_end) ||
-        __builtin_mul_overflow(r->depth - 1, r->slice, &slices_end) ||
-        __builtin_add_overflow(rows_end, slices_end, &span->len) ||
-        __builtin_add_overflow(span->len, r->width, &span->len))
-        return false;
-    span->addr = r->addr;
-    return true;
-}
-
-/* A read running past the end of its allocation is the driver's to refuse:
- * refusing it here would poison as many host bytes as a garbage size says. */
-static bool read_fits(const ct_range *span)
-{
-    uint64_t base = 0, size = 0;
-    return !ct_store_resolve(ct_g.store, span->addr, &base, &size) || span->len <= base + size - span->addr;
-}
-
-/* The host side is written where its pitch says, so it too must be a shape
- * the driver accepts before cutaint writes there. */
-static bool host_side_valid(const ct_shape *host)
-{
-    return host->pitch >= host->width && (host->depth <= 1 || host->slice >= host->pitch * host->height);
-}
-
-static ct_rows rows_of(const ct_shape *device)
-{
-    return (ct_rows){device->addr, device->width, device->pitch, device->height, device->slice, device->depth};
 }
 
 /* Refuse the read of the rows of src when any of their bytes carries a
@@ -351,14 +336,10 @@ static ct_rows rows_of(const ct_shape *device)
  * host memory first. */
 static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
 {
-    if (!src->device || src->width == 0 || src->height == 0 || src->depth == 0 || !ct_store_tainted(ct_g.store))
+    if (!src->device)
         return false;
-    ct_rows rows = rows_of(src);
-    ct_range span;
-    /* Nothing carried in the span, gaps included: the common case, cheap.
-     * A shape the driver must reject is its to answer. */
-    if (!span_of(&rows, &span) || ct_ensure_written(ct_g.store, &span, 1, NULL) == 0 || !read_fits(&span) ||
-        !host_side_valid(host))
+    ct_rows rows = rows_of(src), to = host_rows_of(host);
+    if (ct_read_rule(ct_g.store, &rows, &to) != CT_READ_REFUSE)
         return false;
     /* Asked before a description is held: it is a driver call, and the
      * spare description is held under a lock. */
@@ -406,19 +387,13 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     call->answered = true;
 }
 
-/* A copy whose source carries a failure is skipped: its destination takes
- * the same failure.  Not when the destination is memory cutaint does not
- * track (or NULL): it could not carry the failure, so the driver answers. */
+/* A copy whose source carries a failure is skipped, its destination taking
+ * the same failure, when core's ct_copy_rule says so. */
 static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_shape *dst)
 {
-    if (n_src == 0)
-        return false;
+    ct_failure_id root = 0;
     int error = 0;
-    ct_failure_id root = ct_read_failure(ct_g.store, src, n_src, &error);
-    /* The destination is looked up only once a root is found: rare. */
-    if (!root || !ct_store_resolve(ct_g.store, dst->addr, NULL, NULL))
-        return false;
-    if (!ct_has_current_context()) /* the driver answers */
+    if (ct_copy_rule(ct_g.store, src, n_src, dst->addr, ct_has_current_context, &root, &error) != CT_SKIP)
         return false;
     /* A skipped copy writes nothing: its write set is its outputs (none
      * without room: the copy goes to the driver unchecked). */
@@ -587,7 +562,7 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
     ct_failure_id root = 0;
     int error = 0;
     size_t first = batch_first_tainted(&b, scratch->reads, &root, &error);
-    if (first == b.n || !ct_has_current_context()) /* clean, or the driver answers */
+    if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
         return true;
     CUresult refused = CUDA_SUCCESS;
     for (size_t i = 0; i < b.n; i++) {
@@ -596,7 +571,7 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
             continue;
         if (refuse_if_tainted(call, &c.src, &c.dst, true))
             refused = call->result;
-        else if (host_side_valid(&c.dst) && is_host_memory(c.dst.host))
+        else if (poisonable(&c.dst))
             poison(&c.dst);
     }
     ct_copy_shape at = batch_copy(&b, first);

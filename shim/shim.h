@@ -44,6 +44,7 @@
 #include "config.h"
 #include "hot_tls.h"
 #include "latch.h"
+#include "rules.h"
 #include "taint.h"
 
 #define CT_EXPORT __attribute__((visibility("default")))

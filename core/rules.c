@@ -1,0 +1,122 @@
+/*
+ * rules.c - the decisions of rules.h.
+ *
+ * Owns: what a read to the host refuses and poisons, and when a launch or a
+ * device copy whose input carries a failure is skipped.  Every check here
+ * is arithmetic on the caller's numbers or a look at the store (taint.h).
+ *
+ * Invariants:
+ * - Overflow is checked, never wrapped: a span that would pass 2^64 is
+ *   malformed, not a short one.
+ * - A read is refused only when a byte of its own rows carries a failure
+ *   and the whole of it lies inside one known allocation.
+ */
+#include "rules.h"
+
+#include "ct_status.h"
+
+/* The first byte to one past the last of the rows; false when a size is one
+ * the driver must reject (rows overlapping, a span past 2^64). */
+static bool span_of(const ct_rows *r, ct_range *span)
+{
+    uint64_t rows_end, slices_end;
+    if (r->pitch < r->width || (r->depth > 1 && r->slice < r->pitch * (r->height - 1) + r->width) ||
+        __builtin_mul_overflow(r->height - 1, r->pitch, &rows_end) ||
+        __builtin_mul_overflow(r->depth - 1, r->slice, &slices_end) ||
+        __builtin_add_overflow(rows_end, slices_end, &span->len) ||
+        __builtin_add_overflow(span->len, r->width, &span->len))
+        return false;
+    span->addr = r->addr;
+    return true;
+}
+
+/* The host side is written where its pitch says, so it too must be a shape
+ * the driver accepts before cutaint writes there. */
+static bool host_side_valid(const ct_rows *host)
+{
+    return host->pitch >= host->width && (host->depth <= 1 || host->slice >= host->pitch * host->height);
+}
+
+/* Inside its allocation, or outside every known one (which never refuses). */
+static bool fits(ct_store *s, const ct_range *span)
+{
+    uint64_t base = 0, size = 0;
+    return !ct_store_resolve(s, span->addr, &base, &size) || span->len <= base + size - span->addr;
+}
+
+/* Whether a byte of the rows themselves carries a failure: the span's gaps
+ * (between rows, between slices) may be all that does, and are not read. */
+static bool rows_carry(ct_store *s, const ct_rows *r)
+{
+    for (uint64_t z = 0; z < r->depth; z++) {
+        for (uint64_t y = 0; y < r->height; y++) {
+            ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
+            if (ct_ensure_written(s, &row, 1, NULL) != CT_OK)
+                return true;
+        }
+    }
+    return false;
+}
+
+ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host)
+{
+    if (!src || !host || src->width == 0 || src->height == 0 || src->depth == 0 || !ct_store_tainted(s))
+        return CT_READ_CLEAN;
+    ct_range span;
+    if (!span_of(src, &span) || !host_side_valid(host))
+        return CT_READ_MALFORMED;
+    /* Nothing carried in the span, gaps included: the common case, cheap. */
+    if (ct_ensure_written(s, &span, 1, NULL) == CT_OK)
+        return CT_READ_CLEAN;
+    if (!fits(s, &span))
+        return CT_READ_PAST_END;
+    return rows_carry(s, src) ? CT_READ_REFUSE : CT_READ_CLEAN;
+}
+
+uint64_t ct_poison_rows(const ct_rows *host)
+{
+    return host && host_side_valid(host) ? host->height * host->depth : 0;
+}
+
+bool ct_poison_row(const ct_rows *host, uint64_t i, ct_range *row)
+{
+    if (!row || i >= ct_poison_rows(host))
+        return false;
+    uint64_t z = i / host->height, y = i % host->height;
+    *row = (ct_range){ host->addr + z * host->slice + y * host->pitch, host->width };
+    return true;
+}
+
+ct_skip_verdict ct_skip_rule(ct_failure_id found, ct_context_query has_context)
+{
+    if (!found)
+        return CT_RUN;
+    return has_context && has_context() ? CT_SKIP : CT_RUN_NO_CONTEXT;
+}
+
+static ct_failure_id root_of(ct_store *s, const ct_range *in, size_t n, ct_failure_id *root, int *error)
+{
+    int found_error = 0;
+    ct_failure_id found = n ? ct_read_failure(s, in, n, &found_error) : 0;
+    if (root)
+        *root = found;
+    if (error)
+        *error = found_error;
+    return found;
+}
+
+ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst,
+                             ct_context_query has_context, ct_failure_id *root, int *error)
+{
+    ct_failure_id found = root_of(s, in, n, root, error);
+    /* The destination is looked up only once a root is found: rare. */
+    if (found && !ct_store_resolve(s, dst, NULL, NULL))
+        return CT_RUN_UNTRACKED;
+    return ct_skip_rule(found, has_context);
+}
+
+ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
+                               ct_context_query has_context, ct_failure_id *root, int *error)
+{
+    return ct_skip_rule(root_of(s, in, n, root, error), has_context);
+}

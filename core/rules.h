@@ -1,0 +1,72 @@
+/*
+ * rules.h - what the shim does with one read to the host or one piece of
+ * work (a launch, a device copy), decided from plain numbers.  The shim
+ * translates a driver call into a question here and the answer back into a
+ * driver call, or none (docs/DESIGN.md, "Rules").
+ *
+ * Invariants:
+ * - A rule only looks: it reads the store through taint.h and changes
+ *   nothing; the operation that follows (ct_ensure_rows_written,
+ *   ct_propagate) is the caller's.
+ * - has_context is called at most once per rule, and only when the answer
+ *   depends on it: on the shim's side it is a driver call.
+ * - While nothing is tainted anywhere a rule costs one atomic load.
+ */
+#ifndef CT_RULES_H
+#define CT_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "taint.h"
+
+typedef enum ct_read_verdict {
+    CT_READ_CLEAN,     /* no byte it reads carries a failure: the driver reads */
+    CT_READ_MALFORMED, /* a shape the driver must reject (rows overlapping, a span
+                        * past 2^64, host rows narrower than a row): its answer */
+    CT_READ_PAST_END,  /* it runs past the end of its allocation: the driver's to
+                        * refuse; refusing it would poison as many host bytes as a
+                        * garbage size says */
+    CT_READ_REFUSE,    /* a byte of its rows carries a failure: refuse it
+                        * (ct_ensure_rows_written says why; a write racing with
+                        * it may have cleaned them since, and then the driver
+                        * reads) and poison ct_poison_row's rows of host */
+} ct_read_verdict;
+
+/* A read of the device rows src into the host rows host (host->addr: the
+ * host pointer as a number; its width, height and depth are src's). */
+ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host);
+
+/* The poison extent of a refused read: how many rows of host (0 for a shape
+ * the driver must reject: rows or slices overlapping), and row i of them,
+ * exactly the bytes the copy would have written there (width bytes at each
+ * row's start, never the gaps between rows or slices).  ct_poison_row is
+ * false past the last row. */
+uint64_t ct_poison_rows(const ct_rows *host);
+bool ct_poison_row(const ct_rows *host, uint64_t i, ct_range *row);
+
+typedef enum ct_skip_verdict {
+    CT_RUN,            /* no input carries a failure */
+    CT_RUN_UNTRACKED,  /* a copy into memory cutaint does not track: it could not
+                        * carry the failure, so the driver answers */
+    CT_RUN_NO_CONTEXT, /* no context is current on the thread: the driver refuses
+                        * the call itself and runs nothing; that answer is the
+                        * program's, not a skip */
+    CT_SKIP,           /* skip it: its outputs take *root (ct_propagate) */
+} ct_skip_verdict;
+
+/* Whether a context is current on the calling thread. */
+typedef bool (*ct_context_query)(void);
+
+/* Work (a batch of copies, say) whose inputs carry root (0: none). */
+ct_skip_verdict ct_skip_rule(ct_failure_id root, ct_context_query has_context);
+/* A device copy reading in[n] into dst.  *root and *error (may be NULL)
+ * receive the failure an input carries and its error, 0 when none. */
+ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst,
+                             ct_context_query has_context, ct_failure_id *root, int *error);
+/* A launch reading in[n] (its outputs are wherever its arguments point). */
+ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
+                               ct_context_query has_context, ct_failure_id *root, int *error);
+
+#endif

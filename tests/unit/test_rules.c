@@ -1,0 +1,221 @@
+/*
+ * test_rules.c - the decisions of core/rules.h on a real store: which reads
+ * are refused (not those past the end of their allocation, not those whose
+ * rows miss the carried bytes), exactly which host bytes a refusal poisons
+ * (pitched 2D and 3D included), and when a copy or a launch is skipped (not
+ * into untracked memory, not with no context current).
+ */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "ct_status.h"
+#include "rules.h"
+
+#define A 0x10000u /* two allocations of 4 KiB */
+#define B 0x20000u
+#define NOWHERE 0x90000u
+#define SIZE 4096u
+#define ERR_LAUNCH 719
+#define ERR_UNKNOWN 999
+
+static ct_store *s;
+static int context_asked;
+static bool context_current;
+
+static bool has_context(void)
+{
+    context_asked++;
+    return context_current;
+}
+
+static void setup(void)
+{
+    s = ct_store_new(ERR_UNKNOWN);
+    cr_assert_not_null(s);
+    cr_assert_eq(ct_store_alloc(s, A, SIZE, 0), CT_OK);
+    cr_assert_eq(ct_store_alloc(s, B, SIZE, 0), CT_OK);
+    context_asked = 0;
+    context_current = true;
+}
+
+static void teardown(void) { ct_store_free(s); }
+
+TestSuite(rules, .init = setup, .fini = teardown);
+
+static ct_failure_id taint(uint64_t addr, uint64_t len)
+{
+    ct_failure_desc d = { .error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = "k" };
+    ct_range w = { addr, len };
+    return ct_taint(s, &d, &w, 1, NULL);
+}
+
+static ct_rows linear(uint64_t addr, uint64_t len) { return (ct_rows){ addr, len, len, 1, len, 1 }; }
+
+static ct_read_verdict read_rule(ct_rows src)
+{
+    ct_rows host = src;
+    host.addr = 0x7000000; /* a host pointer: never looked up */
+    return ct_read_rule(s, &src, &host);
+}
+
+/* --- reads ------------------------------------------------------------- */
+
+Test(rules, a_read_of_carried_bytes_is_refused_and_of_others_not)
+{
+    cr_assert_eq(read_rule(linear(A, 64)), CT_READ_CLEAN, "nothing tainted anywhere");
+    taint(A + 32, 16);
+    cr_assert_eq(read_rule(linear(A, 64)), CT_READ_REFUSE);
+    cr_assert_eq(read_rule(linear(A + 47, 1)), CT_READ_REFUSE, "its last carried byte");
+    cr_assert_eq(read_rule(linear(A, 32)), CT_READ_CLEAN, "ends just before");
+    cr_assert_eq(read_rule(linear(A + 48, 64)), CT_READ_CLEAN, "starts just after");
+    cr_assert_eq(read_rule(linear(B, 64)), CT_READ_CLEAN);
+    cr_assert_eq(read_rule(linear(NOWHERE, 64)), CT_READ_CLEAN, "memory cutaint never saw");
+    cr_assert_eq(read_rule(linear(A, 0)), CT_READ_CLEAN, "an empty read reads nothing");
+}
+
+Test(rules, a_read_past_the_end_of_its_allocation_is_the_drivers)
+{
+    taint(A, SIZE);
+    cr_assert_eq(read_rule(linear(A + SIZE - 64, 64)), CT_READ_REFUSE, "ends at the end: inside");
+    cr_assert_eq(read_rule(linear(A + SIZE - 64, 65)), CT_READ_PAST_END);
+    cr_assert_eq(read_rule(linear(A, UINT64_MAX - A)), CT_READ_PAST_END, "a garbage size");
+    /* 2 rows of 64 at pitch SIZE: the second row lies past the end. */
+    cr_assert_eq(read_rule((ct_rows){ A, 64, SIZE, 2, 2 * SIZE, 1 }), CT_READ_PAST_END);
+}
+
+Test(rules, shapes_the_driver_must_reject_are_its_to_answer)
+{
+    taint(A, SIZE);
+    cr_assert_eq(read_rule((ct_rows){ A, 64, 32, 2, 64, 1 }), CT_READ_MALFORMED, "rows overlap");
+    cr_assert_eq(read_rule((ct_rows){ A, 64, 64, 2, 64, 2 }), CT_READ_MALFORMED, "slices overlap");
+    cr_assert_eq(read_rule((ct_rows){ A, 1, UINT64_MAX / 2, 4, 0, 1 }), CT_READ_MALFORMED, "span past 2^64");
+    ct_rows src = { A, 64, 128, 2, 256, 1 }, host = { 0x7000000, 64, 32, 2, 64, 1 };
+    cr_assert_eq(ct_read_rule(s, &src, &host), CT_READ_MALFORMED, "host rows overlap");
+    host.pitch = 64;
+    cr_assert_eq(ct_read_rule(s, &src, &host), CT_READ_REFUSE);
+}
+
+Test(rules, a_pitched_read_is_refused_by_its_rows_not_its_gaps)
+{
+    taint(A + 64, 64); /* the gap after row 0 of a 64-wide, 128-pitch shape */
+    cr_assert_eq(read_rule((ct_rows){ A, 64, 128, 4, 512, 1 }), CT_READ_CLEAN);
+    cr_assert_eq(read_rule((ct_rows){ A, 65, 128, 4, 512, 1 }), CT_READ_REFUSE, "one byte into it");
+    /* 3D: the gap between slices carries, the rows do not */
+    cr_assert_eq(read_rule((ct_rows){ A, 32, 32, 2, 128, 3 }), CT_READ_CLEAN);
+    taint(A + 256 + 32, 1); /* slice 2, row 1, byte 0 */
+    cr_assert_eq(read_rule((ct_rows){ A, 32, 32, 2, 128, 3 }), CT_READ_REFUSE);
+}
+
+/* --- the poison extent ------------------------------------------------- */
+
+/* Poison host as a refused read would, into buf (host->addr: its offset). */
+static void poison_into(unsigned char *buf, size_t cap, ct_rows host)
+{
+    host.addr += (uintptr_t)buf;
+    ct_range row;
+    for (uint64_t i = 0; ct_poison_row(&host, i, &row); i++) {
+        cr_assert_leq(row.addr + row.len, (uintptr_t)buf + cap, "row %lu leaves the buffer", (unsigned long)i);
+        memset((void *)(uintptr_t)row.addr, 0xff, row.len);
+    }
+}
+
+static size_t count_poisoned(const unsigned char *buf, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += buf[i] == 0xff;
+    return k;
+}
+
+Test(rules, a_linear_read_poisons_exactly_its_bytes)
+{
+    unsigned char buf[256];
+    memset(buf, 0x3c, sizeof buf);
+    poison_into(buf, sizeof buf, linear(16, 100));
+    cr_assert_eq(count_poisoned(buf, sizeof buf), 100);
+    cr_assert_eq(buf[15], 0x3c);
+    cr_assert_eq(buf[16], 0xff);
+    cr_assert_eq(buf[115], 0xff);
+    cr_assert_eq(buf[116], 0x3c);
+}
+
+Test(rules, a_pitched_read_poisons_its_rows_never_the_gaps)
+{
+    /* 3 slices of 4 rows, 10 bytes each, pitch 16, slice 80 (a 16-byte
+     * gap after each slice's rows) */
+    unsigned char buf[240];
+    memset(buf, 0x3c, sizeof buf);
+    poison_into(buf, sizeof buf, (ct_rows){ 0, 10, 16, 4, 80, 3 });
+    cr_assert_eq(count_poisoned(buf, sizeof buf), 3 * 4 * 10);
+    for (size_t i = 0; i < sizeof buf; i++) {
+        size_t in_slice = i % 80, in_row = in_slice % 16;
+        bool in_rows = in_slice < 4 * 16 && in_row < 10;
+        cr_assert_eq(buf[i] == 0xff, in_rows, "byte %zu", i);
+    }
+}
+
+Test(rules, the_poison_extent_ends_with_the_last_row)
+{
+    ct_rows host = { 0x1000, 8, 8, 2, 16, 1 };
+    ct_range row;
+    cr_assert(ct_poison_row(&host, 1, &row));
+    cr_assert_eq(row.addr, 0x1008);
+    cr_assert_eq(row.len, 8);
+    cr_assert_not(ct_poison_row(&host, 2, &row));
+    cr_assert_eq(ct_poison_rows(&host), 2);
+    host.pitch = 4;
+    cr_assert_eq(ct_poison_rows(&host), 0, "rows overlapping: a shape the driver rejects");
+    cr_assert_not(ct_poison_row(&host, 0, &row));
+    host = (ct_rows){ 0x1000, 8, 8, 2, 8, 2 };
+    cr_assert_eq(ct_poison_rows(&host), 0, "slices overlapping");
+    host.height = 0;
+    cr_assert_not(ct_poison_row(&host, 0, &row), "no rows, no poison");
+}
+
+/* --- skips ------------------------------------------------------------- */
+
+Test(rules, a_copy_from_carried_bytes_into_tracked_memory_is_skipped)
+{
+    ct_failure_id f = taint(A, 64);
+    ct_range in = { A, 64 };
+    ct_failure_id root = 0;
+    int error = 0;
+    cr_assert_eq(ct_copy_rule(s, &in, 1, B, has_context, &root, &error), CT_SKIP);
+    cr_assert_eq(root, f);
+    cr_assert_eq(error, ERR_LAUNCH);
+    cr_assert_eq(context_asked, 1);
+    ct_range clean = { A + 64, 64 };
+    cr_assert_eq(ct_copy_rule(s, &clean, 1, B, has_context, &root, &error), CT_RUN);
+    cr_assert_eq(root, 0);
+    cr_assert_eq(context_asked, 1, "no root: the context is not asked");
+    cr_assert_eq(ct_copy_rule(s, &in, 0, B, has_context, &root, &error), CT_RUN, "no inputs");
+}
+
+Test(rules, a_copy_into_untracked_memory_is_not_skipped)
+{
+    taint(A, 64);
+    ct_range in = { A, 64 };
+    ct_failure_id root = 0;
+    cr_assert_eq(ct_copy_rule(s, &in, 1, NOWHERE, has_context, &root, NULL), CT_RUN_UNTRACKED);
+    cr_assert_eq(ct_copy_rule(s, &in, 1, 0, has_context, &root, NULL), CT_RUN_UNTRACKED, "NULL");
+    cr_assert_eq(context_asked, 0);
+}
+
+Test(rules, with_no_context_current_nothing_is_skipped)
+{
+    taint(A, 64);
+    ct_range in = { A, 64 };
+    context_current = false;
+    cr_assert_eq(ct_copy_rule(s, &in, 1, B, has_context, NULL, NULL), CT_RUN_NO_CONTEXT);
+    cr_assert_eq(ct_launch_rule(s, &in, 1, has_context, NULL, NULL), CT_RUN_NO_CONTEXT);
+    cr_assert_eq(ct_launch_rule(s, &in, 1, NULL, NULL, NULL), CT_RUN_NO_CONTEXT, "no way to ask");
+    context_current = true;
+    cr_assert_eq(ct_launch_rule(s, &in, 1, has_context, NULL, NULL), CT_SKIP);
+    cr_assert_eq(context_asked, 3);
+    cr_assert_eq(ct_skip_rule(0, has_context), CT_RUN);
+    cr_assert_eq(ct_skip_rule(7, has_context), CT_SKIP);
+    context_current = false;
+    cr_assert_eq(ct_skip_rule(7, has_context), CT_RUN_NO_CONTEXT);
+    cr_assert_eq(context_asked, 5);
+}
