@@ -747,9 +747,7 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
     const ct_exec *x = find_locked(handle);
     ct_failure_id root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
     pthread_rwlock_unlock(&execs_lock);
-    /* With no current context the driver refuses the launch itself and
-     * runs nothing: that answer is the program's, not a skip. */
-    if (!root || !ct_has_current_context())
+    if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
         return true;
     bool go = true;
     pthread_rwlock_rdlock(&execs_lock);
