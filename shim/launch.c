@@ -1,7 +1,7 @@
 /*
  * launch.c - kernel launches: which kernel, which of its parameters are
- * device pointers, in which direction, and what to do when one carries a
- * failure.
+ * device pointers and in which direction, asking core's ct_launch_rule
+ * (core/rules.h) whether to skip one whose input carries a failure.
  *
  * What a kernel is (name, parameter layout, roles) is kernels.c's: this file
  * asks for it only when a launch needs it.

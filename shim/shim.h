@@ -2,7 +2,9 @@
  * shim.h - what the parts of the interposer share.
  *
  * The shim only translates driver calls into core operations (core/taint.h)
- * and back; every decision about taint lives in core.  Its files:
+ * and questions (core/rules.h: what a read refuses and poisons, when work is
+ * skipped) and back; every decision about taint lives in core, which knows
+ * no CUDA (error codes reach it as integers).  Its files:
  *   driver.c    the real libcuda: handle, real dlsym, the slot of each real function
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
  *   memory.c    allocations, frees, host writes, reads, device copies
