@@ -215,6 +215,19 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
     return false;
 }
 
+/* A launch whose words reach a claim: split, and skipped when an input
+ * carries a failure.  Out of line, so the common launch keeps a small
+ * frame. */
+__attribute__((noinline)) static bool check_inputs(ct_call *call, ct_scratch *room, unsigned n)
+{
+    split(room, n);
+    ct_failure_id root = 0;
+    int error = 0;
+    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP)
+        return skip(call, root, error);
+    return true;
+}
+
 static uint64_t next_launch_number(void)
 {
     if (numbering.last < numbering.block_end)
@@ -265,12 +278,7 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     unsigned n = room ? bind_launch(room) : 0;
     if (!ct_read_failure(ct_g.store, room ? room->bound : NULL, n, NULL))
         return true;
-    split(room, n);
-    ct_failure_id root = 0;
-    int error = 0;
-    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP)
-        return skip(call, root, error);
-    return true;
+    return check_inputs(call, room, n);
 }
 
 void ct_after_launch(ct_call *call)

@@ -16,7 +16,7 @@
 
 #include "shim.h"
 
-static CT_HOT_TLS ct_scratch *mine;
+CT_HOT_TLS ct_scratch *ct_scratch_mine;
 static pthread_key_t at_exit;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
@@ -25,7 +25,7 @@ static atomic_bool told;
 static void release(void *scratch)
 {
     free(scratch);
-    mine = NULL;
+    ct_scratch_mine = NULL;
 }
 
 static void make_key(void)
@@ -40,18 +40,16 @@ static ct_scratch *none(void)
     return NULL;
 }
 
-ct_scratch *ct_thread_scratch(void)
+ct_scratch *ct_scratch_first(void)
 {
-    if (CT_UNLIKELY(!mine)) {
-        pthread_once(&key_once, make_key);
-        ct_scratch *s = key_made ? malloc(sizeof *s) : NULL;
-        if (!s)
-            return none();
-        if (pthread_setspecific(at_exit, s) != 0) {
-            free(s);
-            return none();
-        }
-        mine = s;
+    pthread_once(&key_once, make_key);
+    ct_scratch *s = key_made ? malloc(sizeof *s) : NULL;
+    if (!s)
+        return none();
+    if (pthread_setspecific(at_exit, s) != 0) {
+        free(s);
+        return none();
     }
-    return mine;
+    ct_scratch_mine = s;
+    return s;
 }

@@ -214,8 +214,14 @@ typedef struct ct_scratch {
 } ct_scratch;
 /* The calling thread's scratch, allocated on its first use and freed when
  * the thread exits; NULL when out of memory (logged once): the caller then
- * lets the call through unchecked. */
-ct_scratch *ct_thread_scratch(void);
+ * lets the call through unchecked.  Inline: once it exists, one TLS load. */
+extern CT_HOT_TLS ct_scratch *ct_scratch_mine;
+ct_scratch *ct_scratch_first(void);
+static inline ct_scratch *ct_thread_scratch(void)
+{
+    ct_scratch *s = ct_scratch_mine;
+    return CT_UNLIKELY(!s) ? ct_scratch_first() : s;
+}
 
 /* ---- memory.c --------------------------------------------------------- */
 typedef struct ct_shape {      /* bytes a 1D/2D/3D copy touches on one side */
