@@ -46,10 +46,9 @@ static unsigned find(const ct_summary *sm, uint64_t base)
     return i;
 }
 
-static void set_entry(ct_summary_entry *e, uint64_t base, uint64_t size, uint64_t lo, uint64_t hi)
+static void set_entry(ct_summary_entry *e, uint64_t base, uint64_t lo, uint64_t hi)
 {
     STORE(e->base, base);
-    STORE(e->size, size);
     STORE(e->lo, lo);
     STORE(e->hi, hi);
 }
@@ -60,7 +59,7 @@ static void remove_at(ct_summary *sm, unsigned i)
     unsigned last = LOAD(sm->n) - 1;
     ct_summary_entry *e = &sm->e[last];
     if (i != last)
-        set_entry(&sm->e[i], LOAD(e->base), LOAD(e->size), LOAD(e->lo), LOAD(e->hi));
+        set_entry(&sm->e[i], LOAD(e->base), LOAD(e->lo), LOAD(e->hi));
     STORE(sm->n, last);
 }
 
@@ -78,7 +77,7 @@ static void untaint(ct_summary *sm, uint64_t base)
     end_edit(sm);
 }
 
-void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t size, bool had, uint64_t lo, uint64_t hi)
+void ct_summary_note(ct_summary *sm, uint64_t base, bool had, uint64_t lo, uint64_t hi)
 {
     bool has = lo < hi;
     if (had && !has) {
@@ -98,7 +97,7 @@ void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t size, bool had, uin
     begin_edit(sm);
     sm->tainted += !had;
     if (i < CT_SUMMARY_MAX) {
-        set_entry(&sm->e[i], base, size, lo, hi);
+        set_entry(&sm->e[i], base, lo, hi);
         if (i == n)
             STORE(sm->n, n + 1);
     } else {

@@ -3,7 +3,7 @@
  * without the store's lock.
  *
  * Owns: one entry per allocation whose claims are not empty - its range and
- * the hull of its claims, absolute addresses - and a sequence number.  The
+ * the hull of its claims (offsets from its base) - and a sequence number.  The
  * store edits it under its lock whenever an allocation's claims change
  * (ct_summary_note) or an allocation carrying claims is forgotten; checks
  * read it lock-free (a seqlock: readers write nothing shared, so threads
@@ -32,9 +32,11 @@
 
 #define CT_SUMMARY_MAX 64
 
+/* The allocation's end is not kept: its hull lies inside it, so a range
+ * starting at most hi bytes past base starts in it. */
 typedef struct ct_summary_entry {
-    atomic_uint_fast64_t base, size; /* the allocation */
-    atomic_uint_fast64_t lo, hi;     /* the hull of its claims */
+    atomic_uint_fast64_t base;   /* the allocation */
+    atomic_uint_fast64_t lo, hi; /* the hull of its claims, offsets from base */
 } ct_summary_entry;
 
 /* The sequence number is the line every reader reads: it sits with the
@@ -48,9 +50,10 @@ typedef struct ct_summary {
 } ct_summary;
 
 void ct_summary_init(ct_summary *sm);
-/* Under the store's lock: allocation [base, base+size) carried claims
- * (had) and now carries claims over [lo, hi) (lo < hi), or none (lo == hi). */
-void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t size, bool had, uint64_t lo, uint64_t hi);
+/* Under the store's lock: the allocation at base carried claims (had) and
+ * now carries claims over offsets [lo, hi) (lo < hi), inside it, or none
+ * (lo == hi). */
+void ct_summary_note(ct_summary *sm, uint64_t base, bool had, uint64_t lo, uint64_t hi);
 /* Under the store's lock: the allocation at base, which carried claims, is
  * gone. */
 void ct_summary_forget(ct_summary *sm, uint64_t base);
@@ -58,8 +61,8 @@ void ct_summary_forget(ct_summary *sm, uint64_t base);
  * clipped to the allocation of its first byte, as the store clips it);
  * false: ask the store.  Inline: it is most of what a launch or a read
  * pays while taint exists elsewhere.  A range reaches a listed allocation's
- * claims only if it starts in that allocation, before the hull's end, and
- * at or past the hull's start or long enough to get there. */
+ * claims only if it starts in that allocation before the hull's end, and at
+ * or past the hull's start or long enough to get there. */
 static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, size_t n)
 {
     unsigned seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
@@ -69,12 +72,11 @@ static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, siz
     for (unsigned k = 0; k < listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
-        uint64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
         uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
         uint64_t hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
         for (size_t i = 0; i < n; i++) {
-            uint64_t addr = r[i].addr;
-            if (addr - base < size && addr < hi && (addr >= lo || r[i].len > lo - addr))
+            uint64_t off = r[i].addr - base;
+            if (off < hi && (off >= lo || r[i].len > lo - off))
                 return false;
         }
     }

@@ -446,7 +446,7 @@ static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, voi
 static void note_claims(ct_store *s, ct_alloc *a, bool had)
 {
     const ct_claims *c = ct_alloc_claims(a);
-    uint64_t base = ct_alloc_base(a), lo = 0, hi = 0;
+    uint64_t lo = 0, hi = 0;
     if (c->n == 1) {
         lo = c->u.one.off;
         hi = c->u.one.end;
@@ -454,7 +454,7 @@ static void note_claims(ct_store *s, ct_alloc *a, bool had)
         lo = c->u.many->v[0].off;
         hi = c->u.many->v[c->n - 1].end;
     }
-    ct_summary_note(&s->summary, base, ct_alloc_size(a), had, base + lo, base + hi);
+    ct_summary_note(&s->summary, ct_alloc_base(a), had, lo, hi);
 }
 
 static void set_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
