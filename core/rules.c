@@ -66,7 +66,7 @@ ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *hos
     if (!span_of(src, &span) || !host_side_valid(host))
         return CT_READ_MALFORMED;
     /* Nothing carried in the span, gaps included: the common case, cheap. */
-    if (ct_ensure_written(s, &span, 1, NULL) == CT_OK)
+    if (!ct_read_failure(s, &span, 1, NULL))
         return CT_READ_CLEAN;
     if (!fits(s, &span))
         return CT_READ_PAST_END;
