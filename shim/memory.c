@@ -336,7 +336,13 @@ static bool poison(const ct_shape *host)
  * host memory first. */
 static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
 {
-    if (!src->device)
+    /* While nothing is tainted anywhere a read costs one load, and while
+     * taint exists elsewhere a plain read one look at the store's summary,
+     * not two shapes handed to core. */
+    if (!src->device || !ct_store_tainted(ct_g.store))
+        return false;
+    ct_range plain = {src->addr, src->width};
+    if (src->height == 1 && src->depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return false;
     ct_rows rows = rows_of(src), to = host_rows_of(host);
     if (ct_read_rule(ct_g.store, &rows, &to) != CT_READ_REFUSE)
