@@ -1,6 +1,8 @@
 /*
- * summary.h - private to core: which allocations carry any claim, readable
- * without the store's lock.
+ * summary.h - which allocations carry any claim, readable without the
+ * store's lock: core's checks read it, and so does a launch while it binds
+ * its pointer words (ct_store_summary, taint.h), through the inline looks
+ * below only.
  *
  * Owns: one entry per allocation whose claims are not empty - its range and
  * the hull of its claims (offsets from its base) - and a sequence number.  The
@@ -57,19 +59,52 @@ void ct_summary_note(ct_summary *sm, uint64_t base, bool had, uint64_t lo, uint6
 /* Under the store's lock: the allocation at base, which carried claims, is
  * gone. */
 void ct_summary_forget(ct_summary *sm, uint64_t base);
-/* Lock-free: true when no byte of r[0..n) can carry a claim (each range
- * clipped to the allocation of its first byte, as the store clips it);
- * false: ask the store.  Inline: it is most of what a launch or a read
- * pays while taint exists elsewhere.  A range reaches a listed allocation's
- * claims only if it starts in that allocation before the hull's end, and at
- * or past the hull's start or long enough to get there. */
+/* Lock-free looks: begin (false: a writer is at work or the summary has
+ * overflowed - ask the store), ask about any number of ranges, end (false:
+ * a writer changed it meanwhile - ask the store).  Inline: they are most of
+ * what a launch or a read pays while taint exists elsewhere. */
+typedef struct ct_summary_look {
+    unsigned seq, listed;
+} ct_summary_look;
+
+static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *look)
+{
+    look->seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
+    look->listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
+    return !(look->seq & 1) && look->listed <= CT_SUMMARY_MAX;
+}
+
+/* Can [addr, addr+len), clipped to the allocation of addr as the store
+ * clips it, reach a claim?  Only if it starts in a listed allocation
+ * before its hull's end, and at or past the hull's start or long enough
+ * to get there. */
+static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr,
+                                      uint64_t len)
+{
+    for (unsigned k = 0; k < look->listed; k++) {
+        const ct_summary_entry *e = &sm->e[k];
+        uint64_t off = addr - atomic_load_explicit(&e->base, memory_order_relaxed);
+        uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
+        if (off < atomic_load_explicit(&e->hi, memory_order_relaxed) && (off >= lo || len > lo - off))
+            return true;
+    }
+    return false;
+}
+
+static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_look *look)
+{
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&sm->seq, memory_order_relaxed) == look->seq;
+}
+
+/* True when no byte of r[0..n) can carry a claim; false: ask the store.
+ * Entry by entry, each one's fields loaded once: most looks meet one. */
 static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, size_t n)
 {
-    unsigned seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
-    unsigned listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
-    if ((seq & 1) || listed > CT_SUMMARY_MAX)
+    ct_summary_look look;
+    if (!ct_summary_look_begin(sm, &look))
         return false;
-    for (unsigned k = 0; k < listed; k++) {
+    for (unsigned k = 0; k < look.listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
         uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
@@ -80,8 +115,7 @@ static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, siz
                 return false;
         }
     }
-    atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&sm->seq, memory_order_relaxed) == seq;
+    return ct_summary_look_end(sm, &look);
 }
 
 #endif

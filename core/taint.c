@@ -636,6 +636,11 @@ size_t ct_store_bytes(ct_store *s)
     return bytes;
 }
 
+const struct ct_summary *ct_store_summary(const ct_store *s)
+{
+    return s ? &s->summary : NULL;
+}
+
 bool ct_store_tainted(const ct_store *s)
 {
     return s && atomic_load_explicit(&s->env->live, memory_order_acquire) > 0;

@@ -80,6 +80,11 @@ size_t ct_store_bytes(ct_store *s); /* heap bytes the store holds now */
 /* Lock-free: is any byte anywhere carrying a failure?  False means reads and
  * launches have nothing to check. */
 bool ct_store_tainted(const ct_store *s);
+/* The store's lock-free summary of the allocations carrying claims, for a
+ * caller that checks words one at a time as it finds them (summary.h's
+ * looks); the same for the store's whole life. */
+struct ct_summary;
+const struct ct_summary *ct_store_summary(const ct_store *s);
 /* Intern a name (kernel names) for ever; NULL when out of memory. */
 const char *ct_store_intern(ct_store *s, const char *name);
 
