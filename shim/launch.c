@@ -37,6 +37,7 @@
 
 #include "kernels.h"
 #include "shim.h"
+#include "summary.h"
 
 #define CT_MAX_EXTRA_PAIRS 16
 #define INTERLEAVED_TO_BLOCK 8
@@ -141,6 +142,45 @@ static unsigned bind_extra(const ct_kernel *k, void **extra, ct_scratch *room)
         if (k->params[i].offset + (uint64_t)k->params[i].size <= size)
             bind_param(&b, &k->params[i], buffer + k->params[i].offset);
     return b.n;
+}
+
+/* Does some pointer word a launch passes start inside [base, base+hi) -
+ * reach the claims of a listed allocation, whose hull ends hi bytes past
+ * its base?  (A word runs to the end of its allocation, so starting before
+ * the hull's end is reaching it.)  Scanned parameters are left to bind(). */
+static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t base, uint64_t hi)
+{
+    for (unsigned i = 0; i < k->n_params; i++) {
+        const ct_param *p = &k->params[i];
+        const unsigned char *value = params[i];
+        if (!value || p->role == CT_ROLE_IGNORE || p->size < 8)
+            continue;
+        if (p->scan)
+            return true;
+        uint64_t word;
+        memcpy(&word, value, sizeof word);
+        if (word - base < hi)
+            return true;
+    }
+    return false;
+}
+
+/* The common launch while taint exists elsewhere, checked as its words are
+ * read: none reaches a claim (the store's summary), so nothing needs
+ * binding.  False: bind and ask the store. */
+static bool words_clean(const ct_kernel *k, void **params)
+{
+    const ct_summary *sm = ct_store_summary(ct_g.store);
+    ct_summary_look look;
+    if (!sm || !ct_summary_look_begin(sm, &look))
+        return false;
+    for (unsigned e = 0; e < look.listed; e++) {
+        uint64_t base = atomic_load_explicit(&sm->e[e].base, memory_order_relaxed);
+        uint64_t hi = atomic_load_explicit(&sm->e[e].hi, memory_order_relaxed);
+        if (words_reach(k, params, base, hi))
+            return false;
+    }
+    return ct_summary_look_end(sm, &look);
 }
 
 /* The launch's pointer words into room->bound; how many. */
@@ -252,17 +292,10 @@ void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_rang
     *in = current.in, *n_in = current.n_in, *out = current.out, *n_out = current.n_out;
 }
 
-bool ct_before_launch(ct_call *call, const ct_launch *launch)
+/* A launch with taint somewhere or injection rules: out of line, so the
+ * happy path's frame stays small. */
+__attribute__((noinline)) static bool before_checked(ct_call *call, const ct_launch *launch, bool tainted)
 {
-    if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
-        return true;
-    current.launch = *launch;
-    current.seq = next_launch_number();
-    current.decoded = false;
-    current.kernel = NULL;
-    bool tainted = ct_store_tainted(ct_g.store);
-    if (ct_g.cfg.inject.n == 0 && !tainted)
-        return true;
     current.kernel = ct_kernel_for(launch->f);
     call->kernel = current.kernel ? current.kernel->pretty : NULL;
     if (current.kernel &&
@@ -274,11 +307,27 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
      * a claim, so no input carries a failure and no output has one to
      * release.  Only a launch that touches taint is split into inputs and
      * outputs. */
+    if (current.kernel && current.launch.params && words_clean(current.kernel, current.launch.params))
+        return true;
     ct_scratch *room = room_to_decode();
     unsigned n = room ? bind_launch(room) : 0;
     if (!ct_read_failure(ct_g.store, room ? room->bound : NULL, n, NULL))
         return true;
     return check_inputs(call, room, n);
+}
+
+bool ct_before_launch(ct_call *call, const ct_launch *launch)
+{
+    if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
+        return true;
+    current.launch = *launch;
+    current.seq = next_launch_number();
+    current.decoded = false;
+    current.kernel = NULL;
+    bool tainted = ct_store_tainted(ct_g.store);
+    if (ct_g.cfg.inject.n == 0 && !tainted)
+        return true;
+    return before_checked(call, launch, tainted);
 }
 
 void ct_after_launch(ct_call *call)
