@@ -236,6 +236,31 @@ Test(refused, the_driver_answers_past_the_end_and_without_a_context)
     h_free(&r);
 }
 
+/* A thread's scratch (shim/scratch.c) is allocated the first time it needs
+ * it: when malloc fails then, the launch that needed it goes to the driver
+ * unchecked, one log line says so, and nothing crashes. */
+Test(refused, a_thread_without_scratch_launches_unchecked)
+{
+#ifndef CT_FAILMALLOC
+    cr_skip_test("built under a sanitizer: no failing malloc");
+#else
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"oom_scratch"}, .preload_first = CT_FAILMALLOC}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",
+        "launch saxpy z z: CUDA_SUCCESS",
+        "malloc fails: yes",
+        "launch saxpy x y on a new thread: CUDA_SUCCESS",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0, "status %d\n--- stderr\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "out of memory for a thread's scratch") != NULL, "stderr:\n%s", r.err);
+    h_free(&r);
+#endif
+}
+
 /* Memory pressure (failmalloc.so fails every allocation from the moment the
  * program arms it): a refused read is still poisoned, counted and reported,
  * and a kernel the registry cannot take (its table must grow) stays unknown

@@ -442,6 +442,47 @@ static int sc_oom(int argc, char **argv)
     return 0;
 }
 
+/* A thread whose first launch that needs its scratch (an input carries a
+ * failure) meets a failing malloc: that launch goes to the driver
+ * unchecked, and the program goes on. */
+typedef struct oom_launch {
+    CUcontext ctx;
+    CUfunction k_saxpy;
+    CUdeviceptr x, y;
+    CUresult ran;
+} oom_launch;
+
+static void *oom_launcher(void *arg)
+{
+    oom_launch *o = arg;
+    cuCtxSetCurrent(o->ctx);
+    malloc_fails(true);
+    o->ran = saxpy(o->k_saxpy, N, 2.0f, o->x, o->y, OK_BLOCK);
+    malloc_fails(false);
+    return NULL;
+}
+
+static int sc_oom_scratch(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    oom_launch o = {.ctx = use_primary()};
+    CUmodule module = load_module();
+    CUfunction k_fill = function(module, "_Z4fillPfif");
+    o.k_saxpy = function(module, "_Z5saxpyifPKfPf");
+    o.x = alloc(BYTES);
+    o.y = alloc(BYTES);
+    CUdeviceptr z = alloc(BYTES);
+    say("launch fill x", fill(k_fill, o.x, N, 1.0f, BAD_BLOCK));
+    /* saxpy is described here, on this thread, while memory lasts */
+    say("launch saxpy z z", saxpy(o.k_saxpy, N, 2.0f, z, z, OK_BLOCK));
+    fact("malloc fails", malloc_fails(false));
+    pthread_t t;
+    if (pthread_create(&t, NULL, oom_launcher, &o) != 0 || pthread_join(t, NULL) != 0)
+        exit(4);
+    say("launch saxpy x y on a new thread", o.ran);
+    return 0;
+}
+
 /* ---- a failure repeated ----------------------------------------------------- */
 
 /* The same kernel fails the same way three times (launches 1 to 3, each on
@@ -486,6 +527,7 @@ static const client_scenario scenarios[] = {
     {"loss_then_exit", sc_loss_then_exit},
     {"read_pitched", sc_read_pitched},
     {"oom", sc_oom},
+    {"oom_scratch", sc_oom_scratch},
     {"fold", sc_fold},
 };
 
