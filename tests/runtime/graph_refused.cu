@@ -23,18 +23,6 @@
 static const int N = 1024;
 static const size_t BYTES = N * sizeof(float);
 
-static const char *classify(const float *h, float want)
-{
-    unsigned char poison[sizeof(float)];
-    std::memset(poison, 0xff, sizeof poison);
-    bool correct = true, poisoned = true;
-    for (int i = 0; i < N; i++) {
-        correct = correct && h[i] == want;
-        poisoned = poisoned && std::memcmp(&h[i], poison, sizeof poison) == 0;
-    }
-    return correct ? "correct" : poisoned ? "poisoned" : "stale";
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "clean";
@@ -69,11 +57,11 @@ int main(int argc, char **argv)
     cudaError_t launch = cudaGraphLaunch(e, s);
     cudaError_t sync = cudaStreamSynchronize(s);
     std::printf("RESULT graph=%s\nRESULT graph_sync=%s\nRESULT graph_host=%s\n", cudaGetErrorName(launch),
-                cudaGetErrorName(sync), classify(hy, 2.0f));
+                cudaGetErrorName(sync), classify(hy, N, 2.0f));
     (void)cudaGetLastError();
     std::memset(h, 0, sizeof h);
     cudaError_t copy = cudaMemcpy(h, dy, BYTES, cudaMemcpyDeviceToHost);
-    std::printf("RESULT memcpy=%s\nRESULT memcpy_host=%s\n", cudaGetErrorName(copy), classify(h, 2.0f));
+    std::printf("RESULT memcpy=%s\nRESULT memcpy_host=%s\n", cudaGetErrorName(copy), classify(h, N, 2.0f));
 
     CHECK(cudaGraphExecDestroy(e));
     CHECK(cudaGraphDestroy(g));

@@ -19,18 +19,6 @@
 
 static const int N = 1000;
 
-static const char *classify(const float *h, float want)
-{
-    unsigned char poison[sizeof(float)];
-    std::memset(poison, 0xff, sizeof poison);
-    bool correct = true, poisoned = true;
-    for (int i = 0; i < N; i++) {
-        correct = correct && h[i] == want;
-        poisoned = poisoned && std::memcmp(&h[i], poison, sizeof poison) == 0;
-    }
-    return correct ? "correct" : poisoned ? "poisoned" : "stale";
-}
-
 /* One launch of fill with `threads` per block, its error ignored, and the read back. */
 static void launch_and_read(const char *prefix, float *d, unsigned threads, float value)
 {
@@ -43,7 +31,7 @@ static void launch_and_read(const char *prefix, float *d, unsigned threads, floa
     cudaError_t launch = cudaGetLastError();
     cudaError_t copy = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     std::printf("RESULT %slaunch=%s\nRESULT %smemcpy=%s\nRESULT %shost=%s\n", prefix, cudaGetErrorName(launch),
-                prefix, cudaGetErrorName(copy), prefix, classify(h, value));
+                prefix, cudaGetErrorName(copy), prefix, classify(h, N, value));
 }
 
 int main()

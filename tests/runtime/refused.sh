@@ -7,16 +7,8 @@
 # correct. LD_LIBRARY_PATH comes from meson.
 set -uo pipefail
 shim=$1 program=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bad=0
-fail() { echo "FAIL: $*"; bad=1; }
-result() { sed -n "s/^RESULT $2=//p" "$work/$1.out" | tail -n 1; }
-expect() { # RUN KEY VALUE
-    local got
-    got=$(result "$1" "$2")
-    [ "$got" = "$3" ] || fail "$1: $2=${got:-<none>}, expected $3"
-}
+# shellcheck source=tests/runtime/judge.sh
+. "$(dirname "$0")/judge.sh"
 
 "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
 env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" >"$work/shim.out" 2>"$work/shim.err" ||
