@@ -21,18 +21,14 @@ run() { # NAME MODE [ENV...]: the program once, with the shim when ENV is given
     env "$@" "$program" "$mode" >"$work/$name.out" 2>"$work/$name.err" || fail "$name: exit status $?"
     cat "$work/$name.out"
 }
-under_shim() { # REPORT: the environment of a run under the shim
-    echo "LD_PRELOAD=${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" "CUTAINT_REPORT=$work/$1"
-}
+# Under ASan the sanitizer's runtime comes first: a list with a space in it.
+preload="LD_PRELOAD=${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim"
 
 run base_stale stale
-# shellcheck disable=SC2046 # one word per variable
-run shim_stale stale $(under_shim stale.jsonl)
+run shim_stale stale "$preload" "CUTAINT_REPORT=$work/stale.jsonl"
 run base_clean clean
-# shellcheck disable=SC2046
-run shim_clean clean $(under_shim clean.jsonl)
-# shellcheck disable=SC2046
-run shim_inject launch $(under_shim inject.jsonl) CUTAINT_INJECT='api:cuGraphLaunch=LAUNCH_FAILED'
+run shim_clean clean "$preload" "CUTAINT_REPORT=$work/clean.jsonl"
+run shim_inject launch "$preload" "CUTAINT_REPORT=$work/inject.jsonl" CUTAINT_INJECT='api:cuGraphLaunch=LAUNCH_FAILED'
 
 expect base_stale fill cudaErrorInvalidValue
 expect base_stale graph cudaSuccess
