@@ -33,7 +33,8 @@ status_without_valgrind() {
     echo "$st"
 }
 for client in client_linked client_runtime; do
-    for sc in happy failed_launch two_hops const_input interior struct extra refill null_args null_tainted threads; do
+    for sc in happy failed_launch two_hops const_input interior struct extra refill null_args null_tainted threads \
+        graph_update; do
         exe=$build/tests/integration/$client
         run "$client-$sc" "$(status_without_valgrind "$exe" "$sc")" "$exe" "$sc"
     done
@@ -43,6 +44,10 @@ for sc in "context_gone destroy" "context_gone reset" "handle_reuse module other
     "read_pitched 240 3d" fold; do
     read -ra args <<<"$sc"
     run "lifecycle-${sc// /-}" "$(status_without_valgrind "$lifecycle" "${args[@]}")" "$lifecycle" "${args[@]}"
+done
+memory=$build/tests/integration/client_memory
+for sc in vmm_remap vmm_release batch_mixed managed; do
+    run "memory-$sc" "$(status_without_valgrind "$memory" "$sc")" "$memory" "$sc"
 done
 run hostile_before_init 0 "$build/tests/reliability/hostile_client" before_init
 run hostile_no_context 0 "$build/tests/reliability/hostile_client" no_context
