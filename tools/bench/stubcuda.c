@@ -7,7 +7,12 @@
  * a launch of more than 1024 threads per block, which fails with
  * CUDA_ERROR_INVALID_VALUE as fakecuda's and a real driver's does.  It also
  * answers the calls cutaint makes of its own (cuFuncGetParamInfo,
- * cuFuncGetName, cuCtxGetCurrent), as fakecuda would.  Only the difference
+ * cuFuncGetName, cuCtxGetCurrent), as fakecuda would.  Graphs hold kernel
+ * nodes only (bench.c's graph_launch): a node keeps its own copy of its
+ * arguments, as a real driver's does, and answers the calls cutaint decodes
+ * a graph with at instantiation (cuGraphGetNodes, cuGraphNodeGetType,
+ * cuGraphNodeGetDependencies, cuGraphKernelNodeGetParams_v2); launching an
+ * exec does nothing.  Only the difference
  * with and without cutaint is reported, so the stub's own cost cancels.
  * Single context, single device.  Thread-safe, and nothing shared is
  * written per call, so run.sh also uses it to show how cutaint's own cost
@@ -16,6 +21,7 @@
 #include <cuda.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -91,6 +97,106 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     (void)f, (void)gx, (void)gy, (void)gz, (void)shared, (void)s, (void)params, (void)extra;
     return (uint64_t)bx * by * bz > 1024 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
+/* ---- graphs: kernel nodes only ---- */
+#define STUB_GRAPH_NODES 8
+#define STUB_ARG_BYTES 32 /* the kernels' largest argument block */
+
+typedef struct stub_node {
+    CUDA_KERNEL_NODE_PARAMS params; /* kernelParams points at arg[] */
+    unsigned char args[STUB_ARG_BYTES];
+    void *arg[4];
+    size_t n_deps;
+    CUgraphNode deps[STUB_GRAPH_NODES];
+} stub_node;
+
+typedef struct stub_graph {
+    size_t n;
+    stub_node node[STUB_GRAPH_NODES];
+} stub_graph;
+
+/* Up to *count handles of from[] into to[] (to NULL: count only). */
+static void list_handles(CUgraphNode *to, size_t *count, const CUgraphNode *from, size_t n)
+{
+    if (to) {
+        for (size_t i = 0; i < *count; i++)
+            to[i] = i < n ? from[i] : NULL;
+        if (*count > n)
+            *count = n;
+    } else {
+        *count = n;
+    }
+}
+
+EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags)
+{
+    (void)flags;
+    *g = calloc(1, sizeof(stub_graph));
+    return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
+EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *out, CUgraph graph, const CUgraphNode *deps, size_t n_deps,
+                                     const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    stub_graph *g = (stub_graph *)graph;
+    const stub_kernel *k = (const stub_kernel *)(uintptr_t)p->func;
+    if (g->n == STUB_GRAPH_NODES || n_deps > STUB_GRAPH_NODES || !k || p->extra)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    stub_node *n = &g->node[g->n++];
+    n->params = *p;
+    n->params.kernelParams = n->arg;
+    for (unsigned i = 0; i < k->n; i++) {
+        memcpy(n->args + k->offset[i], p->kernelParams[i], k->size[i]);
+        n->arg[i] = n->args + k->offset[i];
+    }
+    n->n_deps = n_deps;
+    if (n_deps)
+        memcpy(n->deps, deps, n_deps * sizeof *deps);
+    *out = (CUgraphNode)(void *)n;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count)
+{
+    const stub_graph *g = (const stub_graph *)graph;
+    CUgraphNode all[STUB_GRAPH_NODES];
+    for (size_t i = 0; i < g->n; i++)
+        all[i] = (CUgraphNode)(void *)&g->node[i];
+    list_handles(nodes, count, all, g->n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *type)
+{
+    (void)n;
+    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    *p = ((const stub_node *)(void *)n)->params;
+    return CUDA_SUCCESS;
+}
+/* The unversioned name is the one without edge data, which cutaint asks for. */
+#undef cuGraphNodeGetDependencies
+CUresult cuGraphNodeGetDependencies(CUgraphNode n, CUgraphNode *deps, size_t *count);
+EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode n, CUgraphNode *deps, size_t *count)
+{
+    const stub_node *node = (const stub_node *)(void *)n;
+    list_handles(deps, count, node->deps, node->n_deps);
+    return CUDA_SUCCESS;
+}
+/* An exec outlives its graph and launches nothing: all it keeps is a handle of its own. */
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned long long flags)
+{
+    (void)flags;
+    size_t *nodes = malloc(sizeof *nodes);
+    if (!nodes)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *nodes = ((const stub_graph *)g)->n;
+    *exec = (CUgraphExec)(void *)nodes;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) { free(exec); return CUDA_SUCCESS; }
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) { (void)exec, (void)s; return CUDA_SUCCESS; }
+
 EXPORT CUresult cuGetErrorName(CUresult r, const char **name)
 {
     *name = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR (stub)";
