@@ -29,7 +29,8 @@
 #   threads, which hides what cutaint adds).
 # The last line is key=value, built from two tables below (instr_rows,
 # ns_rows: a new figure is one more entry): <row>_added_instr for every
-# instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint),
+# instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint,
+# graph_launch, graph_launch_taint),
 # <row>_added_ns for every timing row, at 100000 live allocations, interior
 # pointers, 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere;
 # *_stub: on the stub driver, the same code with a driver that does nothing,
@@ -58,6 +59,8 @@ instr_rows=(
     "alloc_free alloc_free 0"
     "launch launch_interior 0"
     "launch_taint launch_interior 1"
+    "graph_launch graph_launch 0"
+    "graph_launch_taint graph_launch 1"
 )
 # Nanoseconds added per call: name op threads taint table (main: fakecuda,
 # stub: the stub driver), at $big live allocations.
@@ -248,10 +251,12 @@ if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
         ins[$op.1]=$(instr "$op" 1)
         printf '%-16s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}"
     done
-    for t in 0 1; do
-        echo
-        echo "where cutaint's instructions go, launch_interior, taint=$t (self Ir per call):"
-        breakdown launch_interior "$t"
+    for op in launch_interior graph_launch; do
+        for t in 0 1; do
+            echo
+            echo "where cutaint's instructions go, $op, taint=$t (self Ir per call):"
+            breakdown "$op" "$t"
+        done
     done
     for op in htod dtoh alloc_free; do
         echo
