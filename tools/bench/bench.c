@@ -21,6 +21,8 @@
  *   sync             cuStreamSynchronize(0)
  *   graph_launch     cuGraphLaunch of an executable graph of one kernel node,
  *                    launch_interior's launch (made only when selected)
+ *   graph_launch4    the same with four such nodes, each depending on the
+ *                    one before: more nodes, the same allocations
  * --live N     N allocations (256 B each) stay live while the loops run.
  * --threads T  every thread runs the loop on its own buffers.
  * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
@@ -74,12 +76,13 @@
 #define FILLER_BYTES 256
 #define MAX_REPS 256
 
-enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, OP_GRAPH_LAUNCH, N_OPS };
+enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, OP_GRAPH_LAUNCH,
+          OP_GRAPH_LAUNCH4, N_OPS };
 static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",
-                                            "alloc_free", "sync", "graph_launch"};
+                                            "alloc_free", "sync", "graph_launch", "graph_launch4"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
-static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000};
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000};
 
 static CUcontext ctx;
 static CUfunction k_empty, k_fill;
@@ -115,7 +118,7 @@ typedef struct worker {
     CUdeviceptr base_args[4];  /* 256-byte allocations: base pointers */
     CUdeviceptr interior_args[4];
     unsigned char host[COPY_BYTES + 8 * 528]; /* copies rotate over 8 offsets */
-    CUgraphExec graph;         /* graph_launch's, when selected */
+    CUgraphExec graph[2];      /* graph_launch's and graph_launch4's, when selected */
     enum op op;
     long iters;
     CUresult error;
@@ -159,9 +162,12 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
             r = cuStreamSynchronize(NULL);
         break;
     case OP_GRAPH_LAUNCH:
+    case OP_GRAPH_LAUNCH4: {
+        CUgraphExec exec = w->graph[op == OP_GRAPH_LAUNCH4];
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
-            r = cuGraphLaunch(w->graph, NULL);
+            r = cuGraphLaunch(exec, NULL);
         break;
+    }
     default:
         break;
     }
@@ -169,16 +175,20 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
     return r;
 }
 
-/* One kernel node: the empty kernel over the worker's interior pointers. */
-static void setup_graph(worker *w)
+/* A chain of n kernel nodes, each the empty kernel over the worker's
+ * interior pointers. */
+static void setup_graph(worker *w, CUgraphExec *exec, int n)
 {
     CUgraph g;
-    CUgraphNode node;
+    CUgraphNode node, before;
     CUDA_KERNEL_NODE_PARAMS kp = {.func = k_empty, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
                                   .blockDimY = 1, .blockDimZ = 1, .kernelParams = w->interior_params};
     CHECK(cuGraphCreate(&g, 0));
-    CHECK(cuGraphAddKernelNode(&node, g, NULL, 0, &kp));
-    CHECK(cuGraphInstantiate(&w->graph, g, 0));
+    for (int i = 0; i < n; i++) {
+        CHECK(cuGraphAddKernelNode(&node, g, i ? &before : NULL, i ? 1 : 0, &kp));
+        before = node;
+    }
+    CHECK(cuGraphInstantiate(exec, g, 0));
     CHECK(cuGraphDestroy(g));
 }
 
@@ -193,8 +203,10 @@ static void setup_worker(worker *w, bool graph)
     }
     memset(w->host, 0x11, sizeof w->host);
     CHECK(cuMemcpyHtoD(w->big[1], w->host, COPY_BYTES)); /* something written to read */
-    if (graph)
-        setup_graph(w);
+    if (graph) {
+        setup_graph(w, &w->graph[0], 1);
+        setup_graph(w, &w->graph[1], 4);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -362,7 +374,7 @@ int main(int argc, char **argv)
     }
     make_filler(live, &filler);
     for (int t = 0; t < n_threads; t++)
-        setup_worker(&workers[t], ops[OP_GRAPH_LAUNCH]);
+        setup_worker(&workers[t], ops[OP_GRAPH_LAUNCH] || ops[OP_GRAPH_LAUNCH4]);
     if (taint)
         printf("taint refused_read=%d\n", taint_unrelated() ? 1 : 0);
 

@@ -6,7 +6,8 @@
 # Builds DIR (default build-bench, -Dbuildtype=release) if needed, then runs
 # tools/bench/bench for every case - launch (base and interior pointers),
 # DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, cuStreamSynchronize, cuGraphLaunch
-# of a one-node graph (the interior launch); at 0, 1000
+# of a one-node graph (the interior launch) and of a chain of four such
+# nodes (more nodes, the same allocations); at 0, 1000
 # and 100000 live allocations; 1 and 8 threads; no taint, and taint on an
 # unrelated buffer - without and with libcutaint.so preloaded, interleaved
 # (each round runs every case both ways, alternating which goes first), and
@@ -80,7 +81,7 @@ ns_rows=(
     "launch8_stub launch_interior 8 0 stub"
 )
 # Ops measured under callgrind besides those of instr_rows (printed only).
-instr_extra_ops="launch_base sync"
+instr_extra_ops="launch_base sync graph_launch4"
 
 while [ $# -gt 0 ]; do
     case $1 in
