@@ -17,6 +17,7 @@ void ct_summary_init(ct_summary *sm)
 {
     atomic_init(&sm->seq, 0);
     atomic_init(&sm->n, 0);
+    atomic_init(&sm->open_scopes, 0);
     sm->tainted = 0;
 }
 

@@ -19,8 +19,9 @@
  *   once): it then answers "ask the store" until none carries any.
  * - A reader's answer "clean" is exact: every range it was given starts
  *   outside every listed allocation, or ends in its allocation before that
- *   allocation's hull begins, or starts after it ends.  Anything else, and a
- *   writer caught at work, is "ask the store".
+ *   allocation's hull begins, or starts after it ends.  Anything else, a
+ *   writer caught at work, and a write scope open but not yet shown in the
+ *   store (open_scopes), is "ask the store".
  */
 #ifndef CT_SUMMARY_H
 #define CT_SUMMARY_H
@@ -49,6 +50,9 @@ typedef struct ct_summary {
     atomic_uint n;                  /* entries in use */
     size_t tainted;                 /* allocations carrying claims (writers only) */
     ct_summary_entry e[CT_SUMMARY_MAX];
+    /* Write scopes open and not yet shown in the store (taint.c): while any
+     * is, no look answers "clean".  Its own line: every copy writes it. */
+    _Alignas(64) atomic_uint open_scopes;
 } ct_summary;
 
 void ct_summary_init(ct_summary *sm);
@@ -59,8 +63,9 @@ void ct_summary_note(ct_summary *sm, uint64_t base, bool had, uint64_t lo, uint6
 /* Under the store's lock: the allocation at base, which carried claims, is
  * gone. */
 void ct_summary_forget(ct_summary *sm, uint64_t base);
-/* Lock-free looks: begin (false: a writer is at work or the summary has
- * overflowed - ask the store), ask about any number of ranges, end (false:
+/* Lock-free looks: begin (false: a writer is at work, a write scope is
+ * open but not shown in the store, or the summary has overflowed - ask the
+ * store), ask about any number of ranges, end (false:
  * a writer changed it meanwhile - ask the store).  Inline: they are most of
  * what a launch or a read pays while taint exists elsewhere. */
 typedef struct ct_summary_look {
@@ -69,6 +74,8 @@ typedef struct ct_summary_look {
 
 static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *look)
 {
+    if (atomic_load_explicit(&sm->open_scopes, memory_order_acquire))
+        return false;
     look->seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
     look->listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
     return !(look->seq & 1) && look->listed <= CT_SUMMARY_MAX;

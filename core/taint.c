@@ -18,6 +18,15 @@
  *   not use up real ids, and "lowest id" - the oldest, the root cause -
  *   always prefers a real failure to a provisional one.  A kind wraps only
  *   after 2^31 ids, skipping ids still live.
+ * - Scope slots: a scope of at most SCOPE_RANGES ranges lives in a slot,
+ *   not in the store, while it is OPEN; the summary's open count says how
+ *   many are.  Every lock taken alone shows them all (places each as
+ *   enter_write once did) before doing anything else, and a looker meeting
+ *   one locks alone; the lock-free checks answer nothing while one is open.
+ *   An owner settles an unshown scope itself and frees the slot only after
+ *   w is settled, the open count falling last, so a check that sees no open
+ *   scope sees the outcome.  An unshown failure displaced nothing: it folds
+ *   by the fold index alone.
  * - Pin: while enter_write places a provisional failure, the real failure
  *   with the lowest id among those it displaces completely is kept alive by
  *   that provisional failure until its scope exits, so a loop failing the
@@ -25,7 +34,8 @@
  *   one per turn.
  * - Out of memory never loses taint: when no record can be had, one
  *   stand-in record embedded in the store carries every such failure.
- * - Every operation runs under the store's lock (a pthread rwlock that
+ * - Every operation but an unshown scope's enter and successful exit runs
+ *   under the store's lock (a pthread rwlock that
  *   prefers writers): held alone by whatever changes anything, shared by
  *   checks that only look, which write nothing shared (lookups from them
  *   use find_record, not lookup).  A check that finds work to do lets go
@@ -51,6 +61,13 @@
 #include "summary.h"
 
 #define FIRST_PROVISIONAL_ID 0x80000000u
+/* Provisional ids: [FIRST_PROVISIONAL_ID, FIRST_LOCKED_SCOPE_ID) name the
+ * scopes held in slots (the slot is the id's remainder by SCOPE_SLOTS),
+ * the rest the scopes placed at once (too wide for a slot, or no slot free). */
+#define FIRST_LOCKED_SCOPE_ID 0xc0000000u
+#define SLOT_SCOPE_IDS (FIRST_LOCKED_SCOPE_ID - FIRST_PROVISIONAL_ID)
+#define SCOPE_SLOTS 32
+#define SCOPE_RANGES 4 /* a slot holds this many ranges; more are placed at once */
 #define OOM_API "cutaint: out of memory, failure detail dropped"
 
 typedef struct failure {
@@ -77,6 +94,23 @@ typedef struct interned {
     char name[];
 } interned;
 
+/* A write scope kept out of the store until someone looks (see "Scope
+ * slots" below).  state moves FREE -> BUSY (its owner fills it) -> OPEN
+ * (published) -> FREE (the owner settled it alone) or -> SHOWN (placed in
+ * the store by whoever took the lock; the owner settles it under the lock)
+ * -> FREE.  Only the owner leaves FREE, BUSY and SHOWN; OPEN -> SHOWN is
+ * anyone's under the lock, OPEN -> FREE / BUSY the owner's at exit, both
+ * by compare-and-swap, so exactly one of them wins. */
+enum { SLOT_FREE, SLOT_BUSY, SLOT_OPEN, SLOT_SHOWN };
+typedef struct scope_slot {
+    _Alignas(64) atomic_uint state;
+    unsigned n;                 /* the owner's, published by OPEN: */
+    uint32_t turns;             /* scopes this slot has held (the id's source) */
+    ct_failure_id id;           /* the provisional id the scope was given */
+    ct_failure_desc desc;
+    ct_range w[SCOPE_RANGES];
+} scope_slot;
+
 typedef struct id_space {
     uint64_t next, first, limit;
     bool wrapped;
@@ -102,15 +136,37 @@ struct ct_store {
     interned *names;
     size_t names_bytes;
     int unknown_error;          /* ct_store_new's: see lost_root */
+    scope_slot slots[SCOPE_SLOTS];
 };
 
 /* Checks that only look and that the summary could not answer (is any
  * byte of these ranges claimed?  which failure is oldest?) share the lock.
  * They write nothing shared - not even the record cache (`hot`) - only the
  * lookup cache, which is per thread. */
-static void lock(ct_store *s) { pthread_rwlock_wrlock(&s->lock); }
+static void show_scopes(ct_store *s);
+static unsigned open_scopes(const ct_store *s)
+{
+    return atomic_load_explicit(&s->summary.open_scopes, memory_order_acquire);
+}
+/* Whoever takes the lock first shows every open scope, so that what it
+ * sees and changes is what it would be had each scope been placed when it
+ * opened. */
+static void lock_alone(ct_store *s) { pthread_rwlock_wrlock(&s->lock); }
+static void lock(ct_store *s)
+{
+    lock_alone(s);
+    if (open_scopes(s))
+        show_scopes(s);
+}
 static void unlock(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
-static void lock_to_look(ct_store *s) { pthread_rwlock_rdlock(&s->lock); }
+/* Showing a scope changes the store: a looker meeting one locks alone. */
+static void lock_to_look(ct_store *s)
+{
+    if (open_scopes(s))
+        lock(s);
+    else
+        pthread_rwlock_rdlock(&s->lock);
+}
 static void unlock_look(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
 
 /* Writers first, so a stream of checks cannot starve a change. */
@@ -225,12 +281,16 @@ static failure *oom_stand_in(ct_store *s, const ct_failure_desc *desc, bool *is_
     return &s->oom;
 }
 
-static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional, bool *is_new)
+/* id: the one to give it, 0 for the next of its kind. */
+static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional, ct_failure_id id,
+                     bool *is_new)
 {
     failure *f = record_get(s);
     if (f) {
-        record_init(f, take_id(s, provisional ? &s->provisional_ids : &s->real_ids),
-                    desc, provisional);
+        if (!id)
+            id = take_id(s, provisional ? &s->provisional_ids : &s->real_ids);
+        assert(!find_record(s, id) && "a slot's id is never live when its slot is reused");
+        record_init(f, id, desc, provisional);
         HASH_ADD_BYHASHVALUE(hh_id, s->by_id, id, sizeof(f->id), id_hash(f->id), f);
         if (ct_hash_added(&f->hh_id)) {
             s->n_live++;
@@ -358,7 +418,7 @@ static failure *mint_or_fold(ct_store *s, const ct_failure_desc *desc, bool *is_
         *is_new = false;
         return f;
     }
-    f = mint(s, desc, false, is_new);
+    f = mint(s, desc, false, 0, is_new);
     index_for_folding(s, f, key);
     return f;
 }
@@ -527,8 +587,10 @@ ct_store *ct_store_new(int unknown_error)
     s->env->forget = forget_claims;
     s->env->owner = s;
     s->real_ids = (id_space){ 1, 1, FIRST_PROVISIONAL_ID, false };
-    s->provisional_ids = (id_space){ FIRST_PROVISIONAL_ID, FIRST_PROVISIONAL_ID,
+    s->provisional_ids = (id_space){ FIRST_LOCKED_SCOPE_ID, FIRST_LOCKED_SCOPE_ID,
                                      (uint64_t)UINT32_MAX + 1, false };
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++)
+        atomic_init(&s->slots[i].state, SLOT_FREE);
     return s;
 }
 
@@ -643,7 +705,7 @@ const struct ct_summary *ct_store_summary(const ct_store *s)
 
 bool ct_store_tainted(const ct_store *s)
 {
-    return s && atomic_load_explicit(&s->env->live, memory_order_acquire) > 0;
+    return s && (atomic_load_explicit(&s->env->live, memory_order_acquire) > 0 || open_scopes(s));
 }
 
 const char *ct_store_intern(ct_store *s, const char *name)
@@ -672,6 +734,7 @@ const char *ct_store_intern(ct_store *s, const char *name)
 
 typedef struct placing {
     const ct_failure_desc *desc;
+    ct_failure_id id;            /* the id to mint it with, 0: the next */
     failure *f;                  /* minted on the first allocation touched */
 } placing;
 
@@ -680,24 +743,92 @@ static void place_provisional(ct_store *s, ct_alloc *a, uint64_t off, uint64_t e
     placing *p = ctx;
     if (!p->f) {
         bool fresh;
-        p->f = mint(s, p->desc, true, &fresh);
+        p->f = mint(s, p->desc, true, p->id, &fresh);
         s->pinner = p->f->provisional ? p->f : NULL;
     }
     set_span(s, a, off, end, p->f);
 }
 
+/* Under the lock: w carries a fresh provisional failure (id, or the next).
+ * Returns its id, 0 when w touches no known allocation. */
+static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *desc,
+                                 ct_failure_id id)
+{
+    placing p = { desc, id, NULL };
+    each_range(s, w, n, place_provisional, &p);
+    s->pinner = NULL;
+    return p.f ? p.f->id : 0;
+}
+
+/* --- scope slots ---------------------------------------------------------
+ * Most scopes are opened and settled with nobody looking at their bytes
+ * meanwhile, so a scope of a few ranges is not placed in the store: its
+ * owner publishes it in a free slot (no lock; the open count tells every
+ * check that it must ask the store), and whoever takes the store's lock
+ * first places it there (show_scopes), as enter_write would have.  An
+ * owner whose scope was not shown settles it alone: a success is
+ * ct_written (lock-free when nothing is carried), a failure is a taint
+ * under the lock (nothing was displaced, so a repeat folds). */
+
+static scope_slot *slot_of(ct_store *s, ct_failure_id id)
+{
+    if (id < FIRST_PROVISIONAL_ID || id >= FIRST_LOCKED_SCOPE_ID)
+        return NULL;
+    scope_slot *sl = &s->slots[(id - FIRST_PROVISIONAL_ID) % SCOPE_SLOTS];
+    return sl->id == id ? sl : NULL;
+}
+
+/* Under the lock (alone): place every open scope in the store.  Out of
+ * line: every lock asks, and most find none. */
+__attribute__((noinline)) static void show_scopes(ct_store *s)
+{
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
+        scope_slot *sl = &s->slots[i];
+        unsigned expected = SLOT_OPEN;
+        if (atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_OPEN ||
+            !atomic_compare_exchange_strong_explicit(&sl->state, &expected, SLOT_SHOWN, memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        place_scope(s, sl->w, sl->n, &sl->desc, sl->id);
+        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
+    }
+}
+
+/* A free slot made the caller's (BUSY), or NULL when all are taken. */
+static scope_slot *take_slot(ct_store *s)
+{
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
+        scope_slot *sl = &s->slots[i];
+        unsigned expected = SLOT_FREE;
+        if (atomic_load_explicit(&sl->state, memory_order_relaxed) == SLOT_FREE &&
+            atomic_compare_exchange_strong_explicit(&sl->state, &expected, SLOT_BUSY, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            uint64_t turn = (uint64_t)sl->turns++ * SCOPE_SLOTS + i;
+            sl->id = FIRST_PROVISIONAL_ID + (ct_failure_id)(turn % SLOT_SCOPE_IDS);
+            return sl;
+        }
+    }
+    return NULL;
+}
+
 ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
                              const ct_failure_desc *provisional)
 {
-    if (!s || !provisional || !w)
+    if (!s || !provisional || !w || n == 0)
         return 0;
-    lock(s);
-    placing p = { provisional, NULL };
-    each_range(s, w, n, place_provisional, &p);
-    s->pinner = NULL;
-    ct_failure_id id = p.f ? p.f->id : 0;
-    unlock(s);
-    return id;
+    scope_slot *sl = n <= SCOPE_RANGES ? take_slot(s) : NULL;
+    if (!sl) { /* placed at once, as every scope once was */
+        lock(s);
+        ct_failure_id id = place_scope(s, w, n, provisional, 0);
+        unlock(s);
+        return id;
+    }
+    sl->n = (unsigned)n;
+    sl->desc = *provisional;
+    memcpy(sl->w, w, n * sizeof(*w));
+    atomic_store_explicit(&sl->state, SLOT_OPEN, memory_order_release);
+    atomic_fetch_add_explicit(&s->summary.open_scopes, 1, memory_order_seq_cst);
+    return sl->id;
 }
 
 /* Mint or fold the failure of work that did not write w, and taint w. */
@@ -720,14 +851,10 @@ static void no_occurrence(ct_occurrence *occ)
         *occ = (ct_occurrence){ false, 0, 0 };
 }
 
-ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
-                            const ct_range *w, size_t n,
-                            const ct_failure_desc *failed, ct_occurrence *occ)
+/* Under the lock: settle a scope placed in the store. */
+static ct_failure_id exit_placed(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,
+                                 const ct_failure_desc *failed, ct_occurrence *occ)
 {
-    no_occurrence(occ);
-    if (!s)
-        return 0;
-    lock(s);
     /* Take over the pin's reference: the displaced failure stays foldable
      * until this scope's outcome is known. */
     failure *p = lookup(s, provisional);
@@ -741,6 +868,57 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
         each_range(s, w, n, clear_span, NULL);
     if (displaced)
         unref_record(s, displaced);
+    return id;
+}
+
+/* A slot's scope settled.  Not shown and written: the owner frees its
+ * slot, then releases w like any write.  Otherwise under the lock, the
+ * slot freed only once w is settled, so that a check that no longer sees
+ * the scope open sees its outcome (the open count falls last). */
+static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n,
+                               const ct_failure_desc *failed, ct_occurrence *occ)
+{
+    unsigned state = SLOT_OPEN;
+    /* Release: the next owner's fills follow this owner's reads. */
+    if (!failed && atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
+                                                           memory_order_relaxed)) {
+        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
+        ct_written(s, w, n);
+        return 0;
+    }
+    lock_alone(s);
+    state = SLOT_OPEN;
+    bool unshown = atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_BUSY, memory_order_relaxed,
+                                                           memory_order_relaxed);
+    assert((unshown || state == SLOT_SHOWN) && "a scope's slot is its owner's until it exits");
+    if (open_scopes(s))
+        show_scopes(s); /* the others' */
+    ct_failure_id id = 0;
+    if (!unshown)
+        id = exit_placed(s, sl->id, w, n, failed, occ);
+    else if (failed)
+        id = taint_locked(s, failed, w, n, occ);
+    else
+        each_range(s, w, n, clear_span, NULL);
+    atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_release);
+    if (unshown)
+        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
+    unlock(s);
+    return id;
+}
+
+ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
+                            const ct_range *w, size_t n,
+                            const ct_failure_desc *failed, ct_occurrence *occ)
+{
+    no_occurrence(occ);
+    if (!s)
+        return 0;
+    scope_slot *sl = slot_of(s, provisional);
+    if (sl)
+        return exit_slot(s, sl, w, n, failed, occ);
+    lock(s);
+    ct_failure_id id = exit_placed(s, provisional, w, n, failed, occ);
     unlock(s);
     return id;
 }

@@ -13,8 +13,14 @@
  *   first.  A byte carries at most one failure.
  * - A failure is freed the moment no byte carries it (reference count of
  *   claims).  Dropping detail under a cap never drops a claim.
- * - enter_write taints before the work runs; only exit_write's success path
- *   releases.  A scope that never exits leaves its write set tainted.
+ * - enter_write taints before the work runs, as far as anyone can see; only
+ *   exit_write's success path releases.  A scope that never exits leaves
+ *   its write set tainted.  A scope of a few ranges is kept out of the store
+ *   (in a slot of its own) until another operation takes the store's lock,
+ *   which first places every open scope as enter_write would have; so what
+ *   any operation sees and changes is what it would with every scope placed
+ *   at entry.  Until then ct_store_tainted() is true and no lock-free check
+ *   answers "clean".
  * - Addresses outside every known allocation are ignored by writes and never
  *   cause a refusal (memory the shim did not see allocated passes through).
  *   A refusal has none to name: the shim refuses only reads lying wholly in
@@ -92,7 +98,9 @@ const char *ct_store_intern(ct_store *s, const char *name);
 
 /* Taint every known range of w with a fresh provisional failure described by
  * `provisional` (its error is what a read of the range will be refused with).
- * Returns the provisional id, or 0 when w touches no known allocation. */
+ * Returns the provisional id, or 0 when w is empty.  The id is given before
+ * anyone knows what w touches: one touching no known allocation is never
+ * live.  Pass it to ct_exit_write, once, from the same thread. */
 ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
                              const ct_failure_desc *provisional);
 

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,9 +108,14 @@ Test(taint, enter_write_on_nothing_known_mints_nothing)
 {
     ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
     ct_range w = bytes(NOWHERE, 64);
-    cr_assert_eq(ct_enter_write(s, &w, 1, &prov), 0);
     cr_assert_eq(ct_enter_write(s, &w, 0, &prov), 0);
+    /* A scope has its id before anyone knows what it touches: shown (the
+     * count below looks), it places nothing. */
+    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
     cr_assert_eq(ct_store_live_failures(s), 0);
+    cr_assert_not(live(p));
+    cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, NULL), 0);
+    cr_assert_not(ct_store_tainted(s));
 }
 
 Test(taint, exit_write_error_replaces_the_provisional_failure)
@@ -697,6 +703,105 @@ Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_rea
     cr_assert(refusal.failures[0].provisional);
     cr_assert_eq(refusal.failures[0].desc.error, ERR_LAUNCH);
     cr_assert_eq(launch("next", 1, whole(A), whole(B)), p, "and downstream work is skipped");
+}
+
+/* --- scopes another thread meets ----------------------------------------
+ * A scope of a few ranges stays out of the store until someone looks; these
+ * are the looks from another thread, while the scope is open, after a
+ * failure, and after a thread that never exits its scope. */
+
+typedef struct scope_thread {
+    ct_range w;
+    ct_failure_desc prov;
+    ct_failure_id id;
+    atomic_int step;       /* 1: entered; 2: the looker is done; 3: exited */
+    bool exits;
+    const ct_failure_desc *failed;
+} scope_thread;
+
+static void wait_step(atomic_int *step, int want)
+{
+    while (atomic_load(step) < want)
+        sched_yield();
+}
+
+static void *open_scope(void *arg)
+{
+    scope_thread *t = arg;
+    t->id = ct_enter_write(s, &t->w, 1, &t->prov);
+    atomic_store(&t->step, 1);
+    if (!t->exits)
+        return NULL; /* the call never returns: the scope stays open */
+    wait_step(&t->step, 2);
+    ct_exit_write(s, t->id, &t->w, 1, t->failed, NULL);
+    atomic_store(&t->step, 3);
+    return NULL;
+}
+
+static pthread_t start_scope(scope_thread *t)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, open_scope, t), 0);
+    wait_step(&t->step, 1);
+    return th;
+}
+
+Test(taint, a_read_meeting_another_threads_open_scope_is_refused_with_its_provisional_error)
+{
+    scope_thread t = { .w = bytes(A, 64), .prov = failure_of("copy", ERR_OOM), .exits = true };
+    pthread_t th = start_scope(&t);
+    cr_assert(ct_store_tainted(s), "an open scope is taint a launch must look at");
+    int error = 0;
+    cr_assert_eq(ct_read_failure(s, &(ct_range){ A + 8, 8 }, 1, &error), t.id, "the lock-free check looked past it");
+    cr_assert_eq(error, ERR_OOM);
+    cr_assert_eq(check(bytes(A + 60, 8)), CT_ETAINTED);
+    cr_assert_eq(refusal.n_failures, 1);
+    cr_assert(refusal.failures[0].provisional);
+    cr_assert_eq(refusal.failures[0].desc.error, ERR_OOM);
+    cr_assert_eq(check(bytes(A + 64, 8)), CT_OK, "bytes the scope does not write are readable");
+    atomic_store(&t.step, 2);
+    pthread_join(th, NULL);
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK, "the write succeeded");
+    cr_assert_eq(ct_store_live_failures(s), 0);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, a_failed_write_folds_whether_or_not_another_thread_looked_meanwhile)
+{
+    ct_failure_desc failed = failure_of("copy", ERR_LAUNCH);
+    ct_failure_id first = 0;
+    for (int turn = 0; turn < 4; turn++) {
+        scope_thread t = { .w = bytes(B, 32), .prov = failure_of("copy", ERR_OOM), .exits = true,
+                           .failed = &failed };
+        pthread_t th = start_scope(&t);
+        if (turn % 2) /* a look shows the scope: it displaces, and pins, the first failure */
+            cr_assert_eq(check(bytes(B, 8)), CT_ETAINTED);
+        atomic_store(&t.step, 2);
+        pthread_join(th, NULL);
+        cr_assert_eq(check(bytes(B, 8)), CT_ETAINTED);
+        cr_assert_not(refusal.failures[0].provisional, "turn %d", turn);
+        if (turn == 0)
+            first = refusal.failures[0].id;
+        cr_assert_eq(refusal.failures[0].id, first, "turn %d minted a new failure", turn);
+    }
+    cr_assert_eq(occurrences(first), 4);
+    cr_assert_eq(ct_store_live_failures(s), 1);
+}
+
+Test(taint, a_thread_that_never_exits_its_scope_leaves_its_bytes_refused)
+{
+    scope_thread t = { .w = bytes(C, 16), .prov = failure_of("copy", ERR_OOM) };
+    pthread_t th = start_scope(&t);
+    pthread_join(th, NULL);
+    ct_range in = bytes(C, 4);
+    int error = 0;
+    cr_assert_eq(ct_read_failure(s, &in, 1, &error), t.id);
+    cr_assert_eq(error, ERR_OOM);
+    cr_assert_eq(check(in), CT_ETAINTED);
+    cr_assert(refusal.failures[0].provisional);
+    cr_assert_eq(launch("next", 1, in, whole(A)), t.id, "and downstream work is skipped");
+    cr_assert_eq(check(bytes(A, 4)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(C + 16, 4)), CT_OK);
 }
 
 /* --- the happy path's cost --------------------------------------------- */
