@@ -72,13 +72,18 @@ typedef struct ct_summary_look {
     unsigned seq, listed;
 } ct_summary_look;
 
-static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *look)
+/* The look at the claims alone, open scopes or not: for the owner of a
+ * scope, whose own slot keeps open_scopes up (taint.c). */
+static inline bool ct_summary_look_claims(const ct_summary *sm, ct_summary_look *look)
 {
-    if (atomic_load_explicit(&sm->open_scopes, memory_order_acquire))
-        return false;
     look->seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
     look->listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
     return !(look->seq & 1) && look->listed <= CT_SUMMARY_MAX;
+}
+
+static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *look)
+{
+    return !atomic_load_explicit(&sm->open_scopes, memory_order_acquire) && ct_summary_look_claims(sm, look);
 }
 
 /* Can [addr, addr+len), clipped to the allocation of addr as the store
@@ -104,13 +109,11 @@ static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_lo
     return atomic_load_explicit(&sm->seq, memory_order_relaxed) == look->seq;
 }
 
-/* True when no byte of r[0..n) can carry a claim; false: ask the store.
- * Entry by entry, each one's fields loaded once: most looks meet one. */
-static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, size_t n)
+/* After a look began: true when no byte of r[0..n) can carry a claim;
+ * false: ask the store.  Entry by entry, each one's fields loaded once:
+ * most looks meet one. */
+static inline bool ct_summary_clean_in(const ct_summary *sm, ct_summary_look look, const ct_range *r, size_t n)
 {
-    ct_summary_look look;
-    if (!ct_summary_look_begin(sm, &look))
-        return false;
     for (unsigned k = 0; k < look.listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
@@ -123,6 +126,13 @@ static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, siz
         }
     }
     return ct_summary_look_end(sm, &look);
+}
+
+/* ct_summary_clean_in of a fresh look (ct_summary_look_begin). */
+static inline bool ct_summary_clean(const ct_summary *sm, const ct_range *r, size_t n)
+{
+    ct_summary_look look;
+    return ct_summary_look_begin(sm, &look) && ct_summary_clean_in(sm, look, r, n);
 }
 
 #endif

@@ -871,19 +871,33 @@ static ct_failure_id exit_placed(ct_store *s, ct_failure_id provisional, const c
     return id;
 }
 
-/* A slot's scope settled.  Not shown and written: the owner frees its
- * slot, then releases w like any write.  Otherwise under the lock, the
- * slot freed only once w is settled, so that a check that no longer sees
- * the scope open sees its outcome (the open count falls last). */
+/* Does no byte of w carry a claim of its own (open scopes aside)?  The
+ * owner of a scope asks before freeing its slot: claims change only under
+ * the lock, whose taker shows the slot first, so while the slot is still
+ * OPEN the answer holds. */
+static bool claims_clean(const ct_store *s, const ct_range *w, size_t n)
+{
+    if (atomic_load_explicit(&s->env->live, memory_order_acquire) == 0)
+        return true;
+    ct_summary_look look;
+    return ct_summary_look_claims(&s->summary, &look) && ct_summary_clean_in(&s->summary, look, w, n);
+}
+
+/* A slot's scope settled.  Not shown, written, and w carrying no older
+ * claim: the owner frees its slot, and that is all.  Otherwise under the
+ * lock, the slot freed only once w is settled, so that a check that no
+ * longer sees the scope open sees its outcome (the open count falls
+ * last): freeing first and releasing w after would let a check in between
+ * see w's older failure on bytes the write has already replaced. */
 static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n,
                                const ct_failure_desc *failed, ct_occurrence *occ)
 {
     unsigned state = SLOT_OPEN;
     /* Release: the next owner's fills follow this owner's reads. */
-    if (!failed && atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
-                                                           memory_order_relaxed)) {
+    if (!failed && claims_clean(s, w, n) &&
+        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
+                                                memory_order_relaxed)) {
         atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
-        ct_written(s, w, n);
         return 0;
     }
     lock_alone(s);
