@@ -25,8 +25,9 @@
  *   one locks alone; the lock-free checks answer nothing while one is open.
  *   An owner settles an unshown scope itself and frees the slot only after
  *   w is settled, the open count falling last, so a check that sees no open
- *   scope sees the outcome.  An unshown failure displaced nothing: it folds
- *   by the fold index alone.
+ *   scope sees the outcome.  An unshown scope that failed is placed before
+ *   it is settled, so it folds exactly as a scope placed at entry would
+ *   (the pin decides).
  * - Pin: while enter_write places a provisional failure, the real failure
  *   with the lowest id among those it displaces completely is kept alive by
  *   that provisional failure until its scope exits, so a loop failing the
@@ -766,9 +767,11 @@ static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const
  * owner publishes it in a free slot (no lock; the open count tells every
  * check that it must ask the store), and whoever takes the store's lock
  * first places it there (show_scopes), as enter_write would have.  An
- * owner whose scope was not shown settles it alone: a success is
- * ct_written (lock-free when nothing is carried), a failure is a taint
- * under the lock (nothing was displaced, so a repeat folds). */
+ * owner whose scope was not shown settles it alone: a success over bytes
+ * carrying nothing only frees the slot; a failure is placed first, then
+ * settled as a placed scope is, because what folds depends on it: the
+ * placement displaces the failures w carried and pins the lowest-id one,
+ * so a repeat folds only into that one, whether or not anyone looked. */
 
 static scope_slot *slot_of(ct_store *s, ct_failure_id id)
 {
@@ -908,10 +911,10 @@ static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, s
     if (open_scopes(s))
         show_scopes(s); /* the others' */
     ct_failure_id id = 0;
-    if (!unshown)
+    if (unshown && failed)
+        place_scope(s, sl->w, sl->n, &sl->desc, sl->id);
+    if (!unshown || failed)
         id = exit_placed(s, sl->id, w, n, failed, occ);
-    else if (failed)
-        id = taint_locked(s, failed, w, n, occ);
     else
         each_range(s, w, n, clear_span, NULL);
     atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_release);

@@ -788,6 +788,27 @@ Test(taint, a_failed_write_folds_whether_or_not_another_thread_looked_meanwhile)
     cr_assert_eq(ct_store_live_failures(s), 1);
 }
 
+/* B's first bytes carry an older failure of another kind, the next ones
+ * one of the kind about to fail.  Placed at entry, the scope would displace
+ * both and pin the older, so the failure is a new one, not a fold into the
+ * second: the same when nobody looked and the scope waited in its slot. */
+Test(taint, a_failed_scope_folds_only_into_the_failure_its_placement_pins)
+{
+    ct_range both = bytes(B, 32);
+    ct_failure_id older = fail("fill", bytes(B, 16));
+    ct_failure_id same = fail("copy", bytes(B + 16, 16));
+    ct_failure_desc prov = failure_of("copy", ERR_OOM), failed = failure_of("copy", ERR_LAUNCH);
+    ct_failure_id p = ct_enter_write(s, &both, 1, &prov);
+    ct_occurrence occ;
+    ct_failure_id id = ct_exit_write(s, p, &both, 1, &failed, &occ);
+    cr_assert(occ.is_new, "folded into failure %u", id);
+    cr_assert(id != same && id != older);
+    cr_assert_not(live(same), "displaced and not pinned");
+    cr_assert_not(live(older), "pinned until the scope exited");
+    cr_assert_eq(check(both), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, id);
+}
+
 Test(taint, a_thread_that_never_exits_its_scope_leaves_its_bytes_refused)
 {
     scope_thread t = { .w = bytes(C, 16), .prov = failure_of("copy", ERR_OOM) };
