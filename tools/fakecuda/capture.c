@@ -479,24 +479,32 @@ static CUresult fc_record_locked(fc_stream_cap *p, fc_work *w, bool sync)
     return r == CUDA_SUCCESS ? r : fc_break_locked(c, r);
 }
 
+/* What an operation on s meets: s's part when s is capturing, else NULL,
+ * with *implicit set when s is a stream a blocking capture of ctx forbids
+ * (fc_implicit_locked answers it). */
+static fc_stream_cap *fc_capturing_locked(CUcontext ctx, CUstream s, bool *implicit)
+{
+    fc_stream_cap *p = fc_part(s);
+    *implicit = !p && fc_blocking_capture_locked(ctx);
+    return p && p->seq ? p : NULL;
+}
+
 /* fc_submit asks first: true if capture took w (recorded it, or refused it with *r). */
 bool fc_capture_take(CUcontext ctx, CUstream s, fc_work *w, bool sync, CUresult *r)
 {
     if (fc_none_live() || w->kind == FC_W_FAULT)
         return false;
-    bool taken = true;
+    bool implicit;
     pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    if (p && p->seq) {
+    fc_stream_cap *p = fc_capturing_locked(ctx, s, &implicit);
+    if (p) {
         *r = fc_record_locked(p, w, sync);
-    } else if (!p && fc_blocking_capture_locked(ctx)) {
+    } else if (implicit) {
         *r = fc_implicit_locked(ctx);
         fc_work_discard(w);
-    } else {
-        taken = false;
     }
     pthread_mutex_unlock(&cap_lock);
-    return taken;
+    return p || implicit;
 }
 
 /* An operation on s no capture can hold: a sync or query, stream-ordered allocation. */
@@ -504,11 +512,12 @@ CUresult fc_capture_refuse(CUcontext ctx, CUstream s)
 {
     if (fc_none_live())
         return CUDA_SUCCESS;
+    bool implicit;
     pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    CUresult r = p && p->seq                           ? fc_break_locked(p->seq, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-               : !p && fc_blocking_capture_locked(ctx) ? fc_implicit_locked(ctx)
-                                                        : CUDA_SUCCESS;
+    fc_stream_cap *p = fc_capturing_locked(ctx, s, &implicit);
+    CUresult r = p          ? fc_break_locked(p->seq, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+               : implicit   ? fc_implicit_locked(ctx)
+                            : CUDA_SUCCESS;
     pthread_mutex_unlock(&cap_lock);
     return r;
 }
@@ -567,19 +576,17 @@ bool fc_capture_event_record(CUcontext ctx, CUstream s, CUevent e, CUresult *r)
 {
     if (fc_none_live())
         return false;
-    bool taken = true;
+    bool implicit;
     pthread_mutex_lock(&cap_lock);
-    fc_stream_cap *p = fc_part(s);
-    if (p && p->seq) {
+    fc_stream_cap *p = fc_capturing_locked(ctx, s, &implicit);
+    if (p)
         *r = fc_record_event_locked(p, e);
-    } else if (!p && fc_blocking_capture_locked(ctx)) {
+    else if (implicit)
         *r = fc_implicit_locked(ctx);
-    } else {
+    else
         e->cap_id = 0;
-        taken = false;
-    }
     pthread_mutex_unlock(&cap_lock);
-    return taken;
+    return p || implicit;
 }
 
 /* s waits on an event recorded in sequence c: s joins c (a fork) or takes the event's nodes (a join). */
