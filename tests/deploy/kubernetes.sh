@@ -12,14 +12,9 @@
 # Skipped (77) without a python3 that has yaml.
 set -euo pipefail
 src=$1 shim=$2 client=$3 fakecuda=$4
-python=
-for candidate in python3 /usr/bin/python3; do
-    if command -v "$candidate" >/dev/null && "$candidate" -c 'import yaml' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-[ -n "$python" ] || { echo "skipped: no python3 with yaml (Debian package python3-yaml)"; exit 77; }
+# shellcheck source=tests/integration/python_with.sh
+. "$(dirname "$0")/../integration/python_with.sh"
+python=$(python_with yaml) || { echo "skipped: no python3 with yaml (Debian package python3-yaml)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

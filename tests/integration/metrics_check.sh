@@ -16,14 +16,9 @@ if command -v promtool >/dev/null; then
     promtool check metrics <"$file" >&2 || { echo "FAIL: promtool check metrics rejects $file" >&2; exit 1; }
     checked=1
 fi
-python=
-for candidate in python3 /usr/bin/python3; do
-    if command -v "$candidate" >/dev/null && "$candidate" -c 'import prometheus_client' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-if [ -z "$python" ]; then
+# shellcheck source=tests/integration/python_with.sh
+. "$(dirname "$0")/python_with.sh"
+if ! python=$(python_with prometheus_client); then
     [ "$checked" -eq 1 ] && [ $# -eq 0 ] && exit 0
     echo "skipped: no python3 with prometheus_client (Debian package python3-prometheus-client)" >&2
     exit 77
