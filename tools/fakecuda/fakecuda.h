@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define FC_DRIVER_VERSION 13000
 #define FC_ALIGN 256u                /* device allocation alignment */
@@ -48,6 +49,30 @@
 #define FC_STALE 0x5A                /* the bytes of fresh device memory */
 #define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
 #define FC_VMM_GRANULARITY ((size_t)2 << 20) /* cuMemCreate / cuMemMap granularity */
+
+/* ---- sorted tables (memory.c's allocations, vmm.c's mappings) ---------- */
+
+/* The upper bound of x in n records stride bytes apart from v, sorted by
+ * the 64-bit unsigned start at byte offset key of each: the index of the
+ * first record starting after x.  FC_UPPER_BOUND names the array and the
+ * start's field. */
+static inline size_t fc_upper_bound(const void *v, size_t n, size_t stride, size_t key, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t start;
+        memcpy(&start, (const char *)v + mid * stride + key, sizeof start);
+        if (start <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+#define FC_UPPER_BOUND(array, n, field, x)                                                    \
+    ((void)sizeof(char[sizeof((array)->field) == sizeof(uint64_t) ? 1 : -1]), /* 64-bit starts */ \
+     fc_upper_bound((array), (n), sizeof *(array), offsetof(__typeof__(*(array)), field), (x)))
 
 /* ---- driver state (driver.c) ------------------------------------------ */
 

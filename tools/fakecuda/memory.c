@@ -92,15 +92,7 @@ static size_t fc_round(size_t n, size_t a)
 
 static size_t tbl_upper(const fc_table *t, uintptr_t a)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].base <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return FC_UPPER_BOUND(t->v, t->n, base, a);
 }
 
 static fc_range *tbl_find(const fc_table *t, uintptr_t a)

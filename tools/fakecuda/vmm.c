@@ -99,15 +99,7 @@ CUresult fc_vmm_granularity(size_t *g, const CUmemAllocationProp *prop, CUmemAll
 /* Index of the first mapping that starts after off. */
 static size_t fc_upper(const fc_vres *r, size_t off)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->map[mid].off <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return FC_UPPER_BOUND(r->map, r->n, off, off);
 }
 
 static fc_vmap *fc_mapping_containing(const fc_vres *r, size_t off)
