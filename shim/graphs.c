@@ -683,8 +683,11 @@ void ct_after_exec_node_set(ct_call *call, CUgraphExec e, CUgraphNode n, const C
 
 /* ---- the launch ------------------------------------------------------------- */
 
-/* Whether this thread's graph launch in flight was checked (taint existed). */
-static CT_HOT_TLS bool launch_checked;
+/* Whether this thread's graph launch in flight, once it succeeds, has a
+ * write set to release: some of it carried a failure when it was checked.
+ * Like a launch's (launch.c), a write set found clean is not looked up
+ * again after the driver returns. */
+static CT_HOT_TLS bool writes_carried;
 
 /* The device-to-host nodes of a skipped graph would have delivered bytes to
  * the host: they are poisoned and counted as refused reads, each naming what
@@ -735,17 +738,17 @@ static bool skip_locked(ct_call *call, const ct_exec *x, ct_failure_id root, int
 
 bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 {
-    launch_checked = false;
+    writes_carried = false;
     if (ct_captured(call, s)) /* launched into a capture: a child graph node, run later */
         return true;
     if (!ct_store_tainted(ct_g.store))
         return true;
-    launch_checked = true;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
     int error = 0;
     pthread_rwlock_rdlock(&execs_lock);
     const ct_exec *x = find_locked(handle);
     ct_failure_id root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
+    writes_carried = x && ct_read_failure(ct_g.store, x->writes, x->n_writes, NULL) != 0;
     pthread_rwlock_unlock(&execs_lock);
     if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
         return true;
@@ -761,7 +764,7 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 
 void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 {
-    if (call->result == CUDA_SUCCESS && !launch_checked)
+    if (call->result == CUDA_SUCCESS && !writes_carried)
         return;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
     pthread_rwlock_rdlock(&execs_lock);
