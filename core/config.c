@@ -229,6 +229,16 @@ const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name,
 
 /* ---- CUTAINT_INJECT --------------------------------------------------- */
 
+bool ct_inject_rule_unreachable(const ct_inject_rule *rule, const char *const *names, size_t n)
+{
+    if (!rule || rule->kind != CT_INJECT_API)
+        return false; /* kernels are named by the program: any may come */
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && fnmatch(rule->pattern, names[i], 0) == 0)
+            return false;
+    return true;
+}
+
 static bool parse_count(ct_text token, uint64_t *nth, bool *and_later)
 {
     uint64_t value = 0;
@@ -570,8 +580,17 @@ int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn ge
     return malformed;
 }
 
+/* The cutaint command's own variables (tools/cutaint): which libcutaint.so
+ * and which driver `cutaint run` preloads.  The shim reads neither, but a
+ * process started by the command, or preloading the shim directly beside
+ * it, has them in its environment: they are not typos. */
+static const char *const command_vars[] = { "CUTAINT_LIB", "CUTAINT_FAKECUDA_DIR" };
+
 static bool is_known(ct_text name)
 {
+    for (size_t i = 0; i < sizeof command_vars / sizeof *command_vars; i++)
+        if (strlen(command_vars[i]) == name.n && memcmp(command_vars[i], name.p, name.n) == 0)
+            return true;
     for (size_t i = 0; i < N_VARS; i++)
         if (strlen(ct_vars[i].name) == name.n && memcmp(ct_vars[i].name, name.p, name.n) == 0)
             return true;

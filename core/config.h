@@ -119,6 +119,9 @@ int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_ru
 /* The first rule whose glob matches either name (mangled or demangled base;
  * either may be NULL), or NULL. */
 const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name, const char *alt_name);
+/* An api rule no name of names (every entry point the shim wraps, with its
+ * family) matches can never fire; a launch rule always may. */
+bool ct_inject_rule_unreachable(const ct_inject_rule *rule, const char *const *names, size_t n);
 /* Count one call against every rule of `kind` matching name or alt_name and
  * return the rule that fires on this call, or NULL. */
 const ct_inject_rule *ct_inject_check(ct_inject_rules *rules, ct_inject_kind kind,

@@ -1,37 +1,44 @@
 /*
- * files.c - opening and writing the log, the report and the health file.
+ * files.c - opening and writing the log, the report, stderr, the health file
+ * and the metrics file (files.h says what is promised).
  *
- * Owns: every open(2), write(2) and rename(2) cutaint makes.
+ * Owns: every open(2), write(2), rename(2) and unlink(2) cutaint makes.
  *
  * Invariants:
- * - Paths come from the user's configuration only; files are opened
- *   O_CLOEXEC|O_NOFOLLOW (a symlink planted at the path is refused, never
- *   followed) and created 0644 at most.
- * - ct_append_line hands the kernel the whole line in one write(2); the
- *   loop only finishes a short write or restarts after EINTR.
- * - The health file and the metrics file are never seen half-written: each
- *   is written to a mkstemp file beside the target, then renamed over it (a
- *   symlink at the target is replaced, never followed); on any failure the
- *   temp file is removed and the target is left as it was.  The health file
- *   is synced first (it outlives the process for a probe); the metrics file,
- *   rewritten at every event, is not (a scraper reads the page cache, and a
- *   crash of the machine ends the job it describes).
+ * - Paths come from the user's configuration only, resolved once at start.
+ * - A sink's fd, dev and ino change only under its lock; a write checks the
+ *   descriptor's identity under the same lock, so it never writes into a
+ *   file it did not open (short of the program swapping the descriptor
+ *   between that fstat and the write, on another thread).
+ * - A marked file's path is replaced or unlinked only after it was seen to
+ *   be absent or cutaint's own (CT_MARKED_OURS); the temporary is removed on
+ *   every failure, and the target is then left as it was.
  * - No heap allocation.
  */
 #include "files.h"
 
-#include <stdbool.h>
-
-#include "config.h"
 #include "ct_status.h"
 
+#include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define OPEN_FLAGS (O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
+/* cutaint's descriptors sit this far below min(RLIMIT_NOFILE, 1024): out of
+ * the way of a program's own low numbers, and still below FD_SETSIZE. */
+#define HIGH_FD_ROOM 64
+#define TMP_TAG ".cutaint-tmp-"
+
+/* ---- paths ------------------------------------------------------------------ */
 
 static bool put(char *out, size_t cap, size_t *len, const char *s, size_t n)
 {
@@ -65,13 +72,24 @@ int ct_path_expand(const char *tmpl, pid_t pid, char *out, size_t cap)
     return ok ? CT_OK : CT_EINVAL;
 }
 
-int ct_append_open(const char *path)
+int ct_path_absolute(const char *path, const char *cwd, char *out, size_t cap)
 {
-    if (!path || !*path)
+    if (!path || !out || cap == 0)
         return CT_EINVAL;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-    return fd >= 0 ? fd : CT_EIO;
+    size_t len = 0;
+    bool ok = true;
+    if (path[0] != '/') {
+        if (!cwd || cwd[0] != '/')
+            return CT_EINVAL;
+        size_t n = strlen(cwd);
+        ok = put(out, cap, &len, cwd, n) && (n > 0 && cwd[n - 1] == '/' ? true : put(out, cap, &len, "/", 1));
+    }
+    ok = ok && put(out, cap, &len, path, strlen(path));
+    out[ok ? len : 0] = '\0';
+    return ok ? CT_OK : CT_EINVAL;
 }
+
+/* ---- descriptors -------------------------------------------------------------- */
 
 static int write_all(int fd, const char *data, size_t len)
 {
@@ -87,79 +105,401 @@ static int write_all(int fd, const char *data, size_t len)
     return CT_OK;
 }
 
-int ct_append_line(int fd, const char *line, size_t len)
+/* fd moved up out of the program's way (kept where it is if that fails). */
+static int move_high(int fd)
 {
-    if (fd < 0 || (!line && len))
-        return CT_EIO;
-    return write_all(fd, line, len);
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        return fd;
+    rlim_t top = lim.rlim_cur < 1024 ? lim.rlim_cur : 1024;
+    if (top <= 2 * HIGH_FD_ROOM)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - HIGH_FD_ROOM));
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
 }
 
-/* What replace() puts in a file: data, then tail; synced if durable. */
-typedef struct content {
-    const char *data;
-    size_t len;
-    const char *tail;
-    bool durable;
-} content;
-
-/* Writes c into a fresh temp file beside path and renames it over path.
- * tmp holds the temp name for the caller's cleanup. */
-static int write_and_rename(const char *path, const content *c, char *tmp)
+static const char *kind_of(mode_t mode)
 {
+    if (S_ISDIR(mode))
+        return "is a directory";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "is a device";
+    if (S_ISSOCK(mode))
+        return "is a socket";
+    if (S_ISLNK(mode))
+        return "is a symlink (never followed)";
+    if (S_ISFIFO(mode))
+        return "is a fifo";
+    return "is not a regular file";
+}
+
+static void say(char *why, size_t cap, const char *text)
+{
+    if (why && cap)
+        snprintf(why, cap, "%s", text);
+}
+
+/* ---- sinks ---------------------------------------------------------------------- */
+
+void ct_sink_init(ct_sink *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    size_t n = path ? strlen(path) : 0;
+    if (n == 0 || n >= sizeof s->path || path[0] != '/') {
+        s->stopped = true;
+        say(s->why, sizeof s->why, n ? "is not an absolute path that fits" : "is not set");
+        return;
+    }
+    memcpy(s->path, path, n + 1);
+}
+
+/* Opens s->path into s->fd; with the lock held. */
+static int open_path(ct_sink *s, char *why, size_t whycap)
+{
+    struct stat st;
+    if (lstat(s->path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        say(why, whycap, kind_of(st.st_mode));
+        return CT_EIO;
+    }
+    /* O_NONBLOCK: opening a fifo with no reader fails at once (ENXIO)
+     * instead of waiting for one, and a full pipe refuses a line. */
+    int fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | OPEN_FLAGS, 0644);
+    if (fd < 0) {
+        say(why, whycap, errno == ENXIO ? "is a fifo with no reader" : strerror(errno));
+        return CT_EIO;
+    }
+    if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {
+        say(why, whycap, "changed while it was opened");
+        close(fd);
+        return CT_EIO;
+    }
+    s->fd = move_high(fd);
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    return CT_OK;
+}
+
+int ct_sink_stderr(ct_sink *s)
+{
+    struct stat st;
+    ct_sink_init(s, NULL);
+    s->opened = true;
+    if (fstat(STDERR_FILENO, &st) != 0)
+        return CT_EIO; /* stopped: fd 2 was closed before cutaint loaded */
+    s->stopped = false;
+    s->fd = STDERR_FILENO;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    return CT_OK;
+}
+
+bool ct_sink_live(const ct_sink *s)
+{
+    return !s->stopped;
+}
+
+/* Is s->fd still the file it opened?  If not, reopen once; false when the
+ * sink has stopped.  With the lock held. */
+static bool still_ours(ct_sink *s)
+{
+    struct stat st;
+    if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+        return true;
+    /* stderr is the program's: written again if it ever is what it was. */
+    if (!s->path[0])
+        return false;
+    /* The program closed or reused the descriptor: it is no longer ours to
+     * close or write. */
+    s->fd = -1;
+    if (s->reopened) {
+        s->stopped = true;
+        return false;
+    }
+    s->reopened = true;
+    atomic_fetch_add(&s->reopens, 1);
+    if (open_path(s, NULL, 0) != CT_OK) {
+        s->stopped = true;
+        return false;
+    }
+    return true;
+}
+
+/* One write(2) of the line into the sink's open descriptor. */
+static ct_sink_result write_line(ct_sink *s, const char *line, size_t len)
+{
+    assert(s->fd >= 0);
+    ssize_t n;
+    do
+        n = write(s->fd, line, len);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)len)
+        return CT_SINK_WRITTEN;
+    if (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+        return CT_SINK_DROPPED; /* a full pipe: never waited for */
+    if (atomic_fetch_add(&s->write_errors, 1) != 0)
+        return CT_SINK_FAILED;
+    say(s->why, sizeof s->why, strerror(errno));
+    return CT_SINK_FIRST_FAILURE;
+}
+
+ct_sink_result ct_sink_write(ct_sink *s, const char *line, size_t len, bool may_wait)
+{
+    if (may_wait ? pthread_mutex_lock(&s->lock) != 0 : pthread_mutex_trylock(&s->lock) != 0) {
+        atomic_fetch_add(&s->dropped, 1);
+        return CT_SINK_DROPPED;
+    }
+    ct_sink_result result = CT_SINK_DROPPED;
+    if (!s->opened && !s->stopped) {
+        s->opened = true;
+        if (open_path(s, s->why, sizeof s->why) != CT_OK) {
+            s->stopped = true;
+            result = CT_SINK_REFUSED;
+        }
+    }
+    if (result != CT_SINK_REFUSED && !s->stopped && still_ours(s))
+        result = write_line(s, line, len);
+    if (result == CT_SINK_DROPPED)
+        atomic_fetch_add(&s->dropped, 1);
+    pthread_mutex_unlock(&s->lock);
+    return result;
+}
+
+void ct_sink_atfork_child(ct_sink *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+void ct_sink_close(ct_sink *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct stat st;
+    if (s->fd > STDERR_FILENO && fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+        close(s->fd);
+    s->fd = -1;
+    s->stopped = true;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- marked files ------------------------------------------------------------------ */
+
+/* Does the regular file open as fd begin with marker + "\n"? */
+static bool starts_with_marker(int fd, const char *marker)
+{
+    char head[128];
+    size_t want = strlen(marker) + 1;
+    assert(want <= sizeof head);
+    ssize_t n = pread(fd, head, want, 0);
+    return n == (ssize_t)want && memcmp(head, marker, want - 1) == 0 && head[want - 1] == '\n';
+}
+
+ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *why, size_t whycap)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return CT_MARKED_ABSENT;
+        say(why, whycap, strerror(errno));
+        return CT_MARKED_UNKNOWN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        say(why, whycap, kind_of(st.st_mode));
+        return CT_MARKED_FOREIGN;
+    }
+    int fd = open(path, O_RDONLY | O_NONBLOCK | OPEN_FLAGS);
+    if (fd < 0) {
+        say(why, whycap, strerror(errno));
+        return CT_MARKED_UNKNOWN;
+    }
+    bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && starts_with_marker(fd, marker);
+    close(fd);
+    if (!ours && why && whycap)
+        snprintf(why, whycap, "is a file cutaint did not write (its first line is not \"%s\")", marker);
+    return ours ? CT_MARKED_OURS : CT_MARKED_FOREIGN;
+}
+
+/* Writes the content into fd: marker, newline, data; synced if durable. */
+static int fill(int fd, const char *marker, const char *data, size_t len, bool durable)
+{
+    if (fchmod(fd, 0644) != 0 || write_all(fd, marker, strlen(marker)) != CT_OK || write_all(fd, "\n", 1) != CT_OK ||
+        write_all(fd, data, len) != CT_OK || (durable && fsync(fd) != 0))
+        return CT_EIO;
+    return CT_OK;
+}
+
+/* "PATH.cutaint-tmp-PID-XXXXXX" into tmp (cap bytes). */
+static int temp_name(const char *path, char *tmp, size_t cap)
+{
+    int n = snprintf(tmp, cap, "%s" TMP_TAG "%ld-XXXXXX", path, (long)getpid());
+    return n > 0 && (size_t)n < cap ? CT_OK : CT_EINVAL;
+}
+
+/* The directory of path into dir (cap bytes). */
+static int dir_of(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n + 2 > cap)
+        return CT_EINVAL;
+    if (!slash) {
+        memcpy(dir, ".", 2);
+    } else if (n == 0) {
+        memcpy(dir, "/", 2);
+    } else {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    return CT_OK;
+}
+
+/* The six X of a temp name, from a counter and the clock: a candidate only
+ * (linkat refuses a name that exists, and the caller tries another). */
+static void fill_suffix(char *tmp)
+{
+    static atomic_uint next;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    unsigned long v = (unsigned long)ts.tv_nsec * 2654435761u + atomic_fetch_add(&next, 1);
+    size_t n = strlen(tmp);
+    for (size_t i = n - 6; i < n; i++, v /= 36)
+        tmp[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[v % 36];
+}
+
+/* An unnamed file in path's directory, written whole, then given the temp
+ * name: a kill while it is written leaves nothing behind.  CT_OK with tmp
+ * named; CT_EINVAL when the file system has no O_TMPFILE (the caller falls
+ * back); CT_EIO. */
+static int write_unnamed(const char *path, const char *marker, const char *data, size_t len, bool durable,
+                         char *tmp, size_t cap)
+{
+#ifdef O_TMPFILE
+    char dir[CT_PATH_MAX], proc[64];
+    if (dir_of(path, dir, sizeof dir) != CT_OK)
+        return CT_EINVAL;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CT_EINVAL;
+    int rc = fill(fd, marker, data, len, durable);
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    for (int attempt = 0; rc == CT_OK && attempt < 8; attempt++) {
+        if (temp_name(path, tmp, cap) != CT_OK) {
+            rc = CT_EINVAL;
+            break;
+        }
+        fill_suffix(tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+            close(fd);
+            return CT_OK;
+        }
+        if (errno != EEXIST)
+            rc = CT_EINVAL; /* no /proc, or linking refused: the named way */
+    }
+    close(fd);
+    return rc == CT_OK ? CT_EINVAL : rc;
+#else
+    (void)path, (void)marker, (void)data, (void)len, (void)durable, (void)tmp, (void)cap;
+    return CT_EINVAL;
+#endif
+}
+
+/* A named temporary file, written whole. */
+static int write_named(const char *path, const char *marker, const char *data, size_t len, bool durable,
+                       char *tmp, size_t cap)
+{
+    if (temp_name(path, tmp, cap) != CT_OK)
+        return CT_EINVAL;
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return CT_EIO;
-    int rc = CT_OK;
-    if (fchmod(fd, 0644) != 0 || write_all(fd, c->data, c->len) != CT_OK ||
-        write_all(fd, c->tail, strlen(c->tail)) != CT_OK || (c->durable && fsync(fd) != 0))
-        rc = CT_EIO;
+    int rc = fill(fd, marker, data, len, durable);
     if (close(fd) != 0)
-        rc = CT_EIO;
-    if (rc == CT_OK && rename(tmp, path) != 0)
         rc = CT_EIO;
     if (rc != CT_OK)
         unlink(tmp);
     return rc;
 }
 
-/* The temp file is PATH.XXXXXX: beside the target (rename stays on one
- * file system), and not ending in .prom, so a textfile collector never
- * reads one half-written. */
-static int replace(const char *path, const content *c)
+int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable,
+                      char *why, size_t whycap)
 {
-    static const char suffix[] = ".XXXXXX";
-    char tmp[CT_PATH_MAX + sizeof suffix];
-    struct stat st;
-    if (!path || !*path || !c->data)
+    char tmp[CT_PATH_MAX + 64];
+    if (!path || !*path || !marker || (!data && len))
         return CT_EINVAL;
-    /* A file or a symlink is replaced; a device (CUTAINT_HEALTH_FILE=/dev/null
-     * run as root), a directory or a fifo never is. */
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    ct_marked_state state = ct_marked_state_of(path, marker, why, whycap);
+    if (state == CT_MARKED_FOREIGN)
+        return CT_EEXIST;
+    if (state == CT_MARKED_UNKNOWN)
         return CT_EIO;
-    size_t len = strlen(path);
-    if (len >= CT_PATH_MAX)
+    int rc = write_unnamed(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);
+    if (rc == CT_EINVAL)
+        rc = write_named(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);
+    if (rc != CT_OK) {
+        say(why, whycap, "its temporary file could not be written");
+        return rc;
+    }
+    if (rename(tmp, path) != 0) {
+        say(why, whycap, strerror(errno));
+        unlink(tmp);
+        return CT_EIO;
+    }
+    return CT_OK;
+}
+
+int ct_marked_clear(const char *path, const char *marker, char *why, size_t whycap)
+{
+    if (!path || !*path || !marker)
         return CT_EINVAL;
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, suffix, sizeof suffix);
-    return write_and_rename(path, c, tmp);
-}
-
-int ct_health_write(const char *path, const char *text)
-{
-    return replace(path, &(content){ text, text ? strlen(text) : 0, "\n", true });
-}
-
-int ct_file_replace(const char *path, const char *data, size_t len)
-{
-    return replace(path, &(content){ data, len, "", false });
-}
-
-int ct_health_clear(const char *path)
-{
-    if (!path || !*path)
-        return CT_EINVAL;
-    /* unlink(2) removes a symlink itself, never its target. */
+    switch (ct_marked_state_of(path, marker, why, whycap)) {
+    case CT_MARKED_ABSENT:
+        return 0;
+    case CT_MARKED_FOREIGN:
+        return CT_EEXIST;
+    case CT_MARKED_UNKNOWN:
+        return CT_EIO;
+    case CT_MARKED_OURS:
+        break;
+    }
     if (unlink(path) == 0)
         return 1;
+    say(why, whycap, strerror(errno));
     return errno == ENOENT ? 0 : CT_EIO;
+}
+
+/* "NAME.cutaint-tmp-PID-XXXXXX" for base NAME: PID, or 0 if it is not one. */
+static long temp_writer(const char *entry, const char *base)
+{
+    size_t n = strlen(base), tag = sizeof TMP_TAG - 1;
+    if (strncmp(entry, base, n) != 0 || strncmp(entry + n, TMP_TAG, tag) != 0)
+        return 0;
+    char *end;
+    long pid = strtol(entry + n + tag, &end, 10);
+    return pid > 0 && end[0] == '-' && strlen(end + 1) == 6 ? pid : 0;
+}
+
+int ct_marked_sweep(const char *path, const char *marker)
+{
+    char dir[CT_PATH_MAX], full[2 * CT_PATH_MAX];
+    if (!path || !*path || !marker || dir_of(path, dir, sizeof dir) != CT_OK)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid = temp_writer(e->d_name, base);
+        /* Only a writer that is gone: a live one renames its file soon. */
+        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (ct_marked_state_of(full, marker, NULL, 0) == CT_MARKED_OURS && unlink(full) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }

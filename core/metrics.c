@@ -10,6 +10,8 @@
  */
 #include "metrics.h"
 
+#include <stddef.h>
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,6 +155,21 @@ static void failures(text *t, const ct_metrics *m)
     }
 }
 
+/* One family over cutaint's output files; field picks the counter. */
+static void outputs(text *t, const ct_metrics *m, const char *name, const char *help, size_t field)
+{
+    static const char *const files[CT_OUTPUTS] = {
+        [CT_OUTPUT_STDERR] = "stderr", [CT_OUTPUT_LOG] = "log", [CT_OUTPUT_REPORT] = "report",
+        [CT_OUTPUT_HEALTH] = "health", [CT_OUTPUT_METRICS] = "metrics",
+    };
+    family(t, name, "counter", help);
+    for (int i = 0; i < CT_OUTPUTS; i++) {
+        sample_start(t, m, name);
+        label(t, "file", files[i]);
+        put(t, "} %" PRIu64 "\n", *(const uint64_t *)((const char *)&m->outputs[i] + field));
+    }
+}
+
 size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
 {
     if (!m || !out || cap == 0)
@@ -170,6 +187,17 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
     plain(&t, m, "cutaint_context_lost", "gauge",
           "1 once the process's CUDA context was found destroyed (it exits with status 70), else 0.",
           m->context_lost ? 1 : 0);
+    outputs(&t, m, "cutaint_output_dropped_lines_total",
+            "Lines of cutaint's own output not written: a full pipe, a descriptor the program closed or reused, "
+            "stderr no longer the process's own, a lock busy at an interrupted exit.",
+            offsetof(ct_metrics_output, dropped));
+    outputs(&t, m, "cutaint_output_write_errors_total",
+            "Writes of cutaint's own output that failed (a full disk, an I/O error); said once on stderr.",
+            offsetof(ct_metrics_output, write_errors));
+    outputs(&t, m, "cutaint_output_reopened_total",
+            "Times a descriptor of cutaint's own output was found closed or reused by the program and its file "
+            "reopened.",
+            offsetof(ct_metrics_output, reopened));
     if (t.full) {
         out[0] = '\0';
         return 0;

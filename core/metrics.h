@@ -28,7 +28,7 @@
 #define CT_METRICS_ERROR_MAX 64
 #define CT_METRICS_HOST_MAX 128
 /* Enough for every family with a full table of the longest labels. */
-#define CT_METRICS_TEXT_MAX 65536
+#define CT_METRICS_TEXT_MAX 81920
 
 typedef struct ct_metrics_set {
     char api[CT_METRICS_API_MAX];
@@ -36,6 +36,15 @@ typedef struct ct_metrics_set {
     char error[CT_METRICS_ERROR_MAX];
     uint64_t count;
 } ct_metrics_set;
+
+/* What became of cutaint's own output, per file (files.h's sinks and marked
+ * files): lines dropped (a full pipe, a descriptor the program took over, a
+ * busy lock at an interrupted exit, stderr no longer the process's own),
+ * writes that failed (a full disk), descriptors lost and reopened. */
+enum { CT_OUTPUT_STDERR, CT_OUTPUT_LOG, CT_OUTPUT_REPORT, CT_OUTPUT_HEALTH, CT_OUTPUT_METRICS, CT_OUTPUTS };
+typedef struct ct_metrics_output {
+    uint64_t dropped, write_errors, reopened;
+} ct_metrics_output;
 
 typedef struct ct_metrics {
     char version[32];
@@ -46,6 +55,7 @@ typedef struct ct_metrics {
     ct_metrics_set sets[CT_METRICS_SETS + 1]; /* the last one: "(other)" */
     uint64_t skips, refused_reads, refused_bytes;
     bool context_lost;
+    ct_metrics_output outputs[CT_OUTPUTS];
 } ct_metrics;
 
 /* Everything zero, for this process. */

@@ -18,6 +18,12 @@
  *   first line logged, the report at the start event, which a process
  *   writes when it first reaches the driver (ct_reached_driver).  A process
  *   that never does writes no event at all, not even exit.
+ * - Every line goes through a sink (core/files.h): never into a descriptor
+ *   the program took over, never waiting on a full pipe, and only to fd 2
+ *   while it is the stderr the process started with.  A sink that cannot be
+ *   opened or written is said once, on stderr, and counted in the metrics.
+ * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted)
+ *   no line waits for a sink's lock: it is dropped and counted.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -39,9 +45,8 @@
 #define CT_EVENT_MAX 8192
 #define CT_BACKTRACE_MAX 24
 
-static int log_fd = STDERR_FILENO;
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-static int report_fd = -1;
+static ct_sink stderr_sink, log_sink, report_sink;
+static char log_template[CT_PATH_MAX]; /* CUTAINT_LOG_FILE before %p expansion */
 static atomic_bool start_written;
 static atomic_uint refusals_logged;
 static atomic_uint repeats_logged;
@@ -75,26 +80,75 @@ const char *ct_cu_error_name(CUresult r)
     return name ? name : "CUDA_ERROR_UNKNOWN";
 }
 
+/* ---- the sinks ------------------------------------------------------------ */
+
+void ct_events_stderr_at_load(void)
+{
+    ct_sink_stderr(&stderr_sink);
+}
+
+void ct_events_keep_templates(void)
+{
+    memcpy(log_template, ct_g.cfg.log_file, sizeof log_template);
+}
+
+void ct_events_configure(void)
+{
+    ct_sink_init(&log_sink, ct_g.cfg.log_file);
+    ct_sink_init(&report_sink, ct_g.cfg.report);
+}
+
+static bool may_wait(void)
+{
+    return !atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed);
+}
+
+void ct_stderr_line(const char *text)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "==%d== %s\n", (int)getpid(), text);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (len && line[len - 1] != '\n')
+        line[len - 1] = '\n';
+    ct_sink_write(&stderr_sink, line, len, may_wait());
+}
+
+/* Says, on stderr, what went wrong with the sink of a variable. */
+static void tell_sink_trouble(ct_sink *s, ct_sink_result r, const char *variable, const char *consequence)
+{
+    char text[CT_PATH_MAX + 256];
+    if (r == CT_SINK_REFUSED)
+        snprintf(text, sizeof text, "cutaint: cannot open %s %s: it %s; %s", variable, s->path, s->why, consequence);
+    else if (r == CT_SINK_FIRST_FAILURE)
+        snprintf(text, sizeof text, "cutaint: cannot write %s %s (%s); lines that fail are lost and counted "
+                 "(cutaint_output_write_errors_total), and writing goes on", variable, s->path, s->why);
+    else
+        return;
+    ct_stderr_line(text);
+}
+
 /* ---- the log ---------------------------------------------------------------- */
 
-static void open_log(void)
+/* A log file that could not be opened sends its lines to stderr; one
+ * lost later (twice) or failing keeps them, counted. */
+static atomic_bool log_refused;
+
+static void log_line(const char *line, size_t len)
 {
-    if (!ct_g.cfg.log_file[0])
-        return;
-    int fd = ct_append_open(ct_g.cfg.log_file);
-    if (fd >= 0) {
-        log_fd = fd;
-        return;
+    if (log_sink.path[0] && !atomic_load_explicit(&log_refused, memory_order_relaxed)) {
+        ct_sink_result r = ct_sink_write(&log_sink, line, len, may_wait());
+        tell_sink_trouble(&log_sink, r, "CUTAINT_LOG_FILE", "logging to stderr");
+        if (r != CT_SINK_REFUSED)
+            return;
+        atomic_store(&log_refused, true);
     }
-    dprintf(STDERR_FILENO, "==%d== cutaint: cannot open CUTAINT_LOG_FILE %s; logging to stderr\n",
-            (int)getpid(), ct_g.cfg.log_file);
+    ct_sink_write(&stderr_sink, line, len, may_wait());
 }
 
 void ct_log(ct_log_level level, const char *fmt, ...)
 {
     if (level > ct_g.cfg.log || ct_g.cfg.log == CT_LOG_OFF)
         return;
-    pthread_once(&log_once, open_log);
     char line[2048];
     int n = snprintf(line, sizeof line, "==%d== cutaint: ", (int)getpid());
     va_list ap;
@@ -105,23 +159,28 @@ void ct_log(ct_log_level level, const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    ct_append_line(log_fd, line, len);
+    log_line(line, len);
+}
+
+static void output_counts(ct_metrics_output *out, const ct_sink *s)
+{
+    out->dropped = atomic_load(&s->dropped);
+    out->write_errors = atomic_load(&s->write_errors);
+    out->reopened = atomic_load(&s->reopens);
+}
+
+void ct_events_output_counts(ct_metrics *m)
+{
+    output_counts(&m->outputs[CT_OUTPUT_STDERR], &stderr_sink);
+    output_counts(&m->outputs[CT_OUTPUT_LOG], &log_sink);
+    output_counts(&m->outputs[CT_OUTPUT_REPORT], &report_sink);
 }
 
 /* ---- the report ---------------------------------------------------------------- */
 
-static void open_report(void)
-{
-    if (!ct_g.cfg.report[0] || report_fd >= 0)
-        return;
-    report_fd = ct_append_open(ct_g.cfg.report);
-    if (report_fd < 0)
-        ct_log(CT_LOG_ERROR, "cannot open CUTAINT_REPORT %s; no report will be written", ct_g.cfg.report);
-}
-
 static bool begin(ct_jsonl *j, char *buf, const char *event)
 {
-    if (report_fd < 0)
+    if (!ct_sink_live(&report_sink))
         return false;
     ct_jsonl_begin(j, buf, CT_EVENT_MAX, event, ct_now_ns(), (long)getpid());
     return true;
@@ -130,7 +189,8 @@ static bool begin(ct_jsonl *j, char *buf, const char *event)
 static void emit(ct_jsonl *j)
 {
     size_t len = ct_jsonl_end(j);
-    ct_append_line(report_fd, j->buf, len);
+    ct_sink_result r = ct_sink_write(&report_sink, j->buf, len, may_wait());
+    tell_sink_trouble(&report_sink, r, "CUTAINT_REPORT", "no report will be written");
 }
 
 static void error_fields(ct_jsonl *j, int code)
@@ -151,7 +211,6 @@ void ct_event_start(int driver_version)
 {
     if (atomic_exchange(&start_written, true))
         return;
-    open_report();
     ct_metrics_start(driver_version);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
@@ -171,17 +230,27 @@ void ct_event_start(int driver_version)
 
 /* The child writes its own start event when it calls the driver, into its
  * own report when the path has %p (opened then), else the parent's. */
+/* The same for the log: a %p in its path names the child's own file. */
+static void sink_after_fork(ct_sink *s, const char *tmpl, char *path, size_t cap)
+{
+    ct_sink_atfork_child(s);
+    if (!strstr(tmpl, "%p"))
+        return;
+    ct_sink_close(s);
+    if (ct_path_expand(tmpl, getpid(), path, cap) != 0)
+        path[0] = '\0';
+    ct_sink_init(s, path);
+}
+
 void ct_events_after_fork(void)
 {
     thread_id = 0;
     atomic_store(&start_written, false);
-    if (!strstr(ct_g.report_template, "%p"))
-        return;
-    if (report_fd >= 0)
-        close(report_fd);
-    report_fd = -1;
-    if (ct_path_expand(ct_g.report_template, getpid(), ct_g.cfg.report, sizeof ct_g.cfg.report) != 0)
-        ct_g.cfg.report[0] = '\0';
+    ct_sink_atfork_child(&stderr_sink);
+    if (strstr(log_template, "%p"))
+        atomic_store(&log_refused, false);
+    sink_after_fork(&log_sink, log_template, ct_g.cfg.log_file, sizeof ct_g.cfg.log_file);
+    sink_after_fork(&report_sink, ct_g.report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
 }
 
 /* Host frames of the failing call, outside this library, symbolised with
@@ -492,7 +561,7 @@ void ct_event_exit(int status, int program_status)
 {
     if (!atomic_load(&start_written))
         return; /* it never reached the driver: nothing to say */
-    ct_metrics_exit_event();
+    bool metrics_written = ct_metrics_exit_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, "exit"))
@@ -504,5 +573,14 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl_uint(&j, "skips", atomic_load(&ct_g.skips));
     ct_jsonl_uint(&j, "refused_reads", atomic_load(&ct_g.refused_reads));
     ct_jsonl_bool(&j, "context_lost", ct_latch_is_set(ct_g.latch));
+    if (atomic_load(&ct_g.exit_interrupted)) {
+        ct_jsonl_bool(&j, "interrupted", true);
+        ct_jsonl_open_array(&j, "skipped");
+        if (atomic_load(&ct_g.exit_check_skipped))
+            ct_jsonl_str(&j, NULL, "exit_check");
+        if (!metrics_written)
+            ct_jsonl_str(&j, NULL, "metrics_file");
+        ct_jsonl_close(&j);
+    }
     emit(&j);
 }

@@ -28,12 +28,17 @@
  *   the process that loaded the driver, on a thread with a current context,
  *   and reads CUDA_ERROR_NOT_READY as alive.
  * - Once latched, no further probes.
+ * - An exit that interrupted a wrapper on its thread (ct_wrapper_depth > 0:
+ *   a signal handler or a driver callback calling exit()) makes no driver
+ *   call and takes no lock that the interrupted code may hold; the exit
+ *   event says what was skipped.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "errnames.h"
+#include "ct_status.h"
 #include "files.h"
 #include "shim.h"
 
@@ -87,6 +92,26 @@ static bool answer_is_loss(CUresult r)
     }
 }
 
+/* The health file: the marker, then the reason.  Something at its path that
+ * cutaint did not write is never replaced. */
+static void write_health_file(const char *reason)
+{
+    if (!ct_g.cfg.health_file[0])
+        return;
+    char text[CT_REASON_MAX + 2], why[CT_WHY_MAX] = "";
+    int n = snprintf(text, sizeof text, "%s\n", reason);
+    int rc = ct_marked_replace(ct_g.cfg.health_file, CT_HEALTH_MARKER, text, n > 0 ? (size_t)n : 0, true, why,
+                               sizeof why);
+    if (rc == CT_OK)
+        return;
+    ct_metrics_output_failed(CT_OUTPUT_HEALTH);
+    if (rc == CT_EEXIST)
+        ct_log(CT_LOG_ERROR, "CUTAINT_HEALTH_FILE %s %s: it is left untouched, and no health file is written",
+               ct_g.cfg.health_file, why);
+    else
+        ct_log(CT_LOG_ERROR, "could not write the health file %s (%s)", ct_g.cfg.health_file, why);
+}
+
 /* at_exit: the process is already leaving, with the fault status. */
 static void latch(const char *reason, bool simulated, bool at_exit)
 {
@@ -94,8 +119,7 @@ static void latch(const char *reason, bool simulated, bool at_exit)
         return;
     ct_log(CT_LOG_ERROR, "%s", reason);
     ct_event_context_lost(reason, simulated);
-    if (ct_g.cfg.health_file[0] && ct_health_write(ct_g.cfg.health_file, reason) != 0)
-        ct_log(CT_LOG_ERROR, "could not write the health file %s", ct_g.cfg.health_file);
+    write_health_file(reason);
     switch (ct_g.cfg.on_context_loss) {
     case CT_LOSS_EXIT:
         if (at_exit)
@@ -170,6 +194,13 @@ static void check_at_exit(void)
 {
     if (ct_g.cfg.disable || ct_latch_is_set(ct_g.latch) || !ct_driver_used_here())
         return;
+    if (ct_wrapper_depth > 0) {
+        /* The exit interrupted a driver call on this thread: the driver may
+         * hold a lock the query would wait for, forever. */
+        atomic_store(&ct_g.exit_interrupted, true);
+        atomic_store(&ct_g.exit_check_skipped, true);
+        return;
+    }
     __typeof__(&cuStreamQuery) query = (__typeof__(&cuStreamQuery))ct_real(CT_ID_cuStreamQuery);
     if (!query || !ct_has_current_context())
         return;
@@ -192,6 +223,9 @@ void ct_arm_exit_check(void)
 void ct_on_exit(int status, void *unused)
 {
     (void)unused;
+    status &= 0xff; /* what the parent sees: exit(-1) is 255 */
+    if (ct_wrapper_depth > 0)
+        atomic_store(&ct_g.exit_interrupted, true);
     atomic_store(&ct_g.exiting, true);
     int final = ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
                                atomic_load(&ct_g.refused_reads), ct_g.cfg.error_exitcode);

@@ -14,10 +14,17 @@
  *
  * Invariants:
  * - A malformed variable is reported once and left at its default.
+ * - Under secure execution (AT_SECURE: a setuid or setgid program) no
+ *   CUTAINT_ variable is read, as glibc ignores its own (secure_getenv): an
+ *   unprivileged user must not choose where a privileged program writes.
+ * - Every output path is made absolute once, at load, against the working
+ *   directory then: a later chdir() of the program moves none of them.
  * - A health file left at the configured path by an earlier process is
  *   removed when this program first reaches the driver (and logged), so a
- *   restarted service is not condemned for its predecessor; a forked child
- *   continues its parent and removes nothing.
+ *   restarted service is not condemned for its predecessor; only a regular
+ *   file that starts with cutaint's marker is, whoever owns it: anything
+ *   else is left untouched, with one line.  A forked child continues its
+ *   parent and removes nothing.
  * - After fork, the child's locks are usable and its thread ids fresh; it
  *   has reached the driver only once it calls it.
  */
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "errnames.h"
@@ -42,29 +50,102 @@ static pthread_mutex_t reach_lock = PTHREAD_MUTEX_INITIALIZER;
 static void env_diag(const char *message, void *ctx)
 {
     (void)ctx;
-    dprintf(STDERR_FILENO, "==%d== %s\n", (int)getpid(), message);
+    ct_stderr_line(message);
+}
+
+static const char *secure_get(const char *name, void *ctx)
+{
+    (void)ctx;
+    return secure_getenv(name);
+}
+
+/* A configured path made absolute against cwd; one that cannot be is
+ * dropped with a line. */
+static void absolute_path(char *path, const char *cwd, const char *variable)
+{
+    char resolved[CT_PATH_MAX], line[256];
+    if (!path[0] || ct_path_absolute(path, cwd, resolved, sizeof resolved) == 0) {
+        if (path[0])
+            memcpy(path, resolved, sizeof resolved);
+        return;
+    }
+    snprintf(line, sizeof line, "cutaint: %s is relative and the working directory is %s; ignored", variable,
+             cwd ? "too long to prefix" : "unknown");
+    ct_stderr_line(line);
+    path[0] = '\0';
 }
 
 /* Expand %p in a configured path, in place; an impossible path is dropped. */
 static void expand_path(char *path, const char *variable)
 {
-    char expanded[CT_PATH_MAX];
+    char expanded[CT_PATH_MAX], line[256];
     if (!path[0])
         return;
     if (ct_path_expand(path, getpid(), expanded, sizeof expanded) != 0) {
-        dprintf(STDERR_FILENO, "==%d== cutaint: %s is too long once expanded; ignored\n", (int)getpid(), variable);
+        snprintf(line, sizeof line, "cutaint: %s is too long once expanded; ignored", variable);
+        ct_stderr_line(line);
         path[0] = '\0';
         return;
     }
     memcpy(path, expanded, sizeof expanded);
 }
 
+/* The output paths, absolute (before %p: a fork expands the template). */
+static void resolve_paths(void)
+{
+    char cwd[CT_PATH_MAX];
+    const char *at = getcwd(cwd, sizeof cwd);
+    absolute_path(ct_g.cfg.log_file, at, "CUTAINT_LOG_FILE");
+    absolute_path(ct_g.cfg.report, at, "CUTAINT_REPORT");
+    absolute_path(ct_g.cfg.health_file, at, "CUTAINT_HEALTH_FILE");
+    absolute_path(ct_g.cfg.metrics_file, at, "CUTAINT_METRICS_FILE");
+}
+
 static void clear_old_health_file(void)
 {
-    if (!ct_g.cfg.health_file[0])
-        return;
-    if (ct_health_clear(ct_g.cfg.health_file) == 1)
-        ct_log(CT_LOG_WARN, "removed the health file %s left by an earlier process", ct_g.cfg.health_file);
+    const char *health = ct_g.cfg.health_file;
+    if (health[0]) {
+        char why[CT_WHY_MAX] = "";
+        int rc = ct_marked_clear(health, CT_HEALTH_MARKER, why, sizeof why);
+        if (rc == 1)
+            ct_log(CT_LOG_WARN, "removed the health file %s left by an earlier process", health);
+        else if (rc < 0)
+            ct_log(CT_LOG_WARN, "CUTAINT_HEALTH_FILE %s %s: it is left untouched, and is no health file of cutaint's",
+                   health, why);
+        ct_marked_sweep(health, CT_HEALTH_MARKER);
+    }
+    if (ct_metrics_path()[0])
+        ct_marked_sweep(ct_metrics_path(), CT_METRICS_MARKER);
+}
+
+/* Secure execution: said once when the environment holds CUTAINT_ variables. */
+static void tell_secure(void)
+{
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "CUTAINT_", 8) == 0) {
+            ct_stderr_line("cutaint: secure execution (a setuid or setgid program): every CUTAINT_ variable "
+                           "is ignored");
+            return;
+        }
+}
+
+/* Injection rules for entry points cutaint does not wrap can never fire. */
+static void tell_unreachable_rules(void)
+{
+    const char *names[2 * CT_N_ENTRIES];
+    for (int i = 0; i < CT_N_ENTRIES; i++) {
+        names[2 * i] = ct_entries[i].name;
+        names[2 * i + 1] = ct_entries[i].family;
+    }
+    for (unsigned i = 0; i < ct_g.cfg.inject.n; i++) {
+        const ct_inject_rule *rule = &ct_g.cfg.inject.rule[i];
+        if (!ct_inject_rule_unreachable(rule, names, 2 * CT_N_ENTRIES))
+            continue;
+        char line[CT_PATTERN_MAX + 160];
+        snprintf(line, sizeof line, "cutaint: CUTAINT_INJECT rule api:%s can never fire: cutaint wraps no entry "
+                 "point or family of that name", rule->pattern);
+        ct_stderr_line(line);
+    }
 }
 
 static void atfork_child(void)
@@ -100,8 +181,14 @@ void ct_reached_driver(int driver_version)
 
 static void load(void)
 {
-    ct_config_load(&ct_g.cfg, &ct_cuda_errors, NULL, env_diag, NULL); /* NULL: getenv */
-    ct_config_check_unknown(environ, env_diag, NULL);
+    ct_events_stderr_at_load();
+    bool secure = getauxval(AT_SECURE) != 0;
+    ct_config_load(&ct_g.cfg, &ct_cuda_errors, secure_get, env_diag, NULL);
+    if (secure)
+        tell_secure();
+    else
+        ct_config_check_unknown(environ, env_diag, NULL);
+    tell_unreachable_rules();
     ct_g.latch = ct_latch_global();
     if (ct_g.cfg.disable)
         return;
@@ -111,11 +198,14 @@ static void load(void)
         ct_g.cfg.disable = true;
         return;
     }
+    resolve_paths();
     memcpy(ct_g.report_template, ct_g.cfg.report, sizeof ct_g.report_template);
+    ct_events_keep_templates();
     expand_path(ct_g.cfg.log_file, "CUTAINT_LOG_FILE");
     expand_path(ct_g.cfg.report, "CUTAINT_REPORT");
     expand_path(ct_g.cfg.health_file, "CUTAINT_HEALTH_FILE");
     ct_metrics_configure(ct_g.cfg.metrics_file);
+    ct_events_configure();
     pthread_atfork(NULL, NULL, atfork_child);
     on_exit(ct_on_exit, NULL);
 }

@@ -3,10 +3,11 @@
  * text format (core/metrics.c), for node_exporter's textfile collector or
  * any scraper of per-job files.
  *
- * The file is rewritten whole, atomically (a temp file beside it, then
- * rename; mode 0644; a symlink at the path is replaced, never followed), at
+ * The file is rewritten whole, atomically (core/files.h's marked files: its
+ * first line is CT_METRICS_MARKER, a comment to Prometheus; mode 0644), at
  * the start event, after every failure, skip, refused read and context
  * loss, and at exit.  A process that never reaches the driver writes none.
+ * Anything at the path cutaint did not write is left untouched (said once).
  *
  * Invariants:
  * - Nothing here runs on the happy path: only events call in, and the
@@ -17,11 +18,14 @@
  *   (with one path, parent and child each replace it with their own view).
  * - A file that cannot be written is said once in the log; the program runs
  *   on unchanged.
+ * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted),
+ *   the lock is only tried: the interrupted code may hold it.
  */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ct_status.h"
 #include "files.h"
 #include "metrics.h"
 #include "shim.h"
@@ -31,6 +35,7 @@ static char path_template[CT_PATH_MAX]; /* CUTAINT_METRICS_FILE as given */
 static char path[CT_PATH_MAX];          /* "" = none */
 static bool started;                    /* this process has written its first file */
 static bool failed_logged;
+static atomic_uint_fast64_t write_errors[CT_OUTPUTS]; /* the marked files' (health, metrics) */
 static ct_metrics m;
 static char text[CT_METRICS_TEXT_MAX];
 
@@ -49,6 +54,11 @@ void ct_metrics_configure(const char *tmpl)
     expand();
 }
 
+const char *ct_metrics_path(void)
+{
+    return path;
+}
+
 void ct_metrics_atfork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
@@ -58,29 +68,56 @@ void ct_metrics_atfork_child(void)
         expand();
 }
 
+void ct_metrics_output_failed(int output)
+{
+    atomic_fetch_add(&write_errors[output], 1);
+}
+
 /* With the lock held. */
 static void write_file(void)
 {
+    ct_events_output_counts(&m);
+    m.outputs[CT_OUTPUT_HEALTH].write_errors = atomic_load(&write_errors[CT_OUTPUT_HEALTH]);
+    m.outputs[CT_OUTPUT_METRICS].write_errors = atomic_load(&write_errors[CT_OUTPUT_METRICS]);
     size_t len = ct_metrics_format(&m, text, sizeof text);
-    if (len && ct_file_replace(path, text, len) == 0)
+    char why[CT_WHY_MAX] = "";
+    int rc = len ? ct_marked_replace(path, CT_METRICS_MARKER, text, len, false, why, sizeof why) : CT_EINVAL;
+    if (rc == CT_OK)
         return;
-    if (!failed_logged) {
-        failed_logged = true;
-        ct_log(CT_LOG_ERROR, "cannot write CUTAINT_METRICS_FILE %s", path);
-    }
+    ct_metrics_output_failed(CT_OUTPUT_METRICS);
+    if (failed_logged)
+        return;
+    failed_logged = true;
+    if (rc == CT_EEXIST)
+        ct_log(CT_LOG_ERROR, "CUTAINT_METRICS_FILE %s %s: it is left untouched, and no metrics file is written", path,
+               why);
+    else
+        ct_log(CT_LOG_ERROR, "cannot write CUTAINT_METRICS_FILE %s (%s)", path, why[0] ? why : "too long");
 }
 
-/* Each event: lock, update (if the process has started), write, unlock. */
+/* The lock, unless an interrupted exit finds it taken. */
+static bool take_lock(void)
+{
+    if (atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed))
+        return pthread_mutex_trylock(&lock) == 0;
+    pthread_mutex_lock(&lock);
+    return true;
+}
+
+/* Each event: lock, update (if the process has started), write, unlock.
+ * false: the lock could not be had (an interrupted exit). */
 #define CT_METRICS_EVENT(update)                 \
     do {                                         \
         if (!path[0])                            \
-            return;                              \
-        pthread_mutex_lock(&lock);               \
+            return true;                         \
+        if (!take_lock())                        \
+            return false;                        \
         if (started) {                           \
             update;                              \
             write_file();                        \
         }                                        \
         pthread_mutex_unlock(&lock);             \
+        return true;                             \
     } while (0)
 
 void ct_metrics_start(int driver_version)
@@ -97,27 +134,27 @@ void ct_metrics_start(int driver_version)
     pthread_mutex_unlock(&lock);
 }
 
-void ct_metrics_failure_event(const char *api, const char *kernel, int error)
+bool ct_metrics_failure_event(const char *api, const char *kernel, int error)
 {
     CT_METRICS_EVENT(ct_metrics_failure(&m, api, kernel, ct_cu_error_name((CUresult)error)));
 }
 
-void ct_metrics_skip_event(void)
+bool ct_metrics_skip_event(void)
 {
     CT_METRICS_EVENT(m.skips++);
 }
 
-void ct_metrics_refused_event(uint64_t bytes)
+bool ct_metrics_refused_event(uint64_t bytes)
 {
     CT_METRICS_EVENT((m.refused_reads++, m.refused_bytes += bytes));
 }
 
-void ct_metrics_context_lost_event(void)
+bool ct_metrics_context_lost_event(void)
 {
     CT_METRICS_EVENT(m.context_lost = true);
 }
 
-void ct_metrics_exit_event(void)
+bool ct_metrics_exit_event(void)
 {
     CT_METRICS_EVENT((void)0);
 }

@@ -46,6 +46,7 @@
 #include "config.h"
 #include "hot_tls.h"
 #include "latch.h"
+#include "metrics.h"
 #include "rules.h"
 #include "taint.h"
 
@@ -144,6 +145,9 @@ typedef struct ct_shim {
     ct_latch *latch;
     atomic_bool exiting;       /* exit() has begun: teardown errors are not faults */
     atomic_bool simulated_loss;/* CUTAINT_INJECT simulated a destroyed context */
+    atomic_bool exit_interrupted; /* exit() began inside a wrapper on its thread (a signal
+                                     handler, a driver callback): locks are only tried */
+    atomic_bool exit_check_skipped; /* ... so the check at exit did not ask the driver */
     atomic_uint_fast64_t failures;     /* distinct failures minted */
     atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
     atomic_uint_fast64_t skips;
@@ -152,6 +156,11 @@ typedef struct ct_shim {
 } ct_shim;
 
 extern ct_shim ct_g;
+/* How many wrappers the calling thread is inside (0 outside cutaint).  An
+ * exit that starts with it above 0 interrupted cutaint or the driver on
+ * this thread (a signal handler, a callback calling exit()): exit-time work
+ * then takes no lock that code may hold and makes no driver call. */
+extern CT_HOT_TLS unsigned ct_wrapper_depth;
 /* Make sure configuration is loaded (cheap once ready). */
 void ct_ensure_ready(void);
 /* The process has reached the driver (driver_version 0: none could be
@@ -362,6 +371,16 @@ int ct_fault_status(void);
 void ct_kernels_atfork_child(void);
 
 /* ---- events.c ---------------------------------------------------------- */
+/* At load, first: fd 2 as it is now is the process's stderr. */
+void ct_events_stderr_at_load(void);
+/* At load: the log's path before %p expansion (a fork expands it anew). */
+void ct_events_keep_templates(void);
+/* At load, the paths expanded: the sinks of the log and the report. */
+void ct_events_configure(void);
+/* "==PID== text" on stderr, while fd 2 is still the process's own. */
+void ct_stderr_line(const char *text);
+/* The sinks' counters into m's outputs (metrics.c, before each write). */
+void ct_events_output_counts(ct_metrics *m);
 void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ct_events_set_argv(int argc, char **argv);
 void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
@@ -382,11 +401,17 @@ const char *ct_cu_error_name(CUresult r); /* never NULL */
 void ct_metrics_configure(const char *path_template); /* at load; "" = none */
 void ct_metrics_atfork_child(void);
 void ct_metrics_start(int driver_version);            /* zero counts, first file */
-void ct_metrics_failure_event(const char *api, const char *kernel, int error);
-void ct_metrics_skip_event(void);
-void ct_metrics_refused_event(uint64_t bytes);
-void ct_metrics_context_lost_event(void);
-void ct_metrics_exit_event(void);
+/* Each event: false when an interrupted exit found the lock taken and the
+ * file was not written. */
+bool ct_metrics_failure_event(const char *api, const char *kernel, int error);
+bool ct_metrics_skip_event(void);
+bool ct_metrics_refused_event(uint64_t bytes);
+bool ct_metrics_context_lost_event(void);
+bool ct_metrics_exit_event(void);
+/* A marked file (CT_OUTPUT_HEALTH, CT_OUTPUT_METRICS) could not be written. */
+void ct_metrics_output_failed(int output);
+/* The expanded path ("" = none). */
+const char *ct_metrics_path(void);
 uint64_t ct_thread_id(void);
 int64_t ct_now_ns(void);
 

@@ -11,6 +11,8 @@
  *   "resolve, call, return": no hook runs.
  * - An out-parameter is read only after the driver reported success
  *   (CT_OUT), so a garbage pointer the driver refused is never touched.
+ * - ct_wrapper_depth counts the wrappers the thread is inside, the driver
+ *   call included: above 0 at exit means the exit interrupted them.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -103,9 +105,12 @@ void ct_after_plain(ct_call *call)
     (void)call;
 }
 
+CT_HOT_TLS unsigned ct_wrapper_depth;
+
+/* Each wrapper: its body inlined between the two depth counts. */
 #define CT_WRAP(name, family, params, args, before, after)                                         \
     typedef CUresult CUDAAPI ct_fn_##name params;                                                 \
-    CT_EXPORT CUresult CUDAAPI name params                                                        \
+    static CT_INLINE CUresult ct_body_##name params                                               \
     {                                                                                             \
         ct_call call;                                                                             \
         ct_fn_##name *real = (ct_fn_##name *)call_begin(&call, CT_ID_##name);                    \
@@ -123,6 +128,13 @@ void ct_after_plain(ct_call *call)
             after;                                                                                \
         }                                                                                         \
         return call_finish(&call);                                                                \
+    }                                                                                             \
+    CT_EXPORT CUresult CUDAAPI name params                                                        \
+    {                                                                                             \
+        ct_wrapper_depth++;                                                                       \
+        CUresult result = ct_body_##name args;                                                    \
+        ct_wrapper_depth--;                                                                       \
+        return result;                                                                            \
     }
 #define CT_PTDS(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptds, family, __VA_ARGS__)
 #define CT_PTSZ(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptsz, family, __VA_ARGS__)

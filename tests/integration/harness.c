@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -195,6 +196,15 @@ void h_exec(const h_run *run, h_result *res)
         dup2(po[1], 1);
         dup2(pe[1], 2);
         close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+        char *cwd = run->cwd ? subst_dir(run->cwd, res->dir) : NULL;
+        if (cwd && chdir(cwd) != 0) {
+            fprintf(stderr, "harness: chdir %s: %s\n", cwd, strerror(errno));
+            _exit(127);
+        }
+        if (run->run_as && (setgroups(0, NULL) != 0 || setgid(run->run_as) != 0 || setuid(run->run_as) != 0)) {
+            fprintf(stderr, "harness: cannot become uid %u: %s\n", run->run_as, strerror(errno));
+            _exit(126);
+        }
         execve(run->client, argv, env.v);
         fprintf(stderr, "harness: execve %s: %s\n", run->client, strerror(errno));
         _exit(127);

@@ -30,6 +30,8 @@ typedef struct h_run {
     int timeout_s;                   /* default 60; the run is SIGKILLed past it */
     const char *kill_on;             /* SIGKILL the client once stdout holds this */
     int kill_delay_ms;               /* ... this long after */
+    const char *cwd;                 /* the directory it starts in (NULL: the test's) */
+    unsigned run_as;                 /* uid (and gid) it runs as; 0: the test's own */
 } h_run;
 
 typedef struct h_result {
@@ -65,6 +67,10 @@ int h_count_lines_with(const char *text, const char *const *needles);
 const char *h_line_containing(const char *text, const char *needle);
 /* A whole file's contents (malloc'd), or NULL. */
 char *h_slurp(const char *path);
+/* The first line of cutaint's health and metrics files (docs/REPORT.md),
+ * written out here as a user reads it there. */
+#define H_HEALTH_MARKER "# cutaint health file"
+#define H_METRICS_MARKER "# cutaint metrics file"
 /* A health file holding text, left in a fresh directory as an earlier or
  * another process would leave it (outside any run's own directory): its
  * path, and the CUTAINT_HEALTH_FILE=path a run's env takes.  h_stale_free

@@ -174,7 +174,7 @@ Test(context, simulated_loss_exit_70_and_health_file)
 Test(context, stale_health_file_removed_at_start)
 {
     h_stale stale;
-    h_stale_health_file(&stale, "left by an earlier process\n");
+    h_stale_health_file(&stale, H_HEALTH_MARKER "\nleft by an earlier process\n");
     h_result r;
     h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .env = {stale.env}}, &r);
     h_expect_ended(&r);

@@ -120,7 +120,7 @@ Test(quiet, forked_child_sharing_the_report_writes_nothing)
 Test(quiet, health_file_of_another_process_is_kept)
 {
     h_stale stale;
-    h_stale_health_file(&stale, "a sibling lost its context\n");
+    h_stale_health_file(&stale, H_HEALTH_MARKER "\na sibling lost its context\n");
     h_result r;
     h_exec(&(h_run){.client = "/bin/sh", .args = {"-c", "true"}, .env = {stale.env}}, &r);
     h_expect_ended(&r);

@@ -1,12 +1,17 @@
 /*
- * test_files.c - paths, the append-only report, the atomic health file
- * (core/files.h).  Each test works in its own fresh directory.
+ * test_files.c - paths, sinks (the log, the report, stderr) and marked files
+ * (the health and metrics files): core/files.h.  Each test works in its own
+ * fresh directory; Criterion runs each in its own process, so a test may
+ * change its limits and signals.
  */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +41,9 @@ TestSuite(files, .init = make_dir, .fini = remove_dir);
 
 static const char *in_dir(const char *name)
 {
-    static char path[2][256];
+    static char path[16][256];
     static int next;
-    char *p = path[next++ % 2];
+    char *p = path[next++ % 16];
     snprintf(p, sizeof path[0], "%s/%s", dir, name);
     return p;
 }
@@ -98,22 +103,46 @@ Test(files, path_expand_refuses_what_does_not_fit)
     cr_assert_eq(ct_path_expand("a", 1, out, 0), CT_EINVAL);
 }
 
-/* ---- the report ------------------------------------------------------------ */
 
-Test(files, append_creates_0644_and_appends_whole_lines)
+Test(files, path_absolute)
+{
+    char out[64];
+    cr_assert_eq(ct_path_absolute("r.jsonl", "/work/job", out, sizeof out), CT_OK);
+    cr_assert_str_eq(out, "/work/job/r.jsonl");
+    cr_assert_eq(ct_path_absolute("logs/%p.log", "/", out, sizeof out), CT_OK);
+    cr_assert_str_eq(out, "/logs/%p.log");
+    cr_assert_eq(ct_path_absolute("/var/h", "/elsewhere", out, sizeof out), CT_OK);
+    cr_assert_str_eq(out, "/var/h");
+    cr_assert_eq(ct_path_absolute("/var/h", NULL, out, sizeof out), CT_OK, "an absolute path needs no cwd");
+    cr_assert_eq(ct_path_absolute("r", NULL, out, sizeof out), CT_EINVAL, "relative with no cwd");
+    cr_assert_eq(ct_path_absolute("r", "relative", out, sizeof out), CT_EINVAL);
+    char small[8];
+    cr_assert_eq(ct_path_absolute("abcd", "/xyz", small, sizeof small), CT_EINVAL);
+    cr_assert_str_empty(small);
+}
+
+/* ---- sinks ---------------------------------------------------------------- */
+
+static void write_ok(ct_sink *s, const char *line)
+{
+    cr_assert_eq(ct_sink_write(s, line, strlen(line), true), CT_SINK_WRITTEN, "%s: %s", s->path, s->why);
+}
+
+Test(files, sink_creates_0644_on_a_high_cloexec_fd_and_appends)
 {
     umask(022);
     const char *path = in_dir("report.jsonl");
-    int fd = ct_append_open(path);
-    cr_assert_geq(fd, 0);
-    cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-    cr_assert_eq(ct_append_line(fd, "{\"a\":1}\n", 8), CT_OK);
-    cr_assert_eq(ct_append_line(fd, "", 0), CT_OK);
-    close(fd);
+    ct_sink s;
+    ct_sink_init(&s, path);
+    cr_assert_neq(access(path, F_OK), 0, "created before its first line");
+    write_ok(&s, "{\"a\":1}\n");
+    cr_assert_geq(s.fd, 64, "fd %d is in the program's range", s.fd);
+    cr_assert(fcntl(s.fd, F_GETFD) & FD_CLOEXEC);
+    ct_sink_close(&s);
     /* A second opener (a later process) appends after the first. */
-    fd = ct_append_open(path);
-    cr_assert_eq(ct_append_line(fd, "{\"b\":2}\n", 8), CT_OK);
-    close(fd);
+    ct_sink_init(&s, path);
+    write_ok(&s, "{\"b\":2}\n");
+    ct_sink_close(&s);
     char text[64];
     read_file(path, text, sizeof text);
     cr_assert_str_eq(text, "{\"a\":1}\n{\"b\":2}\n");
@@ -122,38 +151,177 @@ Test(files, append_creates_0644_and_appends_whole_lines)
     cr_assert_eq(st.st_mode & 07777, 0644);
 }
 
-Test(files, append_refuses_a_symlink_and_bad_arguments)
+/* The first write of a sink for path is refused, saying `why`, and nothing
+ * at the path changes. */
+static void expect_refused(const char *path, const char *why)
 {
+    struct stat before, after;
+    bool existed = lstat(path, &before) == 0;
+    ct_sink s;
+    ct_sink_init(&s, path);
+    cr_assert_eq(ct_sink_write(&s, "x\n", 2, true), CT_SINK_REFUSED, "%s was not refused", path);
+    cr_assert(strstr(s.why, why), "%s: why is \"%s\", not \"%s\"", path, s.why, why);
+    cr_assert_eq(ct_sink_write(&s, "x\n", 2, true), CT_SINK_DROPPED, "refused once, then dropped");
+    cr_assert_eq(atomic_load(&s.dropped), 1);
+    cr_assert(!ct_sink_live(&s));
+    cr_assert_eq(lstat(path, &after) == 0, existed);
+    if (existed)
+        cr_assert(after.st_ino == before.st_ino && after.st_mode == before.st_mode);
+}
+
+Test(files, sink_refuses_a_fifo_with_no_reader_at_once, .timeout = 10)
+{
+    const char *fifo = in_dir("fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    expect_refused(fifo, "fifo with no reader");
+}
+
+Test(files, sink_refuses_devices_directories_symlinks)
+{
+    expect_refused("/dev/null", "device");
+    expect_refused(dir, "directory");
     const char *target = in_dir("victim");
     const char *link = in_dir("report.jsonl");
     cr_assert_eq(symlink(target, link), 0);
-    cr_assert_lt(ct_append_open(link), 0);
+    expect_refused(link, "symlink");
     cr_assert_neq(access(target, F_OK), 0, "the symlink's target was created");
-    cr_assert_eq(ct_append_open(NULL), CT_EINVAL);
-    cr_assert_eq(ct_append_open(""), CT_EINVAL);
-    cr_assert_eq(ct_append_open(in_dir("no/such/dir")), CT_EIO);
-    cr_assert_eq(ct_append_line(-1, "x", 1), CT_EIO);
-    int fd = open(in_dir("ro"), O_RDONLY | O_CREAT, 0644);
-    cr_assert_eq(ct_append_line(fd, "x", 1), CT_EIO);
+    expect_refused(in_dir("no/such/dir"), "No such file");
+    ct_sink s;
+    ct_sink_init(&s, "relative/path");
+    cr_assert(!ct_sink_live(&s));
+    ct_sink_init(&s, NULL);
+    cr_assert_eq(ct_sink_write(&s, "x\n", 2, true), CT_SINK_DROPPED);
+}
+
+Test(files, sink_keeps_a_fifo_with_a_reader_and_drops_what_a_full_pipe_cannot_take, .timeout = 20)
+{
+    const char *fifo = in_dir("fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert_geq(reader, 0);
+    ct_sink s;
+    ct_sink_init(&s, fifo);
+    write_ok(&s, "first\n");
+    char got[16] = "";
+    cr_assert_eq(read(reader, got, sizeof got - 1), 6);
+    cr_assert_str_eq(got, "first\n");
+    /* Nobody reads now: the pipe fills, and lines are dropped, not waited for. */
+    char line[512];
+    memset(line, 'x', sizeof line - 1);
+    line[sizeof line - 1] = '\n';
+    int written = 0, dropped = 0;
+    for (int i = 0; i < 1000; i++) {
+        ct_sink_result r = ct_sink_write(&s, line, sizeof line, true);
+        cr_assert(r == CT_SINK_WRITTEN || r == CT_SINK_DROPPED, "result %d", r);
+        written += r == CT_SINK_WRITTEN;
+        dropped += r == CT_SINK_DROPPED;
+    }
+    cr_assert_gt(written, 0);
+    cr_assert_gt(dropped, 0, "a full pipe took every line: it was waited for");
+    cr_assert_eq(atomic_load(&s.dropped), (uint_fast64_t)dropped);
+    close(reader);
+    ct_sink_close(&s);
+}
+
+Test(files, sink_never_writes_into_a_descriptor_the_program_took_over)
+{
+    const char *path = in_dir("report.jsonl");
+    ct_sink s;
+    ct_sink_init(&s, path);
+    write_ok(&s, "one\n");
+    /* The program closes every descriptor, then opens its own data file,
+     * which the kernel may give the number cutaint had. */
+    int mine = s.fd;
+    close(mine);
+    const char *data = in_dir("data");
+    int fd = open(data, O_WRONLY | O_CREAT, 0644);
+    cr_assert_geq(dup2(fd, mine), 0);
+    write_ok(&s, "two\n");
+    cr_assert_eq(atomic_load(&s.reopens), 1);
+    cr_assert_neq(s.fd, mine);
+    char text[64];
+    read_file(data, text, sizeof text);
+    cr_assert_str_empty(text, "the report line went into the program's file");
+    read_file(path, text, sizeof text);
+    cr_assert_str_eq(text, "one\ntwo\n", "reopened by its path, appended");
+    /* Lost a second time: it stops. */
+    close(s.fd);
+    cr_assert_eq(ct_sink_write(&s, "three\n", 6, true), CT_SINK_DROPPED);
+    cr_assert(!ct_sink_live(&s));
+    cr_assert_eq(atomic_load(&s.reopens), 1);
     close(fd);
+}
+
+Test(files, stderr_sink_writes_only_while_fd_2_is_the_stderr_it_was)
+{
+    const char *first = in_dir("stderr-at-start");
+    int fd = open(first, O_WRONLY | O_CREAT, 0644);
+    cr_assert_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+    ct_sink s;
+    cr_assert_eq(ct_sink_stderr(&s), CT_OK);
+    write_ok(&s, "said\n");
+    /* The program closes fd 2 and opens a file, which becomes fd 2. */
+    close(STDERR_FILENO);
+    const char *data = in_dir("data");
+    cr_assert_eq(open(data, O_WRONLY | O_CREAT, 0644), STDERR_FILENO);
+    cr_assert_eq(ct_sink_write(&s, "lost\n", 5, true), CT_SINK_DROPPED);
+    char text[64];
+    read_file(data, text, sizeof text);
+    cr_assert_str_empty(text, "a log line went into the program's file");
+    /* Its own stderr back on fd 2: written again. */
+    cr_assert_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+    write_ok(&s, "again\n");
+    read_file(first, text, sizeof text);
+    cr_assert_str_eq(text, "said\nagain\n");
+    cr_assert_eq(atomic_load(&s.dropped), 1);
+    close(STDERR_FILENO);
+    cr_assert_eq(ct_sink_stderr(&s), CT_EIO, "fd 2 closed at load");
+    cr_assert_eq(ct_sink_write(&s, "x\n", 2, true), CT_SINK_DROPPED);
+    close(fd);
+}
+
+Test(files, sink_write_failures_are_said_once_and_counted)
+{
+    /* RLIMIT_FSIZE makes a write past 8 bytes fail with EFBIG, as a full
+     * disk fails it with ENOSPC. */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {8, 8};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ct_sink s;
+    ct_sink_init(&s, in_dir("full.log"));
+    write_ok(&s, "1234567\n");
+    cr_assert_eq(ct_sink_write(&s, "more\n", 5, true), CT_SINK_FIRST_FAILURE);
+    cr_assert(strstr(s.why, "large"), "why: %s", s.why);
+    cr_assert_eq(ct_sink_write(&s, "more\n", 5, true), CT_SINK_FAILED, "said once");
+    cr_assert_eq(atomic_load(&s.write_errors), 2);
+    cr_assert(ct_sink_live(&s), "a failing file is tried again: space may come back");
+}
+
+Test(files, sink_drops_a_line_rather_than_wait_when_told_not_to)
+{
+    ct_sink s;
+    ct_sink_init(&s, in_dir("r.jsonl"));
+    pthread_mutex_lock(&s.lock); /* the code an exit interrupted holds it */
+    cr_assert_eq(ct_sink_write(&s, "x\n", 2, false), CT_SINK_DROPPED);
+    pthread_mutex_unlock(&s.lock);
+    write_ok(&s, "y\n");
+    cr_assert_eq(atomic_load(&s.dropped), 1);
 }
 
 #define WRITERS 8
 #define LINES 500
 
-typedef struct writer {
-    int fd, id;
-} writer;
-
 static void *write_lines(void *arg)
 {
-    writer *w = arg;
+    int id = *(int *)arg;
+    ct_sink s; /* separate opens, as separate processes */
+    ct_sink_init(&s, in_dir("report.jsonl"));
     char line[128];
     for (int i = 0; i < LINES; i++) {
-        int n = snprintf(line, sizeof line, "{\"writer\":%d,\"line\":%d,\"pad\":\"%060d\"}\n",
-                         w->id, i, 0);
-        cr_assert_eq(ct_append_line(w->fd, line, (size_t)n), CT_OK);
+        int n = snprintf(line, sizeof line, "{\"writer\":%d,\"line\":%d,\"pad\":\"%060d\"}\n", id, i, 0);
+        cr_assert_eq(ct_sink_write(&s, line, (size_t)n, true), CT_SINK_WRITTEN);
     }
+    ct_sink_close(&s);
     return NULL;
 }
 
@@ -161,15 +329,13 @@ Test(files, concurrent_writers_never_interleave_lines)
 {
     const char *path = in_dir("report.jsonl");
     pthread_t tid[WRITERS];
-    writer w[WRITERS];
+    int ids[WRITERS];
     for (int i = 0; i < WRITERS; i++) {
-        w[i] = (writer){ ct_append_open(path), i }; /* separate opens, as separate processes */
-        pthread_create(&tid[i], NULL, write_lines, &w[i]);
+        ids[i] = i;
+        pthread_create(&tid[i], NULL, write_lines, &ids[i]);
     }
-    for (int i = 0; i < WRITERS; i++) {
+    for (int i = 0; i < WRITERS; i++)
         pthread_join(tid[i], NULL);
-        close(w[i].fd);
-    }
     FILE *f = fopen(path, "r");
     char line[256];
     int count = 0, next[WRITERS] = { 0 };
@@ -187,132 +353,130 @@ Test(files, concurrent_writers_never_interleave_lines)
     cr_assert_eq(count, WRITERS * LINES);
 }
 
-/* ---- the health file ---------------------------------------------------------- */
+/* ---- marked files ------------------------------------------------------------ */
 
-Test(files, health_write_is_whole_0644_and_leaves_no_temp)
+#define MARK "# test marker"
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(files, marked_replace_is_whole_0644_marked_and_leaves_no_temp)
 {
     umask(077); /* fchmod sets 0644 whatever the umask */
     const char *path = in_dir("health");
-    cr_assert_eq(ct_health_write(path, "context lost"), CT_OK);
+    cr_assert_eq(ct_marked_replace(path, MARK, "context lost\n", 13, true, NULL, 0), CT_OK);
     char text[64];
     read_file(path, text, sizeof text);
-    cr_assert_str_eq(text, "context lost\n");
+    cr_assert_str_eq(text, MARK "\ncontext lost\n");
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 07777, 0644);
-    /* Replaced, not appended. */
-    cr_assert_eq(ct_health_write(path, "second"), CT_OK);
+    /* Replaced, not appended: it is cutaint's own. */
+    cr_assert_eq(ct_marked_replace(path, MARK, "a 1\nb", 4, false, NULL, 0), CT_OK, "exactly len bytes");
     read_file(path, text, sizeof text);
-    cr_assert_str_eq(text, "second\n");
+    cr_assert_str_eq(text, MARK "\na 1\n");
     cr_assert_eq(entries_in_dir(), 1, "a temp file was left behind");
 }
 
-/* A symlink named `name` to a file "victim" that holds "precious": where a
- * writer is pointed by someone who wants it to write elsewhere.  Its path. */
-static const char *symlink_to_victim(const char *name)
+/* Something foreign at path is left as it was by replace and clear. */
+static void expect_untouched(const char *path, const char *why)
 {
-    const char *target = in_dir("victim");
-    FILE *f = fopen(target, "w");
-    cr_assert_not_null(f);
-    fputs("precious", f);
-    fclose(f);
-    const char *path = in_dir(name);
-    cr_assert_eq(symlink(target, path), 0);
-    return path;
+    struct stat before, after;
+    cr_assert_eq(lstat(path, &before), 0);
+    char reason[CT_WHY_MAX] = "";
+    cr_assert_eq(ct_marked_replace(path, MARK, "x\n", 2, true, reason, sizeof reason), CT_EEXIST, "%s", path);
+    cr_assert(strstr(reason, why), "%s: \"%s\" does not say \"%s\"", path, reason, why);
+    cr_assert_eq(ct_marked_clear(path, MARK, reason, sizeof reason), CT_EEXIST, "%s", path);
+    cr_assert_eq(lstat(path, &after), 0, "%s was removed", path);
+    cr_assert(after.st_ino == before.st_ino && after.st_mode == before.st_mode && after.st_size == before.st_size);
 }
 
-/* The writer replaced the link with a regular file, the victim untouched. */
-static void expect_link_replaced(const char *path)
+Test(files, marked_files_never_replace_or_remove_what_cutaint_did_not_write, .timeout = 10)
 {
-    char text[64];
-    read_file(in_dir("victim"), text, sizeof text);
-    cr_assert_str_eq(text, "precious");
-    struct stat st;
-    cr_assert_eq(lstat(path, &st), 0);
-    cr_assert(S_ISREG(st.st_mode));
-}
-
-Test(files, health_write_replaces_a_symlink_instead_of_following_it)
-{
-    const char *path = symlink_to_victim("health");
-    cr_assert_eq(ct_health_write(path, "lost"), CT_OK);
-    expect_link_replaced(path);
-}
-
-Test(files, health_write_failures_leave_nothing)
-{
-    cr_assert_eq(ct_health_write(in_dir("no/such/dir/health"), "x"), CT_EIO);
-    /* rename onto a non-empty directory fails after the temp was written. */
-    const char *sub = in_dir("sub");
-    cr_assert_eq(mkdir(sub, 0755), 0);
-    char inner[300];
-    snprintf(inner, sizeof inner, "%s/f", sub);
-    fclose(fopen(inner, "w"));
-    cr_assert_eq(ct_health_write(sub, "x"), CT_EIO);
-    cr_assert_eq(entries_in_dir(), 1, "the temp file was not removed");
-    cr_assert_eq(ct_health_write(NULL, "x"), CT_EINVAL);
-    cr_assert_eq(ct_health_write("", "x"), CT_EINVAL);
-    cr_assert_eq(ct_health_write(in_dir("h"), NULL), CT_EINVAL);
-    char long_path[CT_PATH_MAX + 2];
-    memset(long_path, 'a', sizeof long_path - 1);
-    long_path[sizeof long_path - 1] = '\0';
-    cr_assert_eq(ct_health_write(long_path, "x"), CT_EINVAL);
-}
-
-Test(files, health_clear)
-{
-    const char *path = in_dir("health");
-    cr_assert_eq(ct_health_clear(path), 0);
-    cr_assert_eq(ct_health_write(path, "old"), CT_OK);
-    cr_assert_eq(ct_health_clear(path), 1);
-    cr_assert_neq(access(path, F_OK), 0);
-    cr_assert_eq(ct_health_clear(path), 0);
-    /* A symlink is removed itself; its target stays. */
-    const char *target = in_dir("victim");
-    fclose(fopen(target, "w"));
-    cr_assert_eq(symlink(target, path), 0);
-    cr_assert_eq(ct_health_clear(path), 1);
-    cr_assert_eq(access(target, F_OK), 0);
-    /* A directory cannot be unlinked: an error, not "removed". */
-    const char *sub = in_dir("sub");
-    cr_assert_eq(mkdir(sub, 0755), 0);
-    cr_assert_lt(ct_health_clear(sub), 0);
-    cr_assert_eq(ct_health_clear(NULL), CT_EINVAL);
-}
-
-/* ---- ct_file_replace (the metrics file) ------------------------------------ */
-Test(files, file_replace_is_exact_0644_atomic_and_refuses_nothing_it_should_not)
-{
-    umask(077);
-    const char *path = in_dir("job.prom");
-    cr_assert_eq(ct_file_replace(path, "a 1\nb", 4), CT_OK, "exactly len bytes, no newline added");
-    char text[64];
-    cr_assert_eq(read_file(path, text, sizeof text), 4);
-    cr_assert_str_eq(text, "a 1\n");
-    struct stat st;
-    cr_assert_eq(stat(path, &st), 0);
-    cr_assert_eq(st.st_mode & 07777, 0644);
-    cr_assert_eq(ct_file_replace(path, "c 2\n", 4), CT_OK);
-    read_file(path, text, sizeof text);
-    cr_assert_str_eq(text, "c 2\n");
-    cr_assert_eq(entries_in_dir(), 1, "a temp file was left behind");
-    cr_assert_eq(ct_file_replace(in_dir("no/such/dir/job.prom"), "x", 1), CT_EIO);
-    cr_assert_eq(ct_file_replace("", "x", 1), CT_EINVAL);
-    cr_assert_eq(ct_file_replace(path, NULL, 0), CT_EINVAL);
-    cr_assert_eq(entries_in_dir(), 1);
-    /* Only a file or a symlink is replaced: never a device, fifo or directory. */
+    const char *data = in_dir("data");
+    write_text(data, "a user's data\n");
+    expect_untouched(data, "cutaint did not write");
+    /* The marker must be the whole first line, not a prefix of it. */
+    const char *near = in_dir("near");
+    write_text(near, MARK "ish\n");
+    expect_untouched(near, "cutaint did not write");
+    const char *empty = in_dir("empty");
+    write_text(empty, "");
+    expect_untouched(empty, "cutaint did not write");
     const char *fifo = in_dir("fifo");
     cr_assert_eq(mkfifo(fifo, 0600), 0);
-    cr_assert_eq(ct_file_replace(fifo, "x", 1), CT_EIO);
-    cr_assert_eq(ct_health_write(fifo, "x"), CT_EIO);
-    cr_assert_eq(lstat(fifo, &st), 0);
-    cr_assert(S_ISFIFO(st.st_mode));
-    cr_assert_eq(entries_in_dir(), 2);
+    expect_untouched(fifo, "fifo");
+    const char *link = in_dir("link");
+    cr_assert_eq(symlink(data, link), 0);
+    expect_untouched(link, "symlink");
+    const char *sub = in_dir("sub");
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    expect_untouched(sub, "directory");
+    expect_untouched("/dev/null", "device");
+    char text[64];
+    read_file(data, text, sizeof text);
+    cr_assert_str_eq(text, "a user's data\n");
+    cr_assert_eq(entries_in_dir(), 6, "a temp file was left behind");
 }
 
-Test(files, file_replace_replaces_a_symlink_instead_of_following_it)
+Test(files, marked_clear_removes_only_its_own_whoever_owns_it)
 {
-    const char *path = symlink_to_victim("job.prom");
-    cr_assert_eq(ct_file_replace(path, "x 1\n", 4), CT_OK);
-    expect_link_replaced(path);
+    const char *path = in_dir("health");
+    cr_assert_eq(ct_marked_clear(path, MARK, NULL, 0), 0);
+    write_text(path, MARK "\nold reason\n");
+    if (geteuid() == 0)
+        cr_assert_eq(chown(path, 12345, 12345), 0, "another uid's file");
+    cr_assert_eq(ct_marked_clear(path, MARK, NULL, 0), 1);
+    cr_assert_neq(access(path, F_OK), 0);
+    cr_assert_eq(ct_marked_clear(path, MARK, NULL, 0), 0);
+}
+
+Test(files, marked_replace_failures_leave_nothing)
+{
+    cr_assert_eq(ct_marked_replace(in_dir("no/such/dir/health"), MARK, "x", 1, true, NULL, 0), CT_EIO);
+    cr_assert_eq(ct_marked_replace(NULL, MARK, "x", 1, true, NULL, 0), CT_EINVAL);
+    cr_assert_eq(ct_marked_replace("", MARK, "x", 1, true, NULL, 0), CT_EINVAL);
+    cr_assert_eq(ct_marked_replace(in_dir("h"), MARK, NULL, 1, true, NULL, 0), CT_EINVAL);
+    cr_assert_eq(ct_marked_replace(in_dir("h"), NULL, "x", 1, true, NULL, 0), CT_EINVAL);
+    char long_path[CT_PATH_MAX + 2];
+    memset(long_path, 'a', sizeof long_path - 1);
+    long_path[0] = '/';
+    long_path[sizeof long_path - 1] = '\0';
+    cr_assert_neq(ct_marked_replace(long_path, MARK, "x", 1, true, NULL, 0), CT_OK);
+    cr_assert_eq(entries_in_dir(), 0);
+}
+
+/* A pid that is certainly gone: a child that has exited and been reaped. */
+static pid_t gone_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
+Test(files, marked_sweep_removes_temporaries_of_writers_that_are_gone)
+{
+    const char *path = in_dir("job.prom");
+    char dead[256], alive[256], foreign[256], other[256];
+    pid_t gone = gone_pid();
+    snprintf(dead, sizeof dead, "%s.cutaint-tmp-%d-abc123", path, (int)gone);
+    snprintf(alive, sizeof alive, "%s.cutaint-tmp-%d-abc123", path, (int)getppid());
+    snprintf(foreign, sizeof foreign, "%s.cutaint-tmp-%d-xyz789", path, (int)gone);
+    snprintf(other, sizeof other, "%s/other.prom.cutaint-tmp-%d-abc123", dir, (int)gone);
+    write_text(dead, MARK "\nhalf");
+    write_text(alive, MARK "\nbeing written");
+    write_text(foreign, "not ours\n");
+    write_text(other, MARK "\nanother target's");
+    cr_assert_eq(ct_marked_sweep(path, MARK), 1);
+    cr_assert_neq(access(dead, F_OK), 0, "a dead writer's temporary was kept");
+    cr_assert_eq(access(alive, F_OK), 0, "a live writer's temporary was removed");
+    cr_assert_eq(access(foreign, F_OK), 0, "a file without the marker was removed");
+    cr_assert_eq(access(other, F_OK), 0, "another target's temporary was removed");
 }

@@ -59,6 +59,28 @@ Test(metrics, no_driver_and_no_failure)
     cr_expect(strstr(t, "# TYPE cutaint_failures_total counter\n# HELP cutaint_skips_total"), "%s", t);
 }
 
+Test(metrics, own_output_troubles_per_file)
+{
+    static ct_metrics m;
+    ct_metrics_init(&m, "0.1.0", 1, 9, "h");
+    m.outputs[CT_OUTPUT_REPORT].dropped = 3;
+    m.outputs[CT_OUTPUT_LOG].write_errors = 2;
+    m.outputs[CT_OUTPUT_STDERR].reopened = 0;
+    m.outputs[CT_OUTPUT_METRICS].reopened = 1;
+    const char *t = format(&m);
+    static const char *const lines[] = {
+        "# TYPE cutaint_output_dropped_lines_total counter\n"
+        "cutaint_output_dropped_lines_total{host=\"h\",pid=\"9\",file=\"stderr\"} 0\n"
+        "cutaint_output_dropped_lines_total{host=\"h\",pid=\"9\",file=\"log\"} 0\n"
+        "cutaint_output_dropped_lines_total{host=\"h\",pid=\"9\",file=\"report\"} 3\n",
+        "cutaint_output_write_errors_total{host=\"h\",pid=\"9\",file=\"log\"} 2\n",
+        "cutaint_output_reopened_total{host=\"h\",pid=\"9\",file=\"metrics\"} 1\n",
+        "cutaint_output_reopened_total{host=\"h\",pid=\"9\",file=\"health\"} 0\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        cr_expect(strstr(t, lines[i]) != NULL, "missing:\n%s\n--- in\n%s", lines[i], t);
+}
+
 Test(metrics, label_values_are_escaped)
 {
     static ct_metrics m;
