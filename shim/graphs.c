@@ -741,7 +741,7 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
     writes_carried = false;
     if (ct_captured(call, s)) /* launched into a capture: a child graph node, run later */
         return true;
-    if (!ct_store_tainted(ct_g.store))
+    if (!ct_store_tainted(ct_g.store) || call->injected)
         return true;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
     int error = 0;

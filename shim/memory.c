@@ -338,8 +338,9 @@ static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape
 {
     /* While nothing is tainted anywhere a read costs one load, and while
      * taint exists elsewhere a plain read one look at the store's summary,
-     * not two shapes handed to core. */
-    if (!src->device || !ct_store_tainted(ct_g.store))
+     * not two shapes handed to core.  An injected call fails as its rule
+     * says, whatever its memory carries. */
+    if (!src->device || !ct_store_tainted(ct_g.store) || call->injected)
         return false;
     ct_range plain = {src->addr, src->width};
     if (src->height == 1 && src->depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
@@ -399,7 +400,8 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
 {
     ct_failure_id root = 0;
     int error = 0;
-    if (ct_copy_rule(ct_g.store, src, n_src, dst->addr, ct_has_current_context, &root, &error) != CT_SKIP)
+    if (call->injected ||
+        ct_copy_rule(ct_g.store, src, n_src, dst->addr, ct_has_current_context, &root, &error) != CT_SKIP)
         return false;
     /* A skipped copy writes nothing: its write set is its outputs (none
      * without room: the copy goes to the driver unchecked). */
@@ -560,7 +562,7 @@ static size_t batch_first_tainted(const ct_batch *b, ct_range *src, ct_failure_i
 
 bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
 {
-    if (b.n == 0 || !ct_store_tainted(ct_g.store))
+    if (b.n == 0 || !ct_store_tainted(ct_g.store) || call->injected)
         return true;
     ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
     if (!scratch)

@@ -1,10 +1,17 @@
 /*
  * wrappers.c - every exported cu* wrapper, generated from intercept.def.
  *
- * One template (CT_WRAP) makes all of them: resolve the real function, let
- * the role's `before` hook decide whether the driver is called at all,
- * consult CUTAINT_INJECT, call the driver, let the `after` hook settle the
- * taint, then probe on error.  Nothing here knows what a role means.
+ * One template (CT_WRAP) makes all of them: resolve the real function,
+ * consult CUTAINT_INJECT's api: rules, let the role's `before` hook decide
+ * whether the driver is called at all (it consults launch: rules first in
+ * turn), call the driver, let the `after` hook settle the taint, then probe
+ * on error.  Nothing here knows what a role means.
+ *
+ * Injection comes before cutaint's checks: an injected call fails as its
+ * rule says whatever its memory carries (a read of tainted bytes is not
+ * refused, a copy from them not skipped); the `before` hook still records
+ * its write set, so the failure taints what the call was to write.  The
+ * first rule that fires decides; later rules do not count that call.
  *
  * Invariants:
  * - Disabled (CUTAINT_DISABLE=1) or untracked calls are a plain tail of
@@ -117,9 +124,10 @@ CT_HOT_TLS unsigned ct_wrapper_depth;
         if (!real)                                                                                \
             return call.result;                                                                   \
         if (call.tracked) {                                                                       \
+            (void)call_injected(&call);                                                               \
             if (!(before))                                                                        \
                 return call_finish(&call);                                                        \
-            if (call_injected(&call))                                                             \
+            if (call.injected)                                                                    \
                 goto settle;                                                                      \
         }                                                                                         \
         call.result = real args;                                                                  \

@@ -666,13 +666,22 @@ static void op_free(checker *c, const op *o)
     drop_slot(s);
 }
 
+/* CUTAINT_INJECT's api: rules come first, before cutaint's checks: every
+ * matching call counts, and one that fires fails as the rule says whatever
+ * its memory carries (a tainted source is then neither refused nor
+ * skipped). */
+static int api_injected(checker *c, const char *api, const char *family)
+{
+    return c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+}
+
 /* A write of exact bytes (HtoD, memset, a device copy that ran): scope,
- * inject, driver, settle. */
-static void write_settle(checker *c, const char *api, const char *family, const char *fc_name, wrange w,
-                              CUresult got, const uint8_t *bytes)
+ * inject (already counted: injected), driver, settle. */
+static void write_settle(checker *c, const char *api, const char *fc_name, wrange w, int injected, CUresult got,
+                         const uint8_t *bytes)
 {
     unsigned pinned = pinned_by_scope(c, &w, 1);
-    int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+    int want = injected;
     if (!want && c->tid < 0 && fc_name)
         want = fc_fault_fire(&c->cfg, false, fc_name);
     expect_rc(c, api, got, want);
@@ -700,9 +709,11 @@ static void op_htod(checker *c, const op *o)
     CUresult r = async ? cuMemcpyHtoDAsync(s->base + off, buf, len, 0) : cuMemcpyHtoD(s->base + off, buf, len);
     wrange w = {sl, off, len};
     if (async)
-        write_settle(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", w, r, buf);
+        write_settle(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2", w,
+                     api_injected(c, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync"), r, buf);
     else
-        write_settle(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", "cuMemcpyHtoD_v2", w, r, buf);
+        write_settle(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", w, api_injected(c, "cuMemcpyHtoD_v2", "cuMemcpyHtoD"), r,
+                     buf);
     free(buf);
     check_report(c, "htod", 0, 0, NULL);
 }
@@ -742,7 +753,7 @@ static void op_memset(checker *c, const op *o)
         r = cuMemsetD32(s->base + off, v, len / 4);
         api = "cuMemsetD32_v2", family = "cuMemsetD32";
     }
-    write_settle(c, api, family, api, (wrange){sl, off, len}, r, buf);
+    write_settle(c, api, api, (wrange){sl, off, len}, api_injected(c, api, family), r, buf);
     free(buf);
     check_report(c, "memset", 0, 0, NULL);
 }
@@ -764,14 +775,15 @@ static void op_dtod(checker *c, const op *o)
     const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoD_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoD";
     CUresult r = unified ? cuMemcpy(dst->base + dof, src->base + so, len) : cuMemcpyDtoD(dst->base + dof, src->base + so, len);
     wrange sr = {a, so, len}, dr = {b, dof, len};
-    unsigned root = oldest(c, &sr, 1);
+    int injected = api_injected(c, api, family);
+    unsigned root = injected ? 0 : oldest(c, &sr, 1);
     if (root) { /* skipped: the destination takes the same failure */
         expect_rc(c, api, r, 0);
         set_taint(c, &dr, 1, root);
         c->exp_skip_root[c->n_exp_skip++] = root;
         c->skips++;
     } else { /* not overlapping (above), so the bytes copy like a host write's */
-        write_settle(c, api, family, unified ? NULL : api, dr, r, src->data + so);
+        write_settle(c, api, unified ? NULL : api, dr, injected, r, src->data + so);
     }
     check_report(c, "dtod", 0, 0, NULL);
 }
@@ -790,7 +802,8 @@ static void op_dtoh(checker *c, const op *o)
     const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoH_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoH";
     CUresult r = unified ? cuMemcpy((CUdeviceptr)(uintptr_t)buf, s->base + off, len) : cuMemcpyDtoH(buf, s->base + off, len);
     wrange rd = {sl, off, len};
-    unsigned root = oldest(c, &rd, 1);
+    int injected = api_injected(c, api, family);
+    unsigned root = injected ? 0 : oldest(c, &rd, 1);
     c->checked_reads++;
     int refused_code = 0;
     if (root) {
@@ -806,7 +819,7 @@ static void op_dtoh(checker *c, const op *o)
             if (buf[i] != POISON)
                 fail(c, "%s: refused read: host byte %" PRIu64 " is 0x%02x, not poison", api, i, buf[i]);
     } else {
-        int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, api, family) : 0;
+        int want = injected;
         expect_rc(c, api, r, want);
         if (!want && r == CUDA_SUCCESS)
             compare_bytes(c, api, s, off, buf, len);

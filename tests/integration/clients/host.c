@@ -8,7 +8,7 @@
  *                         failed launch read back (cutaint logs)
  *   close_fds FILE        after the first driver call closes every fd >= 3,
  *                         opens FILE (it becomes fd 3), then the same
- *   chdir_crash DIR       chdir(DIR), then a kernel destroys the context
+ *   chdir_crash DIR       mkdir and chdir(DIR), then a kernel destroys the context
  *   sigterm_in_event      a SIGTERM handler calls exit(3); a failed launch
  *                         (CUTAINT_INJECT) makes cutaint write its metrics,
  *                         where the test's rename(2) hook raises SIGTERM
@@ -19,7 +19,9 @@
  *                         said of secure execution (AT_SECURE)
  */
 #include <cuda.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
@@ -93,7 +95,7 @@ static int sc_close_fds(int argc, char **argv)
 
 static int sc_chdir_crash(int argc, char **argv)
 {
-    if (argc < 1 || chdir(argv[0]) != 0)
+    if (argc < 1 || (mkdir(argv[0], 0755) != 0 && errno != EEXIST) || chdir(argv[0]) != 0)
         return 2;
     CUdeviceptr x;
     check("cuMemAlloc", cuMemAlloc(&x, BYTES));
