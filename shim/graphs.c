@@ -123,6 +123,7 @@ typedef struct ct_use {       /* one range a node reads or writes */
     ct_range r;
     uint64_t base;            /* of its allocation */
     bool read, write;
+    bool span;                /* a too-tall shape's bounding span: tainted, never released */
 } ct_use;
 
 typedef struct ct_node_uses { /* what one node touches */
@@ -150,7 +151,9 @@ typedef struct ct_exec {
     size_t n_reads, n_writes;
     ct_read *reads;
     ct_range *read_ranges;    /* reads[i].r, contiguous, for one store check */
-    ct_range *writes;
+    ct_range *writes;         /* what a failure or a skip taints */
+    ct_range *released;       /* what a success releases: writes less spans */
+    size_t n_released;
     UT_hash_handle hh;
 } ct_exec;
 
@@ -180,6 +183,7 @@ static void exec_free(ct_exec *x)
     free(x->reads);
     free(x->read_ranges);
     free(x->writes);
+    free(x->released);
     free(x);
 }
 
@@ -196,23 +200,39 @@ static bool exact(ct_range *r, uint64_t *base)
     return true;
 }
 
-static bool add_use(ct_node_uses *n, ct_range r, bool read, bool write)
+/* Each of r that lies in a known allocation, as uses of n.  False when out
+ * of memory. */
+static bool add_uses(ct_node_uses *n, const ct_range *r, unsigned count, ct_use how)
 {
-    uint64_t base = 0;
-    if (!exact(&r, &base))
+    if (count == 0)
         return true;
-    ct_use *grown = realloc(n->use, (n->n + 1) * sizeof *grown);
+    ct_use *grown = realloc(n->use, (n->n + count) * sizeof *grown);
     if (!grown)
         return false;
     n->use = grown;
-    n->use[n->n++] = (ct_use){r, base, read, write};
+    for (unsigned i = 0; i < count; i++) {
+        how.r = r[i];
+        if (exact(&how.r, &how.base))
+            n->use[n->n++] = how;
+    }
     return true;
 }
 
 static bool add_ranges(ct_node_uses *n, const ct_range *r, unsigned count, bool read, bool write)
 {
-    for (unsigned i = 0; i < count; i++)
-        if (!add_use(n, r[i], read, write))
+    return add_uses(n, r, count, (ct_use){.read = read, .write = write});
+}
+
+/* A copy's or memset's destination, row by row (never its gaps); past
+ * CT_TALL_ROWS_MAX rows its bounding span, tainted but never released. */
+static bool add_written_rows(ct_node_uses *n, const ct_shape *s)
+{
+    ct_range r[CT_CALL_RANGES];
+    if (ct_shape_row_count(s) > CT_TALL_ROWS_MAX)
+        return add_uses(n, r, ct_shape_ranges(s, r), (ct_use){.write = true, .span = true});
+    unsigned got;
+    for (uint64_t first = 0; (got = ct_shape_rows(s, first, r, CT_CALL_RANGES)) != 0; first += got)
+        if (!add_ranges(n, r, got, false, true))
             return false;
     return true;
 }
@@ -242,8 +262,7 @@ static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
         n->host = shape.dst;
         return true;
     }
-    count = ct_shape_ranges(&shape.dst, r);
-    return add_ranges(n, r, count, false, true);
+    return add_written_rows(n, &shape.dst);
 }
 
 static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
@@ -253,9 +272,7 @@ static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
                   .depth = 1};
     s.slice = s.pitch * s.height;
     n->exact = true;
-    ct_range r[CT_CALL_RANGES];
-    unsigned count = ct_shape_ranges(&s, r);
-    return add_ranges(n, r, count, false, true);
+    return add_written_rows(n, &s);
 }
 
 /* What a node touches, from the driver; *opaque when its kind is not followed.
@@ -359,7 +376,7 @@ static bool covered(const ct_exec *x, unsigned i, const ct_use *u)
             continue;
         for (unsigned k = 0; k < x->nodes[j].n; k++) {
             const ct_use *w = &x->nodes[j].use[k];
-            if (w->write && w->base == u->base && w->r.addr <= u->r.addr &&
+            if (w->write && !w->span && w->base == u->base && w->r.addr <= u->r.addr &&
                 w->r.addr + w->r.len >= u->r.addr + u->r.len)
                 return true;
         }
@@ -406,6 +423,15 @@ static void order_nodes(ct_exec *x, const CUgraphNode *nodes)
     }
 }
 
+/* The ranges of n merged uses, contiguous (malloc'd), or NULL. */
+static ct_range *ranges_of(const ct_read *u, size_t n)
+{
+    ct_range *r = malloc((n ? n : 1) * sizeof *r);
+    for (size_t i = 0; r && i < n; i++)
+        r[i] = u[i].r;
+    return r;
+}
+
 /* The merged read and write sets of x's nodes.  False when out of memory. */
 static bool merge(ct_exec *x)
 {
@@ -414,12 +440,14 @@ static bool merge(ct_exec *x)
         total += x->nodes[i].n;
     ct_read *reads = malloc((total ? total : 1) * sizeof *reads);
     ct_read *writes = malloc((total ? total : 1) * sizeof *writes);
-    if (!reads || !writes) {
+    ct_read *released = malloc((total ? total : 1) * sizeof *released);
+    if (!reads || !writes || !released) {
         free(reads);
         free(writes);
+        free(released);
         return false;
     }
-    size_t nr = 0, nw = 0;
+    size_t nr = 0, nw = 0, nrel = 0;
     for (unsigned i = 0; i < x->n_nodes; i++)
         for (unsigned j = 0; j < x->nodes[i].n; j++) {
             const ct_use *u = &x->nodes[i].use[j];
@@ -427,31 +455,35 @@ static bool merge(ct_exec *x)
                 reads[nr++] = (ct_read){u->r, u->base, i};
             if (u->write)
                 writes[nw++] = (ct_read){u->r, u->base, i};
+            if (u->write && !u->span)
+                released[nrel++] = (ct_read){u->r, u->base, i};
         }
     nr = coalesce(reads, nr);
     nw = coalesce(writes, nw);
-    ct_range *read_ranges = malloc((nr ? nr : 1) * sizeof *read_ranges);
-    ct_range *write_ranges = malloc((nw ? nw : 1) * sizeof *write_ranges);
-    if (!read_ranges || !write_ranges) {
+    nrel = coalesce(released, nrel);
+    ct_range *read_ranges = ranges_of(reads, nr);
+    ct_range *write_ranges = ranges_of(writes, nw);
+    ct_range *released_ranges = ranges_of(released, nrel);
+    free(writes);
+    free(released);
+    if (!read_ranges || !write_ranges || !released_ranges) {
         free(reads);
-        free(writes);
         free(read_ranges);
         free(write_ranges);
+        free(released_ranges);
         return false;
     }
-    for (size_t i = 0; i < nr; i++)
-        read_ranges[i] = reads[i].r;
-    for (size_t i = 0; i < nw; i++)
-        write_ranges[i] = writes[i].r;
-    free(writes);
     free(x->reads);
     free(x->read_ranges);
     free(x->writes);
+    free(x->released);
     x->reads = reads;
     x->read_ranges = read_ranges;
     x->writes = write_ranges;
+    x->released = released_ranges;
     x->n_reads = nr;
     x->n_writes = nw;
+    x->n_released = nrel;
     return true;
 }
 
@@ -770,7 +802,7 @@ void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
     pthread_rwlock_rdlock(&execs_lock);
     const ct_exec *x = find_locked(handle);
     if (x && call->result == CUDA_SUCCESS) {
-        ct_written(ct_g.store, x->writes, x->n_writes);
+        ct_written(ct_g.store, x->released, x->n_released);
     } else if (x) {
         ct_failure_desc failed = ct_describe(call, call->result);
         failed.stream = (uint64_t)(uintptr_t)s;

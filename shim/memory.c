@@ -7,11 +7,16 @@
  * driver answers.
  *
  * Granularity: copies and memsets know their byte extent, so they taint and
- * release exact byte ranges (pitched 2D/3D shapes row by row, up to
- * CT_CALL_RANGES rows; taller shapes use their bounding span).  A few rows
- * live in the call, more in the thread's scratch (scratch.c).  A read to
- * the host is checked, counted and poisoned row by row whatever its height:
- * exactly the bytes it reads and the bytes it would have written.
+ * release exact byte ranges: a pitched 2D/3D shape row by row, never its
+ * gaps.  A few rows live in the call, up to CT_CALL_RANGES in the thread's
+ * scratch (scratch.c), more on the heap (such a write moves far more bytes
+ * than its rows cost); past CT_TALL_ROWS_MAX rows, or with no heap, the
+ * bounding span, which a failure taints and a success never releases, and
+ * which opens no scope (a scope over the span would displace the failures
+ * its gaps carry).  A tall source is checked by its bounding span: a skip
+ * too many, never one too few.  A read to the host is checked, counted and
+ * poisoned row by row whatever its height: exactly the bytes it reads and
+ * the bytes it would have written.
  *
  * Invariants:
  * - A read is refused only when core says a byte of it carries a failure;
@@ -179,7 +184,7 @@ void ct_after_unmap(ct_call *call, uint64_t addr, uint64_t size)
 
 static void enter_scope(ct_call *call)
 {
-    if (call->n_writes == 0)
+    if (call->n_writes == 0 || call->writes_kind == CT_WRITES_SPAN)
         return;
     /* No clock, no thread id: a provisional failure is reported only as
      * "had not finished", and every copy pays for it. */
@@ -204,16 +209,27 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
     return id;
 }
 
+/* The call's write set is settled: a tall one's rows go back to the heap. */
+static void drop_writes(ct_call *call)
+{
+    if (call->writes_kind == CT_WRITES_HEAP)
+        free(call->writes);
+    call->writes_kind = CT_WRITES_ROOM;
+    call->n_writes = 0;
+}
+
 void ct_after_write(ct_call *call)
 {
     if (call->n_writes == 0)
         return;
     if (call->result == CUDA_SUCCESS) {
-        ct_settle_writes(call, call->writes, call->n_writes, NULL);
-        return;
+        if (call->writes_kind != CT_WRITES_SPAN) /* the span's gaps were not written */
+            ct_settle_writes(call, call->writes, call->n_writes, NULL);
+    } else {
+        ct_failure_desc failed = ct_describe(call, call->result);
+        ct_settle_writes(call, call->writes, call->n_writes, &failed);
     }
-    ct_failure_desc failed = ct_describe(call, call->result);
-    ct_settle_writes(call, call->writes, call->n_writes, &failed);
+    drop_writes(call);
 }
 
 /* How many ranges a shape's rows are tracked as: one per row up to
@@ -252,14 +268,47 @@ static ct_range *room_for(unsigned n, ct_range *few, size_t many)
     return scratch ? (ct_range *)((char *)scratch + many) : NULL;
 }
 
-/* The call's write set: dst's rows (none without room: unchecked). */
+/* How many rows a shape's device bytes are: 1 for a dense one; more than
+ * CT_TALL_ROWS_MAX (or a product that overflows) as CT_TALL_ROWS_MAX + 1. */
+static uint64_t rows_in(const ct_shape *s)
+{
+    uint64_t rows;
+    if (!s->device || s->width == 0 || s->height == 0 || s->depth == 0)
+        return 0;
+    bool dense = s->pitch == s->width && (s->depth == 1 || s->slice == s->pitch * s->height);
+    if (dense)
+        return 1;
+    if (__builtin_mul_overflow(s->height, s->depth, &rows) || rows > CT_TALL_ROWS_MAX)
+        return CT_TALL_ROWS_MAX + 1;
+    return rows;
+}
+
+/* A tall write's rows on the heap; the span when they cannot be had. */
+static void set_tall_writes(ct_call *call, const ct_shape *dst, uint64_t rows)
+{
+    ct_range *heap = rows <= CT_TALL_ROWS_MAX ? malloc(rows * sizeof *heap) : NULL;
+    if (!heap) {
+        call->writes = call->inline_writes;
+        call->writes_kind = CT_WRITES_SPAN;
+        call->n_writes = 1;
+        shape_ranges(dst, call->writes, 1);
+        return;
+    }
+    call->writes = heap;
+    call->writes_kind = CT_WRITES_HEAP;
+    call->n_writes = ct_shape_rows(dst, 0, heap, (unsigned)rows);
+}
+
+/* The call's write set: dst's rows exactly (none without room: unchecked). */
 static void set_writes(ct_call *call, const ct_shape *dst)
 {
-    unsigned n = shape_ranges_needed(dst);
-    call->writes = room_for(n, call->inline_writes, offsetof(ct_scratch, writes));
-    call->n_writes = call->writes ? n : 0;
-    if (call->n_writes)
-        shape_ranges(dst, call->writes, n);
+    uint64_t rows = rows_in(dst);
+    if (rows > CT_CALL_RANGES) {
+        set_tall_writes(call, dst, rows);
+        return;
+    }
+    call->writes = room_for((unsigned)rows, call->inline_writes, offsetof(ct_scratch, writes));
+    call->n_writes = call->writes ? ct_shape_rows(dst, 0, call->writes, (unsigned)rows) : 0;
 }
 
 static ct_shape linear(uint64_t addr, uint64_t bytes)
@@ -410,7 +459,7 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
         return false;
     ct_skip_desc skip = {.needed = src[0].addr};
     ct_settle_skip(call, root, error, &skip, call->writes, call->n_writes);
-    call->n_writes = 0;
+    drop_writes(call);
     return true;
 }
 
@@ -619,6 +668,25 @@ void ct_after_batch(ct_call *call, ct_batch b)
         else
             ct_settle_writes(call, w, n, &failed);
     }
+}
+
+uint64_t ct_shape_row_count(const ct_shape *s)
+{
+    return rows_in(s);
+}
+
+unsigned ct_shape_rows(const ct_shape *s, uint64_t first, ct_range *out, unsigned cap)
+{
+    uint64_t rows = rows_in(s);
+    if (rows == 1) {
+        if (first == 0 && cap)
+            shape_ranges(s, out, 1);
+        return first == 0 && cap ? 1 : 0;
+    }
+    unsigned n = 0;
+    for (uint64_t i = first; i < rows && n < cap; i++)
+        out[n++] = (ct_range){s->addr + i / s->height * s->slice + i % s->height * s->pitch, s->width};
+    return n;
 }
 
 /* graphs.c decodes copy and memset nodes with the copies' own shapes. */

@@ -173,6 +173,12 @@ void ct_reached_driver(int driver_version);
 #define CT_CALL_RANGES 64       /* rows a pitched copy is tracked by, at most */
 #define CT_CALL_INLINE_RANGES 4 /* ... of which the call itself holds this many */
 
+/* A write set's rows (memory.c): few in the call or the thread's scratch;
+ * a tall shape's on the heap, freed when the call settles; past any room
+ * the bounding span, which a failure taints and a success never releases
+ * (precision lost, never soundness). */
+typedef enum { CT_WRITES_ROOM, CT_WRITES_HEAP, CT_WRITES_SPAN } ct_writes_kind;
+
 typedef struct ct_call {
     int id;
     CUresult result;
@@ -183,8 +189,9 @@ typedef struct ct_call {
     const char *kernel;        /* a launch's kernel, for the probe's reason */
     uint64_t subject;          /* the context a primary reset or release may take */
     ct_failure_id provisional;
-    unsigned n_writes;         /* the write set of a copy or memset */
-    ct_range *writes;          /* inline_writes, or the thread's scratch */
+    unsigned n_writes;         /* the write set of a copy or memset: its exact rows */
+    ct_range *writes;          /* inline_writes, the thread's scratch, or the heap */
+    uint8_t writes_kind;       /* ct_writes_kind: where writes lives, what it may release */
     ct_range inline_writes[CT_CALL_INLINE_RANGES];
 } ct_call;
 
@@ -253,9 +260,18 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);
-/* A shape's device bytes as ranges (rows, up to CT_CALL_RANGES of them);
- * how many were written to out. */
+/* A shape's device bytes as ranges (rows, up to CT_CALL_RANGES of them,
+ * else the bounding span: what a check of a source needs); how many were
+ * written to out. */
 unsigned ct_shape_ranges(const ct_shape *s, ct_range *out);
+/* Rows a write set holds exactly at most (16 MiB of ranges on the heap);
+ * a taller shape is its bounding span, never released. */
+#define CT_TALL_ROWS_MAX (1u << 20)
+/* How many rows a shape's device bytes are (1: dense; CT_TALL_ROWS_MAX + 1
+ * for any more), and up to cap of them from row `first` into out: how
+ * many (0 past the last). */
+uint64_t ct_shape_row_count(const ct_shape *s);
+unsigned ct_shape_rows(const ct_shape *s, uint64_t first, ct_range *out, unsigned cap);
 /* Fill the host rows of a shape with the poison byte; false when poisoning
  * is off or there is no host pointer. */
 bool ct_poison(const ct_shape *host);

@@ -57,6 +57,7 @@ static CT_INLINE void *call_begin(ct_call *call, int id)
     call->inject_loss = false;
     call->provisional = 0;
     call->n_writes = 0;
+    call->writes_kind = CT_WRITES_ROOM;
     call->kernel = NULL;
     call->tracked = !ct_g.cfg.disable;
     void *real = ct_real(id);

@@ -156,3 +156,43 @@ Test(memory, the_first_managed_allocation_to_carry_a_failure_is_named_once)
     cr_expect_eq(h_count_containing(r.err, "cannot refuse them"), 1, "%s", r.err);
     h_free(&r);
 }
+
+/* A successful pitched write, however tall, releases its rows and never the
+ * gaps between them (issue: past 64 rows it used to release its bounding
+ * span); through a memset, a 2D copy and a graph's memset node. */
+typedef struct tall_case {
+    const char *rows, *how;
+} tall_case;
+
+static const tall_case tall_cases[] = {
+    {"64", "memset"}, {"65", "memset"}, {"1000", "memset"}, {"65", "copy2d"}, {"300", "copy2d"},
+    {"64", "graph"},  {"65", "graph"},  {"1000", "graph"},
+};
+
+ParameterizedTestParameters(memory, a_tall_pitched_write_never_releases_its_gaps)
+{
+    return H_ROWS(tall_cases);
+}
+
+ParameterizedTest(const int *row, memory, a_tall_pitched_write_never_releases_its_gaps)
+{
+    const tall_case *c = &tall_cases[*row];
+    h_result r;
+    run((const char *const[]){"tall_pitched", c->rows, c->how, NULL}, &r);
+    static const char *const lines[] = {
+        "read row 0: CUDA_SUCCESS bytes=0x5a",
+        "read gap of row 0: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read last row: CUDA_SUCCESS bytes=0x5a",
+        "read gap of the last row: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        cr_expect(h_has_line(r.out, lines[i]), "%s rows by %s: missing \"%s\":\n%s", c->rows, c->how, lines[i],
+                  r.out);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    for (int i = h_find(&rep, "refused_read", 0); i >= 0; i = h_find(&rep, "refused_read", i + 1))
+        cr_expect_str_eq(h_str(rep.line[i], "error"), "CUDA_ERROR_INVALID_VALUE",
+                         "a gap's root is the fill, not an unfinished write: %s", rep.line[i]);
+    h_report_free(&rep);
+    h_free(&r);
+}

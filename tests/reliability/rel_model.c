@@ -111,7 +111,8 @@ static const struct { int code; const char *name; } ct_errors[] = {
 static const struct { int code; const char *name; } fc_errors[] = {
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"}};
 static const char *ct_api_patterns[] = {"cuMemcpyHtoD", "cuMemsetD8", "cuMemsetD32", "cuMemcpyDtoD",
-                                        "cuMemcpyDtoH", "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpy*"};
+                                        "cuMemcpyDtoH", "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpy*",
+                                        "cuMemsetD2D8"};
 static const char *fc_api_names[] = {"cuMemcpyHtoD_v2", "cuMemsetD8_v2", "cuMemcpyDtoD_v2", "cuMemsetD32_v2"};
 
 static void make_cfg(uint64_t pseed, prog_cfg *c)
@@ -718,11 +719,47 @@ static void op_htod(checker *c, const op *o)
     check_report(c, "htod", 0, 0, NULL);
 }
 
+/* A pitched memset (cuMemsetD2D8): rows of width bytes, pitch apart, up to
+ * 200 of them (past the shim's 64 rows in a call's room, to its heap).
+ * Exactly its rows are written, or carry its failure; never the gaps. */
+static void op_memset_2d(checker *c, const op *o, int sl)
+{
+    slot *s = &c->s[sl];
+    uint64_t width = 1 + o->r[6] % (s->size < 48 ? s->size : 48);
+    uint64_t pitch = width + o->r[7] % 40;
+    uint64_t fit = (s->size - width) / pitch + 1; /* rows that fit from offset 0 */
+    uint64_t rows = 1 + o->r[8] % (fit < 200 ? fit : 200);
+    uint64_t room = s->size - ((rows - 1) * pitch + width);
+    uint64_t off = o->r[9] % (room + 1);
+    uint8_t value = (uint8_t)(0x20 + o->r[4] % 64);
+    CUresult r = cuMemsetD2D8(s->base + off, pitch, value, width, rows);
+    wrange *w = malloc(rows * sizeof *w);
+    for (uint64_t i = 0; i < rows; i++)
+        w[i] = (wrange){sl, off + i * pitch, width};
+    const char *api = "cuMemsetD2D8_v2";
+    int injected = api_injected(c, api, "cuMemsetD2D8");
+    unsigned pinned = pinned_by_scope(c, w, (unsigned)rows);
+    expect_rc(c, api, r, injected);
+    if (injected) {
+        set_taint(c, w, (unsigned)rows, mint(c, api, NULL, injected, pinned, w, (unsigned)rows));
+    } else {
+        for (uint64_t i = 0; i < rows; i++)
+            memset(s->data + w[i].off, value, w[i].len);
+        set_taint(c, w, (unsigned)rows, 0);
+    }
+    free(w);
+    check_report(c, "memset 2D", 0, 0, NULL);
+}
+
 static void op_memset(checker *c, const op *o)
 {
     int sl = pick_slot(c, o->r[0]);
     if (sl < 0)
         return;
+    if (o->r[5] % 3 == 0) {
+        op_memset_2d(c, o, sl);
+        return;
+    }
     slot *s = &c->s[sl];
     static const uint8_t v8[] = {0x00, 0x3f, 0x40, 0x41, 0x80, 0xc0, 0x42, 0x01};
     static const uint16_t v16[] = {0x0000, 0x3f80, 0x4000, 0x0001};

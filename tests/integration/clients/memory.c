@@ -278,7 +278,50 @@ static int sc_managed(int argc, char **argv)
     return 0;
 }
 
+/* A failed fill taints a pitched buffer; then a successful write of ROWS
+ * rows of 16 bytes at a pitch of 512 (HOW: memset, copy2d, or graph: a
+ * memset node).  The gaps between the rows were never written: they must
+ * keep the fill's failure, whatever the height. */
+#define TALL_PITCH 512u
+#define TALL_WIDTH 16u
+static int sc_tall_pitched(int argc, char **argv)
+{
+    unsigned rows = argc > 0 ? (unsigned)atoi(argv[0]) : 65;
+    const char *how = argc > 1 ? argv[1] : "memset";
+    if (rows == 0 || rows > 4096)
+        return 2;
+    CUdeviceptr buf = alloc((size_t)TALL_PITCH * rows);
+    say("launch fill buf", fill(buf, (int)(TALL_PITCH * rows / sizeof(float)), 1.0f, BAD_BLOCK));
+    if (strcmp(how, "memset") == 0) {
+        say("memset 2D", cuMemsetD2D8(buf, TALL_PITCH, 0x5a, TALL_WIDTH, rows));
+    } else if (strcmp(how, "copy2d") == 0) {
+        static unsigned char host[TALL_WIDTH * 4096];
+        memset(host, 0x5a, sizeof host);
+        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = TALL_WIDTH,
+                           .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = buf, .dstPitch = TALL_PITCH,
+                           .WidthInBytes = TALL_WIDTH, .Height = rows};
+        say("copy 2D", cuMemcpy2D(&c));
+    } else {
+        CUgraph g;
+        CUgraphNode node;
+        CUgraphExec exec;
+        CUDA_MEMSET_NODE_PARAMS p = {.dst = buf, .pitch = TALL_PITCH, .value = 0x5a, .elementSize = 1,
+                                     .width = TALL_WIDTH, .height = rows};
+        check("cuGraphCreate", cuGraphCreate(&g, 0));
+        check("cuGraphAddMemsetNode", cuGraphAddMemsetNode(&node, g, NULL, 0, &p, ctx));
+        check("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags(&exec, g, 0));
+        say("graph launch", cuGraphLaunch(exec, stream));
+        say("sync", cuStreamSynchronize(stream));
+    }
+    show_read("row 0", buf, TALL_WIDTH);
+    show_read("gap of row 0", buf + TALL_WIDTH, 1);
+    show_read("last row", buf + (CUdeviceptr)(rows - 1) * TALL_PITCH, TALL_WIDTH);
+    show_read("gap of the last row", buf + (CUdeviceptr)(rows - 1) * TALL_PITCH + TALL_WIDTH, 1);
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
+    {"tall_pitched", sc_tall_pitched},
     {"vmm_remap", sc_vmm_remap},
     {"vmm_release", sc_vmm_release},
     {"read_by", sc_read_by},
