@@ -69,11 +69,12 @@ static CT_HOT_TLS struct {
 /* ---- bindings ----------------------------------------------------------- */
 
 /* Every pointer word a launch passes, each with its parameter's role: the
- * decoder's own copy, kept in registers while it binds. */
+ * decoder's own copy, kept in registers while it binds.  Words past cap
+ * are counted, not kept: the caller binds again in a room that fits. */
 typedef struct bindings {
     ct_range *bound;
     uint8_t *roles;
-    unsigned n;
+    unsigned n, cap;
 } bindings;
 
 /* Inlined into each decoder: a launch with taint elsewhere binds every
@@ -82,10 +83,13 @@ typedef struct bindings {
 
 static CT_INLINE void bind(bindings *b, uint64_t value, uint8_t role)
 {
-    if (value == 0 || b->n == CT_MAX_BINDINGS)
+    if (value == 0)
         return;
-    b->bound[b->n] = (ct_range){value, CT_TO_END};
-    b->roles[b->n++] = role;
+    if (b->n < b->cap) {
+        b->bound[b->n] = (ct_range){value, CT_TO_END};
+        b->roles[b->n] = role;
+    }
+    b->n++;
 }
 
 /* Every 8-byte-aligned word of bytes [0, size) placed at buffer offset `at`. */
@@ -112,18 +116,18 @@ static CT_INLINE void bind_param(bindings *b, const ct_param *p, const unsigned 
     }
 }
 
-static unsigned bind_params(const ct_kernel *k, void **params, ct_scratch *room)
+static unsigned bind_params(const ct_kernel *k, void **params, const ct_words *room)
 {
-    bindings b = {room->bound, room->roles, 0};
+    bindings b = {room->bound, room->roles, 0, room->cap};
     for (unsigned i = 0; i < k->n_params; i++)
         bind_param(&b, &k->params[i], params[i]);
     return b.n;
 }
 
 /* The packed buffer of `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs. */
-static unsigned bind_extra(const ct_kernel *k, void **extra, ct_scratch *room)
+static unsigned bind_extra(const ct_kernel *k, void **extra, const ct_words *room)
 {
-    bindings b = {room->bound, room->roles, 0};
+    bindings b = {room->bound, room->roles, 0, room->cap};
     const unsigned char *buffer = NULL;
     size_t size = 0;
     for (unsigned i = 0; i < 2 * CT_MAX_EXTRA_PAIRS && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
@@ -183,8 +187,9 @@ static bool words_clean(const ct_kernel *k, void **params)
     return ct_summary_look_end(sm, &look);
 }
 
-/* The launch's pointer words into room->bound; how many. */
-static unsigned bind_launch(ct_scratch *room)
+/* The launch's pointer words into room; how many it passes (more than
+ * room->cap: not all of them are there). */
+static unsigned bind_into(const ct_words *room)
 {
     const ct_kernel *k = current.kernel;
     if (current.launch.params)
@@ -194,19 +199,59 @@ static unsigned bind_launch(ct_scratch *room)
     return 0;
 }
 
+/* The thread's heap room made to hold n words (one block: bound, in, out,
+ * then the roles); false when the heap says no. */
+static bool grow_wide(ct_scratch *s, unsigned n)
+{
+    if (s->wide.cap >= n)
+        return true;
+    char *block = malloc((size_t)n * (3 * sizeof(ct_range) + 1));
+    if (!block)
+        return false;
+    free(s->wide.bound);
+    ct_range *r = (ct_range *)block;
+    s->wide = (ct_words){r, r + n, r + 2 * (size_t)n, (uint8_t *)(r + 3 * (size_t)n), n};
+    return true;
+}
+
+/* The launch's pointer words, every one of them: in the scratch's room of
+ * CT_MAX_BINDINGS, and past it in the thread's heap room (said once).
+ * *w says where they are; how many.  0 when the heap cannot hold them:
+ * the launch then goes unchecked, as one without scratch does (said once). */
+static unsigned bind_launch(ct_scratch *room, ct_words *w)
+{
+    static atomic_bool told_wide, told_unchecked;
+    *w = (ct_words){room->bound, room->in, room->out, room->roles, CT_MAX_BINDINGS};
+    unsigned n = bind_into(w);
+    if (n <= CT_MAX_BINDINGS)
+        return n;
+    if (!grow_wide(room, n)) {
+        if (!atomic_exchange(&told_unchecked, true))
+            ct_log(CT_LOG_WARN, "out of memory for the %u pointer words %s passes: its launches go unchecked "
+                   "(said once)", n, current.kernel->pretty);
+        return 0;
+    }
+    if (!atomic_exchange(&told_wide, true))
+        ct_log(CT_LOG_INFO, "%s passes %u pointer words, more than the %d a launch holds in its room: the rest "
+               "are held on the heap, every one checked and tainted by its role (said once)",
+               current.kernel->pretty, n, CT_MAX_BINDINGS);
+    *w = room->wide;
+    return bind_into(w);
+}
+
 /* The n bound words as inputs and outputs, by role. */
-static void split(ct_scratch *room, unsigned n)
+static void split(const ct_words *w, unsigned n)
 {
     current.decoded = true;
-    current.in = room->in;
-    current.out = room->out;
+    current.in = w->in;
+    current.out = w->out;
     current.n_in = current.n_out = 0;
     for (unsigned i = 0; i < n; i++) {
-        uint8_t role = room->roles[i];
+        uint8_t role = w->roles[i];
         if (role == CT_ROLE_READ || role == CT_ROLE_READWRITE)
-            current.in[current.n_in++] = room->bound[i];
+            current.in[current.n_in++] = w->bound[i];
         if (role == CT_ROLE_WRITE || role == CT_ROLE_READWRITE)
-            current.out[current.n_out++] = room->bound[i];
+            current.out[current.n_out++] = w->bound[i];
     }
 }
 
@@ -221,8 +266,11 @@ static void decode(void)
     ct_scratch *room = room_to_decode();
     current.decoded = true;
     current.n_in = current.n_out = 0;
-    if (room)
-        split(room, bind_launch(room));
+    ct_words w;
+    if (room) {
+        unsigned n = bind_launch(room, &w);
+        split(&w, n);
+    }
 }
 
 /* ---- the launch ------------------------------------------------------------ */
@@ -258,9 +306,9 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
 /* A launch whose words reach a claim: split, and skipped when an input
  * carries a failure.  Out of line, so the common launch keeps a small
  * frame. */
-__attribute__((noinline)) static bool check_inputs(ct_call *call, ct_scratch *room, unsigned n)
+__attribute__((noinline)) static bool check_inputs(ct_call *call, const ct_words *w, unsigned n)
 {
-    split(room, n);
+    split(w, n);
     ct_failure_id root = 0;
     int error = 0;
     if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP)
@@ -310,10 +358,11 @@ __attribute__((noinline)) static bool before_checked(ct_call *call, const ct_lau
     if (current.kernel && current.launch.params && words_clean(current.kernel, current.launch.params))
         return true;
     ct_scratch *room = room_to_decode();
-    unsigned n = room ? bind_launch(room) : 0;
-    if (!ct_read_failure(ct_g.store, room ? room->bound : NULL, n, NULL))
+    ct_words w = {0};
+    unsigned n = room ? bind_launch(room, &w) : 0;
+    if (!ct_read_failure(ct_g.store, w.bound, n, NULL))
         return true;
-    return check_inputs(call, room, n);
+    return check_inputs(call, &w, n);
 }
 
 bool ct_before_launch(ct_call *call, const ct_launch *launch)

@@ -7,7 +7,8 @@
  * Invariants:
  * - Allocated the first time its thread needs it: a thread that never does
  *   never allocates (its TLS cost is one pointer).
- * - Freed when its thread exits (a pthread key's destructor).
+ * - Freed when its thread exits (a pthread key's destructor), with the
+ *   heap room a launch of many pointer words grew (wide).
  * - Out of memory: NULL, and the caller lets the call through unchecked;
  *   the first time in a process is logged.  Never a crash.
  */
@@ -24,6 +25,7 @@ static atomic_bool told;
 
 static void release(void *scratch)
 {
+    free(((ct_scratch *)scratch)->wide.bound);
     free(scratch);
     ct_scratch_mine = NULL;
 }
@@ -46,6 +48,7 @@ ct_scratch *ct_scratch_first(void)
     ct_scratch *s = key_made ? malloc(sizeof *s) : NULL;
     if (!s)
         return none();
+    s->wide = (ct_words){0};
     if (pthread_setspecific(at_exit, s) != 0) {
         free(s);
         return none();

@@ -220,6 +220,13 @@ ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 
 /* ---- scratch.c: each thread's room beyond the stack -------------------- */
 #define CT_MAX_BINDINGS 256
+/* Where a launch's pointer words are held: each word, its role, and the
+ * words split into inputs and outputs (launch.c); cap words at most. */
+typedef struct ct_words {
+    ct_range *bound, *in, *out;
+    uint8_t *roles;
+    unsigned cap;
+} ct_words;
 typedef struct ct_scratch {
     ct_range bound[CT_MAX_BINDINGS];  /* a launch's pointer words (launch.c) */
     uint8_t roles[CT_MAX_BINDINGS];   /* ... the role of each */
@@ -227,6 +234,8 @@ typedef struct ct_scratch {
     ct_range out[CT_MAX_BINDINGS];    /* ... those it writes */
     ct_range writes[CT_CALL_RANGES];  /* a copy's rows past CT_CALL_INLINE_RANGES */
     ct_range reads[CT_CALL_RANGES];   /* a pitched copy's source rows (memory.c) */
+    ct_words wide;                    /* a launch's words past CT_MAX_BINDINGS: one heap block,
+                                         grown to the most a launch has passed (bound owns it) */
 } ct_scratch;
 /* The calling thread's scratch, allocated on its first use and freed when
  * the thread exits; NULL when out of memory (logged once): the caller then

@@ -354,9 +354,10 @@ run_mode() {
         return 0
     fi
     show "${cmd[@]}" >"$dir/$mode.cmd"
-    # A health file left by "an earlier process": the shim must remove it at
-    # start, and a latch must replace it.
-    [[ $mode == shim ]] && say "stale: written by run.sh before the run" >"$dir/health"
+    # A health file left by "an earlier process" (cutaint's: it starts with
+    # the marker, docs/REPORT.md): the shim must remove it at start, and a
+    # latch must replace it.
+    [[ $mode == shim ]] && printf '# cutaint health file\nstale: written by run.sh before the run\n' >"$dir/health"
     local t0=$SECONDS rc
     "${cmd[@]}" >"$dir/$mode.stdout" 2>"$dir/$mode.stderr" </dev/null
     rc=$?

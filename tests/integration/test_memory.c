@@ -196,3 +196,37 @@ ParameterizedTest(const int *row, memory, a_tall_pitched_write_never_releases_it
     h_report_free(&rep);
     h_free(&r);
 }
+
+/* A launch passing more pointer words than its room holds (256): every
+ * word is an input checked and an output tainted, past the room too. */
+Test(memory, a_failed_launch_taints_what_words_past_256_reach)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"wide_launch", "output"},
+                    .env = {"FAKECUDA_KERNELS=" CT_WIDE_KERNEL, "CUTAINT_INJECT=launch:wide#1"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "launch wide: CUDA_ERROR_LAUNCH_FAILED"), "%s%s", r.out, r.err);
+    cr_expect(h_has_line(r.out, "read a: CUDA_ERROR_LAUNCH_FAILED bytes=0xff"), "%s", r.out);
+    cr_expect(h_has_line(r.out, "read b: CUDA_ERROR_LAUNCH_FAILED bytes=0xff"),
+              "b, reached by word 300, was served stale:\n%s", r.out);
+    h_free(&r);
+}
+
+Test(memory, a_tainted_input_past_256_words_skips_the_launch)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"wide_launch", "input"},
+                    .env = {"FAKECUDA_KERNELS=" CT_WIDE_KERNEL}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "launch wide: CUDA_SUCCESS"), "%s%s", r.out, r.err);
+    cr_expect(h_has_line(r.out, "read a: CUDA_ERROR_INVALID_VALUE bytes=0xff"),
+              "a launch reading tainted b (word 300) ran, and a was served:\n%s", r.out);
+    cr_expect(h_has_line(r.out, "read b: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 1, "%s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}

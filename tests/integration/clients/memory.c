@@ -28,13 +28,13 @@
 #define UNTOUCHED 0x3c
 
 static CUcontext ctx;
+static CUmodule mod;
 static CUfunction k_fill;
 static CUstream stream;
 
 static void setup(void)
 {
     CUdevice dev;
-    CUmodule mod;
     check("cuInit", cuInit(0));
     check("cuDeviceGet", cuDeviceGet(&dev, 0));
     check("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, dev));
@@ -320,7 +320,37 @@ static int sc_tall_pitched(int argc, char **argv)
     return 0;
 }
 
+/* wide(Ptrs) passes 300 pointer words (tests/integration/wide_kernel.c,
+ * loaded through FAKECUDA_KERNELS): a, 298 numbers, then buffer b.
+ *   output: the launch fails (CUTAINT_INJECT): b, reached only by a word
+ *           past the first 256, must be refused.
+ *   input:  b carries a failed fill; the launch must be skipped, so a,
+ *           its first word, takes the failure instead of being released. */
+static int sc_wide_launch(int argc, char **argv)
+{
+    const char *mode = argc > 0 ? argv[0] : "output";
+    CUfunction wide;
+    check("wide", cuModuleGetFunction(&wide, mod, "_Z4wide4Ptrs"));
+    CUdeviceptr a = alloc(BYTES), b = alloc(BYTES);
+    say("write a", write_floats(a, N, 2.0f));
+    say("write b", write_floats(b, N, 2.0f));
+    if (strcmp(mode, "input") == 0)
+        say("launch fill b", fill(b, N, 3.0f, BAD_BLOCK));
+    struct { CUdeviceptr p[300]; } ptrs = {{0}};
+    ptrs.p[0] = a;
+    for (int i = 1; i < 299; i++)
+        ptrs.p[i] = 8 * (CUdeviceptr)i; /* numbers, not device memory: every word counts */
+    ptrs.p[299] = b;
+    void *params[] = {&ptrs};
+    say("launch wide", cuLaunchKernel(wide, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    say("sync", cuCtxSynchronize());
+    show_read("a", a, BYTES);
+    show_read("b", b, BYTES);
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
+    {"wide_launch", sc_wide_launch},
     {"tall_pitched", sc_tall_pitched},
     {"vmm_remap", sc_vmm_remap},
     {"vmm_release", sc_vmm_release},
