@@ -40,9 +40,14 @@ struct ct_alloc {
     uint64_t base;
     ct_alloc *left, *right;  /* treap; `left` links the free list */
     uint64_t size;
-    uint64_t owner;          /* what it belongs to (a context); 0 unknown */
+    uint64_t owner;          /* what it belongs to (a context); 0 unknown; | MAPPING */
     ct_claims claims;
 };
+
+/* A virtual memory mapping (ct_allocmap_insert_mapping), marked in the
+ * owner word's top bit, which no user-space address (a context) sets: the
+ * mark lives and dies with its node.  Every reader of owner masks it. */
+#define MAPPING (1ull << 63)
 
 _Static_assert(sizeof(struct ct_alloc) <= 120,
                "the node is most of the 128-byte budget per allocation");
@@ -309,10 +314,28 @@ static ct_alloc *overlapping(const ct_allocmap *map, uint64_t lo, uint64_t hi)
     return above && above->base < hi ? above : NULL;
 }
 
+ct_alloc *ct_allocmap_first_in(const ct_allocmap *map, uint64_t lo, uint64_t hi)
+{
+    return map ? overlapping(map, lo, hi) : NULL;
+}
+
 /* Ranges never overlap, so only a neighbour can overlap [base, base+size). */
 static bool overlaps_neighbour(neighbours nb, uint64_t base, uint64_t size)
 {
     return (nb.below && base - nb.below->base < nb.below->size) || (nb.above && nb.above->base < base + size);
+}
+
+int ct_allocmap_insert_mapping(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
+{
+    return ct_allocmap_insert(map, base, size, (owner & ~MAPPING) | MAPPING);
+}
+
+void ct_allocmap_resize(ct_allocmap *map, ct_alloc *a, uint64_t size)
+{
+    assert(size > 0 && size <= UINT64_MAX - a->base && "a resized range still fits");
+    assert(!overlapping(map, a->base + a->size, a->base + size) && "growing never overlaps a neighbour");
+    a->size = size;
+    map->generation++; /* cached hits hold the old size */
 }
 
 int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
@@ -366,7 +389,7 @@ size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner)
     size_t removed = 0;
     ct_alloc *node, *tmp;
     HASH_ITER(hh, map->by_base, node, tmp) {
-        if (node->owner == owner) {
+        if ((node->owner & ~MAPPING) == owner) {
             forget(map, node);
             removed++;
         }
@@ -421,7 +444,8 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
 
 uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }
 uint64_t ct_alloc_size(const ct_alloc *a) { return a ? a->size : 0; }
-uint64_t ct_alloc_owner(const ct_alloc *a) { return a ? a->owner : 0; }
+uint64_t ct_alloc_owner(const ct_alloc *a) { return a ? a->owner & ~MAPPING : 0; }
+bool ct_alloc_is_mapping(const ct_alloc *a) { return a && (a->owner & MAPPING); }
 size_t ct_allocmap_count(const ct_allocmap *map) { return map ? map->count : 0; }
 ct_claims *ct_alloc_claims(ct_alloc *a) { return &a->claims; }
 ct_claim_env *ct_allocmap_env(ct_allocmap *map) { return &map->env; }

@@ -15,6 +15,9 @@
  * - Not thread-safe on its own: the store (taint.h) serialises access.
  * - Never dereferences an address; addresses are numbers.
  * - Owner 0 means "unknown": such allocations are never forgotten by owner.
+ * - A mapping (insert_mapping) is an allocation marked as virtual memory
+ *   mapped by the program: the store joins abutting mappings into one
+ *   (taint.h, "runs").  The mark is the node's own.
  */
 #ifndef CT_ALLOCMAP_H
 #define CT_ALLOCMAP_H
@@ -31,6 +34,11 @@ void ct_allocmap_free(ct_allocmap *map);
 
 /* CT_OK, CT_EINVAL (size 0 or base+size overflows), CT_ENOMEM. */
 int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner);
+/* The same, marked as a mapping (ct_alloc_is_mapping). */
+int ct_allocmap_insert_mapping(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner);
+/* a's size becomes size, its base kept: the caller has made sure a grown
+ * range overlaps no other (claims past a shrunk end are the caller's). */
+void ct_allocmap_resize(ct_allocmap *map, ct_alloc *a, uint64_t size);
 /* CT_OK or CT_ENOENT when base is not the base of a live allocation. */
 int ct_allocmap_remove(ct_allocmap *map, uint64_t base);
 /* Remove every allocation of owner (not 0), claims released; how many. */
@@ -38,11 +46,14 @@ size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner);
 /* Remove every allocation lying wholly inside [addr, addr+len), claims
  * released (one straddling an end stays); how many. */
 size_t ct_allocmap_remove_within(ct_allocmap *map, uint64_t addr, uint64_t len);
+/* The lowest-based allocation intersecting [lo, hi), or NULL. */
+ct_alloc *ct_allocmap_first_in(const ct_allocmap *map, uint64_t lo, uint64_t hi);
 /* The allocation containing addr (base <= addr < base+size), or NULL. */
 ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr);
 uint64_t ct_alloc_base(const ct_alloc *a);
 uint64_t ct_alloc_size(const ct_alloc *a);
 uint64_t ct_alloc_owner(const ct_alloc *a);
+bool ct_alloc_is_mapping(const ct_alloc *a);
 size_t ct_allocmap_count(const ct_allocmap *map);
 /* Heap bytes the map holds now (nodes, hash buckets, spilled claims). */
 size_t ct_allocmap_bytes(const ct_allocmap *map);

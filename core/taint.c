@@ -641,12 +641,129 @@ size_t ct_store_forget_owner(ct_store *s, uint64_t owner)
     return n;
 }
 
-size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len)
+/* --- runs: virtual memory mapped side by side ----------------------------
+ * Allocators map one reservation as several abutting mappings (PyTorch's
+ * expandable segments, 2 MiB granules), and a tensor may start in one and
+ * end in the next: to a kernel and to a copy the memory is one.  So the
+ * mappings of one owner that abut are one allocation, a run: a kernel
+ * pointer's extent is the rest of its run, and a read, copy or memset
+ * inside it is checked as one.  An unmap carves out exactly its own bytes
+ * and their claims; what remains on each side stays a run. */
+
+/* The claims of from's [lo, hi) set on to, moved by shift (to's offset =
+ * from's + shift, which may be negative).  References are taken before
+ * from's are released by its caller. */
+static void copy_claims(ct_store *s, ct_alloc *from, uint64_t lo, uint64_t hi, ct_alloc *to, int64_t shift)
+{
+    const ct_claims *c = ct_alloc_claims(from);
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    for (size_t i = ct_claims_first_after(v, c->n, lo); i < c->n && v[i].off < hi; i++) {
+        uint64_t off = v[i].off > lo ? v[i].off : lo, end = v[i].end < hi ? v[i].end : hi;
+        ct_claims_set(ct_alloc_claims(to), (uint64_t)((int64_t)off + shift), (uint64_t)((int64_t)end + shift), v[i].id,
+                      s->env);
+    }
+}
+
+/* A mapping of owner that ends exactly at base (below) or begins exactly
+ * there (above), or NULL. */
+static ct_alloc *abutting(ct_store *s, uint64_t base, uint64_t owner, bool below)
+{
+    if (below && base == 0)
+        return NULL;
+    ct_alloc *a = ct_allocmap_find(s->map, below ? base - 1 : base);
+    if (!a || !ct_alloc_is_mapping(a) || ct_alloc_owner(a) != owner)
+        return NULL;
+    return below ? (ct_alloc_base(a) + ct_alloc_size(a) == base ? a : NULL) : (ct_alloc_base(a) == base ? a : NULL);
+}
+
+static int map_locked(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
+{
+    if (size == 0 || size > UINT64_MAX - base)
+        return CT_EINVAL;
+    /* Over a live allocation (an unmap cutaint missed): the driver is the
+     * truth, and the map replaces what it overlaps. */
+    if (ct_allocmap_first_in(s->map, base, base + size))
+        return ct_allocmap_insert_mapping(s->map, base, size, owner);
+    ct_alloc *run = abutting(s, base, owner, true), *above = abutting(s, base + size, owner, false);
+    if (run) {
+        ct_allocmap_resize(s->map, run, ct_alloc_size(run) + size);
+    } else {
+        int rc = ct_allocmap_insert_mapping(s->map, base, size, owner);
+        if (rc != CT_OK || !above)
+            return rc;
+        run = ct_allocmap_find(s->map, base);
+    }
+    if (above) {
+        bool had = ct_alloc_claims(run)->n > 0;
+        uint64_t above_size = ct_alloc_size(above);
+        copy_claims(s, above, 0, above_size, run, (int64_t)(ct_alloc_base(above) - ct_alloc_base(run)));
+        ct_allocmap_remove(s->map, ct_alloc_base(above));
+        ct_allocmap_resize(s->map, run, ct_alloc_size(run) + above_size);
+        note_claims(s, run, had);
+    }
+    return CT_OK;
+}
+
+int ct_store_map(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!s)
-        return 0;
+        return CT_EINVAL;
     lock(s);
-    size_t n = ct_allocmap_remove_within(s->map, addr, len);
+    int rc = map_locked(s, base, size, owner);
+    unlock(s);
+    return rc;
+}
+
+/* [a, b) (inside run r) unmapped: its bytes and claims leave r, and what
+ * follows b becomes a run of its own.  Out of memory for that run: r is
+ * kept whole (its unmapped bytes keep what they carried, harmlessly). */
+static void carve(ct_store *s, ct_alloc *r, uint64_t a, uint64_t b)
+{
+    uint64_t base = ct_alloc_base(r), end = base + ct_alloc_size(r), owner = ct_alloc_owner(r);
+    if (b < end) {
+        ct_allocmap_resize(s->map, r, b - base); /* its claims past b stay until copied */
+        if (ct_allocmap_insert_mapping(s->map, b, end - b, owner) != CT_OK) {
+            ct_allocmap_resize(s->map, r, end - base);
+            return;
+        }
+        ct_alloc *tail = ct_allocmap_find(s->map, b);
+        copy_claims(s, r, b - base, end - base, tail, -(int64_t)(b - base));
+        note_claims(s, tail, false);
+    }
+    if (a == base) {
+        ct_allocmap_remove(s->map, base);
+        return;
+    }
+    ct_claims *c = ct_alloc_claims(r);
+    bool had = c->n > 0;
+    if (had)
+        ct_claims_clear(c, a - base, end - base, s->env);
+    ct_allocmap_resize(s->map, r, a - base);
+    if (had)
+        note_claims(s, r, true);
+}
+
+size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len)
+{
+    if (!s || len == 0)
+        return 0;
+    uint64_t end = len > UINT64_MAX - addr ? UINT64_MAX : addr + len;
+    size_t n = 0;
+    lock(s);
+    for (ct_alloc *a; (a = ct_allocmap_first_in(s->map, addr, end));) {
+        uint64_t base = ct_alloc_base(a), a_end = base + ct_alloc_size(a);
+        if (base >= addr && a_end <= end) {
+            ct_allocmap_remove(s->map, base);
+            n++;
+        } else if (ct_alloc_is_mapping(a)) {
+            carve(s, a, base > addr ? base : addr, a_end < end ? a_end : end);
+            n++;
+        }
+        if (a_end >= end)
+            break;
+        addr = a_end;
+    }
     unlock(s);
     return n;
 }

@@ -74,9 +74,16 @@ int ct_store_free_alloc(ct_store *s, uint64_t base);             /* CT_OK, CT_EN
  * with its claims; a failure no byte carries any more is released (what was
  * reported stays reported).  Owner 0 forgets nothing.  Returns how many. */
 size_t ct_store_forget_owner(ct_store *s, uint64_t owner);
+/* A virtual memory mapping: an allocation that joins the mappings of the
+ * same owner abutting it into one run (taint.c, "runs"), so a kernel
+ * pointer into it runs to the end of the run and a read within the run is
+ * checked as one.  allocmap.h codes. */
+int ct_store_map(ct_store *s, uint64_t base, uint64_t size, uint64_t owner);
 /* An address range ended (a virtual memory mapping unmapped, a reservation
  * freed): forget every allocation lying wholly inside [addr, addr+len) with
- * its claims, as forget_owner does.  Returns how many. */
+ * its claims, as forget_owner does, and carve the range out of a run that
+ * straddles it (the rest of the run, and its claims, stay).  Returns how
+ * many allocations it changed. */
 size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len);
 /* The allocation holding addr: fills base/size (either may be NULL). */
 bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size);

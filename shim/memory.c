@@ -147,6 +147,16 @@ void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
         remember_alloc(base, size, ct_current_context());
 }
 
+/* A mapping joins the mappings of its context it abuts into one run. */
+void ct_after_map(ct_call *call, uint64_t base, uint64_t size)
+{
+    if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
+        return;
+    if (ct_store_map(ct_g.store, base, size, ct_current_context()) != 0)
+        ct_log(CT_LOG_WARN, "out of memory tracking the mapping at 0x%llx; reads of it will not be checked",
+               (unsigned long long)base);
+}
+
 /* Stream-ordered memory comes from a pool, not a context: it outlives one. */
 void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size)
 {

@@ -50,6 +50,36 @@ Test(memory, a_mapping_carries_its_failure_until_it_is_unmapped)
     h_free(&r);
 }
 
+/* Mappings side by side are one run: a kernel pointer reaches into the
+ * next mapping, a read across the seam is checked as one (it used to be
+ * "past the end" of the first and served unchecked), and an unmap ends
+ * only its own bytes. */
+Test(memory, mappings_side_by_side_are_one_run)
+{
+    h_result r;
+    run((const char *const[]){"vmm_run", NULL}, &r);
+    static const char *const lines[] = {
+        "launch fill tensor: CUDA_ERROR_INVALID_VALUE",
+        "read tensor in b: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read across the seam: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read a before the tensor: CUDA_SUCCESS first=1 last=1",
+        "memset across the seam: CUDA_SUCCESS",
+        "read across the seam after memset: CUDA_SUCCESS bytes=0x5a",
+        "unmap a: CUDA_SUCCESS",
+        "read tensor in b after a is unmapped: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read c: CUDA_SUCCESS bytes=0x5a",
+        /* fill's pointer is read and written: through c it reaches b's failure */
+        "read across the seam after the fill: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 2, "the second fill and the fill through c: %s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
 Test(memory, releasing_the_handle_ends_no_mapping_and_freeing_the_reservation_ends_all)
 {
     h_result r;

@@ -1010,3 +1010,80 @@ Test(taint, threads_working_on_their_own_memory_agree)
     cr_assert_not(ct_store_tainted(s));
     cr_assert_eq(ct_store_alloc_count(s), 3);
 }
+
+/* ---- runs: virtual memory mappings side by side ----------------------------- */
+
+#define M 0x100000u /* a reservation of mappings of 256 bytes each */
+#define OWNER 0x7000u
+
+Test(taint, mappings_side_by_side_of_one_owner_are_one_run)
+{
+    cr_assert_eq(ct_store_map(s, M + SIZE, SIZE, OWNER), CT_OK);
+    cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);         /* joins below the first */
+    cr_assert_eq(ct_store_map(s, M + 3 * SIZE, SIZE, OWNER), CT_OK); /* a gap: a run of its own */
+    cr_assert_eq(ct_store_map(s, M + 2 * SIZE, SIZE, OWNER), CT_OK); /* fills it: all four join */
+    uint64_t base = 0, size = 0;
+    cr_assert(ct_store_resolve(s, M + 3 * SIZE + 5, &base, &size));
+    cr_assert_eq(base, M);
+    cr_assert_eq(size, 4 * SIZE);
+    /* A kernel pointer in the first mapping reaches the last. */
+    fail("k", whole(M + 10));
+    cr_assert_eq(check(bytes(M + 4 * SIZE - 1, 1)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(M, 10)), CT_OK);
+}
+
+Test(taint, mappings_of_another_owner_or_plain_allocations_never_join)
+{
+    cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);
+    cr_assert_eq(ct_store_map(s, M + SIZE, SIZE, OWNER + 1), CT_OK); /* another context's */
+    cr_assert_eq(ct_store_alloc(s, A + SIZE, SIZE, OWNER), CT_OK);    /* cuMemAlloc beside A */
+    cr_assert_eq(ct_store_map(s, A + 2 * SIZE, SIZE, OWNER), CT_OK);  /* a mapping beside that */
+    fail("k", whole(M));
+    cr_assert_eq(check(bytes(M + SIZE, 1)), CT_OK, "another owner's mapping joined");
+    fail("k2", whole(A + SIZE));
+    cr_assert_eq(check(bytes(A + 2 * SIZE, 1)), CT_OK, "a mapping joined a plain allocation");
+}
+
+Test(taint, a_mapping_joining_a_run_keeps_the_claims_of_both)
+{
+    cr_assert_eq(ct_store_map(s, M + SIZE, SIZE, OWNER), CT_OK);
+    ct_failure_id above = fail("above", bytes(M + SIZE + 8, 8));
+    cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);
+    ct_failure_id below = fail("below", bytes(M + 8, 8));
+    cr_assert_eq(check(bytes(M + SIZE + 8, 8)), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, above);
+    cr_assert_eq(check(bytes(M + 8, 8)), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, below);
+    cr_assert_eq(check(bytes(M + SIZE, 8)), CT_OK);
+}
+
+Test(taint, an_unmap_carves_only_its_own_bytes_out_of_a_run)
+{
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(ct_store_map(s, M + i * SIZE, SIZE, OWNER), CT_OK);
+    ct_failure_id id = fail("k", whole(M));
+    /* The second mapping goes: the first and the last two stay, tainted. */
+    cr_assert_eq(ct_store_forget_range(s, M + SIZE, SIZE), 1);
+    cr_assert(!ct_store_resolve(s, M + SIZE, NULL, NULL));
+    uint64_t base = 0, size = 0;
+    cr_assert(ct_store_resolve(s, M, &base, &size));
+    cr_assert_eq(base, M);
+    cr_assert_eq(size, SIZE);
+    cr_assert(ct_store_resolve(s, M + 3 * SIZE, &base, &size));
+    cr_assert_eq(base, M + 2 * SIZE);
+    cr_assert_eq(size, 2 * SIZE);
+    cr_assert_eq(check(bytes(M, SIZE)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(M + 2 * SIZE, 2 * SIZE)), CT_ETAINTED);
+    cr_assert_eq(refusal.failures[0].id, id);
+    /* The front and the back of what is left go too: the failure lives on
+     * while a byte carries it, and goes with the last. */
+    cr_assert_eq(ct_store_forget_range(s, M, SIZE), 1);
+    cr_assert_eq(ct_store_forget_range(s, M + 3 * SIZE, SIZE), 1);
+    cr_assert(live(id));
+    cr_assert_eq(check(bytes(M + 2 * SIZE, SIZE)), CT_ETAINTED);
+    cr_assert_eq(ct_store_forget_range(s, M + 2 * SIZE, SIZE), 1);
+    cr_assert(!live(id), "no byte carries it any more");
+    /* A plain allocation straddling a range is not the range's to end. */
+    cr_assert_eq(ct_store_forget_range(s, A + 8, 16), 0);
+    cr_assert(ct_store_resolve(s, A, NULL, NULL));
+}

@@ -110,21 +110,22 @@ static CUresult map(CUdeviceptr at, CUmemGenericAllocationHandle h)
     return r == CUDA_SUCCESS ? cuMemSetAccess(at, granularity, &d, 1) : r;
 }
 
-/* Two handles mapped side by side in one reservation; a rejected launch on
- * the first; the first unmapped and a fresh handle mapped at its addresses. */
+/* Two handles mapped in one reservation, a granule apart (not side by
+ * side: each its own run); a rejected launch on the first; the first
+ * unmapped and a fresh handle mapped at its addresses. */
 static int sc_vmm_remap(int argc, char **argv)
 {
     (void)argc, (void)argv;
     CUmemGenericAllocationHandle a = create(), b = create(), c = create();
     CUdeviceptr base;
-    check("cuMemAddressReserve", cuMemAddressReserve(&base, 2 * granularity, 0, 0, 0));
+    check("cuMemAddressReserve", cuMemAddressReserve(&base, 3 * granularity, 0, 0, 0));
     say("map a", map(base, a));
-    say("map b", map(base + granularity, b));
+    say("map b", map(base + 2 * granularity, b));
     say("write a", write_floats(base, N, 1.0f));
-    say("write b", write_floats(base + granularity, N, 2.0f));
+    say("write b", write_floats(base + 2 * granularity, N, 2.0f));
     say("launch fill a", fill(base, N, 7.0f, BAD_BLOCK));
     show_read("a", base, BYTES);
-    show_read("b", base + granularity, BYTES);
+    show_read("b", base + 2 * granularity, BYTES);
     say("unmap half of a", cuMemUnmap(base, granularity / 2));
     show_read("a after a refused unmap", base, BYTES);
     say("unmap a", cuMemUnmap(base, granularity));
@@ -137,6 +138,40 @@ static int sc_vmm_remap(int argc, char **argv)
     say("map a again", map(base, a));
     say("write a", write_floats(base, N, 5.0f));
     show_read("a again", base, BYTES);
+    return 0;
+}
+
+/* Two handles mapped side by side, as allocators map one reservation in
+ * granules: one run (the memory is one to a kernel and to a copy).  A
+ * tensor from the middle of the first into the second: a failed fill of it
+ * leaves both parts refused; a read across the seam is checked as one; a
+ * memset across it releases both sides; unmapping the first ends only its
+ * own bytes, the second keeps its failure; a fresh mapping beside it joins
+ * the run again. */
+static int sc_vmm_run(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUmemGenericAllocationHandle a = create(), b = create(), c = create();
+    CUdeviceptr base;
+    check("cuMemAddressReserve", cuMemAddressReserve(&base, 2 * granularity, 0, 0, 0));
+    say("map a", map(base, a));
+    say("map b", map(base + granularity, b));
+    CUdeviceptr seam = base + granularity, tensor = seam - BYTES / 2;
+    say("write a", write_floats(base, N, 1.0f));
+    say("write b", write_floats(seam, N, 2.0f));
+    say("launch fill tensor", fill(tensor, N, 7.0f, BAD_BLOCK));
+    show_read("tensor in b", seam, BYTES / 2);
+    show_read("across the seam", tensor, BYTES);
+    show_read("a before the tensor", base, BYTES);
+    say("memset across the seam", cuMemsetD8(tensor, 0x5a, BYTES));
+    show_read("across the seam after memset", tensor, BYTES);
+    say("launch fill tensor again", fill(tensor, N, 7.0f, BAD_BLOCK));
+    say("unmap a", cuMemUnmap(base, granularity));
+    show_read("tensor in b after a is unmapped", seam, BYTES / 2);
+    say("map c where a was", map(base, c));
+    show_read("c", base, BYTES);
+    say("launch fill tensor through c", fill(tensor, N, 3.0f, OK_BLOCK));
+    show_read("across the seam after the fill", tensor, BYTES);
     return 0;
 }
 
@@ -353,6 +388,7 @@ static const client_scenario scenarios[] = {
     {"wide_launch", sc_wide_launch},
     {"tall_pitched", sc_tall_pitched},
     {"vmm_remap", sc_vmm_remap},
+    {"vmm_run", sc_vmm_run},
     {"vmm_release", sc_vmm_release},
     {"read_by", sc_read_by},
     {"batch_mixed", sc_batch_mixed},
