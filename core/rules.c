@@ -9,7 +9,8 @@
  * - Overflow is checked, never wrapped: a span that would pass 2^64 is
  *   malformed, not a short one.
  * - A read is refused only when a byte of its own rows carries a failure
- *   and the whole of it lies inside one known allocation.
+ *   and the whole of it lies inside one known allocation; a failed read's
+ *   host rows are poisoned only when it lay inside one too.
  */
 #include "rules.h"
 
@@ -71,6 +72,16 @@ ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *hos
     if (!fits(s, &span))
         return CT_READ_PAST_END;
     return rows_carry(s, src) ? CT_READ_REFUSE : CT_READ_CLEAN;
+}
+
+bool ct_failed_read_poisons(ct_store *s, const ct_rows *src, const ct_rows *host)
+{
+    ct_range span;
+    uint64_t base = 0, size = 0;
+    if (!src || !host || host->addr == 0 || src->width == 0 || src->height == 0 || src->depth == 0 ||
+        !span_of(src, &span) || !host_side_valid(host))
+        return false;
+    return ct_store_resolve(s, span.addr, &base, &size) && span.len <= base + size - span.addr;
 }
 
 uint64_t ct_poison_rows(const ct_rows *host)

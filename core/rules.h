@@ -38,6 +38,14 @@ typedef enum ct_read_verdict {
  * host pointer as a number; its width, height and depth are src's). */
 ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host);
 
+/* A read of src into host that failed (the driver's error, or CUTAINT_INJECT's):
+ * whether its host rows are poisoned as a refused read's are.  Only where
+ * the copy could have written them: a host pointer, shapes the driver
+ * accepts, and src wholly inside one known allocation (a garbage size the
+ * driver refused is not one it started to copy).  Whether the destination
+ * is host memory at all is the caller's to ask, as for a refusal. */
+bool ct_failed_read_poisons(ct_store *s, const ct_rows *src, const ct_rows *host);
+
 /* The poison extent of a refused read: how many rows of host (0 for a shape
  * the driver must reject: rows or slices overlapping), and row i of them,
  * exactly the bytes the copy would have written there (width bytes at each

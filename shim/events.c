@@ -572,6 +572,7 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl_uint(&j, "occurrences", atomic_load(&ct_g.occurrences));
     ct_jsonl_uint(&j, "skips", atomic_load(&ct_g.skips));
     ct_jsonl_uint(&j, "refused_reads", atomic_load(&ct_g.refused_reads));
+    ct_jsonl_uint(&j, "failed_reads", atomic_load(&ct_g.failed_reads));
     ct_jsonl_bool(&j, "context_lost", ct_latch_is_set(ct_g.latch));
     if (atomic_load(&ct_g.exit_interrupted)) {
         ct_jsonl_bool(&j, "interrupted", true);

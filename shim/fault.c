@@ -228,7 +228,8 @@ void ct_on_exit(int status, void *unused)
         atomic_store(&ct_g.exit_interrupted, true);
     atomic_store(&ct_g.exiting, true);
     int final = ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
-                               atomic_load(&ct_g.refused_reads), ct_g.cfg.error_exitcode);
+                               atomic_load(&ct_g.refused_reads) + atomic_load(&ct_g.failed_reads),
+                               ct_g.cfg.error_exitcode);
     ct_event_summary();
     ct_event_exit(final, status);
     if (final != status) {

@@ -436,6 +436,42 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
     return !refuse_if_tainted(call, &from, &to, false);
 }
 
+/* ---- reads that failed ------------------------------------------------------ */
+/* A read to the host the driver (or CUTAINT_INJECT) failed left its host
+ * buffer holding whatever was there, which the program may use: it is a
+ * root failure like any other (log, failure event, --error-exitcode), and
+ * the host rows are poisoned where core says the copy could have written
+ * them (check_host: and the driver says they are host memory). */
+static void read_failed(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
+{
+    ct_rows rows = rows_of(src), to = host_rows_of(host);
+    bool poisoned = ct_failed_read_poisons(ct_g.store, &rows, &to) && (!check_host || is_host_memory(host->host)) &&
+                    poison(host);
+    atomic_fetch_add(&ct_g.failed_reads, 1);
+    ct_failure_desc failed = ct_describe(call, call->result);
+    ct_failure_id id = ct_settle_writes(call, NULL, 0, &failed);
+    if (poisoned)
+        ct_log(CT_LOG_WARN, "   failure #%u: the host buffer of the failed read was filled with 0x%02x", id,
+               ct_g.cfg.poison);
+    else
+        ct_log(CT_LOG_WARN, "   failure #%u: the host buffer of the failed read was left as it was (%s)", id,
+               ct_g.cfg.poison < 0 ? "CUTAINT_POISON=off" : "not memory the copy could have written");
+}
+
+void ct_read_failed(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
+{
+    ct_shape from = linear(src, bytes), to = host_linear(dst_host, bytes);
+    read_failed(call, &from, &to, false);
+}
+
+static void copy_nd_failed(ct_call *call, ct_copy_shape shape)
+{
+    if (shape.dst.device || !shape.src.device || !ct_read_did_fail(call))
+        ct_after_write(call);
+    else
+        read_failed(call, &shape.src, &shape.dst, false);
+}
+
 /* ---- device copies ------------------------------------------------------ */
 
 void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip,
@@ -508,6 +544,17 @@ bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes
     return !refuse_if_tainted(call, &from, &to, true);
 }
 
+void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+    if (call->n_writes != 0 || !ct_read_did_fail(call) || !ct_store_resolve(ct_g.store, src, NULL, NULL) ||
+        ct_store_resolve(ct_g.store, dst, NULL, NULL)) {
+        ct_after_write(call); /* a device copy (or none cutaint tracks) */
+        return;
+    }
+    ct_shape from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
+    read_failed(call, &from, &to, true);
+}
+
 /* ---- shapes of the 2D/3D descriptors ------------------------------------- */
 
 static ct_shape side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y,
@@ -547,6 +594,11 @@ ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c) { return c ? CT_SHAPE_2D
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
 ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
 ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
+
+#define CT_SHAPE_FAILED(shape, desc_t)                                                                 \
+    void shape##_failed(ct_call *call, const desc_t *c) { copy_nd_failed(call, shape(c)); }
+CT_SHAPES(CT_SHAPE_FAILED)
+#undef CT_SHAPE_FAILED
 
 /* ---- batches --------------------------------------------------------------- */
 /* A batch runs whole or not at all: when a copy's source carries a failure,

@@ -152,6 +152,7 @@ typedef struct ct_shim {
     atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
     atomic_uint_fast64_t skips;
     atomic_uint_fast64_t refused_reads;
+    atomic_uint_fast64_t failed_reads; /* reads to the host the driver (or CUTAINT_INJECT) failed */
     char report_template[CT_PATH_MAX]; /* CUTAINT_REPORT before %p expansion */
 } ct_shim;
 
@@ -267,6 +268,28 @@ bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
 bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height);
 void ct_after_write(ct_call *call);
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes);
+/* After a read to the host: one that failed is a root failure, its host
+ * destination poisoned where the copy could have written it (rules.h).
+ * Inline: a read that succeeded, or that cutaint answered, pays a test. */
+void ct_read_failed(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes);
+static inline bool ct_read_did_fail(const ct_call *call)
+{
+    return CT_UNLIKELY(call->result != CUDA_SUCCESS && !call->answered);
+}
+static inline void ct_after_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
+{
+    if (ct_read_did_fail(call))
+        ct_read_failed(call, dst_host, src, bytes);
+}
+void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
+/* A 2D/3D copy that failed (a read to the host, or a device write), its
+ * descriptor decoded again out of line: ct_shape_2d_failed(call, pCopy)... */
+#define CT_SHAPES(X)                                                                                   \
+    X(ct_shape_2d, CUDA_MEMCPY2D) X(ct_shape_2d_v1, CUDA_MEMCPY2D_v1) X(ct_shape_3d, CUDA_MEMCPY3D)      \
+    X(ct_shape_3d_v1, CUDA_MEMCPY3D_v1) X(ct_shape_3d_peer, CUDA_MEMCPY3D_PEER)
+#define CT_SHAPE_FAILED_DECL(shape, desc_t) void shape##_failed(ct_call *call, const desc_t *c);
+CT_SHAPES(CT_SHAPE_FAILED_DECL)
+#undef CT_SHAPE_FAILED_DECL
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);

@@ -99,6 +99,22 @@ Test(exitcode, run_option_covers_the_whole_run)
     }
 }
 
+/* A read to the host that failed counts as a refused one does. */
+Test(exitcode, run_option_covers_a_failed_read)
+{
+    char script[512];
+    snprintf(script, sizeof script, "%s failed_launch 256; true", CT_CLIENT_LINKED);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
+                    .args = {"run", "--error-exitcode=9", "--inject=api:cuMemcpyDtoH*", "--", "/bin/sh", "-c", script},
+                    .no_shim = true, .no_report = true, .env = {"TMPDIR=@DIR@"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 9, "exit status %d\n--- stderr\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "-> 9 (--error-exitcode: a read was refused or failed)") != NULL, "%s", r.err);
+    h_free(&r);
+}
+
 Test(exitcode, run_option_refuses_a_bad_value)
 {
     h_result r;

@@ -558,7 +558,7 @@ Test(host, an_injected_call_fails_as_its_rule_says_whatever_its_memory_carries)
     int injected = 0;
     for (int i = h_find(&rep, "failure", 0); i >= 0; i = h_find(&rep, "failure", i + 1))
         injected += strcmp(h_str(rep.line[i], "injected"), "true") == 0;
-    cr_expect_eq(injected, 1, "the launch's injected failure: %s", h_events(&rep));
+    cr_expect_eq(injected, 2, "the launch's and the read's injected failures: %s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }

@@ -231,7 +231,9 @@ Test(refused, the_driver_answers_past_the_end_and_without_a_context)
     h_expect_report(&r, &rep);
     cr_expect_eq(h_count(&rep, "skip"), 0, "%s", h_events(&rep));
     cr_expect_eq(h_count(&rep, "refused_read"), 2, "y and z, not x: %s", h_events(&rep));
-    cr_expect_eq(h_count(&rep, "failure"), 3, "fill, saxpy, the copy: %s", h_events(&rep));
+    /* The read past the end failed in the driver: a failure too, its host
+     * buffer left as it was (bytes=0x3c): no copy could have written it. */
+    cr_expect_eq(h_count(&rep, "failure"), 4, "fill, the read past the end, saxpy, the copy: %s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }
@@ -294,4 +296,33 @@ Test(refused, under_memory_pressure_a_refusal_is_whole)
     h_report_free(&rep);
     h_free(&r);
 #endif
+}
+
+/* A read to the host that the driver fails (here CUTAINT_INJECT's) is a
+ * root failure like any other: a log line, a failure event, the host buffer
+ * poisoned (it held stale bytes the program might use), and
+ * CUTAINT_ERROR_EXITCODE turns the clean exit into its status. */
+Test(refused, a_failed_read_to_the_host_is_a_failure_and_poisons_its_buffer)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch", "256"},
+                    .env = {"CUTAINT_INJECT=api:cuMemcpyDtoH*", "CUTAINT_ERROR_EXITCODE=9"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "launch fill x: CUDA_SUCCESS"), "%s", r.out);
+    cr_expect(h_has_line(r.out, "read x: CUDA_ERROR_UNKNOWN bytes=0xff"), "the host buffer kept stale bytes:\n%s", r.out);
+    cr_expect_eq(r.status, 9, "CUTAINT_ERROR_EXITCODE did not cover the failed read");
+    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"failure #1", "cuMemcpyDtoH_v2", NULL}), 1, "%s",
+                 r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int f = h_find(&rep, "failure", 0);
+    cr_assert_geq(f, 0, "no failure event: %s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[f], "api"), "cuMemcpyDtoH_v2");
+    cr_expect_str_eq(h_str(rep.line[f], "error"), "CUDA_ERROR_UNKNOWN");
+    int e = h_find(&rep, "exit", 0);
+    cr_assert_geq(e, 0);
+    cr_expect_str_eq(h_str(rep.line[e], "failed_reads"), "1", "%s", rep.line[e]);
+    h_report_free(&rep);
+    h_free(&r);
 }

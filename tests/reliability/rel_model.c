@@ -858,6 +858,14 @@ static void op_dtoh(checker *c, const op *o)
     } else {
         int want = injected;
         expect_rc(c, api, r, want);
+        /* A read that failed is a failure of its own (no device byte carries
+         * it: it folds only into a live one), its host buffer poisoned. */
+        if (want) {
+            mint(c, api, NULL, want, 0, NULL, 0);
+            for (uint64_t i = 0; i < len && !c->failed; i++)
+                if (buf[i] != POISON)
+                    fail(c, "%s: failed read: host byte %" PRIu64 " is 0x%02x, not poison", api, i, buf[i]);
+        }
         if (!want && r == CUDA_SUCCESS)
             compare_bytes(c, api, s, off, buf, len);
     }

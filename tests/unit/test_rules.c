@@ -219,3 +219,25 @@ Test(rules, with_no_context_current_nothing_is_skipped)
     cr_assert_eq(ct_skip_rule(7, has_context), CT_RUN_NO_CONTEXT);
     cr_assert_eq(context_asked, 5);
 }
+
+/* A failed read poisons its host rows only where the copy could have
+ * written them: a host pointer, shapes the driver accepts, and a source
+ * wholly inside one known allocation. */
+Test(rules, a_failed_read_poisons_only_what_it_could_have_written)
+{
+    ct_rows src = {A + 16, 64, 64, 1, 64, 1}, host = {0x7000, 64, 64, 1, 64, 1};
+    cr_assert(ct_failed_read_poisons(s, &src, &host), "inside A, clean or not, a copy could have started");
+    ct_rows null_host = host;
+    null_host.addr = 0;
+    cr_assert(!ct_failed_read_poisons(s, &src, &null_host), "a NULL destination");
+    ct_rows past = {A + SIZE - 8, 64, 64, 1, 64, 1};
+    cr_assert(!ct_failed_read_poisons(s, &past, &host), "a size past the end the driver refused");
+    ct_rows untracked = {NOWHERE, 64, 64, 1, 64, 1};
+    cr_assert(!ct_failed_read_poisons(s, &untracked, &host), "memory cutaint never saw allocated");
+    ct_rows overlapping = {A, 64, 32, 4, 128, 1}; /* pitch < width: the driver rejects it */
+    cr_assert(!ct_failed_read_poisons(s, &overlapping, &host));
+    ct_rows narrow_host = {0x7000, 64, 16, 4, 64, 1};
+    ct_rows rows4 = {A, 64, 128, 4, 512, 1};
+    cr_assert(!ct_failed_read_poisons(s, &rows4, &narrow_host), "host rows narrower than a row");
+    cr_assert(!ct_failed_read_poisons(s, NULL, &host));
+}

@@ -348,6 +348,7 @@ static void on_exit_event(ct_process *p, const event_in *in)
                          .occurrences = int_or(in, "occurrences", 0),
                          .skips = int_or(in, "skips", 0),
                          .refused_reads = int_or(in, "refused_reads", 0),
+                         .failed_reads = int_or(in, "failed_reads", 0),
                          .context_lost = bool_or(in, "context_lost", false) };
 }
 

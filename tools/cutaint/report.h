@@ -91,7 +91,7 @@ typedef struct ct_probe {
 
 typedef struct ct_exit {
     int64_t status, program_status;
-    int64_t failures, occurrences, skips, refused_reads;
+    int64_t failures, occurrences, skips, refused_reads, failed_reads;
     bool context_lost;
 } ct_exit;
 

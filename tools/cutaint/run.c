@@ -64,10 +64,11 @@ static const run_option options[CT_RUN_OPTS] = {
         "program's own)" },
     [CT_OPT_ERROR_EXITCODE] = { "error-exitcode", 0, "N", "CUTAINT_ERROR_EXITCODE", check_config,
         "a status 1..255 (0: off)",
-        "exit status of a process that refused a read and would have exited 0\n"
-        "(default: off), as compute-sanitizer's --error-exitcode; cutaint itself\n"
-        "exits N when any process of the run refused one and the program's\n"
-        "status is 0.  A lost context's status (--exit-status) wins over N" },
+        "exit status of a process that refused or failed a read and would have\n"
+        "exited 0 (default: off), as compute-sanitizer's --error-exitcode;\n"
+        "cutaint itself exits N when any process of the run did and the\n"
+        "program's status is 0.  A lost context's status (--exit-status) wins\n"
+        "over N" },
     [CT_OPT_HEALTH_FILE] = { "health-file", 0, "FILE", "CUTAINT_HEALTH_FILE", check_config,
         "a path shorter than 1024 bytes",
         "written with the reason the moment the context is lost (removed at start\n"
@@ -289,9 +290,10 @@ static void print_help(void)
           "EXIT STATUS\n"
           "    The program's own status, which the shim makes 70 (--exit-status) when\n"
           "    the CUDA context was lost, and N (--error-exitcode) when it would have\n"
-          "    been 0 but a process of the run refused a read; 128+S when the program\n"
-          "    was killed by signal S; 2 on a usage error or when libcutaint.so cannot\n"
-          "    be found; 126 or 127 when PROGRAM cannot be executed or found.\n"
+          "    been 0 but a process of the run refused or failed a read; 128+S when\n"
+          "    the program was killed by signal S; 2 on a usage error or when\n"
+          "    libcutaint.so cannot be found; 126 or 127 when PROGRAM cannot be\n"
+          "    executed or found.\n"
           "\n"
           "ENVIRONMENT\n"
           "    CUTAINT_LIB           libcutaint.so to preload (default: the build tree\n"

@@ -70,7 +70,7 @@ static void status_part(FILE *out, const ct_run_request *req, const ct_run_outco
         fprintf(out, "%" PRId64 " -> ", p->exit.program_status);
     fprintf(out, "%d", o->program_status);
     if (o->status != o->program_status)
-        fprintf(out, " -> %d (--error-exitcode: a read was refused)", o->status);
+        fprintf(out, " -> %d (--error-exitcode: a read was refused or failed)", o->status);
 }
 
 static const ct_failure *first_failure(const ct_report *r)
@@ -182,7 +182,7 @@ bool ct_run_report_refused(const ct_run_outcome *o)
     bool refused = false;
     if (load(o, &r))
         for (size_t i = 0; i < r.n_procs; i++)
-            refused = refused || r.procs[i].read_events > 0;
+            refused = refused || r.procs[i].read_events > 0 || r.procs[i].exit.failed_reads > 0;
     ct_report_free(&r);
     return refused;
 }
