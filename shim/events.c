@@ -500,7 +500,8 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
         ct_jsonl_uint(&j, NULL, r->failures[i].id);
     ct_jsonl_close(&j);
     ct_jsonl_uint(&j, "root", root->id);
-    error_fields(&j, returned);
+    error_fields(&j, root->desc.error);
+    ct_jsonl_str(&j, "returned", ct_cu_error_name((CUresult)returned));
     ct_jsonl_open_array(&j, "path");
     ct_jsonl_str(&j, NULL, subject(root));
     for (uint32_t i = 0; i < root->path_len; i++)

@@ -43,6 +43,9 @@ grep -Eq '"event":"skip".*"api":"cuGraphLaunch(_ptsz)?","kernel":"saxpy\(int, fl
     "$work/stale.jsonl" || fail "stale: no skip of the graph launch naming its exec and its saxpy node"
 grep -Eq '"event":"refused_read".*"api":"cuGraphLaunch(_ptsz)?".*"bytes":4096,.*"poisoned":true' "$work/stale.jsonl" ||
     fail "stale: the graph's copy to the host is not refused"
+# Its root failure's code (the fill's), and what cuGraphLaunch returned.
+grep -Eq '"event":"refused_read".*"api":"cuGraphLaunch(_ptsz)?".*"error":"CUDA_ERROR_INVALID_VALUE".*"returned":"CUDA_SUCCESS"' \
+    "$work/stale.jsonl" || fail "stale: the graph's refused copy does not give the root's code and what the launch returned"
 grep -Eq '"event":"refused_read".*"api":"cuMemcpyDtoH_v2(_ptds)?".*"path":\["fill\(float\*, int, float\)","saxpy' \
     "$work/stale.jsonl" || fail "stale: the read of the graph's output is not refused along fill -> the graph"
 

@@ -162,8 +162,8 @@ static void read_node(FILE *out, size_t proc, const ct_failure *f, long i)
     ct_put_dot(out, rd->api);
     fprintf(out, "\\n%" PRId64 " bytes at ", rd->bytes);
     ct_put_dot(out, rd->address);
-    fputs("\\n-> ", out);
-    ct_put_dot(out, rd->error);
+    fputs("\\n-> returned ", out);
+    ct_put_dot(out, rd->returned);
     close_node(out, "#b9d3f2");
 }
 

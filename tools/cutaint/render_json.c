@@ -131,6 +131,7 @@ static void refused_read(jw *w, const ct_read *rd)
     jw_str(w, "address", rd->address);
     jw_int(w, "bytes", rd->bytes);
     jw_str(w, "error", rd->error);
+    jw_str(w, "returned", rd->returned);
     jw_int(w, "code", rd->code);
     jw_bool(w, "poisoned", rd->poisoned);
     jw_open(w, "failures", '[');

@@ -168,7 +168,7 @@ static void read_line(tree *t, const ct_read *rd, int64_t root, bool last)
     fprintf(t->out, ", %" PRId64 " byte%s at ", rd->bytes, ct_plural((unsigned long long)rd->bytes));
     ct_put_text(t->out, rd->address, "?");
     fputs(" -> returned ", t->out);
-    ct_put_text(t->out, rd->error, "an error");
+    ct_put_text(t->out, rd->returned, "an error");
     fputs(rd->poisoned ? "; host buffer poisoned\n" : "; host buffer left as it was\n", t->out);
     read_details(t, rd, root);
 }

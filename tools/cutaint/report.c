@@ -312,7 +312,10 @@ static void on_refused_read(ct_process *p, const event_in *in)
 {
     ct_read rd = { .api = get_str(in, "api"), .address = get_str(in, "address"),
                    .bytes = int_or(in, "bytes", 0), .error = get_str(in, "error"),
-                   .code = int_or(in, "code", 0), .poisoned = bool_or(in, "poisoned", false) };
+                   .code = int_or(in, "code", 0), .returned = get_str(in, "returned"),
+                   .poisoned = bool_or(in, "poisoned", false) };
+    if (!rd.returned && rd.error) /* written before "returned" existed: error was both */
+        rd.returned = ct_xstrdup(rd.error);
     get_ids(in, "failures", &rd);
     get_strv(in, "path", &rd.path);
     int64_t root = rd.n_failures ? rd.failures[0] : 0;
@@ -510,6 +513,7 @@ static void failure_free(ct_failure *f)
         free(rd->api);
         free(rd->address);
         free(rd->error);
+        free(rd->returned);
         free(rd->failures);
         strv_free(&rd->path);
     }

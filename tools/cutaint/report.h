@@ -50,8 +50,9 @@ typedef struct ct_read {
     char *api;
     char *address;
     int64_t bytes;
-    char *error;
+    char *error;             /* the root failure's CUresult */
     int64_t code;
+    char *returned;          /* what the program's call returned (older reports: error) */
     bool poisoned;
     int64_t *failures;       /* every failure the bytes carried */
     size_t n_failures;
