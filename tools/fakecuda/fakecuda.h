@@ -48,7 +48,12 @@
 #define FC_OPTIN_SMEM (227u * 1024u)
 #define FC_STALE 0x5A                /* the bytes of fresh device memory */
 #define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
-#define FC_VMM_GRANULARITY ((size_t)2 << 20) /* cuMemCreate / cuMemMap granularity */
+/* cuMemCreate / cuMemMap granularity: 2 MiB, a GPU's, unless
+ * FAKECUDA_VMM_GRANULARITY asks for another (vmm.c). */
+#define FC_VMM_GRANULARITY fc_vmm_granule()
+size_t fc_vmm_granule(void);
+/* A byte count with an optional K, M or G suffix (memory.c); 0 if malformed. */
+size_t fc_parse_size(const char *s);
 
 /* ---- sorted tables (memory.c's allocations, vmm.c's mappings) ---------- */
 

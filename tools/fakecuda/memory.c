@@ -194,7 +194,7 @@ static bool arena_free_at(const fc_arena *a, fc_table *t, uintptr_t p, size_t si
 
 /* ---- set-up -------------------------------------------------------------- */
 
-static size_t fc_parse_size(const char *s)
+size_t fc_parse_size(const char *s)
 {
     char *end;
     errno = 0;
@@ -547,9 +547,11 @@ CUresult fc_host_free(void *p)
 /* ---- context teardown ------------------------------------------------- */
 
 /* The arena's next address falls back to the end of its highest live
- * allocation (after compaction), so the addresses a released context held
- * at the top are handed out again, as the real driver reuses its virtual
- * addresses once a context is gone. */
+ * range (after compaction), so the addresses a released context held at the
+ * top are handed out again, as the real driver reuses its virtual addresses
+ * once a context is gone.  A range's end is its span: a reservation charges
+ * nothing to the device, yet its addresses stay its own (it belongs to no
+ * context, and outlives them). */
 static void arena_rewind(fc_arena *a)
 {
     if (a->end == 0)
@@ -557,8 +559,9 @@ static void arena_rewind(fc_arena *a)
     uintptr_t top = a->base;
     for (size_t i = 0; i < mem.dev.n; i++) {
         const fc_range *e = &mem.dev.v[i];
-        if (e->base >= a->base && e->base < a->end && e->base + e->charged > top)
-            top = e->base + e->charged;
+        uintptr_t end = e->base + (e->span > e->charged ? e->span : e->charged);
+        if (e->base >= a->base && e->base < a->end && end > top)
+            top = end;
     }
     a->bump = top;
 }

@@ -25,9 +25,14 @@
  *   context's queued work runs first, against the mappings it was queued with.
  * - Shareable handles (export, import, IPC) are not emulated: no handle type
  *   can be requested, and those entry points stay NOT_SUPPORTED stubs.
+ * - The granularity is fixed for the process's life, read once:
+ *   FAKECUDA_VMM_GRANULARITY, a power of two from the page size up (tests
+ *   that model memory byte by byte ask for a small one), else 2 MiB.
  */
 #include "fakecuda.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,6 +51,26 @@ struct fc_vres {
     fc_vmap *map;
     size_t n, cap;
 };
+
+size_t fc_vmm_granule(void)
+{
+    static atomic_size_t granule;
+    size_t g = atomic_load_explicit(&granule, memory_order_relaxed);
+    if (g)
+        return g;
+    g = (size_t)2 << 20;
+    const char *env = getenv("FAKECUDA_VMM_GRANULARITY");
+    size_t asked = env ? fc_parse_size(env) : 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (asked >= page && (asked & (asked - 1)) == 0)
+        g = asked;
+    else if (env)
+        fprintf(stderr, "fakecuda: FAKECUDA_VMM_GRANULARITY=\"%s\" ignored: expected a power of two of at least %zu "
+                "bytes (suffix K, M or G allowed); using 2M\n", env, page);
+    size_t none = 0;
+    atomic_compare_exchange_strong(&granule, &none, g);
+    return atomic_load(&granule);
+}
 
 static bool fc_granular(size_t v)
 {
