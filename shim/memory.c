@@ -44,10 +44,6 @@
 static ct_refusal spare_refusal;
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void ct_memory_atfork_child(void)
-{
-    pthread_mutex_init(&spare_lock, NULL);
-}
 
 static ct_refusal *refusal_get(void)
 {
@@ -147,12 +143,75 @@ void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
         remember_alloc(base, size, ct_current_context());
 }
 
-/* A mapping joins the mappings of its context it abuts into one run. */
+/* ---- virtual memory ---------------------------------------------------- */
+/* A mapping belongs to its reservation, not to a context (the driver ties
+ * neither to one): a context's end forgets no mapping, and the mappings of
+ * one reservation side by side are one run in core.  Reservations are few
+ * and long-lived: a small list under its own lock, out of every hot path.
+ * A mapping in a reservation cutaint did not see made is its own owner, so
+ * it joins nothing. */
+typedef struct reservation {
+    uint64_t base, size;
+} reservation;
+static reservation *reservations;
+static size_t n_reservations, cap_reservations;
+static pthread_mutex_t reservations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ct_after_reserve(ct_call *call, uint64_t base, uint64_t size)
+{
+    if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
+        return;
+    pthread_mutex_lock(&reservations_lock);
+    if (n_reservations == cap_reservations) {
+        size_t cap = cap_reservations ? 2 * cap_reservations : 16;
+        reservation *grown = realloc(reservations, cap * sizeof *grown);
+        if (grown) {
+            reservations = grown;
+            cap_reservations = cap;
+        }
+    }
+    if (n_reservations < cap_reservations)
+        reservations[n_reservations++] = (reservation){base, size};
+    pthread_mutex_unlock(&reservations_lock);
+}
+
+/* The reservation holding addr, as an owner: its base, else addr itself. */
+static uint64_t reservation_of(uint64_t addr)
+{
+    uint64_t owner = addr;
+    pthread_mutex_lock(&reservations_lock);
+    for (size_t i = 0; i < n_reservations; i++)
+        if (addr - reservations[i].base < reservations[i].size)
+            owner = reservations[i].base;
+    pthread_mutex_unlock(&reservations_lock);
+    return owner;
+}
+
+void ct_after_address_free(ct_call *call, uint64_t base, uint64_t size)
+{
+    ct_after_unmap(call, base, size);
+    if (call->result != CUDA_SUCCESS)
+        return;
+    pthread_mutex_lock(&reservations_lock);
+    for (size_t i = 0; i < n_reservations; i++)
+        if (reservations[i].base == base) {
+            reservations[i] = reservations[--n_reservations];
+            break;
+        }
+    pthread_mutex_unlock(&reservations_lock);
+}
+
+void ct_memory_atfork_child(void)
+{
+    pthread_mutex_init(&spare_lock, NULL);
+    pthread_mutex_init(&reservations_lock, NULL);
+}
+
 void ct_after_map(ct_call *call, uint64_t base, uint64_t size)
 {
     if (call->result != CUDA_SUCCESS || base == 0 || size == 0)
         return;
-    if (ct_store_map(ct_g.store, base, size, ct_current_context()) != 0)
+    if (ct_store_map(ct_g.store, base, size, reservation_of(base)) != 0)
         ct_log(CT_LOG_WARN, "out of memory tracking the mapping at 0x%llx; reads of it will not be checked",
                (unsigned long long)base);
 }

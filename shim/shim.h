@@ -262,7 +262,11 @@ typedef struct ct_copy_shape {
 
 void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
 void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size); /* stream-ordered: no context */
-void ct_after_map(ct_call *call, uint64_t base, uint64_t size); /* cuMemMap: joins the mappings beside it */
+/* cuMemAddressReserve, cuMemAddressFree: the reservations mappings belong
+ * to; cuMemMap: a mapping joins those of its reservation beside it. */
+void ct_after_reserve(ct_call *call, uint64_t base, uint64_t size);
+void ct_after_address_free(ct_call *call, uint64_t base, uint64_t size);
+void ct_after_map(ct_call *call, uint64_t base, uint64_t size);
 bool ct_before_free(ct_call *call, uint64_t base);
 bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
 bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height);

@@ -229,6 +229,12 @@ typedef struct slot {
     uint64_t size;
     uint8_t *data;
     uint32_t *taint; /* model failure id per byte, 0 = written */
+    /* A window of virtual memory (op_alloc_run): two granules mapped side by
+     * side from run, the window straddling the seam between them.  0: a
+     * cuMemAlloc allocation. */
+    CUdeviceptr run;
+    CUmemGenericAllocationHandle handle[2];
+    bool mapped[2];
 } slot;
 
 typedef struct mfail {
@@ -624,6 +630,66 @@ static void pick_range(const slot *s, uint32_t r1, uint32_t r2, unsigned align, 
     *len = l * align;
 }
 
+/* A run of two granules mapped side by side, one allocation to cutaint
+ * and one range to the driver: the slot is the whole run, so a kernel
+ * pointer in the first granule reaches the second and a read across the
+ * seam is checked as one.  The children ask fakecuda for small granules
+ * (FAKECUDA_VMM_GRANULARITY), so the model follows every byte. */
+#define MODEL_GRANULE "4096"
+static size_t model_granule;
+
+static void op_alloc_run(checker *c, int sl)
+{
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
+    if (!model_granule &&
+        cuMemGetAllocationGranularity(&model_granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS)
+        return;
+    slot *s = &c->s[sl];
+    CUdeviceptr run;
+    if (cuMemAddressReserve(&run, 2 * model_granule, 0, 0, 0) != CUDA_SUCCESS)
+        return;
+    CUmemAccessDesc access = {.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    for (int i = 0; i < 2; i++) {
+        expect_rc(c, "cuMemCreate", cuMemCreate(&s->handle[i], model_granule, &prop, 0), 0);
+        expect_rc(c, "cuMemMap", cuMemMap(run + i * model_granule, model_granule, 0, s->handle[i], 0), 0);
+        s->mapped[i] = true;
+    }
+    expect_rc(c, "cuMemSetAccess", cuMemSetAccess(run, 2 * model_granule, &access, 1), 0);
+    uint64_t size = 2 * model_granule;
+    s->live = true;
+    s->run = run;
+    s->base = run;
+    s->size = size;
+    s->data = malloc(size);
+    s->taint = calloc(size, sizeof *s->taint);
+    memset(s->data, FC_STALE, size);
+}
+
+/* Unmap granule i of a run slot: the slot keeps the other's bytes only
+ * (their claims too: an unmap carves out exactly its own). */
+static void unmap_granule(checker *c, slot *s, int i)
+{
+    CUdeviceptr seam = s->run + model_granule;
+    expect_rc(c, "cuMemUnmap", cuMemUnmap(s->run + (CUdeviceptr)i * model_granule, model_granule), 0);
+    s->mapped[i] = false;
+    uint64_t keep_from = i == 0 ? seam - s->base : 0, keep_to = i == 0 ? s->size : seam - s->base;
+    memmove(s->data, s->data + keep_from, keep_to - keep_from);
+    memmove(s->taint, s->taint + keep_from, (keep_to - keep_from) * sizeof *s->taint);
+    s->base += keep_from;
+    s->size = keep_to - keep_from;
+}
+
+static void free_run(checker *c, slot *s)
+{
+    for (int i = 0; i < 2; i++) {
+        if (s->mapped[i])
+            expect_rc(c, "cuMemUnmap", cuMemUnmap(s->run + (CUdeviceptr)i * model_granule, model_granule), 0);
+        expect_rc(c, "cuMemRelease", cuMemRelease(s->handle[i]), 0);
+    }
+    expect_rc(c, "cuMemAddressFree", cuMemAddressFree(s->run, 2 * model_granule), 0);
+}
+
 static void op_alloc(checker *c, const op *o)
 {
     int sl = -1;
@@ -634,6 +700,10 @@ static void op_alloc(checker *c, const op *o)
         }
     if (sl < 0)
         return;
+    if (c->tid < 0 && o->r[4] % 6 == 0) {
+        op_alloc_run(c, sl);
+        return;
+    }
     uint64_t size = 64 + (o->r[1] % 64) * 16 + ((o->r[2] % 8 == 0) ? 1 + o->r[3] % 3 : 0);
     int want = c->tid < 0 ? ct_inject_fire(&c->cfg, false, "cuMemAlloc_v2", "cuMemAlloc") : 0;
     CUdeviceptr p = 0;
@@ -663,7 +733,14 @@ static void op_free(checker *c, const op *o)
     if (sl < 0)
         return;
     slot *s = &c->s[sl];
-    expect_rc(c, "cuMemFree", cuMemFree(s->base), 0);
+    if (!s->run) {
+        expect_rc(c, "cuMemFree", cuMemFree(s->base), 0);
+    } else if (s->mapped[0] && s->mapped[1] && o->r[1] % 2) {
+        unmap_granule(c, s, (int)(o->r[2] % 2)); /* one granule goes, the window keeps the other's part */
+        return;
+    } else {
+        free_run(c, s);
+    }
     drop_slot(s);
 }
 
@@ -1258,8 +1335,10 @@ static void op_context(checker *c, const op *o)
     else
         r = cuDevicePrimaryCtxRelease(0); /* the last reference */
     expect_rc(c, "context gone", r, 0);
+    /* Its allocations go with it; virtual memory belongs to no context, and
+     * its mappings (with what they carry) stay. */
     for (int i = 0; i < MAX_SLOTS; i++)
-        if (c->s[i].live)
+        if (c->s[i].live && !c->s[i].run)
             drop_slot(&c->s[i]);
     g_primary = o->r[1] % 2;
     r = g_primary ? cuDevicePrimaryCtxRetain(&g_ctx, 0) : cuCtxCreate(&g_ctx, NULL, 0, 0);
@@ -1398,6 +1477,7 @@ static void run_child(uint64_t pseed, unsigned nops, const char *keep, child_out
         close(pfd[1]);
         rel_preload_env();
         setenv("CUTAINT_REPORT", report, 1);
+        setenv("FAKECUDA_VMM_GRANULARITY", MODEL_GRANULE, 1);
         if (cfg.n_ct)
             setenv("CUTAINT_INJECT", cfg.ct_env, 1);
         else
@@ -1718,6 +1798,7 @@ int main(int argc, char **argv)
             }
             run_child(ps, (unsigned)nops, list, &co);
             printf("  -> %s\nreplay: LD_PRELOAD=%s LD_LIBRARY_PATH=%s CUTAINT_REPORT=/tmp/r.jsonl CUTAINT_LOG=off "
+                   "FAKECUDA_VMM_GRANULARITY=" MODEL_GRANULE " "
                    "CUTAINT_INJECT='%s' FAKECUDA_FAULTS='%s' %s --child %" PRIu64 " --ops %lu --keep %s\n",
                    co.line, REL_SHIM, REL_FAKECUDA_DIR, cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
             return 1;
