@@ -29,10 +29,13 @@
  * - A refusal made while malloc fails is described all the same (one spare
  *   description, taken in turn), poisoned, counted and reported.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -436,16 +439,64 @@ static bool poisonable(const ct_shape *host)
     return ct_poison_rows(&to) != 0 && is_host_memory(host->host);
 }
 
-/* Fill the poison extent core gives (ct_poison_row) in host memory. */
+/* ---- poisoning that cannot fault ---------------------------------------- */
+/* The poison goes where the program said host memory is, and a program may
+ * be wrong (a garbage pointer, a device address a driver cannot classify):
+ * the driver would have returned an error, so cutaint must not fault there
+ * either.  It writes through the kernel (process_vm_writev on its own
+ * process), which refuses a page that cannot be written instead of
+ * raising SIGSEGV; where the kernel refuses the call itself (seccomp,
+ * ENOSYS), a plain memset of what the caller judged host memory. */
+#define POISON_CHUNK 4096
+static unsigned char poison_bytes[POISON_CHUNK];
+static pthread_once_t poison_once = PTHREAD_ONCE_INIT;
+static atomic_bool no_vm_writev;
+
+static void fill_poison_bytes(void)
+{
+    memset(poison_bytes, ct_g.cfg.poison, sizeof poison_bytes);
+}
+
+/* [p, p+len) filled with the poison byte; how many bytes it could write. */
+static uint64_t safe_fill(uint64_t p, uint64_t len)
+{
+    pthread_once(&poison_once, fill_poison_bytes);
+    uint64_t done = 0;
+    while (done < len && !atomic_load_explicit(&no_vm_writev, memory_order_relaxed)) {
+        size_t n = len - done < POISON_CHUNK ? (size_t)(len - done) : POISON_CHUNK;
+        struct iovec from = {poison_bytes, n}, to = {(void *)(uintptr_t)(p + done), n};
+        ssize_t w = process_vm_writev(getpid(), &from, 1, &to, 1, 0);
+        if (w > 0) {
+            done += (uint64_t)w;
+            continue;
+        }
+        if (w < 0 && (errno == ENOSYS || errno == EPERM))
+            atomic_store(&no_vm_writev, true);
+        else
+            return done; /* EFAULT: not memory the program could have had written */
+    }
+    if (done < len)
+        memset((void *)(uintptr_t)(p + done), ct_g.cfg.poison, len - done);
+    return len;
+}
+
+/* Fill the poison extent core gives (ct_poison_row) in host memory; false
+ * when poisoning is off, there is no host pointer, or a row could not be
+ * written (logged once). */
 static bool poison(const ct_shape *host)
 {
+    static atomic_bool told;
     if (ct_g.cfg.poison < 0 || !host->host)
         return false;
     ct_rows to = host_rows_of(host);
     ct_range row;
+    bool whole = true;
     for (uint64_t i = 0; ct_poison_row(&to, i, &row); i++)
-        memset((void *)(uintptr_t)row.addr, ct_g.cfg.poison, row.len);
-    return true;
+        whole &= safe_fill(row.addr, row.len) == row.len;
+    if (!whole && !atomic_exchange(&told, true))
+        ct_log(CT_LOG_WARN, "a host destination at %p could not be written (not writable host memory): "
+               "it was not poisoned (said once)", host->host);
+    return whole;
 }
 
 /* Refuse the read of the rows of src when any of their bytes carries a

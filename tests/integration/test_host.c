@@ -562,3 +562,19 @@ Test(host, an_injected_call_fails_as_its_rule_says_whatever_its_memory_carries)
     h_report_free(&rep);
     h_free(&r);
 }
+
+/* A refused read poisons the host destination the program gave; a program
+ * that gave memory it cannot write gets the refusal, never a SIGSEGV from
+ * cutaint (the driver would have answered with an error, not a fault). */
+Test(host, poisoning_memory_the_program_cannot_write_never_faults)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"read_unwritable"}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0, "status %d:\n%s%s", r.status, r.out, r.err);
+    cr_expect(h_has_line(r.out, "read x into a read-only page: CUDA_ERROR_INVALID_VALUE"), "%s", r.out);
+    cr_expect(h_has_line(r.out, "copy x to a PROT_NONE page: CUDA_ERROR_INVALID_VALUE"), "%s", r.out);
+    cr_expect(h_has_line(r.out, "still here"), "%s", r.out);
+    cr_expect_eq(h_count_containing(r.err, "could not be written"), 1, "said once:\n%s", r.err);
+    h_free(&r);
+}

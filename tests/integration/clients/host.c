@@ -17,6 +17,9 @@
  *   fork_fail N           N forked children each fail a launch and read it
  *   secure                a failed launch read back, and what the loader
  *                         said of secure execution (AT_SECURE)
+ *   read_unwritable       a refused read into a read-only page and into a
+ *                         PROT_NONE page (as cuMemcpy and cuMemcpyDtoH):
+ *                         poisoning must not fault
  */
 #include <cuda.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,7 +165,24 @@ static int sc_secure(int argc, char **argv)
     return 0;
 }
 
+static int sc_read_unwritable(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x;
+    check("cuMemAlloc", cuMemAlloc(&x, BYTES));
+    say("launch fill x", fill(x, 2048));
+    void *ro = mmap(NULL, BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *none = mmap(NULL, BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ro == MAP_FAILED || none == MAP_FAILED)
+        return 3;
+    say("read x into a read-only page", cuMemcpyDtoH(ro, x, BYTES));
+    say("copy x to a PROT_NONE page", cuMemcpy((CUdeviceptr)(uintptr_t)none, x, BYTES));
+    printf("still here\n");
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
+    {"read_unwritable", sc_read_unwritable},
     {"close_stderr", sc_close_stderr},       {"close_fds", sc_close_fds},
     {"chdir_crash", sc_chdir_crash},         {"sigterm_in_event", sc_sigterm_in_event},
     {"sigterm_in_hostfn", sc_sigterm_in_hostfn}, {"fork_fail", sc_fork_fail},
