@@ -46,6 +46,19 @@ static inline void describe(const char *label, CUresult r, const unsigned char *
     printf("read %s: %s first=%g last=%g\n", label, error, first, last);
 }
 
+/* What the linked clients' setup shares: the primary context of device 0,
+ * current, and a module (fakecuda finds kernels by name, whatever the
+ * image bytes). */
+static inline void client_primary_and_module(CUcontext *ctx, CUmodule *mod)
+{
+    CUdevice dev;
+    check("cuInit", CU(cuInit)(0));
+    check("cuDeviceGet", CU(cuDeviceGet)(&dev, 0));
+    check("cuDevicePrimaryCtxRetain", CU(cuDevicePrimaryCtxRetain)(ctx, dev));
+    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(*ctx));
+    check("cuModuleLoadData", CU(cuModuleLoadData)(mod, "any bytes: the kernels are found by name"));
+}
+
 typedef struct client_scenario {
     const char *name;
     int (*run)(int argc, char **argv);

@@ -41,13 +41,8 @@ static CUfunction k_fill, k_crash;
 
 static void setup(void)
 {
-    CUdevice dev;
     CUmodule mod;
-    check("cuInit", cuInit(0));
-    check("cuDeviceGet", cuDeviceGet(&dev, 0));
-    check("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, dev));
-    check("cuCtxSetCurrent", cuCtxSetCurrent(ctx));
-    check("cuModuleLoadData", cuModuleLoadData(&mod, "kernels are found by name"));
+    client_primary_and_module(&ctx, &mod);
     check("fill", cuModuleGetFunction(&k_fill, mod, "_Z4fillPfif"));
     check("crash", cuModuleGetFunction(&k_crash, mod, "_Z5crashPf"));
 }

@@ -34,12 +34,7 @@ static CUstream stream;
 
 static void setup(void)
 {
-    CUdevice dev;
-    check("cuInit", cuInit(0));
-    check("cuDeviceGet", cuDeviceGet(&dev, 0));
-    check("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, dev));
-    check("cuCtxSetCurrent", cuCtxSetCurrent(ctx));
-    check("cuModuleLoadData", cuModuleLoadData(&mod, "any bytes: the kernels are found by name"));
+    client_primary_and_module(&ctx, &mod);
     check("cuModuleGetFunction", cuModuleGetFunction(&k_fill, mod, "_Z4fillPfif"));
     check("cuStreamCreate", cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 }

@@ -190,13 +190,7 @@ static void setup(void)
 {
     if (cuapi_load() != 0)
         exit(3);
-    CUdevice dev;
-    check("cuInit", CU(cuInit)(0));
-    check("cuDeviceGet", CU(cuDeviceGet)(&dev, 0));
-    check("cuDevicePrimaryCtxRetain", CU(cuDevicePrimaryCtxRetain)(&ctx, dev));
-    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(ctx));
-    static const char image[] = "any bytes: the kernels are found by name";
-    check("cuModuleLoadData", CU(cuModuleLoadData)(&mod, image));
+    client_primary_and_module(&ctx, &mod);
     static const struct {
         CUfunction *f;
         const char *name;
