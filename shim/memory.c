@@ -396,10 +396,20 @@ static bool begin_write(ct_call *call, const ct_shape *dst)
     return true;
 }
 
+/* A linear write is one range, in the call: no shape to decode (every HtoD
+ * and 1D memset pays this). */
+static bool begin_linear_write(ct_call *call, uint64_t dst, uint64_t bytes)
+{
+    call->writes = call->inline_writes;
+    call->inline_writes[0] = (ct_range){dst, bytes};
+    call->n_writes = bytes != 0;
+    enter_scope(call);
+    return true;
+}
+
 bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes)
 {
-    ct_shape s = linear(dst, bytes);
-    return begin_write(call, &s);
+    return begin_linear_write(call, dst, bytes);
 }
 
 bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height)
@@ -625,7 +635,7 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
     ct_shape d = linear(dst, bytes);
     if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
         return false;
-    return begin_write(call, &d);
+    return begin_linear_write(call, dst, bytes);
 }
 
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
