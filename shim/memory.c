@@ -833,6 +833,29 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
     return false;
 }
 
+/* A batch that failed (the driver's error or an injected one): its reads
+ * to the host failed with it, each destination poisoned where the copy
+ * could have written it.  unreported: the failure no device write
+ * reported (NULL when one did). */
+static void batch_reads_failed(ct_call *call, const ct_batch *b, const ct_failure_desc *unreported)
+{
+    bool any = false;
+    for (size_t i = 0; i < b->n; i++) {
+        ct_copy_shape c = batch_copy(b, i);
+        if (c.dst.device || !c.src.device)
+            continue;
+        any = true;
+        ct_rows rows = rows_of(&c.src), to = host_rows_of(&c.dst);
+        if (ct_failed_read_poisons(ct_g.store, &rows, &to) && is_host_memory(c.dst.host))
+            poison(&c.dst);
+    }
+    if (!any)
+        return;
+    atomic_fetch_add(&ct_g.failed_reads, 1);
+    if (unreported)
+        ct_settle_writes(call, NULL, 0, unreported);
+}
+
 void ct_after_batch(ct_call *call, ct_batch b)
 {
     bool ok = call->result == CUDA_SUCCESS;
@@ -844,12 +867,15 @@ void ct_after_batch(ct_call *call, ct_batch b)
     ct_failure_desc failed = ct_describe(call, call->result);
     ct_range *w = scratch->writes;
     size_t next = 0;
-    for (unsigned n; (n = batch_device_writes(&b, &next, w)) != 0;) {
+    bool settled = false;
+    for (unsigned n; (n = batch_device_writes(&b, &next, w)) != 0; settled = true) {
         if (ok)
             ct_written(ct_g.store, w, n);
         else
             ct_settle_writes(call, w, n, &failed);
     }
+    if (!ok)
+        batch_reads_failed(call, &b, settled ? NULL : &failed);
 }
 
 uint64_t ct_shape_row_count(const ct_shape *s)

@@ -261,3 +261,42 @@ Test(memory, a_tainted_input_past_256_words_skips_the_launch)
     h_report_free(&rep);
     h_free(&r);
 }
+
+/* A batch the driver fails (here CUTAINT_INJECT's, on the clean second
+ * read) is a failed read to the host: its destination poisoned, a failure
+ * reported. */
+typedef struct failed_batch_case {
+    const char *how, *inject;
+} failed_batch_case;
+
+static const failed_batch_case failed_batch_cases[] = {
+    {"batch", "CUTAINT_INJECT=api:cuMemcpyBatchAsync*#2"},
+    {"batch_v2", "CUTAINT_INJECT=api:cuMemcpyBatchAsync*#2"},
+    {"batch3d", "CUTAINT_INJECT=api:cuMemcpy3DBatchAsync*#2"},
+    {"batch3d_v2", "CUTAINT_INJECT=api:cuMemcpy3DBatchAsync*#2"},
+};
+
+ParameterizedTestParameters(memory, a_failed_batch_poisons_its_host_destinations)
+{
+    return H_ROWS(failed_batch_cases);
+}
+
+ParameterizedTest(const int *row, memory, a_failed_batch_poisons_its_host_destinations)
+{
+    const failed_batch_case *c = &failed_batch_cases[*row];
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"read_by", c->how}, .env = {c->inject}}, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "read y: CUDA_ERROR_UNKNOWN bytes=0xff"), "%s: the host buffer kept stale bytes:\n%s",
+              c->how, r.out);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int injected = 0;
+    for (int i = h_find(&rep, "failure", 0); i >= 0; i = h_find(&rep, "failure", i + 1))
+        injected += strcmp(h_str(rep.line[i], "injected"), "true") == 0;
+    cr_expect_eq(injected, 1, "%s: %s", c->how, h_events(&rep));
+    int e = h_find(&rep, "exit", 0);
+    cr_expect(e >= 0 && strcmp(h_str(rep.line[e], "failed_reads"), "1") == 0, "%s", e >= 0 ? rep.line[e] : "no exit");
+    h_report_free(&rep);
+    h_free(&r);
+}
