@@ -84,6 +84,31 @@ bool ct_failed_read_poisons(ct_store *s, const ct_rows *src, const ct_rows *host
     return ct_store_resolve(s, span.addr, &base, &size) && span.len <= base + size - span.addr;
 }
 
+static bool listed(const int *codes, size_t n, int code)
+{
+    for (size_t i = 0; codes && i < n; i++)
+        if (codes[i] == code)
+            return true;
+    return false;
+}
+
+ct_answer_verdict ct_answer_rule(const ct_answer_kinds *k, int answer)
+{
+    if (answer == k->success || answer == k->not_ready)
+        return CT_ANSWER_ALIVE;
+    if (answer == k->deinitialized || listed(k->no_context, k->n_no_context, answer))
+        return CT_ANSWER_NO_CONTEXT;
+    if (listed(k->capture, k->n_capture, answer))
+        return CT_ANSWER_CAPTURE;
+    return CT_ANSWER_LOST;
+}
+
+bool ct_probe_rule(const ct_answer_kinds *k, int error)
+{
+    return error != k->success && error != k->not_ready && error != k->deinitialized &&
+           !listed(k->capture, k->n_capture, error);
+}
+
 uint64_t ct_poison_rows(const ct_rows *host)
 {
     return host && host_side_valid(host) ? host->height * host->depth : 0;

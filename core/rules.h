@@ -1,6 +1,7 @@
 /*
  * rules.h - what the shim does with one read to the host or one piece of
- * work (a launch, a device copy), decided from plain numbers.  The shim
+ * work (a launch, a device copy), and what a driver's answer says of the
+ * context, decided from plain numbers.  The shim
  * translates a driver call into a question here and the answer back into a
  * driver call, or none (docs/DESIGN.md, "Rules").
  *
@@ -76,5 +77,34 @@ ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t
 /* A launch reading in[n] (its outputs are wherever its arguments point). */
 ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
                                ct_context_query has_context, ct_failure_id *root, int *error);
+
+/* ---- what a driver answer says of the context ------------------------- */
+
+/* The driver's codes by what they say, handed by the shim (core knows no
+ * CUDA): success and not-ready answer "alive"; the no-context codes say
+ * there is no usable context to judge (not initialised, deinitialised, no
+ * or a destroyed context); capture codes are stream capture's own rules
+ * broken, which say nothing of the context. */
+typedef struct ct_answer_kinds {
+    int success, not_ready, deinitialized;
+    const int *no_context;
+    size_t n_no_context;
+    const int *capture;
+    size_t n_capture;
+} ct_answer_kinds;
+
+typedef enum ct_answer_verdict {
+    CT_ANSWER_ALIVE,      /* success, or work still running */
+    CT_ANSWER_NO_CONTEXT, /* nothing to judge: never a loss (a false latch turns a
+                           * clean exit into 70, as bad as a missed one) */
+    CT_ANSWER_CAPTURE,    /* a capture's rules broken: never a loss */
+    CT_ANSWER_LOST,       /* the context is destroyed */
+} ct_answer_verdict;
+
+/* What a probe's (or the exit check's) answer says. */
+ct_answer_verdict ct_answer_rule(const ct_answer_kinds *k, int answer);
+/* Whether an error a call returned is worth a probe: not work still running,
+ * not a driver tearing down, not a capture's own rules. */
+bool ct_probe_rule(const ct_answer_kinds *k, int error);
 
 #endif

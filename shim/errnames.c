@@ -216,6 +216,27 @@ int ct_error_parse(const char *text, int *code)
     return CT_EPARSE;
 }
 
+/* No usable context to judge: a probe answering these says nothing. */
+static const int no_context[] = {CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT,
+                                 CUDA_ERROR_CONTEXT_IS_DESTROYED};
+/* Stream capture's own rules: work the capture cannot record, a stream or
+ * event outside it, a capture ended wrongly. */
+static const int capture[] = {
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, CUDA_ERROR_STREAM_CAPTURE_MERGE,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,   CUDA_ERROR_STREAM_CAPTURE_UNJOINED,    CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, CUDA_ERROR_CAPTURED_EVENT,
+};
+
+const ct_answer_kinds ct_cuda_answers = {
+    .success = CUDA_SUCCESS,
+    .not_ready = CUDA_ERROR_NOT_READY,
+    .deinitialized = CUDA_ERROR_DEINITIALIZED,
+    .no_context = no_context,
+    .n_no_context = sizeof no_context / sizeof *no_context,
+    .capture = capture,
+    .n_capture = sizeof capture / sizeof *capture,
+};
+
 const ct_error_vocab ct_cuda_errors = {
     .parse = ct_error_parse,
     .success = CUDA_SUCCESS,

@@ -9,6 +9,7 @@
 #define CT_ERRNAMES_H
 
 #include "config.h"
+#include "rules.h"
 
 /* "CUDA_ERROR_INVALID_VALUE", or NULL for a code cuda.h does not name. */
 const char *ct_error_name(int code);
@@ -22,5 +23,7 @@ int ct_error_parse(const char *text, int *code);
  * and the driver's codes for success, the defaults (launch: LAUNCH_FAILED,
  * api: UNKNOWN) and context_lost (ILLEGAL_ADDRESS). */
 extern const ct_error_vocab ct_cuda_errors;
+/* What the probe's answers mean, by kind (core/rules.h, ct_answer_rule). */
+extern const ct_answer_kinds ct_cuda_answers;
 
 #endif

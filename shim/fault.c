@@ -15,8 +15,9 @@
  * once more.
  *
  * Invariants:
- * - Only the probe (or the check at exit) decides; error codes appear only
- *   in the reason text.  An answer that says there is no usable context to
+ * - Only the probe (or the check at exit) decides, by core's rules
+ *   (ct_answer_rule, ct_probe_rule, over shim/errnames.c's codes by kind);
+ *   error codes appear only in the reason text.  An answer that says there is no usable context to
  *   judge (not initialised, deinitialised, no or a destroyed context) is not
  *   a loss: a false latch turns a clean exit into 70, as bad as a missed one.
  * - No probe without a current context on the calling thread, none during
@@ -54,42 +55,10 @@ bool ct_has_current_context(void)
     return get_current && get_current(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
-/* Errors of stream capture: the capture's own rules broken (work the
- * capture cannot record, a stream or event outside it, a capture ended
- * wrongly).  They say nothing of the context. */
-static bool capture_error(CUresult r)
-{
-    switch (r) {
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
-    case CUDA_ERROR_STREAM_CAPTURE_MERGE:
-    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
-    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
-    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
-    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
-    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
-    case CUDA_ERROR_CAPTURED_EVENT:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Does a probe's answer say the context is destroyed?  Answers that say
- * there is no usable context to judge do not. */
+/* Does a probe's answer say the context is destroyed?  (core/rules.h) */
 static bool answer_is_loss(CUresult r)
 {
-    switch (r) {
-    case CUDA_SUCCESS:
-    case CUDA_ERROR_NOT_READY:
-    case CUDA_ERROR_DEINITIALIZED:
-    case CUDA_ERROR_NOT_INITIALIZED:
-    case CUDA_ERROR_INVALID_CONTEXT:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-        return false;
-    default:
-        return !capture_error(r);
-    }
+    return ct_answer_rule(&ct_cuda_answers, (int)r) == CT_ANSWER_LOST;
 }
 
 /* The health file: the marker, then the reason.  Something at its path that
@@ -144,7 +113,7 @@ static void operation_name(const char *api, const char *kernel, char *out, size_
 
 void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
 {
-    if (error == CUDA_ERROR_NOT_READY || error == CUDA_ERROR_DEINITIALIZED || capture_error(error))
+    if (!ct_probe_rule(&ct_cuda_answers, (int)error))
         return;
     /* Synchronising the legacy stream while a capture may be live would
      * break it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT): the next error after

@@ -241,3 +241,33 @@ Test(rules, a_failed_read_poisons_only_what_it_could_have_written)
     cr_assert(!ct_failed_read_poisons(s, &rows4, &narrow_host), "host rows narrower than a row");
     cr_assert(!ct_failed_read_poisons(s, NULL, &host));
 }
+
+/* What a probe's answer says, from the kinds of codes the shim hands core:
+ * plain numbers here, as core sees them. */
+static const int no_ctx[] = {3, 201, 709};
+static const int capture_codes[] = {900, 901};
+static const ct_answer_kinds kinds = {.success = 0, .not_ready = 600, .deinitialized = 4, .no_context = no_ctx,
+                                      .n_no_context = 3, .capture = capture_codes, .n_capture = 2};
+
+Test(rules, a_probe_answer_is_a_loss_only_when_it_says_so)
+{
+    cr_assert_eq(ct_answer_rule(&kinds, 0), CT_ANSWER_ALIVE);
+    cr_assert_eq(ct_answer_rule(&kinds, 600), CT_ANSWER_ALIVE, "work still running is alive");
+    cr_assert_eq(ct_answer_rule(&kinds, 4), CT_ANSWER_NO_CONTEXT, "a driver tearing down judges nothing");
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(ct_answer_rule(&kinds, no_ctx[i]), CT_ANSWER_NO_CONTEXT, "%d", no_ctx[i]);
+    cr_assert_eq(ct_answer_rule(&kinds, 901), CT_ANSWER_CAPTURE);
+    cr_assert_eq(ct_answer_rule(&kinds, 700), CT_ANSWER_LOST, "an illegal address");
+    cr_assert_eq(ct_answer_rule(&kinds, 999), CT_ANSWER_LOST);
+}
+
+Test(rules, an_error_is_probed_unless_it_says_nothing_of_the_context)
+{
+    cr_assert(ct_probe_rule(&kinds, 700));
+    cr_assert(ct_probe_rule(&kinds, 1), "an invalid value may hide a loss");
+    cr_assert(ct_probe_rule(&kinds, 201), "no context: the probe finds out (it skips a thread without one)");
+    cr_assert(!ct_probe_rule(&kinds, 600), "not ready");
+    cr_assert(!ct_probe_rule(&kinds, 4), "deinitialised: teardown");
+    cr_assert(!ct_probe_rule(&kinds, 900), "a capture's own rules");
+    cr_assert(!ct_probe_rule(&kinds, 0));
+}
