@@ -86,18 +86,26 @@ static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *
     return !atomic_load_explicit(&sm->open_scopes, memory_order_acquire) && ct_summary_look_claims(sm, look);
 }
 
-/* Can [addr, addr+len), clipped to the allocation of addr as the store
- * clips it, reach a claim?  Only if it starts in a listed allocation
- * before its hull's end, and at or past the hull's start or long enough
- * to get there. */
+/* The one reach test: can [addr, addr+len), clipped to the allocation of
+ * addr as the store clips it, reach the claims of an entry whose hull is
+ * [base+lo, base+hi)?  Only if it starts in that allocation before the
+ * hull's end, and at or past the hull's start or long enough to get there
+ * (a kernel pointer, len CT_TO_END, always is). */
+static inline bool ct_summary_entry_reaches(uint64_t base, uint64_t lo, uint64_t hi, uint64_t addr, uint64_t len)
+{
+    uint64_t off = addr - base;
+    return off < hi && (off >= lo || len > lo - off);
+}
+
+/* Can [addr, addr+len) reach a claim of any listed allocation? */
 static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr,
                                       uint64_t len)
 {
     for (unsigned k = 0; k < look->listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
-        uint64_t off = addr - atomic_load_explicit(&e->base, memory_order_relaxed);
-        uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
-        if (off < atomic_load_explicit(&e->hi, memory_order_relaxed) && (off >= lo || len > lo - off))
+        if (ct_summary_entry_reaches(atomic_load_explicit(&e->base, memory_order_relaxed),
+                                     atomic_load_explicit(&e->lo, memory_order_relaxed),
+                                     atomic_load_explicit(&e->hi, memory_order_relaxed), addr, len))
             return true;
     }
     return false;
@@ -119,11 +127,9 @@ static inline bool ct_summary_clean_in(const ct_summary *sm, ct_summary_look loo
         uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
         uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
         uint64_t hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t off = r[i].addr - base;
-            if (off < hi && (off >= lo || r[i].len > lo - off))
+        for (size_t i = 0; i < n; i++)
+            if (ct_summary_entry_reaches(base, lo, hi, r[i].addr, r[i].len))
                 return false;
-        }
     }
     return ct_summary_look_end(sm, &look);
 }

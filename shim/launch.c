@@ -148,11 +148,10 @@ static unsigned bind_extra(const ct_kernel *k, void **extra, const ct_words *roo
     return b.n;
 }
 
-/* Does some pointer word a launch passes start inside [base, base+hi) -
- * reach the claims of a listed allocation, whose hull ends hi bytes past
- * its base?  (A word runs to the end of its allocation, so starting before
- * the hull's end is reaching it.)  Scanned parameters are left to bind(). */
-static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t base, uint64_t hi)
+/* Does some pointer word a launch passes reach the claims of a listed
+ * allocation (core's ct_summary_entry_reaches, for a pointer's open
+ * extent)?  Scanned parameters are left to bind(). */
+static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t base, uint64_t lo, uint64_t hi)
 {
     for (unsigned i = 0; i < k->n_params; i++) {
         const ct_param *p = &k->params[i];
@@ -163,7 +162,7 @@ static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t ba
             return true;
         uint64_t word;
         memcpy(&word, value, sizeof word);
-        if (word - base < hi)
+        if (ct_summary_entry_reaches(base, lo, hi, word, CT_TO_END))
             return true;
     }
     return false;
@@ -180,8 +179,9 @@ static bool words_clean(const ct_kernel *k, void **params)
         return false;
     for (unsigned e = 0; e < look.listed; e++) {
         uint64_t base = atomic_load_explicit(&sm->e[e].base, memory_order_relaxed);
+        uint64_t lo = atomic_load_explicit(&sm->e[e].lo, memory_order_relaxed);
         uint64_t hi = atomic_load_explicit(&sm->e[e].hi, memory_order_relaxed);
-        if (words_reach(k, params, base, hi))
+        if (words_reach(k, params, base, lo, hi))
             return false;
     }
     return ct_summary_look_end(sm, &look);
