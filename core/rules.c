@@ -16,6 +16,8 @@
 
 #include "ct_status.h"
 
+#include <string.h>
+
 /* The first byte to one past the last of the rows; false when a size is one
  * the driver must reject (rows overlapping, a span past 2^64). */
 static bool span_of(const ct_rows *r, ct_range *span)
@@ -88,6 +90,14 @@ static bool listed(const int *codes, size_t n, int code)
 {
     for (size_t i = 0; codes && i < n; i++)
         if (codes[i] == code)
+            return true;
+    return false;
+}
+
+bool ct_survives_simulated_loss(const char *family, const char *const *ways_out, size_t n)
+{
+    for (size_t i = 0; family && i < n; i++)
+        if (ways_out[i] && strcmp(family, ways_out[i]) == 0)
             return true;
     return false;
 }

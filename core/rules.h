@@ -101,6 +101,13 @@ typedef enum ct_answer_verdict {
     CT_ANSWER_LOST,       /* the context is destroyed */
 } ct_answer_verdict;
 
+/* After a simulated loss (CUTAINT_INJECT ...=context_lost), whether a call
+ * of this entry-point family still reaches the driver: only the ways out
+ * of a lost context do (making another context current, destroying,
+ * resetting or releasing one), as on a really destroyed context; every
+ * other call fails as it would there.  The shim names the ways out. */
+bool ct_survives_simulated_loss(const char *family, const char *const *ways_out, size_t n);
+
 /* What a probe's (or the exit check's) answer says. */
 ct_answer_verdict ct_answer_rule(const ct_answer_kinds *k, int answer);
 /* Whether an error a call returned is worth a probe: not work still running,

@@ -33,17 +33,16 @@
 #define CT_INLINE inline __attribute__((always_inline))
 #define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t)*(p) : 0)
 
-/* After a simulated loss, the calls that change the current context or take
- * one down still reach the driver, as they do on a really destroyed context
- * (the way out is to destroy it).  Compared only once a loss is simulated. */
+/* The ways out of a lost context, by family: core's rule lets them reach
+ * the driver after a simulated loss (ct_survives_simulated_loss). */
+static const char *const ways_out[] = {"cuCtxCreate",     "cuCtxDestroy",          "cuCtxSetCurrent",
+                                       "cuCtxPushCurrent", "cuCtxPopCurrent",        "cuDevicePrimaryCtxReset",
+                                       "cuDevicePrimaryCtxRelease"};
+
+/* Compared only once a loss is simulated. */
 static bool survives_simulated_loss(int id)
 {
-    static const char *const families[] = {"cuCtxCreate", "cuCtxDestroy", "cuCtxSetCurrent", "cuCtxPushCurrent",
-                                            "cuCtxPopCurrent", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease"};
-    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
-        if (strcmp(ct_entries[id].family, families[i]) == 0)
-            return true;
-    return false;
+    return ct_survives_simulated_loss(ct_entries[id].family, ways_out, sizeof ways_out / sizeof *ways_out);
 }
 
 /* Resolve the real function and prepare the call record; NULL when there is

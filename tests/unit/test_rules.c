@@ -271,3 +271,15 @@ Test(rules, an_error_is_probed_unless_it_says_nothing_of_the_context)
     cr_assert(!ct_probe_rule(&kinds, 900), "a capture's own rules");
     cr_assert(!ct_probe_rule(&kinds, 0));
 }
+
+/* After a simulated loss only the ways out still reach the driver. */
+Test(rules, only_the_ways_out_survive_a_simulated_loss)
+{
+    static const char *const ways_out[] = {"cuCtxDestroy", "cuCtxSetCurrent"};
+    cr_assert(ct_survives_simulated_loss("cuCtxDestroy", ways_out, 2));
+    cr_assert(ct_survives_simulated_loss("cuCtxSetCurrent", ways_out, 2));
+    cr_assert(!ct_survives_simulated_loss("cuLaunchKernel", ways_out, 2));
+    cr_assert(!ct_survives_simulated_loss("cuCtxDestroyX", ways_out, 2), "whole names only");
+    cr_assert(!ct_survives_simulated_loss(NULL, ways_out, 2));
+    cr_assert(!ct_survives_simulated_loss("cuCtxDestroy", NULL, 0));
+}
