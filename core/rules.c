@@ -94,6 +94,24 @@ static bool listed(const int *codes, size_t n, int code)
     return false;
 }
 
+ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t size, const ct_arg_rule *rule)
+{
+    ct_param_role r;
+    if (sig && i < sig->n_params) {
+        uint8_t kind = sig->kind[i];
+        r.role = kind == CT_PARAM_CONST_PTR                             ? CT_ROLE_READ
+                 : kind == CT_PARAM_PTR || kind == CT_PARAM_AGGREGATE ? CT_ROLE_READWRITE
+                                                                      : CT_ROLE_IGNORE;
+        r.scan = kind == CT_PARAM_AGGREGATE;
+    } else {
+        r.role = size >= 8 ? CT_ROLE_READWRITE : CT_ROLE_IGNORE;
+        r.scan = size > 8;
+    }
+    if (rule && i < rule->n_roles && rule->role[i] != CT_ROLE_DEFAULT)
+        r.role = rule->role[i];
+    return r;
+}
+
 bool ct_survives_simulated_loss(const char *family, const char *const *ways_out, size_t n)
 {
     for (size_t i = 0; family && i < n; i++)

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+#include "signature.h"
 #include "taint.h"
 
 typedef enum ct_read_verdict {
@@ -100,6 +102,21 @@ typedef enum ct_answer_verdict {
     CT_ANSWER_CAPTURE,    /* a capture's rules broken: never a loss */
     CT_ANSWER_LOST,       /* the context is destroyed */
 } ct_answer_verdict;
+
+/* ---- which kernel parameters are memory, in which direction ----------- */
+
+/* A kernel parameter's role, and whether its words are scanned (a struct by
+ * value may hold pointers).  Decided in order: the CUTAINT_ARGS rule's role
+ * when it gives one; else the signature's kind (a pointer to const is read
+ * only, other pointers and structs read and written, values never memory);
+ * with no signature for it, the size (8 bytes may be a pointer, more are
+ * scanned, less cannot hold one). */
+typedef struct ct_param_role {
+    uint8_t role; /* ct_role */
+    bool scan;
+} ct_param_role;
+/* sig NULL: none; rule NULL: no CUTAINT_ARGS rule names the kernel. */
+ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t size, const ct_arg_rule *rule);
 
 /* After a simulated loss (CUTAINT_INJECT ...=context_lost), whether a call
  * of this entry-point family still reaches the driver: only the ways out

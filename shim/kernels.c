@@ -254,33 +254,14 @@ static unsigned layout_from_driver(CUfunction f, ct_param *out, unsigned cap)
     return n;
 }
 
-static uint8_t role_from_signature(uint8_t kind)
-{
-    switch (kind) {
-    case CT_PARAM_CONST_PTR: return CT_ROLE_READ;
-    case CT_PARAM_PTR:
-    case CT_PARAM_AGGREGATE: return CT_ROLE_READWRITE;
-    default: return CT_ROLE_IGNORE;
-    }
-}
-
-/* Roles: CUTAINT_ARGS first, then the signature, then the size (a kernel
- * without a signature: every 8-byte parameter may be a pointer, larger ones
- * are scanned, smaller ones cannot hold one). */
+/* Each parameter's role, as core's ct_param_role_rule decides it. */
 static void assign_roles(ct_kernel *k, const ct_signature *sig, bool have_sig)
 {
     const ct_arg_rule *rule = ct_args_match(&ct_g.cfg.args, k->mangled, k->base);
     for (unsigned i = 0; i < k->n_params; i++) {
-        ct_param *p = &k->params[i];
-        if (have_sig && i < sig->n_params) {
-            p->role = role_from_signature(sig->kind[i]);
-            p->scan = sig->kind[i] == CT_PARAM_AGGREGATE;
-        } else {
-            p->role = p->size >= 8 ? CT_ROLE_READWRITE : CT_ROLE_IGNORE;
-            p->scan = p->size > 8;
-        }
-        if (rule && i < rule->n_roles && rule->role[i] != CT_ROLE_DEFAULT)
-            p->role = rule->role[i];
+        ct_param_role r = ct_param_role_rule(have_sig ? sig : NULL, i, k->params[i].size, rule);
+        k->params[i].role = r.role;
+        k->params[i].scan = r.scan;
     }
 }
 

@@ -283,3 +283,36 @@ Test(rules, only_the_ways_out_survive_a_simulated_loss)
     cr_assert(!ct_survives_simulated_loss(NULL, ways_out, 2));
     cr_assert(!ct_survives_simulated_loss("cuCtxDestroy", NULL, 0));
 }
+
+/* A parameter's role: the CUTAINT_ARGS rule, else the signature, else the
+ * size. */
+Test(rules, a_parameter_role_comes_from_the_rule_then_the_signature_then_the_size)
+{
+    ct_signature sig = {.n_params = 4, .kind = {CT_PARAM_CONST_PTR, CT_PARAM_PTR, CT_PARAM_AGGREGATE, CT_PARAM_VALUE}};
+    static const struct {
+        unsigned i;
+        uint32_t size;
+        uint8_t role;
+        bool scan;
+    } from_sig[] = {
+        {0, 8, CT_ROLE_READ, false}, {1, 8, CT_ROLE_READWRITE, false},
+        {2, 24, CT_ROLE_READWRITE, true}, {3, 8, CT_ROLE_IGNORE, false},
+    };
+    for (size_t k = 0; k < sizeof from_sig / sizeof *from_sig; k++) {
+        ct_param_role r = ct_param_role_rule(&sig, from_sig[k].i, from_sig[k].size, NULL);
+        cr_expect_eq(r.role, from_sig[k].role, "parameter %u", from_sig[k].i);
+        cr_expect_eq(r.scan, from_sig[k].scan, "parameter %u", from_sig[k].i);
+    }
+    /* No signature (or past its end): the size says. */
+    cr_expect_eq(ct_param_role_rule(NULL, 0, 8, NULL).role, CT_ROLE_READWRITE);
+    cr_expect(!ct_param_role_rule(NULL, 0, 8, NULL).scan);
+    cr_expect(ct_param_role_rule(NULL, 0, 16, NULL).scan);
+    cr_expect_eq(ct_param_role_rule(NULL, 0, 4, NULL).role, CT_ROLE_IGNORE);
+    cr_expect_eq(ct_param_role_rule(&sig, 7, 8, NULL).role, CT_ROLE_READWRITE);
+    /* CUTAINT_ARGS overrides the role, never the scan; "default" keeps it. */
+    ct_arg_rule rule = {.n_roles = 3, .role = {CT_ROLE_WRITE, CT_ROLE_DEFAULT, CT_ROLE_IGNORE}};
+    cr_expect_eq(ct_param_role_rule(&sig, 0, 8, &rule).role, CT_ROLE_WRITE);
+    cr_expect_eq(ct_param_role_rule(&sig, 1, 8, &rule).role, CT_ROLE_READWRITE);
+    ct_param_role r = ct_param_role_rule(&sig, 2, 24, &rule);
+    cr_expect(r.role == CT_ROLE_IGNORE && r.scan);
+}
