@@ -94,6 +94,13 @@ static bool listed(const int *codes, size_t n, int code)
     return false;
 }
 
+int ct_batch_result(bool refused, int refused_code, bool skipped, int skip_result, int root_error)
+{
+    if (refused)
+        return refused_code;
+    return skipped ? skip_result : root_error;
+}
+
 ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t size, const ct_arg_rule *rule)
 {
     ct_param_role r;

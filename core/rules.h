@@ -103,6 +103,12 @@ typedef enum ct_answer_verdict {
     CT_ANSWER_LOST,       /* the context is destroyed */
 } ct_answer_verdict;
 
+/* What a batch cutaint answers whole (one of its copies reads carried
+ * bytes) returns: the refusal's code when a read of it was refused; else,
+ * when it had device writes to skip, what the skip answers (skip_result:
+ * CUTAINT_ON_SKIP's); else the root's error (nothing of it ran). */
+int ct_batch_result(bool refused, int refused_code, bool skipped, int skip_result, int root_error);
+
 /* ---- which kernel parameters are memory, in which direction ----------- */
 
 /* A kernel parameter's role, and whether its words are scanned (a struct by

@@ -803,15 +803,18 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
     size_t first = batch_first_tainted(&b, scratch->reads, &root, &error);
     if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
         return true;
-    CUresult refused = CUDA_SUCCESS;
+    bool refused = false;
+    int refused_code = 0;
     for (size_t i = 0; i < b.n; i++) {
         ct_copy_shape c = batch_copy(&b, i);
         if (c.dst.device)
             continue;
-        if (refuse_if_tainted(call, &c.src, &c.dst, true))
-            refused = call->result;
-        else if (poisonable(&c.dst))
+        if (refuse_if_tainted(call, &c.src, &c.dst, true)) {
+            refused = true;
+            refused_code = (int)call->result;
+        } else if (poisonable(&c.dst)) {
             poison(&c.dst);
+        }
     }
     ct_copy_shape at = batch_copy(&b, first);
     ct_skip_desc skip = {.needed = at.src.addr};
@@ -825,8 +828,7 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
             ct_propagate(ct_g.store, root, &skip, w, n);
         skipped = true;
     }
-    if (refused != CUDA_SUCCESS || !skipped)
-        call->result = refused != CUDA_SUCCESS ? refused : (CUresult)error;
+    call->result = (CUresult)ct_batch_result(refused, refused_code, skipped, (int)call->result, error);
     call->answered = true;
     if (fail_idx && call->result != CUDA_SUCCESS)
         *fail_idx = first;

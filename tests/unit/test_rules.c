@@ -316,3 +316,13 @@ Test(rules, a_parameter_role_comes_from_the_rule_then_the_signature_then_the_siz
     ct_param_role r = ct_param_role_rule(&sig, 2, 24, &rule);
     cr_expect(r.role == CT_ROLE_IGNORE && r.scan);
 }
+
+/* A batch answered whole returns a refusal's code, else its skip's answer,
+ * else its root's error. */
+Test(rules, a_batch_answered_whole_returns_the_refusal_then_the_skip_then_the_root)
+{
+    cr_expect_eq(ct_batch_result(true, 719, true, 0, 1), 719, "a refused read wins");
+    cr_expect_eq(ct_batch_result(false, 0, true, 0, 1), 0, "skipped device writes answer as CUTAINT_ON_SKIP says");
+    cr_expect_eq(ct_batch_result(false, 0, true, 1, 1), 1);
+    cr_expect_eq(ct_batch_result(false, 0, false, 0, 2), 2, "nothing ran: the root's error");
+}
