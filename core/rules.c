@@ -61,7 +61,7 @@ static bool rows_carry(ct_store *s, const ct_rows *r)
     return false;
 }
 
-ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host)
+ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host, ct_refusal *why)
 {
     if (!src || !host || src->width == 0 || src->height == 0 || src->depth == 0 || !ct_store_tainted(s))
         return CT_READ_CLEAN;
@@ -73,6 +73,8 @@ ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *hos
         return CT_READ_CLEAN;
     if (!fits(s, &span))
         return CT_READ_PAST_END;
+    if (why) /* one survey decides and describes */
+        return ct_ensure_rows_written(s, src, why) != CT_OK ? CT_READ_REFUSE : CT_READ_CLEAN;
     return rows_carry(s, src) ? CT_READ_REFUSE : CT_READ_CLEAN;
 }
 

@@ -7,8 +7,7 @@
  *
  * Invariants:
  * - A rule only looks: it reads the store through taint.h and changes
- *   nothing; the operation that follows (ct_ensure_rows_written,
- *   ct_propagate) is the caller's.
+ *   nothing; the operation that follows (ct_propagate) is the caller's.
  * - has_context is called at most once per rule, and only when the answer
  *   depends on it: on the shim's side it is a driver call.
  * - While nothing is tainted anywhere a rule costs one atomic load.
@@ -31,15 +30,17 @@ typedef enum ct_read_verdict {
     CT_READ_PAST_END,  /* it runs past the end of its allocation: the driver's to
                         * refuse; refusing it would poison as many host bytes as a
                         * garbage size says */
-    CT_READ_REFUSE,    /* a byte of its rows carries a failure: refuse it
-                        * (ct_ensure_rows_written says why; a write racing with
-                        * it may have cleaned them since, and then the driver
-                        * reads) and poison ct_poison_row's rows of host */
+    CT_READ_REFUSE,    /* a byte of its rows carries a failure: refuse it (the
+                        * rule's why says which) and poison ct_poison_row's
+                        * rows of host */
 } ct_read_verdict;
 
 /* A read of the device rows src into the host rows host (host->addr: the
- * host pointer as a number; its width, height and depth are src's). */
-ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host);
+ * host pointer as a number; its width, height and depth are src's).  why
+ * (may be NULL): a refusal is described there in the same pass that
+ * decides it, under one look at the store, so nothing can clean the rows
+ * between the two; without it the rule only decides. */
+ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host, ct_refusal *why);
 
 /* A read of src into host that failed (the driver's error, or CUTAINT_INJECT's):
  * whether its host rows are poisoned as a refused read's are.  Only where

@@ -509,6 +509,38 @@ static bool poison(const ct_shape *host)
     return whole;
 }
 
+/* A read whose bytes may carry a failure: core decides and describes in
+ * one pass, into room from the heap (no lock held: the driver is asked
+ * below).  Without heap it only decides, and the spare description is
+ * taken once the driver has answered.  Out of line: the common read's
+ * frame stays small. */
+__attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_shape *src, const ct_shape *host,
+                                                     bool check_host)
+{
+    ct_rows rows = rows_of(src), to = host_rows_of(host);
+    ct_refusal *refusal = malloc(sizeof *refusal);
+    if (ct_read_rule(ct_g.store, &rows, &to, refusal) != CT_READ_REFUSE) {
+        free(refusal);
+        return false;
+    }
+    bool host_memory = !check_host || is_host_memory(host->host);
+    bool refused = true;
+    if (!refusal) {
+        refusal = refusal_get();
+        refused = ct_ensure_rows_written(ct_g.store, &rows, refusal) != 0;
+    }
+    if (refused) {
+        call->result = (CUresult)refusal->failures[0].desc.error;
+        call->answered = true;
+        bool poisoned = host_memory && poison(host);
+        atomic_fetch_add(&ct_g.refused_reads, 1);
+        ct_event_refused(ct_entries[call->id].name, rows.addr, rows.width * rows.height * rows.depth, refusal,
+                         call->result, poisoned);
+    }
+    refusal_put(refusal);
+    return refused;
+}
+
 /* Refuse the read of the rows of src when any of their bytes carries a
  * failure, and poison what it would have written to host (its host field
  * NULL: nothing to poison); check_host: ask the driver whether that is
@@ -524,25 +556,7 @@ static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape
     ct_range plain = {src->addr, src->width};
     if (src->height == 1 && src->depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return false;
-    ct_rows rows = rows_of(src), to = host_rows_of(host);
-    if (ct_read_rule(ct_g.store, &rows, &to) != CT_READ_REFUSE)
-        return false;
-    /* Asked before a description is held: it is a driver call, and the
-     * spare description is held under a lock. */
-    bool host_memory = !check_host || is_host_memory(host->host);
-    /* Only now is it worth describing (a refusal is large). */
-    ct_refusal *refusal = refusal_get();
-    bool refused = ct_ensure_rows_written(ct_g.store, &rows, refusal) != 0;
-    if (refused) {
-        call->result = (CUresult)refusal->failures[0].desc.error;
-        call->answered = true;
-        bool poisoned = host_memory && poison(host);
-        atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_event_refused(ct_entries[call->id].name, rows.addr, rows.width * rows.height * rows.depth, refusal,
-                         call->result, poisoned);
-    }
-    refusal_put(refusal);
-    return refused;
+    return refuse_checked(call, src, host, check_host);
 }
 
 static ct_shape host_linear(void *host, uint64_t bytes)
@@ -550,10 +564,16 @@ static ct_shape host_linear(void *host, uint64_t bytes)
     return (ct_shape){.host = host, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
 }
 
+/* A linear read: refuse_if_tainted's checks, with no shape made until its
+ * bytes may carry a failure (a shape whose address escapes is stored even
+ * on the common path). */
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
+    ct_range plain = {src, bytes};
+    if (!ct_store_tainted(ct_g.store) || call->injected || !ct_read_failure(ct_g.store, &plain, 1, NULL))
+        return true;
     ct_shape from = linear(src, bytes), to = host_linear(dst_host, bytes);
-    return !refuse_if_tainted(call, &from, &to, false);
+    return !refuse_checked(call, &from, &to, false);
 }
 
 /* ---- reads that failed ------------------------------------------------------ */

@@ -56,7 +56,7 @@ static ct_read_verdict read_rule(ct_rows src)
 {
     ct_rows host = src;
     host.addr = 0x7000000; /* a host pointer: never looked up */
-    return ct_read_rule(s, &src, &host);
+    return ct_read_rule(s, &src, &host, NULL);
 }
 
 /* --- reads ------------------------------------------------------------- */
@@ -91,9 +91,9 @@ Test(rules, shapes_the_driver_must_reject_are_its_to_answer)
     cr_assert_eq(read_rule((ct_rows){ A, 64, 64, 2, 64, 2 }), CT_READ_MALFORMED, "slices overlap");
     cr_assert_eq(read_rule((ct_rows){ A, 1, UINT64_MAX / 2, 4, 0, 1 }), CT_READ_MALFORMED, "span past 2^64");
     ct_rows src = { A, 64, 128, 2, 256, 1 }, host = { 0x7000000, 64, 32, 2, 64, 1 };
-    cr_assert_eq(ct_read_rule(s, &src, &host), CT_READ_MALFORMED, "host rows overlap");
+    cr_assert_eq(ct_read_rule(s, &src, &host, NULL), CT_READ_MALFORMED, "host rows overlap");
     host.pitch = 64;
-    cr_assert_eq(ct_read_rule(s, &src, &host), CT_READ_REFUSE);
+    cr_assert_eq(ct_read_rule(s, &src, &host, NULL), CT_READ_REFUSE);
 }
 
 Test(rules, a_pitched_read_is_refused_by_its_rows_not_its_gaps)
@@ -325,4 +325,20 @@ Test(rules, a_batch_answered_whole_returns_the_refusal_then_the_skip_then_the_ro
     cr_expect_eq(ct_batch_result(false, 0, true, 0, 1), 0, "skipped device writes answer as CUTAINT_ON_SKIP says");
     cr_expect_eq(ct_batch_result(false, 0, true, 1, 1), 1);
     cr_expect_eq(ct_batch_result(false, 0, false, 0, 2), 2, "nothing ran: the root's error");
+}
+
+/* Handed room, the rule decides and describes in one pass: the verdict and
+ * the description agree, the gaps of a pitched read not counted. */
+Test(rules, a_refusal_is_described_by_the_pass_that_decides_it)
+{
+    static ct_refusal why;
+    ct_failure_id id = taint(A + 128, 512); /* row 1 (bytes 128..191) and the gaps around it */
+    ct_rows src = {A, 64, 128, 4, 512, 1}, host = {0x7000000, 64, 64, 4, 256, 1};
+    memset(&why, 0, sizeof why);
+    cr_assert_eq(ct_read_rule(s, &src, &host, &why), CT_READ_REFUSE);
+    cr_assert_eq(why.n_kept, 1);
+    cr_assert_eq(why.failures[0].id, id);
+    cr_assert_eq(why.tainted_bytes, 3 * 64, "rows 1..3 lie in the taint; their gaps are not read");
+    ct_rows clean = {A, 64, 128, 1, 128, 1};
+    cr_assert_eq(ct_read_rule(s, &clean, &host, &why), CT_READ_CLEAN, "row 0 alone");
 }
