@@ -17,6 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The report format's version, in every start event (format_version), so
+ * a reader can tell a report newer than it is (docs/REPORT.md).  1: the
+ * reports written before the field existed; 2: refused_read's "returned",
+ * exit's "failed_reads", "interrupted" and "skipped". */
+#define CT_REPORT_FORMAT_VERSION 2
+
 #define CT_JSONL_DEPTH 8
 /* The smallest buffer that always holds the envelope of a short event; a
  * smaller one is safe (never overrun) but keeps little or nothing. */

@@ -225,6 +225,7 @@ void ct_event_start(int driver_version)
     else
         ct_jsonl_str(&j, "driver_version", NULL);
     ct_jsonl_str(&j, "cutaint_version", CT_VERSION);
+    ct_jsonl_int(&j, "format_version", CT_REPORT_FORMAT_VERSION);
     emit(&j);
 }
 

@@ -233,6 +233,7 @@ static void file_note(jw *w, const ct_file_note *n)
     jw_uint(w, "too_long", n->too_long.count);
     jw_uint(w, "unknown_events", n->unknown);
     jw_bool(w, "truncated", n->truncated);
+    jw_int(w, "newer_format", n->newer_format);
     jw_close(w, '}');
 }
 

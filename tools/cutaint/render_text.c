@@ -18,6 +18,7 @@
 
 #include "textout.h"
 #include "util.h"
+#include "jsonl.h"
 
 #include <inttypes.h>
 
@@ -298,6 +299,13 @@ static void file_notes(FILE *out, const ct_file_note *n)
         ct_put_text(out, n->path, "");
         fprintf(out, ": %" PRIu64 " event%s of a kind this cutaint does not know, ignored\n",
                 n->unknown, ct_plural(n->unknown));
+    }
+    if (n->newer_format) {
+        fputs("note: ", out);
+        ct_put_text(out, n->path, "");
+        fprintf(out, ": written in report format %" PRId64 ", newer than this cutaint's %d: what it does not know is "
+                "ignored, and what it shows may be incomplete (use the cutaint that wrote it)\n",
+                n->newer_format, CT_REPORT_FORMAT_VERSION);
     }
     if (n->truncated) {
         fputs("note: ", out);

@@ -12,6 +12,7 @@
 
 #include "jsonr.h"
 #include "util.h"
+#include "jsonl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -215,6 +216,7 @@ static ct_failure *failure_for(ct_process *p, int64_t id)
 static void on_start(ct_process *p, const event_in *in)
 {
     p->has_start = true;
+    p->format_version = int_or(in, "format_version", 1);
     get_strv(in, "argv", &p->argv);
     p->has_driver = get_int(in, "driver_version", &p->driver_version);
     p->cutaint_version = get_str(in, "cutaint_version");
@@ -391,6 +393,9 @@ static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint6
             p = new_process(r, (long)pid, note->path);
         p->seq++;
         events[i].handle(p, in);
+        if (events[i].handle == on_start && p->format_version > CT_REPORT_FORMAT_VERSION &&
+            p->format_version > note->newer_format)
+            note->newer_format = p->format_version;
         return;
     }
     note->unknown++;
@@ -481,7 +486,7 @@ const ct_failure *ct_process_loss_cause(const ct_process *p)
 
 bool ct_file_note_any(const ct_file_note *n)
 {
-    return n->corrupt.count || n->malformed.count || n->too_long.count || n->truncated ||
+    return n->corrupt.count || n->malformed.count || n->too_long.count || n->truncated || n->newer_format ||
            n->unknown;
 }
 

@@ -104,6 +104,7 @@ typedef struct ct_process {
     bool has_driver;
     int64_t driver_version;
     char *cutaint_version;
+    int64_t format_version;  /* the start event's (1 when it has none) */
     ct_failure *failures;
     size_t n_failures, cap_failures;
     ct_probe *probes;
@@ -133,6 +134,7 @@ typedef struct ct_file_note {
     ct_skipped too_long;
     uint64_t unknown;        /* events this reader does not know */
     bool truncated;          /* the last line was cut short */
+    int64_t newer_format;    /* the newest format_version above this reader's, 0 if none */
 } ct_file_note;
 
 typedef struct ct_report {

@@ -166,3 +166,23 @@ Test(reader, random_mutations_of_a_real_report_do_not_crash)
         ct_report_free(&one);
     }
 }
+
+/* A report in a format newer than this reader's is read as far as it goes,
+ * and said plainly; the format of one without the field is 1. */
+Test(reader, a_newer_format_is_said_plainly)
+{
+    read_data(&r, "newer.jsonl");
+    cr_assert_eq(r.procs[0].format_version, 99);
+    cr_assert_eq(r.files[0].newer_format, 99);
+    cr_assert(ct_file_note_any(&r.files[0]));
+    cr_assert(r.procs[0].has_exit, "what it knows is read");
+    size_t len;
+    char *text = render_to_string(&r, CT_FORMAT_TEXT, &len);
+    cr_assert(strstr(text, "written in report format 99, newer than this cutaint's"), "%s", text);
+    free(text);
+    ct_report_free(&r);
+    memset(&r, 0, sizeof r);
+    read_data(&r, "demo.jsonl");
+    cr_assert_eq(r.procs[0].format_version, 1);
+    cr_assert_eq(r.files[0].newer_format, 0);
+}
