@@ -10,6 +10,7 @@
  */
 #include "metrics.h"
 
+#include <assert.h>
 #include <stddef.h>
 
 #include <inttypes.h>
@@ -50,6 +51,7 @@ void ct_metrics_failure(ct_metrics *m, const char *api, const char *kernel, cons
             m->sets[i].count++;
             return;
         }
+    assert(m->n_sets <= CT_METRICS_SETS && "a fixed table: past it, (other)");
     ct_metrics_set *s = &m->sets[m->n_sets < CT_METRICS_SETS ? m->n_sets : CT_METRICS_SETS];
     if (m->n_sets < CT_METRICS_SETS) {
         m->n_sets++;

@@ -10,6 +10,8 @@
  */
 #include "summary.h"
 
+#include <assert.h>
+
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 
@@ -27,9 +29,33 @@ static void begin_edit(ct_summary *sm)
     atomic_thread_fence(memory_order_release);
 }
 
+#ifndef NDEBUG
+/* The invariants of summary.h, checked by the writer after each edit (debug
+ * builds): one entry an allocation, every listed hull a proper range, never
+ * more listed than tainted; an overflow lasts while any allocation carries
+ * claims, and ends with the last. */
+static void assert_consistent(const ct_summary *sm)
+{
+    unsigned n = LOAD(sm->n);
+    if (n > CT_SUMMARY_MAX) {
+        assert(sm->tainted > 0 && "an overflow ends with the last tainted allocation");
+        return;
+    }
+    assert(n <= sm->tainted && "every listed allocation carries claims");
+    for (unsigned i = 0; i < n; i++) {
+        assert(LOAD(sm->e[i].lo) < LOAD(sm->e[i].hi) && "a listed hull is not empty");
+        for (unsigned j = i + 1; j < n; j++)
+            assert(LOAD(sm->e[i].base) != LOAD(sm->e[j].base) && "one entry an allocation");
+    }
+}
+#else
+#define assert_consistent(sm) ((void)0)
+#endif
+
 static void end_edit(ct_summary *sm)
 {
     atomic_store_explicit(&sm->seq, LOAD(sm->seq) + 1, memory_order_release);
+    assert_consistent(sm);
 }
 
 /* More allocations carry claims than entries fit: n says so to readers

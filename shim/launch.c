@@ -32,6 +32,7 @@
  *   INTERLEAVED_TO_BLOCK of its launches in a row takes its next
  *   NUMBER_BLOCK numbers at once, then probes one at a time again.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,6 +323,7 @@ static uint64_t next_launch_number(void)
         return ++numbering.last;
     uint64_t take = numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
     uint64_t n = atomic_fetch_add_explicit(&launches_numbered.next, take, memory_order_relaxed) + 1;
+    assert(n > numbering.last && "launch numbers increase along each thread");
     numbering.interleaved = take > 1 || n == numbering.last + 1 ? 0 : numbering.interleaved + 1;
     numbering.last = n;
     numbering.block_end = n + take - 1;
