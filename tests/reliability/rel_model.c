@@ -630,6 +630,18 @@ static void pick_range(const slot *s, uint32_t r1, uint32_t r2, unsigned align, 
     *len = l * align;
 }
 
+/* A live slot of size bytes at base, holding fresh memory: stale bytes,
+ * carrying nothing. */
+static void fill_slot(slot *s, CUdeviceptr base, uint64_t size)
+{
+    s->live = true;
+    s->base = base;
+    s->size = size;
+    s->data = malloc(size);
+    s->taint = calloc(size, sizeof *s->taint);
+    memset(s->data, FC_STALE, size);
+}
+
 /* A run of two granules mapped side by side, one allocation to cutaint
  * and one range to the driver: the slot is the whole run, so a kernel
  * pointer in the first granule reaches the second and a read across the
@@ -656,14 +668,8 @@ static void op_alloc_run(checker *c, int sl)
         s->mapped[i] = true;
     }
     expect_rc(c, "cuMemSetAccess", cuMemSetAccess(run, 2 * model_granule, &access, 1), 0);
-    uint64_t size = 2 * model_granule;
-    s->live = true;
     s->run = run;
-    s->base = run;
-    s->size = size;
-    s->data = malloc(size);
-    s->taint = calloc(size, sizeof *s->taint);
-    memset(s->data, FC_STALE, size);
+    fill_slot(s, run, 2 * model_granule);
 }
 
 /* Unmap granule i of a run slot: the slot keeps the other's bytes only
@@ -711,13 +717,7 @@ static void op_alloc(checker *c, const op *o)
     expect_rc(c, "cuMemAlloc", r, want); /* a failed allocation taints nothing and is no event */
     if (r != CUDA_SUCCESS)
         return;
-    slot *s = &c->s[sl];
-    s->live = true;
-    s->base = p;
-    s->size = size;
-    s->data = malloc(size);
-    s->taint = calloc(size, sizeof *s->taint);
-    memset(s->data, FC_STALE, size);
+    fill_slot(&c->s[sl], p, size);
 }
 
 static void drop_slot(slot *s)
