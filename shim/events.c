@@ -46,7 +46,9 @@
 #define CT_BACKTRACE_MAX 24
 
 static ct_sink stderr_sink, log_sink, report_sink;
-static char log_template[CT_PATH_MAX]; /* CUTAINT_LOG_FILE before %p expansion */
+/* CUTAINT_LOG_FILE and CUTAINT_REPORT before %p expansion: a forked child
+ * expands them anew. */
+static char log_template[CT_PATH_MAX], report_template[CT_PATH_MAX];
 static atomic_bool start_written;
 static atomic_uint refusals_logged;
 static atomic_uint repeats_logged;
@@ -90,6 +92,7 @@ void ct_events_stderr_at_load(void)
 void ct_events_keep_templates(void)
 {
     memcpy(log_template, ct_g.cfg.log_file, sizeof log_template);
+    memcpy(report_template, ct_g.cfg.report, sizeof report_template);
 }
 
 void ct_events_configure(void)
@@ -229,9 +232,7 @@ void ct_event_start(int driver_version)
     emit(&j);
 }
 
-/* The child writes its own start event when it calls the driver, into its
- * own report when the path has %p (opened then), else the parent's. */
-/* The same for the log: a %p in its path names the child's own file. */
+/* In a forked child: a %p in a sink's path names the child's own file. */
 static void sink_after_fork(ct_sink *s, const char *tmpl, char *path, size_t cap)
 {
     ct_sink_atfork_child(s);
@@ -243,6 +244,9 @@ static void sink_after_fork(ct_sink *s, const char *tmpl, char *path, size_t cap
     ct_sink_init(s, path);
 }
 
+/* The child writes its own start event when it calls the driver, into its
+ * own report and log when the paths have %p (opened then), else the
+ * parent's. */
 void ct_events_after_fork(void)
 {
     thread_id = 0;
@@ -251,7 +255,7 @@ void ct_events_after_fork(void)
     if (strstr(log_template, "%p"))
         atomic_store(&log_refused, false);
     sink_after_fork(&log_sink, log_template, ct_g.cfg.log_file, sizeof ct_g.cfg.log_file);
-    sink_after_fork(&report_sink, ct_g.report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
+    sink_after_fork(&report_sink, report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
 }
 
 /* Host frames of the failing call, outside this library, symbolised with

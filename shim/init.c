@@ -199,7 +199,6 @@ static void load(void)
         return;
     }
     resolve_paths();
-    memcpy(ct_g.report_template, ct_g.cfg.report, sizeof ct_g.report_template);
     ct_events_keep_templates();
     expand_path(ct_g.cfg.log_file, "CUTAINT_LOG_FILE");
     expand_path(ct_g.cfg.report, "CUTAINT_REPORT");

@@ -153,7 +153,6 @@ typedef struct ct_shim {
     atomic_uint_fast64_t skips;
     atomic_uint_fast64_t refused_reads;
     atomic_uint_fast64_t failed_reads; /* reads to the host the driver (or CUTAINT_INJECT) failed */
-    char report_template[CT_PATH_MAX]; /* CUTAINT_REPORT before %p expansion */
 } ct_shim;
 
 extern ct_shim ct_g;
@@ -426,7 +425,8 @@ void ct_kernels_atfork_child(void);
 /* ---- events.c ---------------------------------------------------------- */
 /* At load, first: fd 2 as it is now is the process's stderr. */
 void ct_events_stderr_at_load(void);
-/* At load: the log's path before %p expansion (a fork expands it anew). */
+/* At load: the log's and the report's paths before %p expansion (a fork
+ * expands them anew). */
 void ct_events_keep_templates(void);
 /* At load, the paths expanded: the sinks of the log and the report. */
 void ct_events_configure(void);
