@@ -314,7 +314,8 @@ static unsigned shape_ranges_needed(const ct_shape *s)
     return rows == 1 || s->pitch == s->width || rows > CT_CALL_RANGES ? 1 : (unsigned)rows;
 }
 
-/* The n ranges of shape_ranges_needed(s) into out. */
+/* The n ranges of shape_ranges_needed(s) into out: the bounding span, or
+ * the rows (ct_shape_rows, the one row walk). */
 static void shape_ranges(const ct_shape *s, ct_range *out, unsigned n)
 {
     if (n == 0)
@@ -324,10 +325,7 @@ static void shape_ranges(const ct_shape *s, ct_range *out, unsigned n)
         out[0] = (ct_range){s->addr, last_row + s->width};
         return;
     }
-    unsigned i = 0;
-    for (uint64_t z = 0; z < s->depth; z++)
-        for (uint64_t y = 0; y < s->height; y++)
-            out[i++] = (ct_range){s->addr + z * s->slice + y * s->pitch, s->width};
+    ct_shape_rows(s, 0, out, n);
 }
 
 /* Room for n ranges: `few` for up to CT_CALL_INLINE_RANGES, else the
