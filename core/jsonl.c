@@ -1,5 +1,6 @@
 /*
- * jsonl.c - one report event as one line of JSON in a caller's buffer.
+ * jsonl.c - one line of JSON in a caller's buffer: a bounded report event,
+ * or a streamed object handed out piece by piece.
  *
  * Owns: escaping, the event envelope, and the room accounting that keeps a
  * line valid whatever is thrown at it.
@@ -11,8 +12,12 @@
  * - A member is written whole or not at all, except a string value, which
  *   is cut at a character boundary and ends in "..." (the line stays valid
  *   JSON and says it was cut).  Either way j->full records the loss.
+ * - A streamed line (j->flush) makes room by handing out what it holds, so
+ *   nothing is ever cut or rolled back there: a piece is at most 32 bytes
+ *   and the buffer holds at least CT_JSONL_MIN_CAP.
  * - Valid UTF-8 passes through; every invalid byte becomes \ufffd; '"',
- *   '\\' and control characters are escaped.
+ *   '\\' and control characters (C0, DEL and C1) are escaped, so a line
+ *   printed raw (jq -r, a pager) cannot drive a terminal.
  * - Levels past CT_JSONL_DEPTH, or containers that did not fit, are
  *   "phantom": they swallow what is written into them and close silently,
  *   so open/close calls stay paired without writing anything unbalanced.
@@ -54,9 +59,19 @@ static size_t room(const ct_jsonl *j)
     return held < j->cap ? j->cap - held : 0;
 }
 
+/* Room for n more bytes; a streamed line hands out what it holds first. */
+static bool has_room(ct_jsonl *j, size_t n)
+{
+    if (n > room(j) && j->flush && j->len) {
+        j->flush(j->flush_arg, j->buf, j->len);
+        j->len = 0;
+    }
+    return n <= room(j);
+}
+
 static bool put(ct_jsonl *j, const char *s, size_t n)
 {
-    if (n > room(j))
+    if (!has_room(j, n))
         return false;
     memcpy(j->buf + j->len, s, n);
     j->len += n;
@@ -98,6 +113,17 @@ static size_t utf8_sequence(const unsigned char *s)
     return n;
 }
 
+/* \u00XX for a control code (C0, DEL or C1), skipping its `len` bytes. */
+static size_t escape_control(const char **s, unsigned code, size_t len, char out[6])
+{
+    static const char hex[] = "0123456789abcdef";
+    memcpy(out, "\\u00", 4);
+    out[4] = hex[code >> 4];
+    out[5] = hex[code & 0xf];
+    *s += len;
+    return 6;
+}
+
 /* The JSON form of the character at *s: written to out (<= 6 bytes),
  * returns its length and advances *s. */
 static size_t escape_one(const char **s, char out[6])
@@ -111,20 +137,16 @@ static size_t escape_one(const char **s, char out[6])
         (*s)++;
         return 2;
     }
-    if (*c < 0x20 || *c == 0x7f) {
-        static const char hex[] = "0123456789abcdef";
-        memcpy(out, "\\u00", 4);
-        out[4] = hex[*c >> 4];
-        out[5] = hex[*c & 0xf];
-        (*s)++;
-        return 6;
-    }
+    if (*c < 0x20 || *c == 0x7f)
+        return escape_control(s, *c, 1, out);
     size_t n = utf8_sequence(c);
     if (n == 0) {
         memcpy(out, "\\ufffd", 6);
         (*s)++;
         return 6;
     }
+    if (c[0] == 0xC2 && c[1] < 0xA0) /* a C1 control: a terminal may act on it raw */
+        return escape_control(s, c[1], 2, out);
     memcpy(out, c, n);
     *s += n;
     return n;
@@ -135,13 +157,13 @@ static size_t escape_one(const char **s, char out[6])
 static bool put_string(ct_jsonl *j, const char *s, bool may_cut)
 {
     size_t tail = may_cut ? sizeof CUT_MARK - 1 : 1;
-    if (room(j) < 1 + tail)
+    if (!has_room(j, 1 + tail))
         return false;
     put(j, "\"", 1);
     while (*s) {
         char piece[6];
         size_t n = escape_one(&s, piece);
-        if (n + tail > room(j)) {
+        if (!has_room(j, n + tail)) {
             if (!may_cut)
                 return false;
             j->full = true;
@@ -183,6 +205,7 @@ static bool put_member_head(ct_jsonl *j, const char *key)
         if (put_member_head((j), (key)) && (write_value)) {                    \
             (j)->first[(j)->depth - 1] = false;                                \
         } else {                                                               \
+            assert(!(j)->flush && "a streamed line never runs out of room");  \
             (j)->len = mark_;                                                  \
             (j)->full = true;                                                  \
         }                                                                      \
@@ -226,6 +249,11 @@ void ct_jsonl_hex(ct_jsonl *j, const char *key, uint64_t value)
     MEMBER(j, key, put_number(j, "\"0x%" PRIx64 "\"", value));
 }
 
+void ct_jsonl_null(ct_jsonl *j, const char *key)
+{
+    MEMBER(j, key, put_str(j, "null"));
+}
+
 /* ---- containers ------------------------------------------------------- */
 
 static void push_level(ct_jsonl *j, char closer)
@@ -240,7 +268,7 @@ static void push_level(ct_jsonl *j, char closer)
 static bool put_opener(ct_jsonl *j, const char *opener)
 {
     /* The opener and the closer it will need must both fit. */
-    return j->depth < CT_JSONL_DEPTH && room(j) >= 2 && put(j, opener, 1);
+    return has_room(j, 2) && put(j, opener, 1);
 }
 
 static void open_container(ct_jsonl *j, const char *key, const char *opener, char closer)
@@ -248,6 +276,11 @@ static void open_container(ct_jsonl *j, const char *key, const char *opener, cha
     if (j->depth == 0)
         return; /* no line open */
     bool opened = false;
+    if (j->depth >= CT_JSONL_DEPTH) { /* too deep: a phantom level, nothing written */
+        j->full = true;
+        push_level(j, '\0');
+        return;
+    }
     MEMBER(j, key, (opened = put_opener(j, opener)));
     if (!opened)
         j->full = true;
@@ -279,22 +312,38 @@ void ct_jsonl_close(ct_jsonl *j)
 
 /* ---- the envelope ----------------------------------------------------- */
 
-void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns,
-                    long pid)
+/* Opens '{'.  It, its closer and the tail must fit, or no line is opened
+ * (depth 0: every later call is a no-op and the line is empty). */
+static bool open_line(ct_jsonl *j, char *buf, size_t cap)
 {
     memset(j, 0, sizeof *j);
     j->buf = buf;
     j->cap = buf ? cap : 0;
-    /* '{', its closer and the tail must fit, or no line is opened (depth 0:
-     * every later call is a no-op and the line is empty). */
     if (j->cap < 1 + 1 + TAIL) {
         j->full = true;
         if (j->cap)
             j->buf[0] = '\0';
-        return;
+        return false;
     }
     j->buf[j->len++] = '{';
     push_level(j, '}');
+    return true;
+}
+
+void ct_jsonl_begin_stream(ct_jsonl *j, char *buf, size_t cap, ct_jsonl_flush flush, void *arg)
+{
+    assert(cap >= CT_JSONL_MIN_CAP && flush);
+    if (open_line(j, buf, cap)) {
+        j->flush = flush;
+        j->flush_arg = arg;
+    }
+}
+
+void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns,
+                    long pid)
+{
+    if (!open_line(j, buf, cap))
+        return;
     uint64_t magnitude = time_ns < 0 ? 0 - (uint64_t)time_ns : (uint64_t)time_ns;
     ct_jsonl_str(j, "event", event);
     MEMBER(j, "time", put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "",
@@ -313,5 +362,9 @@ size_t ct_jsonl_end(ct_jsonl *j)
     j->buf[j->len++] = '\n';
     j->buf[j->len] = '\0';
     j->depth = 0;
-    return j->len;
+    if (!j->flush)
+        return j->len;
+    j->flush(j->flush_arg, j->buf, j->len);
+    j->len = 0;
+    return 0;
 }

@@ -328,19 +328,25 @@ Test(jsonl, nesting_past_the_depth_limit_stays_balanced)
 {
     ct_jsonl j;
     ct_jsonl_begin(&j, buf, sizeof buf, "e", 0, 1);
-    for (int i = 0; i < 12; i++)
+    for (int i = 0; i < CT_JSONL_DEPTH + 4; i++)
         ct_jsonl_open_array(&j, "a");
     ct_jsonl_int(&j, NULL, 1);
-    for (int i = 0; i < 12; i++)
+    for (int i = 0; i < CT_JSONL_DEPTH + 4; i++)
         ct_jsonl_close(&j);
     ct_jsonl_int(&j, "after", 2);
     ct_jsonl_close(&j); /* one too many: the envelope stays open */
     ct_jsonl_end(&j);
     cr_assert(valid_line(buf), "%s", buf);
     cr_assert(j.full);
-    /* The envelope and 7 arrays are real (CT_JSONL_DEPTH 8); deeper levels
+    /* The envelope and CT_JSONL_DEPTH - 1 arrays are real; deeper levels
      * and what is written into them are dropped. */
-    cr_assert(strstr(buf, "\"a\":[[[[[[[]]]]]]],\"after\":2}\n"), "%s", buf);
+    char want[128] = "\"a\":";
+    for (int i = 0; i < CT_JSONL_DEPTH - 1; i++)
+        strcat(want, "[");
+    for (int i = 0; i < CT_JSONL_DEPTH - 1; i++)
+        strcat(want, "]");
+    strcat(want, ",\"after\":2}\n");
+    cr_assert(strstr(buf, want), "%s", buf);
 }
 
 Test(jsonl, end_twice_and_calls_after_end_are_harmless)
@@ -353,4 +359,62 @@ Test(jsonl, end_twice_and_calls_after_end_are_harmless)
     ct_jsonl_close(&j);
     cr_assert_eq(ct_jsonl_end(&j), n);
     cr_assert(valid_line(buf));
+}
+
+/* ---- a streamed line ------------------------------------------------- */
+
+typedef struct collected {
+    char text[1 << 16];
+    size_t len, pieces;
+} collected;
+
+static void collect(void *arg, const char *piece, size_t len)
+{
+    collected *c = arg;
+    cr_assert(c->len + len < sizeof c->text);
+    memcpy(c->text + c->len, piece, len);
+    c->len += len;
+    c->text[c->len] = '\0';
+    c->pieces++;
+}
+
+Test(jsonl, a_streamed_line_far_larger_than_its_buffer_is_whole_and_uncut)
+{
+    static collected out;
+    char small[CT_JSONL_MIN_CAP];
+    char name[3000];
+    for (size_t i = 0; i + 1 < sizeof name; i++)
+        name[i] = (char)('a' + i % 26);
+    name[sizeof name - 1] = '\0';
+    ct_jsonl j;
+    ct_jsonl_begin_stream(&j, small, sizeof small, collect, &out);
+    ct_jsonl_open_array(&j, "processes");
+    for (int p = 0; p < 50; p++) {
+        ct_jsonl_open_object(&j, NULL);
+        ct_jsonl_int(&j, "pid", p);
+        ct_jsonl_str(&j, "hostile", hostile);
+        ct_jsonl_null(&j, "exit");
+        ct_jsonl_close(&j);
+    }
+    ct_jsonl_close(&j);
+    ct_jsonl_str(&j, "name", name);
+    cr_assert_eq(ct_jsonl_end(&j), 0);
+    cr_assert(!j.full, "nothing is cut from a streamed line");
+    cr_assert(out.pieces > 50, "it went out in pieces (%zu)", out.pieces);
+    cr_assert(valid_line(out.text), "%s", out.text);
+    cr_assert(strstr(out.text, name), "the long value is whole");
+    cr_assert(strstr(out.text, "{\"pid\":49,\"hostile\":\"kernel<\\\"\\\\\\n\\ufffd"), "%.200s", out.text);
+    cr_assert(strstr(out.text, "\"exit\":null}]"));
+    cr_assert_eq(out.text[0], '{');
+    cr_assert_eq(out.text[out.len - 1], '\n');
+}
+
+Test(jsonl, c1_controls_are_escaped_so_a_raw_print_cannot_drive_a_terminal)
+{
+    ct_jsonl j;
+    ct_jsonl_begin(&j, buf, sizeof buf, "e", 0, 1);
+    ct_jsonl_str(&j, "k", "a\xc2\x9b" "2J\xc2\x85z\xc2\xa0");
+    ct_jsonl_end(&j);
+    cr_assert(valid_line(buf), "%s", buf);
+    cr_assert(strstr(buf, "\"k\":\"a\\u009b2J\\u0085z\xc2\xa0\""), "C1 escaped, U+00A0 kept: %s", buf);
 }
