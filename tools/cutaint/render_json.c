@@ -7,257 +7,203 @@
  *    "totals":{..}}
  *
  * Owns: the summary's schema (documented in README.md).  Invariants: the
- * output is valid JSON (strings through ct_put_json); keys are fixed
- * literals; absent optional values are null, never missing, so consumers
- * need no existence checks.
+ * output is valid JSON, written by core's one JSON writer (jsonl.h,
+ * streamed: the summary has no size limit and nothing in it is cut); keys
+ * are fixed literals; absent optional values are null, never missing, so
+ * consumers need no existence checks.
  */
 #include "render.h"
 
-#include "textout.h"
+#include "jsonl.h"
 
 #include <inttypes.h>
 
-/* A tiny writer: tracks whether a comma is due at each depth. */
-#define JW_DEPTH 12 /* the summary nests 8 deep */
-
-typedef struct jw {
-    FILE *out;
-    int depth;
-    bool first[JW_DEPTH];
-} jw;
-
-static void jw_key(jw *w, const char *key)
+static void to_file(void *out, const char *piece, size_t len)
 {
-    if (!w->first[w->depth])
-        fputc(',', w->out);
-    w->first[w->depth] = false;
-    if (key)
-        fprintf(w->out, "\"%s\":", key);
+    fwrite(piece, 1, len, out);
 }
 
-static void jw_open(jw *w, const char *key, char bracket)
+static void strv(ct_jsonl *j, const char *key, const ct_strv *v)
 {
-    jw_key(w, key);
-    fputc(bracket, w->out);
-    w->first[++w->depth] = true;
-}
-
-static void jw_close(jw *w, char bracket)
-{
-    w->depth--;
-    fputc(bracket, w->out);
-}
-
-static void jw_str(jw *w, const char *key, const char *value)
-{
-    jw_key(w, key);
-    ct_put_json(w->out, value);
-}
-
-static void jw_int(jw *w, const char *key, int64_t value)
-{
-    jw_key(w, key);
-    fprintf(w->out, "%" PRId64, value);
-}
-
-static void jw_uint(jw *w, const char *key, uint64_t value)
-{
-    jw_key(w, key);
-    fprintf(w->out, "%" PRIu64, value);
-}
-
-static void jw_bool(jw *w, const char *key, bool value)
-{
-    jw_key(w, key);
-    fputs(value ? "true" : "false", w->out);
-}
-
-static void jw_null(jw *w, const char *key)
-{
-    jw_key(w, key);
-    fputs("null", w->out);
-}
-
-static void jw_strv(jw *w, const char *key, const ct_strv *v)
-{
-    jw_open(w, key, '[');
+    ct_jsonl_open_array(j, key);
     for (size_t i = 0; i < v->n; i++)
-        jw_str(w, NULL, v->v[i]);
-    jw_close(w, ']');
+        ct_jsonl_str(j, NULL, v->v[i]);
+    ct_jsonl_close(j);
 }
 
-static void jw_dims(jw *w, const char *key, bool has, const int64_t d[3])
+static void dims(ct_jsonl *j, const char *key, bool has, const int64_t d[3])
 {
     if (!has) {
-        jw_null(w, key);
+        ct_jsonl_null(j, key);
         return;
     }
-    jw_open(w, key, '[');
+    ct_jsonl_open_array(j, key);
     for (int i = 0; i < 3; i++)
-        jw_int(w, NULL, d[i]);
-    jw_close(w, ']');
+        ct_jsonl_int(j, NULL, d[i]);
+    ct_jsonl_close(j);
 }
 
 /* ---- the model -------------------------------------------------------------- */
 
-static void counts(jw *w, const char *key, const ct_counts *c)
+static void counts(ct_jsonl *j, const char *key, const ct_counts *c)
 {
-    jw_open(w, key, '{');
-    jw_uint(w, "failures", c->failures);
-    jw_uint(w, "occurrences", c->occurrences);
-    jw_uint(w, "skips", c->skips);
-    jw_uint(w, "skipped_copies", c->skipped_copies);
-    jw_uint(w, "refused_reads", c->refused_reads);
-    jw_close(w, '}');
+    ct_jsonl_open_object(j, key);
+    ct_jsonl_uint(j, "failures", c->failures);
+    ct_jsonl_uint(j, "occurrences", c->occurrences);
+    ct_jsonl_uint(j, "skips", c->skips);
+    ct_jsonl_uint(j, "skipped_copies", c->skipped_copies);
+    ct_jsonl_uint(j, "refused_reads", c->refused_reads);
+    ct_jsonl_close(j);
 }
 
-static void skip(jw *w, const ct_skip_group *g)
+static void skip(ct_jsonl *j, const ct_skip_group *g)
 {
-    jw_open(w, NULL, '{');
-    jw_str(w, "api", g->api);
-    jw_str(w, "kernel", g->kernel);
-    jw_uint(w, "count", g->count);
-    jw_int(w, "first_launch", g->first_launch);
-    jw_int(w, "last_launch", g->last_launch);
-    jw_str(w, "needed", g->needed);
-    jw_int(w, "produced", g->produced);
-    jw_close(w, '}');
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, "api", g->api);
+    ct_jsonl_str(j, "kernel", g->kernel);
+    ct_jsonl_uint(j, "count", g->count);
+    ct_jsonl_int(j, "first_launch", g->first_launch);
+    ct_jsonl_int(j, "last_launch", g->last_launch);
+    ct_jsonl_str(j, "needed", g->needed);
+    ct_jsonl_int(j, "produced", g->produced);
+    ct_jsonl_close(j);
 }
 
-static void refused_read(jw *w, const ct_read *rd)
+static void refused_read(ct_jsonl *j, const ct_read *rd)
 {
-    jw_open(w, NULL, '{');
-    jw_str(w, "api", rd->api);
-    jw_str(w, "address", rd->address);
-    jw_int(w, "bytes", rd->bytes);
-    jw_str(w, "error", rd->error);
-    jw_str(w, "returned", rd->returned);
-    jw_int(w, "code", rd->code);
-    jw_bool(w, "poisoned", rd->poisoned);
-    jw_open(w, "failures", '[');
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, "api", rd->api);
+    ct_jsonl_str(j, "address", rd->address);
+    ct_jsonl_int(j, "bytes", rd->bytes);
+    ct_jsonl_str(j, "error", rd->error);
+    ct_jsonl_str(j, "returned", rd->returned);
+    ct_jsonl_int(j, "code", rd->code);
+    ct_jsonl_bool(j, "poisoned", rd->poisoned);
+    ct_jsonl_open_array(j, "failures");
     for (size_t i = 0; i < rd->n_failures; i++)
-        jw_int(w, NULL, rd->failures[i]);
-    jw_close(w, ']');
-    jw_strv(w, "path", &rd->path);
-    jw_close(w, '}');
+        ct_jsonl_int(j, NULL, rd->failures[i]);
+    ct_jsonl_close(j);
+    strv(j, "path", &rd->path);
+    ct_jsonl_close(j);
 }
 
-static void failure(jw *w, const ct_failure *f)
+static void failure(ct_jsonl *j, const ct_failure *f)
 {
-    jw_open(w, NULL, '{');
-    jw_int(w, "id", f->id);
-    jw_bool(w, "described", f->described);
-    jw_str(w, "api", f->api);
-    jw_str(w, "kernel", f->kernel);
-    jw_str(w, "error", f->error);
-    jw_int(w, "code", f->code);
-    jw_int(w, "launch", f->launch);
-    jw_dims(w, "grid", f->has_dims, f->grid);
-    jw_dims(w, "block", f->has_dims, f->block);
-    jw_str(w, "stream", f->stream);
-    jw_int(w, "thread", f->thread);
-    jw_bool(w, "injected", f->injected);
-    jw_uint(w, "occurrences", f->occurrences);
-    jw_int(w, "last_launch", f->last_launch > f->launch ? f->last_launch : f->launch);
-    jw_str(w, "repro", f->repro);
-    jw_strv(w, "backtrace", &f->backtrace);
-    jw_open(w, "skips", '[');
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_int(j, "id", f->id);
+    ct_jsonl_bool(j, "described", f->described);
+    ct_jsonl_str(j, "api", f->api);
+    ct_jsonl_str(j, "kernel", f->kernel);
+    ct_jsonl_str(j, "error", f->error);
+    ct_jsonl_int(j, "code", f->code);
+    ct_jsonl_int(j, "launch", f->launch);
+    dims(j, "grid", f->has_dims, f->grid);
+    dims(j, "block", f->has_dims, f->block);
+    ct_jsonl_str(j, "stream", f->stream);
+    ct_jsonl_int(j, "thread", f->thread);
+    ct_jsonl_bool(j, "injected", f->injected);
+    ct_jsonl_uint(j, "occurrences", f->occurrences);
+    ct_jsonl_int(j, "last_launch", f->last_launch > f->launch ? f->last_launch : f->launch);
+    ct_jsonl_str(j, "repro", f->repro);
+    strv(j, "backtrace", &f->backtrace);
+    ct_jsonl_open_array(j, "skips");
     for (size_t i = 0; i < f->n_skips; i++)
-        skip(w, &f->skips[i]);
-    jw_close(w, ']');
-    jw_open(w, "refused_reads", '[');
+        skip(j, &f->skips[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_open_array(j, "refused_reads");
     for (size_t i = 0; i < f->n_reads; i++)
-        refused_read(w, &f->reads[i]);
-    jw_close(w, ']');
-    jw_close(w, '}');
+        refused_read(j, &f->reads[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_close(j);
 }
 
-static void probe(jw *w, const ct_probe *pr)
+static void probe(ct_jsonl *j, const ct_probe *pr)
 {
-    jw_open(w, NULL, '{');
-    jw_str(w, "after", pr->after);
-    jw_str(w, "error", pr->error);
-    jw_str(w, "result", pr->result);
-    jw_str(w, "verdict", pr->verdict);
-    jw_close(w, '}');
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, "after", pr->after);
+    ct_jsonl_str(j, "error", pr->error);
+    ct_jsonl_str(j, "result", pr->result);
+    ct_jsonl_str(j, "verdict", pr->verdict);
+    ct_jsonl_close(j);
 }
 
-static void exit_event(jw *w, const ct_process *p)
+static void exit_event(ct_jsonl *j, const ct_process *p)
 {
+    const char *key = "exit";
     if (!p->has_exit) {
-        jw_null(w, "exit");
+        ct_jsonl_null(j, key);
         return;
     }
-    jw_open(w, "exit", '{');
-    jw_int(w, "status", p->exit.status);
-    jw_int(w, "program_status", p->exit.program_status);
-    jw_close(w, '}');
+    ct_jsonl_open_object(j, key);
+    ct_jsonl_int(j, "status", p->exit.status);
+    ct_jsonl_int(j, "program_status", p->exit.program_status);
+    ct_jsonl_close(j);
 }
 
-static void process(jw *w, const ct_process *p)
+static void process(ct_jsonl *j, const ct_process *p)
 {
     ct_counts c = ct_process_counts(p);
-    jw_open(w, NULL, '{');
-    jw_int(w, "pid", p->pid);
-    jw_str(w, "report", p->file);
-    jw_strv(w, "argv", &p->argv);
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_int(j, "pid", p->pid);
+    ct_jsonl_str(j, "report", p->file);
+    strv(j, "argv", &p->argv);
     if (p->has_driver)
-        jw_int(w, "driver_version", p->driver_version);
+        ct_jsonl_int(j, "driver_version", p->driver_version);
     else
-        jw_null(w, "driver_version");
-    jw_str(w, "cutaint_version", p->cutaint_version);
-    jw_bool(w, "complete", p->has_exit);
-    exit_event(w, p);
-    jw_bool(w, "context_lost", p->context_lost);
-    jw_str(w, "context_lost_reason", p->lost_reason);
-    jw_bool(w, "context_lost_simulated", p->lost_simulated);
-    counts(w, "counts", &c);
-    jw_open(w, "failures", '[');
+        ct_jsonl_null(j, "driver_version");
+    ct_jsonl_str(j, "cutaint_version", p->cutaint_version);
+    ct_jsonl_bool(j, "complete", p->has_exit);
+    exit_event(j, p);
+    ct_jsonl_bool(j, "context_lost", p->context_lost);
+    ct_jsonl_str(j, "context_lost_reason", p->lost_reason);
+    ct_jsonl_bool(j, "context_lost_simulated", p->lost_simulated);
+    counts(j, "counts", &c);
+    ct_jsonl_open_array(j, "failures");
     for (size_t i = 0; i < p->n_failures; i++)
-        failure(w, &p->failures[i]);
-    jw_close(w, ']');
-    jw_open(w, "probes", '[');
+        failure(j, &p->failures[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_open_array(j, "probes");
     for (size_t i = 0; i < p->n_probes; i++)
-        probe(w, &p->probes[i]);
-    jw_close(w, ']');
-    jw_close(w, '}');
+        probe(j, &p->probes[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_close(j);
 }
 
-static void file_note(jw *w, const ct_file_note *n)
+static void file_note(ct_jsonl *j, const ct_file_note *n)
 {
-    jw_open(w, NULL, '{');
-    jw_str(w, "path", n->path);
-    jw_uint(w, "lines", n->lines);
-    jw_uint(w, "corrupt", n->corrupt.count);
-    jw_uint(w, "malformed", n->malformed.count);
-    jw_uint(w, "too_long", n->too_long.count);
-    jw_uint(w, "unknown_events", n->unknown);
-    jw_bool(w, "truncated", n->truncated);
-    jw_int(w, "newer_format", n->newer_format);
-    jw_close(w, '}');
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, "path", n->path);
+    ct_jsonl_uint(j, "lines", n->lines);
+    ct_jsonl_uint(j, "corrupt", n->corrupt.count);
+    ct_jsonl_uint(j, "malformed", n->malformed.count);
+    ct_jsonl_uint(j, "too_long", n->too_long.count);
+    ct_jsonl_uint(j, "unknown_events", n->unknown);
+    ct_jsonl_bool(j, "truncated", n->truncated);
+    ct_jsonl_int(j, "newer_format", n->newer_format);
+    ct_jsonl_close(j);
 }
 
 void ct_render_json(FILE *out, const ct_report *r)
 {
-    jw w = { .out = out, .first = { true } };
+    char buf[4096];
+    ct_jsonl j;
     size_t lost = 0;
     ct_counts total = ct_report_counts(r);
-    jw_open(&w, NULL, '{');
-    jw_open(&w, "files", '[');
+    ct_jsonl_begin_stream(&j, buf, sizeof buf, to_file, out);
+    ct_jsonl_open_array(&j, "files");
     for (size_t i = 0; i < r->n_files; i++)
-        file_note(&w, &r->files[i]);
-    jw_close(&w, ']');
-    jw_open(&w, "processes", '[');
+        file_note(&j, &r->files[i]);
+    ct_jsonl_close(&j);
+    ct_jsonl_open_array(&j, "processes");
     for (size_t i = 0; i < r->n_procs; i++) {
-        process(&w, &r->procs[i]);
+        process(&j, &r->procs[i]);
         lost += r->procs[i].context_lost;
     }
-    jw_close(&w, ']');
-    jw_open(&w, "totals", '{');
-    jw_uint(&w, "processes", r->n_procs);
-    jw_uint(&w, "contexts_lost", lost);
-    jw_close(&w, '}');
-    counts(&w, "counts", &total);
-    jw_close(&w, '}');
-    fputc('\n', out);
+    ct_jsonl_close(&j);
+    ct_jsonl_open_object(&j, "totals");
+    ct_jsonl_uint(&j, "processes", r->n_procs);
+    ct_jsonl_uint(&j, "contexts_lost", lost);
+    ct_jsonl_close(&j);
+    counts(&j, "counts", &total);
+    ct_jsonl_end(&j);
 }

@@ -75,26 +75,3 @@ void ct_put_dot(FILE *out, const char *s)
 {
     put_visible(out, s ? s : "", true);
 }
-
-void ct_put_json(FILE *out, const char *s)
-{
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        uint32_t cp;
-        size_t len = decode(p, &cp);
-        if (len == 0)
-            fputs("\\ufffd", out);
-        else if (cp == '"' || cp == '\\')
-            fprintf(out, "\\%c", (char)cp);
-        else if (is_control(cp))
-            fprintf(out, "\\u%04x", (unsigned)cp);
-        else
-            fwrite(p, 1, len, out);
-        p += len ? len : 1;
-    }
-    fputc('"', out);
-}
