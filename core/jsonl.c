@@ -28,6 +28,8 @@
  */
 #include "jsonl.h"
 
+#include "schema.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -345,10 +347,10 @@ void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64
     if (!open_line(j, buf, cap))
         return;
     uint64_t magnitude = time_ns < 0 ? 0 - (uint64_t)time_ns : (uint64_t)time_ns;
-    ct_jsonl_str(j, "event", event);
-    MEMBER(j, "time", put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "",
+    ct_jsonl_str(j, CT_KEY(envelope, event, STR), event);
+    MEMBER(j, CT_KEY(envelope, time, NUM), put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "",
                                  magnitude / 1000000000u, magnitude % 1000000000u / 1000u));
-    ct_jsonl_int(j, "pid", pid);
+    ct_jsonl_int(j, CT_KEY(envelope, pid, INT), pid);
 }
 
 size_t ct_jsonl_end(ct_jsonl *j)

@@ -38,6 +38,7 @@
 #include "errnames.h"
 #include "files.h"
 #include "jsonl.h"
+#include "schema.h"
 #include "shim.h"
 
 #define CT_REFUSALS_SHOWN 10
@@ -196,10 +197,16 @@ static void emit(ct_jsonl *j)
     tell_sink_trouble(&report_sink, r, "CUTAINT_REPORT", "no report will be written");
 }
 
+/* A key two records share, checked against both. */
+#define CT_KEY_OF_BOTH(a, b, key, shape) (0 ? CT_KEY(a, key, shape) : CT_KEY(b, key, shape))
+
+/* A failure's error, as failure, repeat and refused_read events name it. */
+#define ERROR_KEY(key, shape) (0 ? CT_KEY(refused_read, key, shape) : CT_KEY_OF_BOTH(failure, repeat, key, shape))
+
 static void error_fields(ct_jsonl *j, int code)
 {
-    ct_jsonl_str(j, "error", ct_cu_error_name((CUresult)code));
-    ct_jsonl_int(j, "code", code);
+    ct_jsonl_str(j, ERROR_KEY(error, STR), ct_cu_error_name((CUresult)code));
+    ct_jsonl_int(j, ERROR_KEY(code, INT), code);
 }
 
 static void dims(ct_jsonl *j, const char *key, const uint32_t d[3])
@@ -217,18 +224,18 @@ void ct_event_start(int driver_version)
     ct_metrics_start(driver_version);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "start"))
+    if (!begin(&j, buf, CT_EVENT(start)))
         return;
-    ct_jsonl_open_array(&j, "argv");
+    ct_jsonl_open_array(&j, CT_KEY(start, argv, STRS));
     for (int i = 0; i < saved_argc && saved_argv && saved_argv[i]; i++)
         ct_jsonl_str(&j, NULL, saved_argv[i]);
     ct_jsonl_close(&j);
     if (driver_version)
-        ct_jsonl_int(&j, "driver_version", driver_version);
+        ct_jsonl_int(&j, CT_KEY(start, driver_version, INT), driver_version);
     else
-        ct_jsonl_str(&j, "driver_version", NULL);
-    ct_jsonl_str(&j, "cutaint_version", CT_VERSION);
-    ct_jsonl_int(&j, "format_version", CT_REPORT_FORMAT_VERSION);
+        ct_jsonl_null(&j, CT_KEY(start, driver_version, INT));
+    ct_jsonl_str(&j, CT_KEY(start, cutaint_version, STR), CT_VERSION);
+    ct_jsonl_int(&j, CT_KEY(start, format_version, INT), CT_REPORT_FORMAT_VERSION);
     emit(&j);
 }
 
@@ -266,7 +273,7 @@ static void backtrace_field(ct_jsonl *j)
     int n = backtrace(frames, CT_BACKTRACE_MAX);
     Dl_info self;
     dladdr((void *)backtrace_field, &self);
-    ct_jsonl_open_array(j, "backtrace");
+    ct_jsonl_open_array(j, CT_KEY(failure, backtrace, STRS));
     for (int i = 0; i < n; i++) {
         Dl_info info;
         char frame[512];
@@ -296,16 +303,16 @@ static void repro_field(ct_jsonl *j, uint64_t seq)
                      (unsigned long long)(seq - 1));
     for (int i = 0; i < saved_argc && saved_argv && saved_argv[i] && n > 0 && (size_t)n < sizeof line; i++)
         n += snprintf(line + n, sizeof line - (size_t)n, " %s", saved_argv[i]);
-    ct_jsonl_str(j, "repro", line);
+    ct_jsonl_str(j, CT_KEY(failure, repro, STR), line);
 }
 
 /* The work that failed, as failure and repeat events both name it. */
 static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
 {
-    ct_jsonl_str(j, "api", d->api);
-    ct_jsonl_str(j, "kernel", d->kernel);
+    ct_jsonl_str(j, CT_KEY_OF_BOTH(failure, repeat, api, STR), d->api);
+    ct_jsonl_str(j, CT_KEY_OF_BOTH(failure, repeat, kernel, STR), d->kernel);
     error_fields(j, d->error);
-    ct_jsonl_uint(j, "launch", d->launch_seq);
+    ct_jsonl_uint(j, CT_KEY_OF_BOTH(failure, repeat, launch, INT), d->launch_seq);
 }
 
 void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
@@ -321,17 +328,17 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     ct_metrics_failure_event(d->api, d->kernel, d->error);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "failure"))
+    if (!begin(&j, buf, CT_EVENT(failure)))
         return;
-    ct_jsonl_uint(&j, "id", id);
+    ct_jsonl_uint(&j, CT_KEY(failure, id, INT), id);
     work_fields(&j, d);
     if (d->kernel) {
-        dims(&j, "grid", d->grid);
-        dims(&j, "block", d->block);
+        dims(&j, CT_KEY(failure, grid, DIMS), d->grid);
+        dims(&j, CT_KEY(failure, block, DIMS), d->block);
     }
-    ct_jsonl_hex(&j, "stream", d->stream);
-    ct_jsonl_uint(&j, "thread", d->thread);
-    ct_jsonl_bool(&j, "injected", injected);
+    ct_jsonl_hex(&j, CT_KEY(failure, stream, HEX), d->stream);
+    ct_jsonl_uint(&j, CT_KEY(failure, thread, INT), d->thread);
+    ct_jsonl_bool(&j, CT_KEY(failure, injected, BOOL), injected);
     if (d->kernel && d->launch_seq)
         repro_field(&j, d->launch_seq);
     backtrace_field(&j);
@@ -371,14 +378,14 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
     ct_metrics_failure_event(d->api, d->kernel, d->error); /* each occurrence is failed work */
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "repeat"))
+    if (!begin(&j, buf, CT_EVENT(repeat)))
         return;
-    ct_jsonl_uint(&j, "failure", id);
+    ct_jsonl_uint(&j, CT_KEY(repeat, failure, INT), id);
     work_fields(&j, d);
-    ct_jsonl_uint(&j, "first_launch", occ->first_launch);
-    ct_jsonl_uint(&j, "occurrences", occ->count);
-    ct_jsonl_uint(&j, "thread", d->thread);
-    ct_jsonl_bool(&j, "injected", injected);
+    ct_jsonl_uint(&j, CT_KEY(repeat, first_launch, INT), occ->first_launch);
+    ct_jsonl_uint(&j, CT_KEY(repeat, occurrences, INT), occ->count);
+    ct_jsonl_uint(&j, CT_KEY(repeat, thread, INT), d->thread);
+    ct_jsonl_bool(&j, CT_KEY(repeat, injected, BOOL), injected);
     emit(&j);
 }
 
@@ -389,19 +396,19 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
     ct_metrics_skip_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "skip"))
+    if (!begin(&j, buf, CT_EVENT(skip)))
         return;
-    ct_jsonl_uint(&j, "failure", root);
-    ct_jsonl_str(&j, "api", s->api);
-    ct_jsonl_str(&j, "kernel", s->kernel);
-    ct_jsonl_uint(&j, "launch", s->launch_seq);
-    ct_jsonl_hex(&j, "needed", s->needed);
+    ct_jsonl_uint(&j, CT_KEY(skip, failure, INT), root);
+    ct_jsonl_str(&j, CT_KEY(skip, api, STR), s->api);
+    ct_jsonl_str(&j, CT_KEY(skip, kernel, STR), s->kernel);
+    ct_jsonl_uint(&j, CT_KEY(skip, launch, INT), s->launch_seq);
+    ct_jsonl_hex(&j, CT_KEY(skip, needed, HEX), s->needed);
     if (s->graph) {
-        ct_jsonl_hex(&j, "graph", s->graph);
-        ct_jsonl_hex(&j, "node", s->node);
+        ct_jsonl_hex(&j, CT_KEY(skip, graph, HEX), s->graph);
+        ct_jsonl_hex(&j, CT_KEY(skip, node, HEX), s->node);
     }
-    ct_jsonl_uint(&j, "produced", s->produced);
-    ct_jsonl_uint(&j, "thread", s->thread);
+    ct_jsonl_uint(&j, CT_KEY(skip, produced, INT), s->produced);
+    ct_jsonl_uint(&j, CT_KEY(skip, thread, INT), s->thread);
     emit(&j);
 }
 
@@ -494,28 +501,28 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
     ct_metrics_refused_event(bytes);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "refused_read"))
+    if (!begin(&j, buf, CT_EVENT(refused_read)))
         return;
     const ct_failure_info *root = &r->failures[0];
-    ct_jsonl_str(&j, "api", api);
-    ct_jsonl_hex(&j, "address", addr);
-    ct_jsonl_uint(&j, "bytes", bytes);
-    ct_jsonl_open_array(&j, "failures");
+    ct_jsonl_str(&j, CT_KEY(refused_read, api, STR), api);
+    ct_jsonl_hex(&j, CT_KEY(refused_read, address, HEX), addr);
+    ct_jsonl_uint(&j, CT_KEY(refused_read, bytes, INT), bytes);
+    ct_jsonl_open_array(&j, CT_KEY(refused_read, failures, INTS));
     for (size_t i = 0; i < r->n_kept; i++)
         ct_jsonl_uint(&j, NULL, r->failures[i].id);
     ct_jsonl_close(&j);
-    ct_jsonl_uint(&j, "root", root->id);
+    ct_jsonl_uint(&j, CT_KEY(refused_read, root, INT), root->id);
     error_fields(&j, root->desc.error);
-    ct_jsonl_str(&j, "returned", ct_cu_error_name((CUresult)returned));
-    ct_jsonl_open_array(&j, "path");
+    ct_jsonl_str(&j, CT_KEY(refused_read, returned, STR), ct_cu_error_name((CUresult)returned));
+    ct_jsonl_open_array(&j, CT_KEY(refused_read, path, STRS));
     ct_jsonl_str(&j, NULL, subject(root));
     for (uint32_t i = 0; i < root->path_len; i++)
         ct_jsonl_str(&j, NULL, skip_subject(&root->skips[root->path[i]]));
     ct_jsonl_close(&j);
     if (root->path_cut)
-        ct_jsonl_bool(&j, "path_cut", true);
-    ct_jsonl_bool(&j, "poisoned", poisoned);
-    ct_jsonl_uint(&j, "thread", ct_thread_id());
+        ct_jsonl_bool(&j, CT_KEY(refused_read, path_cut, BOOL), true);
+    ct_jsonl_bool(&j, CT_KEY(refused_read, poisoned, BOOL), poisoned);
+    ct_jsonl_uint(&j, CT_KEY(refused_read, thread, INT), ct_thread_id());
     emit(&j);
 }
 
@@ -526,12 +533,12 @@ void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost
            lost ? "the context is lost" : "the failure was isolated");
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "probe"))
+    if (!begin(&j, buf, CT_EVENT(probe)))
         return;
-    ct_jsonl_str(&j, "after", after);
-    ct_jsonl_str(&j, "error", ct_cu_error_name(error));
-    ct_jsonl_str(&j, "result", probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe));
-    ct_jsonl_str(&j, "verdict", lost ? "context_lost" : "isolated");
+    ct_jsonl_str(&j, CT_KEY(probe, after, STR), after);
+    ct_jsonl_str(&j, CT_KEY(probe, error, STR), ct_cu_error_name(error));
+    ct_jsonl_str(&j, CT_KEY(probe, result, STR), probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe));
+    ct_jsonl_str(&j, CT_KEY(probe, verdict, STR), lost ? "context_lost" : "isolated");
     emit(&j);
 }
 
@@ -540,10 +547,10 @@ void ct_event_context_lost(const char *reason, bool simulated)
     ct_metrics_context_lost_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "context_lost"))
+    if (!begin(&j, buf, CT_EVENT(context_lost)))
         return;
-    ct_jsonl_str(&j, "reason", reason);
-    ct_jsonl_bool(&j, "simulated", simulated);
+    ct_jsonl_str(&j, CT_KEY(context_lost, reason, STR), reason);
+    ct_jsonl_bool(&j, CT_KEY(context_lost, simulated, BOOL), simulated);
     emit(&j);
 }
 
@@ -570,19 +577,19 @@ void ct_event_exit(int status, int program_status)
     bool metrics_written = ct_metrics_exit_event();
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
-    if (!begin(&j, buf, "exit"))
+    if (!begin(&j, buf, CT_EVENT(exit)))
         return;
-    ct_jsonl_int(&j, "status", status);
-    ct_jsonl_int(&j, "program_status", program_status);
-    ct_jsonl_uint(&j, "failures", atomic_load(&ct_g.failures));
-    ct_jsonl_uint(&j, "occurrences", atomic_load(&ct_g.occurrences));
-    ct_jsonl_uint(&j, "skips", atomic_load(&ct_g.skips));
-    ct_jsonl_uint(&j, "refused_reads", atomic_load(&ct_g.refused_reads));
-    ct_jsonl_uint(&j, "failed_reads", atomic_load(&ct_g.failed_reads));
-    ct_jsonl_bool(&j, "context_lost", ct_latch_is_set(ct_g.latch));
+    ct_jsonl_int(&j, CT_KEY(exit, status, INT), status);
+    ct_jsonl_int(&j, CT_KEY(exit, program_status, INT), program_status);
+    ct_jsonl_uint(&j, CT_KEY(exit, failures, INT), atomic_load(&ct_g.failures));
+    ct_jsonl_uint(&j, CT_KEY(exit, occurrences, INT), atomic_load(&ct_g.occurrences));
+    ct_jsonl_uint(&j, CT_KEY(exit, skips, INT), atomic_load(&ct_g.skips));
+    ct_jsonl_uint(&j, CT_KEY(exit, refused_reads, INT), atomic_load(&ct_g.refused_reads));
+    ct_jsonl_uint(&j, CT_KEY(exit, failed_reads, INT), atomic_load(&ct_g.failed_reads));
+    ct_jsonl_bool(&j, CT_KEY(exit, context_lost, BOOL), ct_latch_is_set(ct_g.latch));
     if (atomic_load(&ct_g.exit_interrupted)) {
-        ct_jsonl_bool(&j, "interrupted", true);
-        ct_jsonl_open_array(&j, "skipped");
+        ct_jsonl_bool(&j, CT_KEY(exit, interrupted, BOOL), true);
+        ct_jsonl_open_array(&j, CT_KEY(exit, skipped, STRS));
         if (atomic_load(&ct_g.exit_check_skipped))
             ct_jsonl_str(&j, NULL, "exit_check");
         if (!metrics_written)

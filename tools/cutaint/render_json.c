@@ -6,15 +6,17 @@
  *      {..,"skips":[..],"refused_reads":[..]}],"probes":[..],..}],
  *    "totals":{..}}
  *
- * Owns: the summary's schema (documented in README.md).  Invariants: the
- * output is valid JSON, written by core's one JSON writer (jsonl.h,
+ * Owns: writing the summary's objects (their fields are the summary_*
+ * records of core/schema.def, documented in docs/REPORT.md).  Invariants:
+ * the output is valid JSON, written by core's one JSON writer (jsonl.h,
  * streamed: the summary has no size limit and nothing in it is cut); keys
- * are fixed literals; absent optional values are null, never missing, so
- * consumers need no existence checks.
+ * are the table's (CT_KEY); absent optional values are null, never
+ * missing, so consumers need no existence checks.
  */
 #include "render.h"
 
 #include "jsonl.h"
+#include "schema.h"
 
 #include <inttypes.h>
 
@@ -48,69 +50,69 @@ static void dims(ct_jsonl *j, const char *key, bool has, const int64_t d[3])
 static void counts(ct_jsonl *j, const char *key, const ct_counts *c)
 {
     ct_jsonl_open_object(j, key);
-    ct_jsonl_uint(j, "failures", c->failures);
-    ct_jsonl_uint(j, "occurrences", c->occurrences);
-    ct_jsonl_uint(j, "skips", c->skips);
-    ct_jsonl_uint(j, "skipped_copies", c->skipped_copies);
-    ct_jsonl_uint(j, "refused_reads", c->refused_reads);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, failures, INT), c->failures);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, occurrences, INT), c->occurrences);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, skips, INT), c->skips);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, skipped_copies, INT), c->skipped_copies);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, refused_reads, INT), c->refused_reads);
     ct_jsonl_close(j);
 }
 
 static void skip(ct_jsonl *j, const ct_skip_group *g)
 {
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_str(j, "api", g->api);
-    ct_jsonl_str(j, "kernel", g->kernel);
-    ct_jsonl_uint(j, "count", g->count);
-    ct_jsonl_int(j, "first_launch", g->first_launch);
-    ct_jsonl_int(j, "last_launch", g->last_launch);
-    ct_jsonl_str(j, "needed", g->needed);
-    ct_jsonl_int(j, "produced", g->produced);
+    ct_jsonl_str(j, CT_KEY(summary_skip, api, STR), g->api);
+    ct_jsonl_str(j, CT_KEY(summary_skip, kernel, STR), g->kernel);
+    ct_jsonl_uint(j, CT_KEY(summary_skip, count, INT), g->count);
+    ct_jsonl_int(j, CT_KEY(summary_skip, first_launch, INT), g->first_launch);
+    ct_jsonl_int(j, CT_KEY(summary_skip, last_launch, INT), g->last_launch);
+    ct_jsonl_str(j, CT_KEY(summary_skip, needed, STR), g->needed);
+    ct_jsonl_int(j, CT_KEY(summary_skip, produced, INT), g->produced);
     ct_jsonl_close(j);
 }
 
 static void refused_read(ct_jsonl *j, const ct_read *rd)
 {
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_str(j, "api", rd->api);
-    ct_jsonl_str(j, "address", rd->address);
-    ct_jsonl_int(j, "bytes", rd->bytes);
-    ct_jsonl_str(j, "error", rd->error);
-    ct_jsonl_str(j, "returned", rd->returned);
-    ct_jsonl_int(j, "code", rd->code);
-    ct_jsonl_bool(j, "poisoned", rd->poisoned);
-    ct_jsonl_open_array(j, "failures");
+    ct_jsonl_str(j, CT_KEY(summary_read, api, STR), rd->api);
+    ct_jsonl_str(j, CT_KEY(summary_read, address, STR), rd->address);
+    ct_jsonl_int(j, CT_KEY(summary_read, bytes, INT), rd->bytes);
+    ct_jsonl_str(j, CT_KEY(summary_read, error, STR), rd->error);
+    ct_jsonl_str(j, CT_KEY(summary_read, returned, STR), rd->returned);
+    ct_jsonl_int(j, CT_KEY(summary_read, code, INT), rd->code);
+    ct_jsonl_bool(j, CT_KEY(summary_read, poisoned, BOOL), rd->poisoned);
+    ct_jsonl_open_array(j, CT_KEY(summary_read, failures, INTS));
     for (size_t i = 0; i < rd->n_failures; i++)
         ct_jsonl_int(j, NULL, rd->failures[i]);
     ct_jsonl_close(j);
-    strv(j, "path", &rd->path);
+    strv(j, CT_KEY(summary_read, path, STRS), &rd->path);
     ct_jsonl_close(j);
 }
 
 static void failure(ct_jsonl *j, const ct_failure *f)
 {
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_int(j, "id", f->id);
-    ct_jsonl_bool(j, "described", f->described);
-    ct_jsonl_str(j, "api", f->api);
-    ct_jsonl_str(j, "kernel", f->kernel);
-    ct_jsonl_str(j, "error", f->error);
-    ct_jsonl_int(j, "code", f->code);
-    ct_jsonl_int(j, "launch", f->launch);
-    dims(j, "grid", f->has_dims, f->grid);
-    dims(j, "block", f->has_dims, f->block);
-    ct_jsonl_str(j, "stream", f->stream);
-    ct_jsonl_int(j, "thread", f->thread);
-    ct_jsonl_bool(j, "injected", f->injected);
-    ct_jsonl_uint(j, "occurrences", f->occurrences);
-    ct_jsonl_int(j, "last_launch", f->last_launch > f->launch ? f->last_launch : f->launch);
-    ct_jsonl_str(j, "repro", f->repro);
-    strv(j, "backtrace", &f->backtrace);
-    ct_jsonl_open_array(j, "skips");
+    ct_jsonl_int(j, CT_KEY(summary_failure, id, INT), f->id);
+    ct_jsonl_bool(j, CT_KEY(summary_failure, described, BOOL), f->described);
+    ct_jsonl_str(j, CT_KEY(summary_failure, api, STR), f->api);
+    ct_jsonl_str(j, CT_KEY(summary_failure, kernel, STR), f->kernel);
+    ct_jsonl_str(j, CT_KEY(summary_failure, error, STR), f->error);
+    ct_jsonl_int(j, CT_KEY(summary_failure, code, INT), f->code);
+    ct_jsonl_int(j, CT_KEY(summary_failure, launch, INT), f->launch);
+    dims(j, CT_KEY(summary_failure, grid, DIMS), f->has_dims, f->grid);
+    dims(j, CT_KEY(summary_failure, block, DIMS), f->has_dims, f->block);
+    ct_jsonl_str(j, CT_KEY(summary_failure, stream, STR), f->stream);
+    ct_jsonl_int(j, CT_KEY(summary_failure, thread, INT), f->thread);
+    ct_jsonl_bool(j, CT_KEY(summary_failure, injected, BOOL), f->injected);
+    ct_jsonl_uint(j, CT_KEY(summary_failure, occurrences, INT), f->occurrences);
+    ct_jsonl_int(j, CT_KEY(summary_failure, last_launch, INT), f->last_launch > f->launch ? f->last_launch : f->launch);
+    ct_jsonl_str(j, CT_KEY(summary_failure, repro, STR), f->repro);
+    strv(j, CT_KEY(summary_failure, backtrace, STRS), &f->backtrace);
+    ct_jsonl_open_array(j, CT_KEY(summary_failure, skips, OBJS));
     for (size_t i = 0; i < f->n_skips; i++)
         skip(j, &f->skips[i]);
     ct_jsonl_close(j);
-    ct_jsonl_open_array(j, "refused_reads");
+    ct_jsonl_open_array(j, CT_KEY(summary_failure, refused_reads, OBJS));
     for (size_t i = 0; i < f->n_reads; i++)
         refused_read(j, &f->reads[i]);
     ct_jsonl_close(j);
@@ -120,23 +122,23 @@ static void failure(ct_jsonl *j, const ct_failure *f)
 static void probe(ct_jsonl *j, const ct_probe *pr)
 {
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_str(j, "after", pr->after);
-    ct_jsonl_str(j, "error", pr->error);
-    ct_jsonl_str(j, "result", pr->result);
-    ct_jsonl_str(j, "verdict", pr->verdict);
+    ct_jsonl_str(j, CT_KEY(summary_probe, after, STR), pr->after);
+    ct_jsonl_str(j, CT_KEY(summary_probe, error, STR), pr->error);
+    ct_jsonl_str(j, CT_KEY(summary_probe, result, STR), pr->result);
+    ct_jsonl_str(j, CT_KEY(summary_probe, verdict, STR), pr->verdict);
     ct_jsonl_close(j);
 }
 
 static void exit_event(ct_jsonl *j, const ct_process *p)
 {
-    const char *key = "exit";
+    const char *key = CT_KEY(summary_process, exit, OBJ);
     if (!p->has_exit) {
         ct_jsonl_null(j, key);
         return;
     }
     ct_jsonl_open_object(j, key);
-    ct_jsonl_int(j, "status", p->exit.status);
-    ct_jsonl_int(j, "program_status", p->exit.program_status);
+    ct_jsonl_int(j, CT_KEY(summary_exit, status, INT), p->exit.status);
+    ct_jsonl_int(j, CT_KEY(summary_exit, program_status, INT), p->exit.program_status);
     ct_jsonl_close(j);
 }
 
@@ -144,25 +146,25 @@ static void process(ct_jsonl *j, const ct_process *p)
 {
     ct_counts c = ct_process_counts(p);
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_int(j, "pid", p->pid);
-    ct_jsonl_str(j, "report", p->file);
-    strv(j, "argv", &p->argv);
+    ct_jsonl_int(j, CT_KEY(summary_process, pid, INT), p->pid);
+    ct_jsonl_str(j, CT_KEY(summary_process, report, STR), p->file);
+    strv(j, CT_KEY(summary_process, argv, STRS), &p->argv);
     if (p->has_driver)
-        ct_jsonl_int(j, "driver_version", p->driver_version);
+        ct_jsonl_int(j, CT_KEY(summary_process, driver_version, INT), p->driver_version);
     else
-        ct_jsonl_null(j, "driver_version");
-    ct_jsonl_str(j, "cutaint_version", p->cutaint_version);
-    ct_jsonl_bool(j, "complete", p->has_exit);
+        ct_jsonl_null(j, CT_KEY(summary_process, driver_version, INT));
+    ct_jsonl_str(j, CT_KEY(summary_process, cutaint_version, STR), p->cutaint_version);
+    ct_jsonl_bool(j, CT_KEY(summary_process, complete, BOOL), p->has_exit);
     exit_event(j, p);
-    ct_jsonl_bool(j, "context_lost", p->context_lost);
-    ct_jsonl_str(j, "context_lost_reason", p->lost_reason);
-    ct_jsonl_bool(j, "context_lost_simulated", p->lost_simulated);
-    counts(j, "counts", &c);
-    ct_jsonl_open_array(j, "failures");
+    ct_jsonl_bool(j, CT_KEY(summary_process, context_lost, BOOL), p->context_lost);
+    ct_jsonl_str(j, CT_KEY(summary_process, context_lost_reason, STR), p->lost_reason);
+    ct_jsonl_bool(j, CT_KEY(summary_process, context_lost_simulated, BOOL), p->lost_simulated);
+    counts(j, CT_KEY(summary_process, counts, OBJ), &c);
+    ct_jsonl_open_array(j, CT_KEY(summary_process, failures, OBJS));
     for (size_t i = 0; i < p->n_failures; i++)
         failure(j, &p->failures[i]);
     ct_jsonl_close(j);
-    ct_jsonl_open_array(j, "probes");
+    ct_jsonl_open_array(j, CT_KEY(summary_process, probes, OBJS));
     for (size_t i = 0; i < p->n_probes; i++)
         probe(j, &p->probes[i]);
     ct_jsonl_close(j);
@@ -172,14 +174,14 @@ static void process(ct_jsonl *j, const ct_process *p)
 static void file_note(ct_jsonl *j, const ct_file_note *n)
 {
     ct_jsonl_open_object(j, NULL);
-    ct_jsonl_str(j, "path", n->path);
-    ct_jsonl_uint(j, "lines", n->lines);
-    ct_jsonl_uint(j, "corrupt", n->corrupt.count);
-    ct_jsonl_uint(j, "malformed", n->malformed.count);
-    ct_jsonl_uint(j, "too_long", n->too_long.count);
-    ct_jsonl_uint(j, "unknown_events", n->unknown);
-    ct_jsonl_bool(j, "truncated", n->truncated);
-    ct_jsonl_int(j, "newer_format", n->newer_format);
+    ct_jsonl_str(j, CT_KEY(summary_file, path, STR), n->path);
+    ct_jsonl_uint(j, CT_KEY(summary_file, lines, INT), n->lines);
+    ct_jsonl_uint(j, CT_KEY(summary_file, corrupt, INT), n->corrupt.count);
+    ct_jsonl_uint(j, CT_KEY(summary_file, malformed, INT), n->malformed.count);
+    ct_jsonl_uint(j, CT_KEY(summary_file, too_long, INT), n->too_long.count);
+    ct_jsonl_uint(j, CT_KEY(summary_file, unknown_events, INT), n->unknown);
+    ct_jsonl_bool(j, CT_KEY(summary_file, truncated, BOOL), n->truncated);
+    ct_jsonl_int(j, CT_KEY(summary_file, newer_format, INT), n->newer_format);
     ct_jsonl_close(j);
 }
 
@@ -190,20 +192,20 @@ void ct_render_json(FILE *out, const ct_report *r)
     size_t lost = 0;
     ct_counts total = ct_report_counts(r);
     ct_jsonl_begin_stream(&j, buf, sizeof buf, to_file, out);
-    ct_jsonl_open_array(&j, "files");
+    ct_jsonl_open_array(&j, CT_KEY(summary, files, OBJS));
     for (size_t i = 0; i < r->n_files; i++)
         file_note(&j, &r->files[i]);
     ct_jsonl_close(&j);
-    ct_jsonl_open_array(&j, "processes");
+    ct_jsonl_open_array(&j, CT_KEY(summary, processes, OBJS));
     for (size_t i = 0; i < r->n_procs; i++) {
         process(&j, &r->procs[i]);
         lost += r->procs[i].context_lost;
     }
     ct_jsonl_close(&j);
-    ct_jsonl_open_object(&j, "totals");
-    ct_jsonl_uint(&j, "processes", r->n_procs);
-    ct_jsonl_uint(&j, "contexts_lost", lost);
+    ct_jsonl_open_object(&j, CT_KEY(summary, totals, OBJ));
+    ct_jsonl_uint(&j, CT_KEY(summary_totals, processes, INT), r->n_procs);
+    ct_jsonl_uint(&j, CT_KEY(summary_totals, contexts_lost, INT), lost);
     ct_jsonl_close(&j);
-    counts(&j, "counts", &total);
+    counts(&j, CT_KEY(summary, counts, OBJ), &total);
     ct_jsonl_end(&j);
 }

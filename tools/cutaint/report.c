@@ -13,6 +13,7 @@
 #include "jsonr.h"
 #include "util.h"
 #include "jsonl.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -216,49 +217,46 @@ static ct_failure *failure_for(ct_process *p, int64_t id)
 static void on_start(ct_process *p, const event_in *in)
 {
     p->has_start = true;
-    p->format_version = int_or(in, "format_version", 1);
-    get_strv(in, "argv", &p->argv);
-    p->has_driver = get_int(in, "driver_version", &p->driver_version);
-    p->cutaint_version = get_str(in, "cutaint_version");
+    p->format_version = int_or(in, CT_KEY(start, format_version, INT), 1);
+    get_strv(in, CT_KEY(start, argv, STRS), &p->argv);
+    p->has_driver = get_int(in, CT_KEY(start, driver_version, INT), &p->driver_version);
+    p->cutaint_version = get_str(in, CT_KEY(start, cutaint_version, STR));
 }
 
 static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
 {
     f->described = true;
     f->seq = seq;
-    f->api = get_str(in, "api");
-    f->kernel = get_str(in, "kernel");
-    f->error = get_str(in, "error");
-    f->code = int_or(in, "code", 0);
-    f->launch = int_or(in, "launch", 0);
-    f->has_dims = get_dims(in, "grid", f->grid) && get_dims(in, "block", f->block);
-    f->stream = get_str(in, "stream");
-    f->thread = int_or(in, "thread", 0);
-    f->injected = bool_or(in, "injected", false);
-    f->repro = get_str(in, "repro");
-    get_strv(in, "backtrace", &f->backtrace);
+    f->api = get_str(in, CT_KEY(failure, api, STR));
+    f->kernel = get_str(in, CT_KEY(failure, kernel, STR));
+    f->error = get_str(in, CT_KEY(failure, error, STR));
+    f->code = int_or(in, CT_KEY(failure, code, INT), 0);
+    f->launch = int_or(in, CT_KEY(failure, launch, INT), 0);
+    f->has_dims = get_dims(in, CT_KEY(failure, grid, DIMS), f->grid) && get_dims(in, CT_KEY(failure, block, DIMS), f->block);
+    f->stream = get_str(in, CT_KEY(failure, stream, HEX));
+    f->thread = int_or(in, CT_KEY(failure, thread, INT), 0);
+    f->injected = bool_or(in, CT_KEY(failure, injected, BOOL), false);
+    f->repro = get_str(in, CT_KEY(failure, repro, STR));
+    get_strv(in, CT_KEY(failure, backtrace, STRS), &f->backtrace);
 }
 
 static void on_failure(ct_process *p, const event_in *in)
 {
-    int64_t id = int_or(in, "id", 0);
+    int64_t id = int_or(in, CT_KEY(failure, id, INT), 0);
     ct_failure *f = failure_for(p, id);
     if (f->described)
         f->occurrences++; /* a repeat written as its own line */
     else
         describe_failure(f, in, p->seq);
-    int64_t told = int_or(in, "occurrences", 0);
-    if (told > 0 && (uint64_t)told > f->occurrences)
-        f->occurrences = (uint64_t)told;
 }
 
 /* A folded failure happened again: its count and latest launch move on. */
 static void on_repeat(ct_process *p, const event_in *in)
 {
-    ct_failure *f = failure_for(p, int_or(in, "failure", 0));
-    int64_t told = int_or(in, "occurrences", 0);
+    ct_failure *f = failure_for(p, int_or(in, CT_KEY(repeat, failure, INT), 0));
+    int64_t told = int_or(in, CT_KEY(repeat, occurrences, INT), 0);
     f->occurrences = told > 0 && (uint64_t)told > f->occurrences ? (uint64_t)told : f->occurrences + 1;
-    int64_t launch = int_or(in, "launch", 0);
+    int64_t launch = int_or(in, CT_KEY(repeat, launch, INT), 0);
     if (launch > f->last_launch)
         f->last_launch = launch;
 }
@@ -280,10 +278,10 @@ static ct_skip_group *skip_group_for(ct_failure *f, const char *api, const char 
 
 static void on_skip(ct_process *p, const event_in *in)
 {
-    ct_failure *f = failure_for(p, int_or(in, "failure", 0));
-    char *api = get_str(in, "api");
-    char *kernel = get_str(in, "kernel");
-    int64_t launch = int_or(in, "launch", 0);
+    ct_failure *f = failure_for(p, int_or(in, CT_KEY(skip, failure, INT), 0));
+    char *api = get_str(in, CT_KEY(skip, api, STR));
+    char *kernel = get_str(in, CT_KEY(skip, kernel, STR));
+    int64_t launch = int_or(in, CT_KEY(skip, launch, INT), 0);
     ct_skip_group *g = skip_group_for(f, api, kernel);
     p->skip_events++;
     if (g) {
@@ -295,8 +293,8 @@ static void on_skip(ct_process *p, const event_in *in)
     }
     g = CT_PUSH(f->skips, f->n_skips, f->cap_skips);
     *g = (ct_skip_group){ .api = api, .kernel = kernel, .count = 1, .first_launch = launch,
-                          .last_launch = launch, .needed = get_str(in, "needed"),
-                          .produced = int_or(in, "produced", 0) };
+                          .last_launch = launch, .needed = get_str(in, CT_KEY(skip, needed, HEX)),
+                          .produced = int_or(in, CT_KEY(skip, produced, INT), 0) };
 }
 
 static void get_ids(const event_in *in, const char *key, ct_read *rd)
@@ -312,16 +310,16 @@ static void get_ids(const event_in *in, const char *key, ct_read *rd)
 
 static void on_refused_read(ct_process *p, const event_in *in)
 {
-    ct_read rd = { .api = get_str(in, "api"), .address = get_str(in, "address"),
-                   .bytes = int_or(in, "bytes", 0), .error = get_str(in, "error"),
-                   .code = int_or(in, "code", 0), .returned = get_str(in, "returned"),
-                   .poisoned = bool_or(in, "poisoned", false) };
+    ct_read rd = { .api = get_str(in, CT_KEY(refused_read, api, STR)), .address = get_str(in, CT_KEY(refused_read, address, HEX)),
+                   .bytes = int_or(in, CT_KEY(refused_read, bytes, INT), 0), .error = get_str(in, CT_KEY(refused_read, error, STR)),
+                   .code = int_or(in, CT_KEY(refused_read, code, INT), 0), .returned = get_str(in, CT_KEY(refused_read, returned, STR)),
+                   .poisoned = bool_or(in, CT_KEY(refused_read, poisoned, BOOL), false) };
     if (!rd.returned && rd.error) /* written before "returned" existed: error was both */
         rd.returned = ct_xstrdup(rd.error);
-    get_ids(in, "failures", &rd);
-    get_strv(in, "path", &rd.path);
+    get_ids(in, CT_KEY(refused_read, failures, INTS), &rd);
+    get_strv(in, CT_KEY(refused_read, path, STRS), &rd.path);
     int64_t root = rd.n_failures ? rd.failures[0] : 0;
-    get_int(in, "root", &root);
+    get_int(in, CT_KEY(refused_read, root, INT), &root);
     ct_failure *f = failure_for(p, root);
     *CT_PUSH(f->reads, f->n_reads, f->cap_reads) = rd;
     p->read_events++;
@@ -330,8 +328,8 @@ static void on_refused_read(ct_process *p, const event_in *in)
 static void on_probe(ct_process *p, const event_in *in)
 {
     *CT_PUSH(p->probes, p->n_probes, p->cap_probes) =
-        (ct_probe){ .after = get_str(in, "after"), .error = get_str(in, "error"),
-                    .result = get_str(in, "result"), .verdict = get_str(in, "verdict") };
+        (ct_probe){ .after = get_str(in, CT_KEY(probe, after, STR)), .error = get_str(in, CT_KEY(probe, error, STR)),
+                    .result = get_str(in, CT_KEY(probe, result, STR)), .verdict = get_str(in, CT_KEY(probe, verdict, STR)) };
 }
 
 static void on_context_lost(ct_process *p, const event_in *in)
@@ -339,32 +337,36 @@ static void on_context_lost(ct_process *p, const event_in *in)
     if (p->context_lost)
         return; /* the latch is set once: the first reason wins */
     p->context_lost = true;
-    p->lost_reason = get_str(in, "reason");
-    p->lost_simulated = bool_or(in, "simulated", false);
+    p->lost_reason = get_str(in, CT_KEY(context_lost, reason, STR));
+    p->lost_simulated = bool_or(in, CT_KEY(context_lost, simulated, BOOL), false);
     p->lost_seq = p->seq;
 }
 
 static void on_exit_event(ct_process *p, const event_in *in)
 {
     p->has_exit = true;
-    p->exit = (ct_exit){ .status = int_or(in, "status", 0),
-                         .program_status = int_or(in, "program_status", 0),
-                         .failures = int_or(in, "failures", 0),
-                         .occurrences = int_or(in, "occurrences", 0),
-                         .skips = int_or(in, "skips", 0),
-                         .refused_reads = int_or(in, "refused_reads", 0),
-                         .failed_reads = int_or(in, "failed_reads", 0),
-                         .context_lost = bool_or(in, "context_lost", false) };
+    p->exit = (ct_exit){ .status = int_or(in, CT_KEY(exit, status, INT), 0),
+                         .program_status = int_or(in, CT_KEY(exit, program_status, INT), 0),
+                         .failures = int_or(in, CT_KEY(exit, failures, INT), 0),
+                         .occurrences = int_or(in, CT_KEY(exit, occurrences, INT), 0),
+                         .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
+                         .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
+                         .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
+                         .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false) };
 }
 
 static const struct {
     const char *name;
     void (*handle)(ct_process *p, const event_in *in);
 } events[] = {
-    { "start", on_start },     { "failure", on_failure },           { "repeat", on_repeat },
-    { "skip", on_skip },
-    { "refused_read", on_refused_read }, { "probe", on_probe },
-    { "context_lost", on_context_lost }, { "exit", on_exit_event },
+    { CT_EVENT(start), on_start },
+    { CT_EVENT(failure), on_failure },
+    { CT_EVENT(repeat), on_repeat },
+    { CT_EVENT(skip), on_skip },
+    { CT_EVENT(refused_read), on_refused_read },
+    { CT_EVENT(probe), on_probe },
+    { CT_EVENT(context_lost), on_context_lost },
+    { CT_EVENT(exit), on_exit_event },
 };
 
 /* ---- one line ------------------------------------------------------------ */
@@ -377,9 +379,9 @@ static void count_bad(ct_skipped *kind, uint64_t line)
 
 static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint64_t line)
 {
-    const jv *name = field(in, "event", JV_STRING);
+    const jv *name = field(in, CT_KEY(envelope, event, STR), JV_STRING);
     int64_t pid;
-    if (!name || !get_int(in, "pid", &pid) || pid < 0 || pid > (int64_t)0x7fffffff) {
+    if (!name || !get_int(in, CT_KEY(envelope, pid, INT), &pid) || pid < 0 || pid > (int64_t)0x7fffffff) {
         count_bad(&note->malformed, line);
         return;
     }
