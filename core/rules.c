@@ -1,8 +1,9 @@
 /*
  * rules.c - the decisions of rules.h.
  *
- * Owns: what a read to the host refuses and poisons, and when a launch or a
- * device copy whose input carries a failure is skipped.  Every check here
+ * Owns: what a read to the host refuses and poisons, and when a launch, a
+ * device copy or a graph launch whose input carries a failure is skipped
+ * (and, for a graph, which of its reads names the skip).  Every check here
  * is arithmetic on the caller's numbers or a look at the store (taint.h).
  *
  * Invariants:
@@ -160,11 +161,17 @@ bool ct_poison_row(const ct_rows *host, uint64_t i, ct_range *row)
     return true;
 }
 
-ct_skip_verdict ct_skip_rule(ct_failure_id found, ct_context_query has_context)
+/* Every skip verdict comes from here, whoever asked the context. */
+static ct_skip_verdict skip_verdict(ct_failure_id found, bool has_context)
 {
     if (!found)
         return CT_RUN;
-    return has_context && has_context() ? CT_SKIP : CT_RUN_NO_CONTEXT;
+    return has_context ? CT_SKIP : CT_RUN_NO_CONTEXT;
+}
+
+ct_skip_verdict ct_skip_rule(ct_failure_id found, ct_context_query has_context)
+{
+    return skip_verdict(found, found && has_context && has_context());
 }
 
 static ct_failure_id root_of(ct_store *s, const ct_range *in, size_t n, ct_failure_id *root, int *error)
@@ -192,4 +199,22 @@ ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
                                ct_context_query has_context, ct_failure_id *root, int *error)
 {
     return ct_skip_rule(root_of(s, in, n, root, error), has_context);
+}
+
+ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
+                             ct_failure_id *root, int *error, size_t *at)
+{
+    ct_failure_id found = root_of(s, reads, n, root, error);
+    size_t first = 0;
+    /* The ranges are looked at one by one only once the whole set carries
+     * a root, which is rare; the oldest over all is the oldest of some
+     * range, so one of them is found. */
+    for (size_t i = 0; found && i < n; i++)
+        if (ct_read_failure(s, &reads[i], 1, NULL) == found) {
+            first = i;
+            break;
+        }
+    if (at)
+        *at = first;
+    return skip_verdict(found, has_context);
 }

@@ -1,7 +1,7 @@
 /*
  * rules.h - what the shim does with one read to the host or one piece of
- * work (a launch, a device copy), and what a driver's answer says of the
- * context, decided from plain numbers.  The shim
+ * work (a launch, a device copy, a graph launch), and what a driver's
+ * answer says of the context, decided from plain numbers.  The shim
  * translates a driver call into a question here and the answer back into a
  * driver call, or none (docs/DESIGN.md, "Rules").
  *
@@ -9,7 +9,10 @@
  * - A rule only looks: it reads the store through taint.h and changes
  *   nothing; the operation that follows (ct_propagate) is the caller's.
  * - has_context is called at most once per rule, and only when the answer
- *   depends on it: on the shim's side it is a driver call.
+ *   depends on it: on the shim's side it is a driver call.  ct_exec_rule
+ *   takes the answer instead, for a caller that must ask it outside a lock
+ *   of its own; that caller asks only once a first look found a read
+ *   carried.
  * - While nothing is tainted anywhere a rule costs one atomic load.
  */
 #ifndef CT_RULES_H
@@ -80,6 +83,13 @@ ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t
 /* A launch reading in[n] (its outputs are wherever its arguments point). */
 ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
                                ct_context_query has_context, ct_failure_id *root, int *error);
+/* A graph launch whose merged read set is reads[n].  *root and *error as
+ * ct_copy_rule's; *at (may be NULL) receives the index of the first read
+ * carrying the root, the one the skip names (0 when none carries one).
+ * has_context: whether a context is current, asked by the caller (see the
+ * invariants above). */
+ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
+                             ct_failure_id *root, int *error, size_t *at);
 
 /* ---- what a driver answer says of the context ------------------------- */
 

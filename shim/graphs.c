@@ -27,16 +27,18 @@
  * the end of the owning context forget the exec.
  *
  * At cuGraphLaunch, with no taint anywhere nothing is looked up.  Otherwise
- * a read set carrying a failure skips the whole graph launch (the driver
- * never runs it): the write set takes that failure, host destinations of
- * its device-to-host nodes are poisoned and counted as refused reads.  A
- * failed graph launch taints its write set; a successful one checked while
- * taint existed releases it (it is the last writer).
+ * a read set carrying a failure skips the whole graph launch when core's
+ * ct_exec_rule says so (the driver never runs it; the rule also says which
+ * read names the skip): the write set takes that failure, host
+ * destinations of its device-to-host nodes are poisoned and counted as
+ * refused reads.  A failed graph launch taints its write set; a successful
+ * one checked while taint existed releases it (it is the last writer).
  *
  * Invariants:
  * - The registry changes under execs_lock held for writing; launches hold
  *   it for reading.  No driver call is made while it is held (decoding
- *   walks the graph first, then takes the lock to swap the sets in).
+ *   walks the graph first, then takes the lock to swap the sets in; a
+ *   launch asks for the context between two looks under it).
  * - Nodes of a kind not followed (child graphs, conditionals, memory
  *   allocation nodes, ...) make the exec *opaque*: what they touch is not
  *   checked nor tainted, logged once per exec; the decoded nodes keep
@@ -747,15 +749,9 @@ static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_ra
     free(refusal);
 }
 
-/* Under the read lock: skip x when its read set carries a failure. */
-static bool skip_locked(ct_call *call, const ct_exec *x, ct_failure_id root, int error)
+/* Under the read lock: skip x, named by its read `at` (ct_exec_rule's). */
+static bool skip_locked(ct_call *call, const ct_exec *x, ct_failure_id root, int error, size_t at)
 {
-    size_t at = 0;
-    for (size_t i = 0; i < x->n_reads; i++)
-        if (ct_read_failure(ct_g.store, &x->read_ranges[i], 1, NULL) == root) {
-            at = i;
-            break;
-        }
     const ct_node_uses *node = &x->nodes[x->reads[at].node];
     ct_skip_desc skip = {
         .kernel = node->kernel,
@@ -776,20 +772,24 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
     if (!ct_store_tainted(ct_g.store) || call->injected)
         return true;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
-    int error = 0;
     pthread_rwlock_rdlock(&execs_lock);
     const ct_exec *x = find_locked(handle);
-    ct_failure_id root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
+    bool carried = x && ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, NULL) != 0;
     writes_carried = x && ct_read_failure(ct_g.store, x->writes, x->n_writes, NULL) != 0;
     pthread_rwlock_unlock(&execs_lock);
-    if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
+    /* The context is a driver call, so it is asked between the two looks,
+     * and only when the first found something the rule could skip for. */
+    if (!carried)
         return true;
+    bool has_context = ct_has_current_context();
+    ct_failure_id root = 0;
+    int error = 0;
+    size_t at = 0;
     bool go = true;
     pthread_rwlock_rdlock(&execs_lock);
-    x = find_locked(handle);
-    root = x ? ct_read_failure(ct_g.store, x->read_ranges, x->n_reads, &error) : 0;
-    if (root)
-        go = skip_locked(call, x, root, error);
+    x = find_locked(handle); /* the exec may have changed or gone meanwhile */
+    if (x && ct_exec_rule(ct_g.store, x->read_ranges, x->n_reads, has_context, &root, &error, &at) == CT_SKIP)
+        go = skip_locked(call, x, root, error, at);
     pthread_rwlock_unlock(&execs_lock);
     return go;
 }

@@ -2,8 +2,9 @@
  * test_rules.c - the decisions of core/rules.h on a real store: which reads
  * are refused (not those past the end of their allocation, not those whose
  * rows miss the carried bytes), exactly which host bytes a refusal poisons
- * (pitched 2D and 3D included), and when a copy or a launch is skipped (not
- * into untracked memory, not with no context current).
+ * (pitched 2D and 3D included), and when a copy, a launch or a graph
+ * launch is skipped (not into untracked memory, not with no context
+ * current) and which of a graph's reads names the skip.
  */
 #include <criterion/criterion.h>
 
@@ -218,6 +219,68 @@ Test(rules, with_no_context_current_nothing_is_skipped)
     context_current = false;
     cr_assert_eq(ct_skip_rule(7, has_context), CT_RUN_NO_CONTEXT);
     cr_assert_eq(context_asked, 5);
+}
+
+/* A graph launch's read set: the rule is handed the context's answer, and
+ * names the skip by the first read carrying the root. */
+static ct_failure_id taint_by(const char *kernel, uint64_t addr, uint64_t len)
+{
+    ct_failure_desc d = { .error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = kernel };
+    ct_range w = { addr, len };
+    return ct_taint(s, &d, &w, 1, NULL);
+}
+
+Test(rules, a_graph_launch_reading_clean_bytes_runs)
+{
+    taint(A + 1024, 64); /* taint elsewhere: the store is looked at */
+    ct_range reads[] = { { A, 64 }, { B, 64 } };
+    ct_failure_id root = 7;
+    int error = 7;
+    size_t at = 7;
+    cr_assert_eq(ct_exec_rule(s, reads, 2, true, &root, &error, &at), CT_RUN);
+    cr_assert_eq(root, 0);
+    cr_assert_eq(error, 0);
+    cr_assert_eq(at, 0);
+    cr_assert_eq(ct_exec_rule(s, reads, 0, true, &root, &error, &at), CT_RUN, "no reads");
+}
+
+Test(rules, a_graph_launch_is_skipped_and_named_by_its_carried_read)
+{
+    ct_failure_id f = taint(B + 32, 16);
+    ct_range reads[] = { { A, 64 }, { B, 64 }, { B + 1024, 64 } };
+    ct_failure_id root = 0;
+    int error = 0;
+    size_t at = 0;
+    cr_assert_eq(ct_exec_rule(s, reads, 3, true, &root, &error, &at), CT_SKIP);
+    cr_assert_eq(root, f);
+    cr_assert_eq(error, ERR_LAUNCH);
+    cr_assert_eq(at, 1, "the second read carries it");
+    cr_assert_eq(ct_exec_rule(s, reads, 3, true, NULL, NULL, NULL), CT_SKIP, "every output may be NULL");
+}
+
+Test(rules, a_graph_launch_with_no_context_current_is_the_drivers)
+{
+    ct_failure_id f = taint(A, 64);
+    ct_range reads[] = { { A, 64 } };
+    ct_failure_id root = 0;
+    size_t at = 7;
+    cr_assert_eq(ct_exec_rule(s, reads, 1, false, &root, NULL, &at), CT_RUN_NO_CONTEXT);
+    cr_assert_eq(root, f, "the root is still found");
+    cr_assert_eq(at, 0);
+}
+
+Test(rules, a_graph_launch_is_named_by_the_read_carrying_the_oldest_failure)
+{
+    ct_failure_id older = taint_by("first", B, 64);
+    ct_failure_id newer = taint_by("second", A, 64);
+    cr_assert_neq(older, newer, "two failures, not one folded");
+    ct_range reads[] = { { A, 64 }, { B, 64 } };
+    ct_failure_id root = 0;
+    size_t at = 7;
+    cr_assert_eq(ct_exec_rule(s, reads, 2, true, &root, NULL, &at), CT_SKIP);
+    cr_assert_eq(root, ct_read_failure(s, reads, 2, NULL), "the root over all reads");
+    cr_assert_eq(root, older);
+    cr_assert_eq(at, 1, "not the first carried read: the one carrying the root");
 }
 
 /* A failed read poisons its host rows only where the copy could have
