@@ -55,7 +55,7 @@ static bool rows_carry(ct_store *s, const ct_rows *r)
     for (uint64_t z = 0; z < r->depth; z++) {
         for (uint64_t y = 0; y < r->height; y++) {
             ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
-            if (ct_ensure_written(s, &row, 1, NULL) != CT_OK)
+            if (ct_check_written(s, &row, 1, NULL) != CT_OK)
                 return true;
         }
     }
@@ -75,7 +75,7 @@ ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *hos
     if (!fits(s, &span))
         return CT_READ_PAST_END;
     if (why) /* one survey decides and describes */
-        return ct_ensure_rows_written(s, src, why) != CT_OK ? CT_READ_REFUSE : CT_READ_CLEAN;
+        return ct_check_rows_written(s, src, why) != CT_OK ? CT_READ_REFUSE : CT_READ_CLEAN;
     return rows_carry(s, src) ? CT_READ_REFUSE : CT_READ_CLEAN;
 }
 

@@ -1219,7 +1219,7 @@ __attribute__((noinline)) static int survey_ranges(ct_store *s, const ct_range *
     return rc;
 }
 
-int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
+int ct_check_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
 {
     if (!s || (!r && n))
         return CT_EINVAL;
@@ -1228,7 +1228,7 @@ int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out)
     return survey_ranges(s, r, n, out);
 }
 
-int ct_ensure_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out)
+int ct_check_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out)
 {
     if (!s || !r || !out)
         return CT_EINVAL;

@@ -28,15 +28,15 @@
  *   reject).
  * - Thread-safe: every function takes the store's lock for its own
  *   duration - shared when it only looks (read_failure, resolve, the checks
- *   before written and a report-less ensure_written), alone otherwise - and
+ *   before written and a report-less check_written), alone otherwise - and
  *   calls nothing outside core while holding it.  ct_store_tainted() is a
  *   lock-free read for the hot path, and so is every check whose ranges
  *   reach no allocation that carries a claim (read_failure, written, a
- *   report-less ensure_written): a summary of those allocations answers it
+ *   report-less check_written): a summary of those allocations answers it
  *   without the lock and without writing anything shared (summary.h).
  * - No heap allocation on the paths a happy program takes once warm
  *   (enter_write/exit_write with success, read_failure, written,
- *   ensure_written): failure records and claim arrays are recycled.
+ *   check_written): failure records and claim arrays are recycled.
  */
 #ifndef CT_TAINT_H
 #define CT_TAINT_H
@@ -153,19 +153,22 @@ typedef struct ct_refusal {
     uint64_t tainted_bytes;   /* how many bytes read carry a failure */
 } ct_refusal;
 
-/* CT_OK when no byte of r carries a failure; CT_ETAINTED with *out filled
- * otherwise (out may be NULL).  ct_refusal is large: callers keep it off
- * small stacks. */
-int ct_ensure_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out);
+/* A check, never a write: it says whether r is written and describes what
+ * is not, and changes nothing (ct_written releases bytes).  CT_OK when no
+ * byte of r carries a failure; CT_ETAINTED otherwise, with *out describing
+ * what those bytes carry (out may be NULL: the answer alone).  ct_refusal
+ * is large: callers keep it off small stacks. */
+int ct_check_written(ct_store *s, const ct_range *r, size_t n, ct_refusal *out);
 
 /* The bytes a pitched copy reads: `depth` slices `slice` bytes apart, each
  * of `height` rows `pitch` bytes apart, each row `width` bytes from addr. */
 typedef struct ct_rows {
     uint64_t addr, width, pitch, height, slice, depth;
 } ct_rows;
-/* ct_ensure_written over exactly the rows' bytes, however many rows (the
- * gaps between them are not read); out is required. */
-int ct_ensure_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out);
+/* ct_check_written over exactly the rows' bytes, however many rows (the
+ * gaps between them are not read); out is required.  It too only checks
+ * and describes. */
+int ct_check_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out);
 
 /* Snapshot of a live failure; false when no byte carries it any more. */
 bool ct_failure_get(ct_store *s, ct_failure_id id, ct_failure_info *out);

@@ -739,7 +739,7 @@ static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_ra
         if (!refusal && !(refusal = malloc(sizeof *refusal)))
             return;
         const ct_range *src = n->n ? &n->use[0].r : tainted;
-        if (ct_ensure_written(ct_g.store, src, 1, refusal) == 0 && ct_ensure_written(ct_g.store, tainted, 1, refusal) == 0)
+        if (ct_check_written(ct_g.store, src, 1, refusal) == 0 && ct_check_written(ct_g.store, tainted, 1, refusal) == 0)
             continue;
         bool poisoned = ct_poison(&n->host);
         atomic_fetch_add(&ct_g.refused_reads, 1);

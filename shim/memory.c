@@ -525,7 +525,7 @@ __attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_sha
     bool refused = true;
     if (!refusal) {
         refusal = refusal_get();
-        refused = ct_ensure_rows_written(ct_g.store, &rows, refusal) != 0;
+        refused = ct_check_rows_written(ct_g.store, &rows, refusal) != 0;
     }
     if (refused) {
         call->result = (CUresult)refusal->failures[0].desc.error;

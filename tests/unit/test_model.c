@@ -542,7 +542,7 @@ static void op_device_read(void)
         if (i == 0 || ids[i] != ids[i - 1])
             ids[distinct++] = ids[i];
 
-    int rc = ct_ensure_written(m.s, r, n, &refusal);
+    int rc = ct_check_written(m.s, r, n, &refusal);
     m.reads++;
     m.refused += rc == CT_ETAINTED;
     expect(rc == (tainted ? CT_ETAINTED : CT_OK), "read refused=%d, model says %" PRIu64 " tainted bytes",

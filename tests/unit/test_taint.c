@@ -53,7 +53,7 @@ static ct_failure_id fail(const char *kernel, ct_range w)
     return ct_taint(s, &d, &w, 1, NULL);
 }
 
-static int check(ct_range r) { return ct_ensure_written(s, &r, 1, &refusal); }
+static int check(ct_range r) { return ct_check_written(s, &r, 1, &refusal); }
 
 static bool live(ct_failure_id id) { return ct_failure_get(s, id, NULL); }
 
@@ -374,7 +374,7 @@ Test(taint, a_skip_whose_root_was_released_still_taints)
     cr_assert_eq(refusal.failures[0].skips_total, 1);
 }
 
-/* --- ensure_written ---------------------------------------------------- */
+/* --- check_written ----------------------------------------------------- */
 
 Test(taint, exact_byte_ranges_are_refused_exactly)
 {
@@ -431,9 +431,9 @@ Test(taint, addresses_nobody_allocated_are_never_refused)
     cr_assert_eq(ct_store_live_failures(s), 0, "nothing carries it");
     cr_assert_not(ct_store_tainted(s));
     ct_range r[3] = { bytes(NOWHERE, 8), whole(A), bytes(NOWHERE + 8, 8) };
-    cr_assert_eq(ct_ensure_written(s, r, 3, &refusal), CT_OK);
+    cr_assert_eq(ct_check_written(s, r, 3, &refusal), CT_OK);
     fail("k", whole(A));
-    cr_assert_eq(ct_ensure_written(s, r, 3, &refusal), CT_ETAINTED);
+    cr_assert_eq(ct_check_written(s, r, 3, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.tainted_bytes, SIZE, "only the known allocation's bytes count");
 }
 
@@ -445,7 +445,7 @@ Test(taint, a_refusal_names_every_failure_once_root_first)
         ids[i] = fail(kernels[i], bytes(A + 16 * (uint64_t)i, 16));
     fail("k9", bytes(B, 16)); /* k9 again, elsewhere: still one failure */
     ct_range r[2] = { whole(A), whole(B) };
-    cr_assert_eq(ct_ensure_written(s, r, 2, &refusal), CT_ETAINTED);
+    cr_assert_eq(ct_check_written(s, r, 2, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.n_failures, 10);
     cr_assert_eq(refusal.n_kept, CT_REFUSAL_MAX_FAILURES);
     cr_assert_eq(refusal.failures[0].id, ids[9], "the root cause is the oldest");
@@ -458,32 +458,32 @@ Test(taint, pitched_rows_are_surveyed_exactly_gaps_left_out)
 {
     ct_failure_id f = fail("k", whole(A));
     ct_rows rows = {.addr = A, .width = 16, .pitch = 64, .height = 3, .slice = 0, .depth = 1};
-    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_ETAINTED);
+    cr_assert_eq(ct_check_rows_written(s, &rows, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.tainted_bytes, 48, "three rows of 16 bytes, not the 144-byte span");
     cr_assert_eq(refusal.failures[0].id, f);
     ct_rows slices = {.addr = A + 8, .width = 8, .pitch = 16, .height = 2, .slice = 128, .depth = 2};
-    cr_assert_eq(ct_ensure_rows_written(s, &slices, &refusal), CT_ETAINTED);
+    cr_assert_eq(ct_check_rows_written(s, &slices, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.tainted_bytes, 32);
     /* Bytes between the rows rewritten, the rows themselves not: still refused;
      * the rows rewritten and only the gaps left tainted: served. */
     ct_range gaps[] = {bytes(A + 16, 48), bytes(A + 80, 48)};
     ct_written(s, gaps, 2);
-    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_ETAINTED);
+    cr_assert_eq(ct_check_rows_written(s, &rows, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.tainted_bytes, 48);
     ct_range row_bytes[] = {bytes(A, 16), bytes(A + 64, 16), bytes(A + 128, 16)};
     ct_written(s, row_bytes, 3);
-    cr_assert_eq(ct_ensure_rows_written(s, &rows, &refusal), CT_OK);
+    cr_assert_eq(ct_check_rows_written(s, &rows, &refusal), CT_OK);
     cr_assert_eq(refusal.tainted_bytes, 0);
     cr_assert_eq(check(bytes(A, 160)), CT_ETAINTED, "the span past the last row still carries it");
-    cr_assert_eq(ct_ensure_rows_written(s, &rows, NULL), CT_EINVAL);
+    cr_assert_eq(ct_check_rows_written(s, &rows, NULL), CT_EINVAL);
 }
 
-Test(taint, ensure_written_without_a_refusal_still_answers)
+Test(taint, check_written_without_a_refusal_still_answers)
 {
     ct_range a = whole(A);
-    cr_assert_eq(ct_ensure_written(s, &a, 1, NULL), CT_OK);
+    cr_assert_eq(ct_check_written(s, &a, 1, NULL), CT_OK);
     fail("k", whole(A));
-    cr_assert_eq(ct_ensure_written(s, &a, 1, NULL), CT_ETAINTED);
+    cr_assert_eq(ct_check_written(s, &a, 1, NULL), CT_ETAINTED);
 }
 
 /* --- allocations ------------------------------------------------------- */
@@ -592,9 +592,9 @@ Test(taint, null_arguments_are_refused_not_crashed_on)
     ct_propagate(s, 0, NULL, NULL, 1);
     ct_written(NULL, &w, 1);
     ct_written(s, NULL, 1);
-    cr_assert_eq(ct_ensure_written(NULL, &w, 1, &refusal), CT_EINVAL);
-    cr_assert_eq(ct_ensure_written(s, NULL, 1, &refusal), CT_EINVAL);
-    cr_assert_eq(ct_ensure_written(s, NULL, 0, &refusal), CT_OK);
+    cr_assert_eq(ct_check_written(NULL, &w, 1, &refusal), CT_EINVAL);
+    cr_assert_eq(ct_check_written(s, NULL, 1, &refusal), CT_EINVAL);
+    cr_assert_eq(ct_check_written(s, NULL, 0, &refusal), CT_OK);
     cr_assert_not(ct_failure_get(NULL, 1, NULL));
     cr_assert_not(ct_failure_get(s, 0, NULL));
     cr_assert_eq(ct_store_live_failures(NULL), 0);
@@ -876,7 +876,7 @@ static void happy_turn(void)
     ct_exit_write(s, p, &out, 1, NULL, NULL);
     ct_read_failure(s, &in, 1, NULL);
     ct_written(s, &out, 1);
-    ct_ensure_written(s, &out, 1, &refusal);
+    ct_check_written(s, &out, 1, &refusal);
 }
 
 Test(taint, a_warm_happy_path_never_calls_malloc)
@@ -986,10 +986,10 @@ static void *worker(void *arg)
         ct_failure_id p = ct_enter_write(s, &w, 1, &d);
         if (i % 3 == 0) {
             ct_exit_write(s, p, &w, 1, &d, NULL);
-            wrong_answers += ct_ensure_written(s, &w, 1, NULL) != CT_ETAINTED;
+            wrong_answers += ct_check_written(s, &w, 1, NULL) != CT_ETAINTED;
         } else {
             ct_exit_write(s, p, &w, 1, NULL, NULL);
-            wrong_answers += ct_ensure_written(s, &w, 1, NULL) != CT_OK;
+            wrong_answers += ct_check_written(s, &w, 1, NULL) != CT_OK;
         }
         if (i % 5 == 0)
             ct_store_free_alloc(s, own);
