@@ -133,7 +133,7 @@ typedef struct ct_node_uses { /* what one node touches */
     const char *kernel;       /* its kernel, NULL for copies and memsets */
     bool exact;               /* a copy or memset: its writes are exact, so they cover what later nodes read */
     bool to_host;             /* a device-to-host copy: host is its destination */
-    ct_shape host;
+    ct_side host;
     unsigned n;
     ct_use *use;
 } ct_node_uses;
@@ -227,13 +227,13 @@ static bool add_ranges(ct_node_uses *n, const ct_range *r, unsigned count, bool 
 
 /* A copy's or memset's destination, row by row (never its gaps); past
  * CT_TALL_ROWS_MAX rows its bounding span, tainted but never released. */
-static bool add_written_rows(ct_node_uses *n, const ct_shape *s)
+static bool add_written_rows(ct_node_uses *n, const ct_side *s)
 {
     ct_range r[CT_CALL_RANGES];
-    if (ct_shape_row_count(s) > CT_TALL_ROWS_MAX)
-        return add_uses(n, r, ct_shape_ranges(s, r), (ct_use){.write = true, .span = true});
+    if (ct_side_row_count(s) > CT_TALL_ROWS_MAX)
+        return add_uses(n, r, ct_side_ranges(s, r), (ct_use){.write = true, .span = true});
     unsigned got;
-    for (uint64_t first = 0; (got = ct_shape_rows(s, first, r, CT_CALL_RANGES)) != 0; first += got)
+    for (uint64_t first = 0; (got = ct_side_rows(s, first, r, CT_CALL_RANGES)) != 0; first += got)
         if (!add_ranges(n, r, got, false, true))
             return false;
     return true;
@@ -256,11 +256,11 @@ static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
     ct_copy_shape shape = ct_shape_3d(p);
     n->exact = true;
     ct_range r[CT_CALL_RANGES];
-    unsigned count = ct_shape_ranges(&shape.src, r);
+    unsigned count = ct_side_ranges(&shape.src, r);
     if (!add_ranges(n, r, count, true, false))
         return false;
     if (!shape.dst.device) {
-        n->to_host = shape.src.device && shape.dst.host;
+        n->to_host = shape.src.device && shape.dst.rows.addr != 0;
         n->host = shape.dst;
         return true;
     }
@@ -269,10 +269,9 @@ static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
 
 static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
-    ct_shape s = {.device = true, .addr = p->dst, .width = (uint64_t)p->width * p->elementSize,
-                  .pitch = p->pitch ? p->pitch : (uint64_t)p->width * p->elementSize, .height = p->height,
-                  .depth = 1};
-    s.slice = s.pitch * s.height;
+    uint64_t width = (uint64_t)p->width * p->elementSize, pitch = p->pitch ? p->pitch : width;
+    ct_side s = {.device = true, .rows = {.addr = p->dst, .width = width, .pitch = pitch, .height = p->height,
+                                          .slice = pitch * p->height, .depth = 1}};
     n->exact = true;
     return add_written_rows(n, &s);
 }
@@ -743,7 +742,8 @@ static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_ra
             continue;
         bool poisoned = ct_poison(&n->host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_event_refused(ct_entries[call->id].name, src->addr, n->host.width * n->host.height * n->host.depth,
+        ct_event_refused(ct_entries[call->id].name, src->addr,
+                         n->host.rows.width * n->host.rows.height * n->host.rows.depth,
                          refusal, returned, poisoned);
     }
     free(refusal);

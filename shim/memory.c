@@ -304,28 +304,30 @@ void ct_after_write(ct_call *call)
     drop_writes(call);
 }
 
-/* How many ranges a shape's rows are tracked as: one per row up to
+/* How many ranges a side's rows are tracked as: one per row up to
  * CT_CALL_RANGES rows, one bounding span beyond. */
-static unsigned shape_ranges_needed(const ct_shape *s)
+static unsigned side_ranges_needed(const ct_side *s)
 {
-    if (!s->device || s->width == 0 || s->height == 0 || s->depth == 0)
+    const ct_rows *r = &s->rows;
+    if (!s->device || r->width == 0 || r->height == 0 || r->depth == 0)
         return 0;
-    uint64_t rows = s->height * s->depth;
-    return rows == 1 || s->pitch == s->width || rows > CT_CALL_RANGES ? 1 : (unsigned)rows;
+    uint64_t rows = r->height * r->depth;
+    return rows == 1 || r->pitch == r->width || rows > CT_CALL_RANGES ? 1 : (unsigned)rows;
 }
 
-/* The n ranges of shape_ranges_needed(s) into out: the bounding span, or
- * the rows (ct_shape_rows, the one row walk). */
-static void shape_ranges(const ct_shape *s, ct_range *out, unsigned n)
+/* The n ranges of side_ranges_needed(s) into out: the bounding span, or
+ * the rows (ct_side_rows, the one row walk). */
+static void side_ranges(const ct_side *s, ct_range *out, unsigned n)
 {
     if (n == 0)
         return;
     if (n == 1) {
-        uint64_t last_row = (s->depth - 1) * s->slice + (s->height - 1) * s->pitch;
-        out[0] = (ct_range){s->addr, last_row + s->width};
+        const ct_rows *r = &s->rows;
+        uint64_t last_row = (r->depth - 1) * r->slice + (r->height - 1) * r->pitch;
+        out[0] = (ct_range){r->addr, last_row + r->width};
         return;
     }
-    ct_shape_rows(s, 0, out, n);
+    ct_side_rows(s, 0, out, n);
 }
 
 /* Room for n ranges: `few` for up to CT_CALL_INLINE_RANGES, else the
@@ -338,39 +340,40 @@ static ct_range *room_for(unsigned n, ct_range *few, size_t many)
     return scratch ? (ct_range *)((char *)scratch + many) : NULL;
 }
 
-/* How many rows a shape's device bytes are: 1 for a dense one; more than
+/* How many rows a side's device bytes are: 1 for a dense one; more than
  * CT_TALL_ROWS_MAX (or a product that overflows) as CT_TALL_ROWS_MAX + 1. */
-static uint64_t rows_in(const ct_shape *s)
+static uint64_t rows_in(const ct_side *s)
 {
+    const ct_rows *r = &s->rows;
     uint64_t rows;
-    if (!s->device || s->width == 0 || s->height == 0 || s->depth == 0)
+    if (!s->device || r->width == 0 || r->height == 0 || r->depth == 0)
         return 0;
-    bool dense = s->pitch == s->width && (s->depth == 1 || s->slice == s->pitch * s->height);
+    bool dense = r->pitch == r->width && (r->depth == 1 || r->slice == r->pitch * r->height);
     if (dense)
         return 1;
-    if (__builtin_mul_overflow(s->height, s->depth, &rows) || rows > CT_TALL_ROWS_MAX)
+    if (__builtin_mul_overflow(r->height, r->depth, &rows) || rows > CT_TALL_ROWS_MAX)
         return CT_TALL_ROWS_MAX + 1;
     return rows;
 }
 
 /* A tall write's rows on the heap; the span when they cannot be had. */
-static void set_tall_writes(ct_call *call, const ct_shape *dst, uint64_t rows)
+static void set_tall_writes(ct_call *call, const ct_side *dst, uint64_t rows)
 {
     ct_range *heap = rows <= CT_TALL_ROWS_MAX ? malloc(rows * sizeof *heap) : NULL;
     if (!heap) {
         call->writes = call->inline_writes;
         call->writes_kind = CT_WRITES_SPAN;
         call->n_writes = 1;
-        shape_ranges(dst, call->writes, 1);
+        side_ranges(dst, call->writes, 1);
         return;
     }
     call->writes = heap;
     call->writes_kind = CT_WRITES_HEAP;
-    call->n_writes = ct_shape_rows(dst, 0, heap, (unsigned)rows);
+    call->n_writes = ct_side_rows(dst, 0, heap, (unsigned)rows);
 }
 
 /* The call's write set: dst's rows exactly (none without room: unchecked). */
-static void set_writes(ct_call *call, const ct_shape *dst)
+static void set_writes(ct_call *call, const ct_side *dst)
 {
     uint64_t rows = rows_in(dst);
     if (rows > CT_CALL_RANGES) {
@@ -378,16 +381,16 @@ static void set_writes(ct_call *call, const ct_shape *dst)
         return;
     }
     call->writes = room_for((unsigned)rows, call->inline_writes, offsetof(ct_scratch, writes));
-    call->n_writes = call->writes ? ct_shape_rows(dst, 0, call->writes, (unsigned)rows) : 0;
+    call->n_writes = call->writes ? ct_side_rows(dst, 0, call->writes, (unsigned)rows) : 0;
 }
 
-static ct_shape linear(uint64_t addr, uint64_t bytes)
+static ct_side linear(uint64_t addr, uint64_t bytes)
 {
-    return (ct_shape){.device = true, .addr = addr, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
+    return (ct_side){.device = true, .rows = {.addr = addr, .width = bytes, .pitch = bytes, .height = 1, .depth = 1}};
 }
 
 
-static bool begin_write(ct_call *call, const ct_shape *dst)
+static bool begin_write(ct_call *call, const ct_side *dst)
 {
     set_writes(call, dst);
     enter_scope(call);
@@ -412,7 +415,7 @@ bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes)
 
 bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height)
 {
-    ct_shape s = {.device = true, .addr = dst, .width = width, .pitch = pitch, .height = height, .depth = 1};
+    ct_side s = {.device = true, .rows = {.addr = dst, .width = width, .pitch = pitch, .height = height, .depth = 1}};
     return begin_write(call, &s);
 }
 
@@ -420,31 +423,20 @@ bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t wi
 
 /* Whether host_dst may be filled: plain host memory, not device memory the
  * shim never saw allocated (a unified copy's destination can be either). */
-static bool is_host_memory(const void *host_dst)
+static bool is_host_memory(uint64_t host_dst)
 {
     __typeof__(&cuPointerGetAttribute) attr = CT_HELPER(cuPointerGetAttribute);
     unsigned type = 0;
-    if (!attr || attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)host_dst) != CUDA_SUCCESS)
+    if (!attr || attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)host_dst) != CUDA_SUCCESS)
         return true; /* the driver does not know it: pageable host memory */
     return type == CU_MEMORYTYPE_HOST;
 }
 
-static ct_rows rows_of(const ct_shape *device)
-{
-    return (ct_rows){device->addr, device->width, device->pitch, device->height, device->slice, device->depth};
-}
-
-static ct_rows host_rows_of(const ct_shape *host)
-{
-    return (ct_rows){(uintptr_t)host->host, host->width, host->pitch, host->height, host->slice, host->depth};
-}
-
 /* A clean host destination of a batch answered whole: core gives it an
  * extent, and the driver (asked only then) says it is host memory. */
-static bool poisonable(const ct_shape *host)
+static bool poisonable(const ct_side *host)
 {
-    ct_rows to = host_rows_of(host);
-    return ct_poison_rows(&to) != 0 && is_host_memory(host->host);
+    return ct_poison_rows(&host->rows) != 0 && is_host_memory(host->rows.addr);
 }
 
 /* ---- poisoning that cannot fault ---------------------------------------- */
@@ -491,19 +483,18 @@ static uint64_t safe_fill(uint64_t p, uint64_t len)
 /* Fill the poison extent core gives (ct_poison_row) in host memory; false
  * when poisoning is off, there is no host pointer, or a row could not be
  * written (logged once). */
-static bool poison(const ct_shape *host)
+static bool poison(const ct_side *host)
 {
     static atomic_bool told;
-    if (ct_g.cfg.poison < 0 || !host->host)
+    if (ct_g.cfg.poison < 0 || host->device || !host->rows.addr)
         return false;
-    ct_rows to = host_rows_of(host);
     ct_range row;
     bool whole = true;
-    for (uint64_t i = 0; ct_poison_row(&to, i, &row); i++)
+    for (uint64_t i = 0; ct_poison_row(&host->rows, i, &row); i++)
         whole &= safe_fill(row.addr, row.len) == row.len;
     if (!whole && !atomic_exchange(&told, true))
         ct_log(CT_LOG_WARN, "a host destination at %p could not be written (not writable host memory): "
-               "it was not poisoned (said once)", host->host);
+               "it was not poisoned (said once)", (void *)(uintptr_t)host->rows.addr);
     return whole;
 }
 
@@ -512,27 +503,27 @@ static bool poison(const ct_shape *host)
  * below).  Without heap it only decides, and the spare description is
  * taken once the driver has answered.  Out of line: the common read's
  * frame stays small. */
-__attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_shape *src, const ct_shape *host,
+__attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_side *src, const ct_side *host,
                                                      bool check_host)
 {
-    ct_rows rows = rows_of(src), to = host_rows_of(host);
+    const ct_rows *rows = &src->rows;
     ct_refusal *refusal = malloc(sizeof *refusal);
-    if (ct_read_rule(ct_g.store, &rows, &to, refusal) != CT_READ_REFUSE) {
+    if (ct_read_rule(ct_g.store, rows, &host->rows, refusal) != CT_READ_REFUSE) {
         free(refusal);
         return false;
     }
-    bool host_memory = !check_host || is_host_memory(host->host);
+    bool host_memory = !check_host || is_host_memory(host->rows.addr);
     bool refused = true;
     if (!refusal) {
         refusal = refusal_get();
-        refused = ct_check_rows_written(ct_g.store, &rows, refusal) != 0;
+        refused = ct_check_rows_written(ct_g.store, rows, refusal) != 0;
     }
     if (refused) {
         call->result = (CUresult)refusal->failures[0].desc.error;
         call->answered = true;
         bool poisoned = host_memory && poison(host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_event_refused(ct_entries[call->id].name, rows.addr, rows.width * rows.height * rows.depth, refusal,
+        ct_event_refused(ct_entries[call->id].name, rows->addr, rows->width * rows->height * rows->depth, refusal,
                          call->result, poisoned);
     }
     refusal_put(refusal);
@@ -540,10 +531,10 @@ __attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_sha
 }
 
 /* Refuse the read of the rows of src when any of their bytes carries a
- * failure, and poison what it would have written to host (its host field
- * NULL: nothing to poison); check_host: ask the driver whether that is
- * host memory first. */
-static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
+ * failure, and poison what it would have written to host (its address 0:
+ * nothing to poison); check_host: ask the driver whether that is host
+ * memory first. */
+static bool refuse_if_tainted(ct_call *call, const ct_side *src, const ct_side *host, bool check_host)
 {
     /* While nothing is tainted anywhere a read costs one load, and while
      * taint exists elsewhere a plain read one look at the store's summary,
@@ -551,15 +542,15 @@ static bool refuse_if_tainted(ct_call *call, const ct_shape *src, const ct_shape
      * says, whatever its memory carries. */
     if (!src->device || !ct_store_tainted(ct_g.store) || call->injected)
         return false;
-    ct_range plain = {src->addr, src->width};
-    if (src->height == 1 && src->depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
+    ct_range plain = {src->rows.addr, src->rows.width};
+    if (src->rows.height == 1 && src->rows.depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return false;
     return refuse_checked(call, src, host, check_host);
 }
 
-static ct_shape host_linear(void *host, uint64_t bytes)
+static ct_side host_linear(void *host, uint64_t bytes)
 {
-    return (ct_shape){.host = host, .width = bytes, .pitch = bytes, .height = 1, .depth = 1};
+    return (ct_side){.rows = {.addr = (uintptr_t)host, .width = bytes, .pitch = bytes, .height = 1, .depth = 1}};
 }
 
 /* A linear read: refuse_if_tainted's checks, with no shape made until its
@@ -570,7 +561,7 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
     ct_range plain = {src, bytes};
     if (!ct_store_tainted(ct_g.store) || call->injected || !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return true;
-    ct_shape from = linear(src, bytes), to = host_linear(dst_host, bytes);
+    ct_side from = linear(src, bytes), to = host_linear(dst_host, bytes);
     return !refuse_checked(call, &from, &to, false);
 }
 
@@ -580,11 +571,10 @@ bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
  * root failure like any other (log, failure event, --error-exitcode), and
  * the host rows are poisoned where core says the copy could have written
  * them (check_host: and the driver says they are host memory). */
-static void read_failed(ct_call *call, const ct_shape *src, const ct_shape *host, bool check_host)
+static void read_failed(ct_call *call, const ct_side *src, const ct_side *host, bool check_host)
 {
-    ct_rows rows = rows_of(src), to = host_rows_of(host);
-    bool poisoned = ct_failed_read_poisons(ct_g.store, &rows, &to) && (!check_host || is_host_memory(host->host)) &&
-                    poison(host);
+    bool poisoned = ct_failed_read_poisons(ct_g.store, &src->rows, &host->rows) &&
+                    (!check_host || is_host_memory(host->rows.addr)) && poison(host);
     atomic_fetch_add(&ct_g.failed_reads, 1);
     ct_failure_desc failed = ct_describe(call, call->result);
     ct_failure_id id = ct_settle_writes(call, NULL, 0, &failed);
@@ -598,7 +588,7 @@ static void read_failed(ct_call *call, const ct_shape *src, const ct_shape *host
 
 void ct_read_failed(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
-    ct_shape from = linear(src, bytes), to = host_linear(dst_host, bytes);
+    ct_side from = linear(src, bytes), to = host_linear(dst_host, bytes);
     read_failed(call, &from, &to, false);
 }
 
@@ -629,12 +619,12 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
 
 /* A copy whose source carries a failure is skipped, its destination taking
  * the same failure, when core's ct_copy_rule says so. */
-static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_shape *dst)
+static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, const ct_side *dst)
 {
     ct_failure_id root = 0;
     int error = 0;
     if (call->injected ||
-        ct_copy_rule(ct_g.store, src, n_src, dst->addr, ct_has_current_context, &root, &error) != CT_SKIP)
+        ct_copy_rule(ct_g.store, src, n_src, dst->rows.addr, ct_has_current_context, &root, &error) != CT_SKIP)
         return false;
     /* A skipped copy writes nothing: its write set is its outputs (none
      * without room: the copy goes to the driver unchecked). */
@@ -650,7 +640,7 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
 {
     ct_range r = {src, bytes};
-    ct_shape d = linear(dst, bytes);
+    ct_side d = linear(dst, bytes);
     if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
         return false;
     return begin_linear_write(call, dst, bytes);
@@ -659,10 +649,10 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
 {
     ct_range few[CT_CALL_INLINE_RANGES];
-    unsigned n_src = shape_ranges_needed(&shape.src);
+    unsigned n_src = side_ranges_needed(&shape.src);
     ct_range *src = room_for(n_src, few, offsetof(ct_scratch, reads));
     if (src)
-        shape_ranges(&shape.src, src, n_src);
+        side_ranges(&shape.src, src, n_src);
     else
         n_src = 0; /* unchecked */
     if (shape.dst.device) {
@@ -678,7 +668,7 @@ bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes
     bool dst_device = ct_store_resolve(ct_g.store, dst, NULL, NULL);
     if (dst_device)
         return ct_before_device_copy(call, dst, src, bytes);
-    ct_shape from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
+    ct_side from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
     return !refuse_if_tainted(call, &from, &to, true);
 }
 
@@ -689,26 +679,26 @@ void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
         ct_after_write(call); /* a device copy (or none cutaint tracks) */
         return;
     }
-    ct_shape from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
+    ct_side from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);
     read_failed(call, &from, &to, true);
 }
 
 /* ---- shapes of the 2D/3D descriptors ------------------------------------- */
 
-static ct_shape side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y,
-                     uint64_t z, uint64_t pitch, uint64_t rows_per_slice, uint64_t width,
-                     uint64_t height, uint64_t depth)
+static ct_side side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y,
+                    uint64_t z, uint64_t pitch, uint64_t rows_per_slice, uint64_t width,
+                    uint64_t height, uint64_t depth)
 {
     uint64_t slice = pitch * rows_per_slice;
     uint64_t offset = z * slice + y * pitch + x;
     bool on_device = type == CU_MEMORYTYPE_DEVICE ||
                      (type == CU_MEMORYTYPE_UNIFIED && ct_store_resolve(ct_g.store, device, NULL, NULL));
-    ct_shape s = {.device = on_device, .width = width, .pitch = pitch ? pitch : width,
-                  .height = height, .depth = depth ? depth : 1, .slice = slice};
+    ct_side s = {.device = on_device, .rows = {.width = width, .pitch = pitch ? pitch : width,
+                                               .height = height, .depth = depth ? depth : 1, .slice = slice}};
     if (on_device)
-        s.addr = device + offset;
-    else if (type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED)
-        s.host = host ? (char *)(uintptr_t)host + offset : NULL;
+        s.rows.addr = device + offset;
+    else if ((type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED) && host)
+        s.rows.addr = (uintptr_t)host + offset;
     return s;
 }
 
@@ -760,10 +750,10 @@ ct_batch ct_batch_3d(const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n)
 
 /* An operand: a pointer is unified (device memory if the shim tracks it),
  * an array is memory cutaint does not follow. */
-static ct_shape operand(const CUmemcpy3DOperand *o, const CUextent3D *x)
+static ct_side operand(const CUmemcpy3DOperand *o, const CUextent3D *x)
 {
     if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
-        return (ct_shape){0};
+        return (ct_side){0};
     CUdeviceptr p = o->op.ptr.ptr;
     return side(CU_MEMORYTYPE_UNIFIED, p, (const void *)(uintptr_t)p, 0, 0, 0,
                 o->op.ptr.rowLength ? o->op.ptr.rowLength : x->width,
@@ -786,10 +776,10 @@ static unsigned batch_device_writes(const ct_batch *b, size_t *next, ct_range *o
     unsigned n = 0;
     for (; *next < b->n; (*next)++) {
         ct_copy_shape c = batch_copy(b, *next);
-        unsigned k = shape_ranges_needed(&c.dst);
+        unsigned k = side_ranges_needed(&c.dst);
         if (n + k > CT_CALL_RANGES)
             break;
-        shape_ranges(&c.dst, out + n, k);
+        side_ranges(&c.dst, out + n, k);
         n += k;
     }
     return n;
@@ -801,8 +791,8 @@ static size_t batch_first_tainted(const ct_batch *b, ct_range *src, ct_failure_i
 {
     for (size_t i = 0; i < b->n; i++) {
         ct_copy_shape c = batch_copy(b, i);
-        unsigned n_src = shape_ranges_needed(&c.src);
-        shape_ranges(&c.src, src, n_src);
+        unsigned n_src = side_ranges_needed(&c.src);
+        side_ranges(&c.src, src, n_src);
         if (n_src && (*root = ct_read_failure(ct_g.store, src, n_src, error)) != 0)
             return i;
     }
@@ -835,7 +825,7 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
         }
     }
     ct_copy_shape at = batch_copy(&b, first);
-    ct_skip_desc skip = {.needed = at.src.addr};
+    ct_skip_desc skip = {.needed = at.src.rows.addr};
     ct_range *w = scratch->writes;
     size_t next = 0;
     bool skipped = false;
@@ -865,8 +855,7 @@ static void batch_reads_failed(ct_call *call, const ct_batch *b, const ct_failur
         if (c.dst.device || !c.src.device)
             continue;
         any = true;
-        ct_rows rows = rows_of(&c.src), to = host_rows_of(&c.dst);
-        if (ct_failed_read_poisons(ct_g.store, &rows, &to) && is_host_memory(c.dst.host))
+        if (ct_failed_read_poisons(ct_g.store, &c.src.rows, &c.dst.rows) && is_host_memory(c.dst.rows.addr))
             poison(&c.dst);
     }
     if (!any)
@@ -898,30 +887,31 @@ void ct_after_batch(ct_call *call, ct_batch b)
         batch_reads_failed(call, &b, settled ? NULL : &failed);
 }
 
-uint64_t ct_shape_row_count(const ct_shape *s)
+uint64_t ct_side_row_count(const ct_side *s)
 {
     return rows_in(s);
 }
 
-unsigned ct_shape_rows(const ct_shape *s, uint64_t first, ct_range *out, unsigned cap)
+unsigned ct_side_rows(const ct_side *s, uint64_t first, ct_range *out, unsigned cap)
 {
     uint64_t rows = rows_in(s);
     if (rows == 1) {
         if (first == 0 && cap)
-            shape_ranges(s, out, 1);
+            side_ranges(s, out, 1);
         return first == 0 && cap ? 1 : 0;
     }
+    const ct_rows *r = &s->rows;
     unsigned n = 0;
     for (uint64_t i = first; i < rows && n < cap; i++)
-        out[n++] = (ct_range){s->addr + i / s->height * s->slice + i % s->height * s->pitch, s->width};
+        out[n++] = (ct_range){r->addr + i / r->height * r->slice + i % r->height * r->pitch, r->width};
     return n;
 }
 
-/* graphs.c decodes copy and memset nodes with the copies' own shapes. */
-unsigned ct_shape_ranges(const ct_shape *s, ct_range *out)
+/* graphs.c decodes copy and memset nodes with the copies' own sides. */
+unsigned ct_side_ranges(const ct_side *s, ct_range *out)
 {
-    unsigned n = shape_ranges_needed(s);
-    shape_ranges(s, out, n);
+    unsigned n = side_ranges_needed(s);
+    side_ranges(s, out, n);
     return n;
 }
-bool ct_poison(const ct_shape *host) { return poison(host); }
+bool ct_poison(const ct_side *host) { return poison(host); }

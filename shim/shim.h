@@ -249,14 +249,17 @@ static inline ct_scratch *ct_thread_scratch(void)
 }
 
 /* ---- memory.c --------------------------------------------------------- */
-typedef struct ct_shape {      /* bytes a 1D/2D/3D copy touches on one side */
+/* A copy's side: which memory, and the rows it touches there, as core's
+ * rules take them (slice = pitch * rows per slice).  rows.addr is the first
+ * byte: a device address, or on a host side the host pointer as a number
+ * (0 when there is none, or the memory is an array cutaint does not
+ * follow). */
+typedef struct ct_side {
     bool device;               /* false: host memory, nothing to track */
-    uint64_t addr;             /* first byte */
-    uint64_t width, pitch, height, depth, slice; /* slice = pitch * rows per slice */
-    void *host;                /* the host pointer, when !device */
-} ct_shape;
-typedef struct ct_copy_shape {
-    ct_shape src, dst;
+    ct_rows rows;
+} ct_side;
+typedef struct ct_copy_shape { /* a 1D/2D/3D copy: its two sides */
+    ct_side src, dst;
 } ct_copy_shape;
 
 void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
@@ -296,21 +299,21 @@ CT_SHAPES(CT_SHAPE_FAILED_DECL)
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);
-/* A shape's device bytes as ranges (rows, up to CT_CALL_RANGES of them,
+/* A side's device bytes as ranges (rows, up to CT_CALL_RANGES of them,
  * else the bounding span: what a check of a source needs); how many were
  * written to out. */
-unsigned ct_shape_ranges(const ct_shape *s, ct_range *out);
+unsigned ct_side_ranges(const ct_side *s, ct_range *out);
 /* Rows a write set holds exactly at most (16 MiB of ranges on the heap);
- * a taller shape is its bounding span, never released. */
+ * a taller side is its bounding span, never released. */
 #define CT_TALL_ROWS_MAX (1u << 20)
-/* How many rows a shape's device bytes are (1: dense; CT_TALL_ROWS_MAX + 1
+/* How many rows a side's device bytes are (1: dense; CT_TALL_ROWS_MAX + 1
  * for any more), and up to cap of them from row `first` into out: how
  * many (0 past the last). */
-uint64_t ct_shape_row_count(const ct_shape *s);
-unsigned ct_shape_rows(const ct_shape *s, uint64_t first, ct_range *out, unsigned cap);
-/* Fill the host rows of a shape with the poison byte; false when poisoning
+uint64_t ct_side_row_count(const ct_side *s);
+unsigned ct_side_rows(const ct_side *s, uint64_t first, ct_range *out, unsigned cap);
+/* Fill the rows of a host side with the poison byte; false when poisoning
  * is off or there is no host pointer. */
-bool ct_poison(const ct_shape *host);
+bool ct_poison(const ct_side *host);
 ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c);
 ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c);
 ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c);
