@@ -23,8 +23,9 @@
  * check costs in proportion to the graph's distinct allocations, not its
  * nodes.  Each merged read remembers the first node reading it, for the
  * skip event.  cuGraphExec*SetParams re-decode the node they change;
- * cuGraphExecUpdate re-decodes from the new graph; cuGraphExecDestroy and
- * the end of the owning context forget the exec.
+ * cuGraphExecUpdate re-decodes from the new graph; cuGraphExecDestroy
+ * (before the driver may hand the handle out again) and the end of the
+ * owning context forget the exec.
  *
  * At cuGraphLaunch, with no taint anywhere nothing is looked up.  Otherwise
  * a read set carrying a failure skips the whole graph launch when core's
@@ -583,10 +584,17 @@ void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g)
     replace(handle, x);
 }
 
-void ct_after_exec_destroy(ct_call *call, CUgraphExec exec)
+/* Forgotten before the driver destroys it, as a free is (memory.c): once
+ * the driver has, another thread's cuGraphInstantiate may be handed the
+ * same handle, and forgetting it afterwards would forget that thread's new
+ * exec, whose launches would then go unchecked.  A destroy the driver
+ * refuses (a handle it does not know) was not a live exec to begin with. */
+bool ct_before_exec_destroy(ct_call *call, CUgraphExec exec)
 {
-    if (call->result == CUDA_SUCCESS && exec)
+    (void)call;
+    if (exec)
         replace((uint64_t)(uintptr_t)exec, NULL);
+    return true;
 }
 
 size_t ct_graphs_forget_context(uint64_t context)

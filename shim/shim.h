@@ -368,7 +368,7 @@ bool ct_before_end_capture(ct_call *call, CUstream s);
 void ct_after_end_capture(ct_call *call, CUstream s);
 void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g);
 void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g);
-void ct_after_exec_destroy(ct_call *call, CUgraphExec exec);
+bool ct_before_exec_destroy(ct_call *call, CUgraphExec exec);
 void ct_after_exec_kernel_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p);
 void ct_after_exec_kernel_set_v1(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
 void ct_after_exec_memcpy_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p);

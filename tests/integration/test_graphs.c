@@ -4,6 +4,8 @@
  * checked at cuGraphLaunch, and after cuGraphExecKernelNodeSetParams or
  * cuGraphExecUpdate changes which buffer a node reads, the new input is the
  * one checked. Without the shim the stale input's output is served.
+ * graph_reuse: threads instantiating and destroying execs at once, the
+ * driver handing out a destroyed exec's handle again at once.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -53,5 +55,24 @@ ParameterizedTest(int *row, graphs, exec_changes_what_is_checked)
     cr_expect(h_str(rep.line[skip], "graph") != NULL && h_str(rep.line[skip], "node") != NULL, "%s", rep.line[skip]);
     cr_expect_eq(h_count(&rep, "refused_read"), 2, "%s", h_events(&rep));
     h_report_free(&rep);
+    h_free(&r);
+}
+
+/* A destroyed exec is forgotten before the driver can hand its handle to
+ * another thread's cuGraphInstantiate: forgetting it after (as cutaint did)
+ * forgot that thread's new exec now and then, whose launch then went
+ * unchecked and served a y computed from stale x (a few of 60,000 on 2
+ * cores, in every run; fakecuda reuses a freed handle first, as a pool). */
+Test(graphs, a_handle_handed_out_again_keeps_its_new_exec_checked, .timeout = 120)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"graph_reuse", "60000"}, .no_report = true,
+                    .env = {"CUTAINT_LOG=off"}, .timeout_s = 100},
+           &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "launch fill x: CUDA_ERROR_INVALID_VALUE"), "%s", r.out);
+    cr_expect(h_has_line(r.out, "graph_reuse: launches=60000 served=0 errors=0"), "stdout:\n%s\nstderr:\n%s", r.out,
+              r.err);
+    cr_expect_eq(r.status, 0);
     h_free(&r);
 }

@@ -789,6 +789,85 @@ static int sc_graph_update(int argc, char **argv)
     return 0;
 }
 
+/* Two threads instantiating and destroying graph execs at once, so the
+ * driver hands one thread the handle the other just destroyed.  The checker
+ * thread's exec reads x, left stale by a failed fill: each launch must be
+ * skipped and its y refused.  A y served means the exec went unchecked
+ * (its record forgotten by the other thread's late destroy). */
+#define REUSE_CHURNERS 6
+
+struct reuse {
+    CUgraph g;
+    CUdeviceptr y;
+    int iters, launches, served, errors;
+};
+
+static void *reuse_churn(void *arg)
+{
+    struct reuse *w = arg;
+    if (CU(cuCtxSetCurrent)(ctx) != CUDA_SUCCESS)
+        w->errors++;
+    for (int i = 0; i < w->iters; i++) {
+        CUgraphExec e;
+        if (CU(cuGraphInstantiateWithFlags)(&e, w->g, 0) != CUDA_SUCCESS || CU(cuGraphExecDestroy)(e) != CUDA_SUCCESS)
+            w->errors++;
+    }
+    return NULL;
+}
+
+static void *reuse_check(void *arg)
+{
+    struct reuse *w = arg;
+    float host[N];
+    if (CU(cuCtxSetCurrent)(ctx) != CUDA_SUCCESS)
+        w->errors++;
+    for (int i = 0; i < w->iters; i++) {
+        CUgraphExec e;
+        if (CU(cuMemsetD32)(w->y, 0, N) != CUDA_SUCCESS || CU(cuGraphInstantiateWithFlags)(&e, w->g, 0) != CUDA_SUCCESS) {
+            w->errors++;
+            continue;
+        }
+        if (CU(cuGraphLaunch)(e, 0) != CUDA_SUCCESS || CU(cuStreamSynchronize)(0) != CUDA_SUCCESS)
+            w->errors++;
+        w->launches++;
+        w->served += CU(cuMemcpyDtoH)(host, w->y, sizeof host) == CUDA_SUCCESS;
+        if (CU(cuGraphExecDestroy)(e) != CUDA_SUCCESS)
+            w->errors++;
+    }
+    return NULL;
+}
+
+static int sc_graph_reuse(int argc, char **argv)
+{
+    int iters = argc > 0 ? atoi(argv[0]) : 2000;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), cx = alloc(BYTES), cy = alloc(BYTES);
+    int n = N;
+    float a = 2.0f;
+    say("write x", write_floats(x, N, 1.0f));
+    say("write cx", write_floats(cx, N, 1.0f));
+    say("launch fill x", fill(x, N, 3.0f, BAD_BLOCK));
+    CUgraphNode node, node_c;
+    struct reuse check_w = {saxpy_graph(&x, &y, &n, &a, &node), y, iters, 0, 0, 0};
+    struct reuse churn_w = {saxpy_graph(&cx, &cy, &n, &a, &node_c), cy, iters, 0, 0, 0};
+    /* More churning threads than cores: a thread preempted between the
+     * driver's destroy and cutaint's hook is what the race needs. */
+    pthread_t churn[REUSE_CHURNERS], checker;
+    struct reuse churn_ws[REUSE_CHURNERS];
+    for (int i = 0; i < REUSE_CHURNERS; i++) {
+        churn_ws[i] = churn_w;
+        pthread_create(&churn[i], NULL, reuse_churn, &churn_ws[i]);
+    }
+    pthread_create(&checker, NULL, reuse_check, &check_w);
+    int errors = check_w.errors;
+    for (int i = 0; i < REUSE_CHURNERS; i++) {
+        pthread_join(churn[i], NULL);
+        errors += churn_ws[i].errors;
+    }
+    pthread_join(checker, NULL);
+    printf("graph_reuse: launches=%d served=%d errors=%d\n", check_w.launches, check_w.served, errors + check_w.errors);
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
     {"happy", sc_happy},
     {"failed_launch", sc_failed_launch},
@@ -810,6 +889,7 @@ static const client_scenario scenarios[] = {
     {"inject_seq", sc_inject_seq},
     {"spin", sc_spin},
     {"graph_update", sc_graph_update},
+    {"graph_reuse", sc_graph_reuse},
 };
 
 int main(int argc, char **argv)
