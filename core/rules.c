@@ -218,3 +218,22 @@ ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool 
         *at = first;
     return skip_verdict(found, has_context);
 }
+
+ct_skip_verdict ct_batch_rule(ct_store *s, size_t n, ct_copy_sources sources, const void *batch, ct_range *room,
+                              ct_context_query has_context, ct_failure_id *root, int *error, size_t *first)
+{
+    ct_failure_id found = 0;
+    int found_error = 0;
+    size_t i = 0;
+    for (; i < n && !found; i++) {
+        unsigned k = sources(batch, i, room);
+        found = k ? ct_read_failure(s, room, k, &found_error) : 0;
+    }
+    if (root)
+        *root = found;
+    if (error)
+        *error = found_error;
+    if (first)
+        *first = found ? i - 1 : n;
+    return ct_skip_rule(found, has_context);
+}

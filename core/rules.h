@@ -90,6 +90,15 @@ ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
  * invariants above). */
 ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
                              ct_failure_id *root, int *error, size_t *at);
+/* A batch of n copies (cuMemcpyBatchAsync), skipped whole when a copy's
+ * source carries a failure: the first such copy in the batch's order names
+ * the skip (*first) and its failure is the root (*root, *error), as the
+ * program would meet them one copy at a time.  sources(batch, i, room)
+ * writes copy i's source ranges into room (the caller's, as many as one
+ * copy can need) and returns how many; *first is n when none carries. */
+typedef unsigned (*ct_copy_sources)(const void *batch, size_t i, ct_range *room);
+ct_skip_verdict ct_batch_rule(ct_store *s, size_t n, ct_copy_sources sources, const void *batch, ct_range *room,
+                              ct_context_query has_context, ct_failure_id *root, int *error, size_t *first);
 
 /* ---- what a driver answer says of the context ------------------------- */
 

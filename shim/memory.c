@@ -785,18 +785,13 @@ static unsigned batch_device_writes(const ct_batch *b, size_t *next, ct_range *o
     return n;
 }
 
-/* The first copy whose source carries a failure: its root and error
- * (src: room for CT_CALL_RANGES). */
-static size_t batch_first_tainted(const ct_batch *b, ct_range *src, ct_failure_id *root, int *error)
+/* Copy i's source ranges, for core's ct_batch_rule (room: CT_CALL_RANGES). */
+static unsigned batch_sources(const void *batch, size_t i, ct_range *room)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        ct_copy_shape c = batch_copy(b, i);
-        unsigned n_src = side_ranges_needed(&c.src);
-        side_ranges(&c.src, src, n_src);
-        if (n_src && (*root = ct_read_failure(ct_g.store, src, n_src, error)) != 0)
-            return i;
-    }
-    return b->n;
+    ct_copy_shape c = batch_copy(batch, i);
+    unsigned n = side_ranges_needed(&c.src);
+    side_ranges(&c.src, room, n);
+    return n;
 }
 
 bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
@@ -808,8 +803,9 @@ bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
         return true;
     ct_failure_id root = 0;
     int error = 0;
-    size_t first = batch_first_tainted(&b, scratch->reads, &root, &error);
-    if (ct_skip_rule(root, ct_has_current_context) != CT_SKIP) /* clean, or the driver answers */
+    size_t first = 0;
+    if (ct_batch_rule(ct_g.store, b.n, batch_sources, &b, scratch->reads, ct_has_current_context, &root, &error,
+                      &first) != CT_SKIP) /* clean, or the driver answers */
         return true;
     bool refused = false;
     int refused_code = 0;

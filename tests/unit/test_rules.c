@@ -405,3 +405,40 @@ Test(rules, a_refusal_is_described_by_the_pass_that_decides_it)
     ct_rows clean = {A, 64, 128, 1, 128, 1};
     cr_assert_eq(ct_read_rule(s, &clean, &host, &why), CT_READ_CLEAN, "row 0 alone");
 }
+
+/* A batch of copies as core sees it: each copy's source ranges. */
+typedef struct fake_batch {
+    ct_range src[4][2];
+    unsigned n_src[4];
+} fake_batch;
+
+static unsigned fake_sources(const void *batch, size_t i, ct_range *room)
+{
+    const fake_batch *b = batch;
+    memcpy(room, b->src[i], b->n_src[i] * sizeof *room);
+    return b->n_src[i];
+}
+
+Test(rules, a_batch_is_skipped_and_named_by_its_first_copy_reading_a_failure)
+{
+    ct_failure_id newer_first = taint_by("second", B, 64);
+    ct_failure_id older_later = taint_by("first", A, 64);
+    (void)older_later;
+    /* copy 0 reads clean bytes; copy 1 a row of B; copy 2 A (an older id) */
+    fake_batch b = {.src = {{{B + 4096, 64}}, {{B + 2048, 8}, {B + 32, 8}}, {{A, 64}}}, .n_src = {1, 2, 1}};
+    ct_range room[2];
+    ct_failure_id root = 0;
+    int error = 0;
+    size_t first = 9;
+    cr_assert_eq(ct_batch_rule(s, 3, fake_sources, &b, room, has_context, &root, &error, &first), CT_SKIP);
+    cr_assert_eq(first, 1, "the first copy in the batch's order that reads a failure");
+    cr_assert_eq(root, newer_first, "its failure, not the oldest of the batch's");
+    cr_assert_eq(error, ERR_LAUNCH);
+    cr_assert_eq(context_asked, 1);
+    cr_assert_eq(ct_batch_rule(s, 1, fake_sources, &b, room, has_context, &root, NULL, &first), CT_RUN);
+    cr_assert_eq(root, 0);
+    cr_assert_eq(first, 1, "none carries: first is n");
+    cr_assert_eq(context_asked, 1, "a clean batch never asks the driver");
+    context_current = false;
+    cr_assert_eq(ct_batch_rule(s, 3, fake_sources, &b, room, has_context, NULL, NULL, NULL), CT_RUN_NO_CONTEXT);
+}
