@@ -26,6 +26,7 @@
 #include "ct_status.h"
 #include "text.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ static ct_text next_piece(ct_text *rest, char sep)
     const char *end = memchr(rest->p, sep, rest->n);
     ct_text piece = { rest->p, end ? (size_t)(end - rest->p) : rest->n };
     size_t used = end ? piece.n + 1 : piece.n;
+    assert(used <= rest->n && "a piece and its separator lie within the rest");
     rest->p += used;
     rest->n -= used;
     return piece;
@@ -194,7 +196,9 @@ static int parse_arg_rule(grammar *g, void *out)
                                  "expected a role r, w, rw, - or nothing (default)");
         rule->n_roles++;
     }
+    assert(rule->n_roles >= 1 && rule->n_roles <= CT_ARGS_MAX_PARAMS && "a rule has 1..max roles");
     rules->n++;
+    assert(rules->n <= CT_ARGS_MAX_RULES && "a full table refuses the next rule");
     return CT_OK;
 }
 
@@ -328,8 +332,10 @@ static int parse_inject_spec(grammar *g, void *out)
     if (!span_copy(rule->pattern, sizeof rule->pattern, pattern))
         return grammar_error(g, pattern.p,
                              "expected a glob shorter than " XSTR(CT_PATTERN_MAX) " bytes");
+    assert(rule->nth >= 1 && "#N counts from 1");
     atomic_init(&rule->seen, 0);
     rules->n++;
+    assert(rules->n <= CT_INJECT_MAX_RULES && "a full table refuses the next spec");
     return CT_OK;
 }
 
@@ -556,6 +562,7 @@ static void report_invalid(const ct_var *var, const char *value, const char *why
     show(shown, ct_text_of(value));
     snprintf(message, sizeof message, "cutaint: %s='%s' is not valid: %s; using the default %s",
              var->name, shown, why, var->fallback);
+    assert(!strchr(message, '\n') && "outside text is shown, so a diagnostic stays one line");
     diag(message, ctx);
 }
 
@@ -575,6 +582,8 @@ int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn ge
         if (var->parse(var, ct_text_of(value), out, errors, why, sizeof why) == CT_OK)
             continue;
         malformed++;
+        assert((var->parse != parse_args || out->args.n == 0) && (var->parse != parse_inject || out->inject.n == 0) &&
+               "a grammar that fails leaves its output empty");
         report_invalid(var, value, why[0] ? why : var->expected, diag, ctx);
     }
     return malformed;
@@ -630,6 +639,7 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx)
         known_list(known, sizeof known);
         snprintf(message, sizeof message, "cutaint: %s is not a cutaint variable (known: %s); ignored",
                  shown, known);
+        assert(!strchr(message, '\n') && "outside text is shown, so a diagnostic stays one line");
         diag(message, ctx);
     }
     return unknown;

@@ -68,6 +68,7 @@ int ct_path_expand(const char *tmpl, pid_t pid, char *out, size_t cap)
             ok = put(out, cap, &len, p, 1);
         }
     }
+    assert(len < cap && "put() keeps room for the NUL");
     out[ok ? len : 0] = '\0';
     return ok ? CT_OK : CT_EINVAL;
 }
@@ -85,6 +86,7 @@ int ct_path_absolute(const char *path, const char *cwd, char *out, size_t cap)
         ok = put(out, cap, &len, cwd, n) && (n > 0 && cwd[n - 1] == '/' ? true : put(out, cap, &len, "/", 1));
     }
     ok = ok && put(out, cap, &len, path, strlen(path));
+    assert(len < cap && "put() keeps room for the NUL");
     out[ok ? len : 0] = '\0';
     return ok ? CT_OK : CT_EINVAL;
 }
@@ -178,6 +180,7 @@ static int open_path(ct_sink *s, char *why, size_t whycap)
         close(fd);
         return CT_EIO;
     }
+    assert(s->fd < 0 && "a sink opens only when it holds no descriptor");
     s->fd = move_high(fd);
     s->dev = st.st_dev;
     s->ino = st.st_ino;
@@ -232,7 +235,7 @@ static bool still_ours(ct_sink *s)
 /* One write(2) of the line into the sink's open descriptor. */
 static ct_sink_result write_line(ct_sink *s, const char *line, size_t len)
 {
-    assert(s->fd >= 0);
+    assert(s->fd >= 0 && "a sink that is still ours has its descriptor");
     ssize_t n;
     do
         n = write(s->fd, line, len);
@@ -365,6 +368,7 @@ static void fill_suffix(char *tmp)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     unsigned long v = (unsigned long)ts.tv_nsec * 2654435761u + atomic_fetch_add(&next, 1);
     size_t n = strlen(tmp);
+    assert(n >= 6 && strcmp(tmp + n - 6, "XXXXXX") == 0 && "temp_name() ends the name in six X");
     for (size_t i = n - 6; i < n; i++, v /= 36)
         tmp[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[v % 36];
 }
@@ -434,6 +438,7 @@ int ct_marked_replace(const char *path, const char *marker, const char *data, si
         return CT_EEXIST;
     if (state == CT_MARKED_UNKNOWN)
         return CT_EIO;
+    assert((state == CT_MARKED_ABSENT || state == CT_MARKED_OURS) && "only an absent or own file is replaced");
     int rc = write_unnamed(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);
     if (rc == CT_EINVAL)
         rc = write_named(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);

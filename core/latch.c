@@ -78,6 +78,7 @@ bool ct_latch_set(ct_latch *l, const char *reason)
         return false;
     const char *text = reason ? reason : "the CUDA context is destroyed";
     ct_text_copy_cut(l->reason, sizeof l->reason, (ct_text){ text, strnlen(text, sizeof l->reason) });
+    assert(memchr(l->reason, '\0', sizeof l->reason) && "the reason is whole before state 2 publishes it");
     int was = atomic_exchange_explicit(&l->state, 2, memory_order_release);
     assert(was == 1 && "only the setter that won the latch publishes it");
     (void)was;
@@ -91,7 +92,9 @@ const char *ct_latch_reason(const ct_latch *l)
 
 bool ct_latch_is_set(const ct_latch *l)
 {
-    return atomic_load_explicit(&l->state, memory_order_acquire) == 2;
+    int state = atomic_load_explicit(&l->state, memory_order_acquire);
+    assert((unsigned)state <= 2 && "state goes 0 -> 1 -> 2 only");
+    return state == 2;
 }
 
 ct_latch *ct_latch_global(void)

@@ -22,6 +22,7 @@
 #include "ct_status.h"
 #include "text.h"
 
+#include <assert.h>
 #include <libiberty/demangle.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -103,6 +104,7 @@ static bool split_top_level(ct_text s, char sep, bool (*take)(ct_text piece, voi
     for (size_t i = 0; i < s.n; i++) {
         size_t skip = operator_at(s, i);
         if (skip) {
+            assert(skip <= s.n - i && "an operator's symbol lies within the text");
             i += skip - 1;
             continue;
         }
@@ -140,6 +142,7 @@ static bool find_param_list(ct_text s, size_t *open)
     for (size_t i = s.n; i > 0; i--) {
         char c = s.p[i - 1];
         depth += c == ')' ? 1 : c == '(' ? -1 : 0;
+        assert(depth >= 0 && "the walk starts at ')' and stops when depth is back to 0");
         if (depth == 0) {
             *open = i - 1;
             return true;
@@ -291,6 +294,7 @@ int ct_signature_from_demangled(const char *demangled, ct_signature *out)
     size_t open;
     if (!find_param_list(text, &open))
         return CT_EPARSE;
+    assert(open + 2 <= text.n && text.p[open] == '(' && "the list's '(' comes before its final ')'");
     ct_text name = drop_return_type(ct_text_trim((ct_text){ text.p, open }));
     if (name.n == 0)
         return CT_EPARSE;
@@ -298,6 +302,7 @@ int ct_signature_from_demangled(const char *demangled, ct_signature *out)
     int rc = parse_params((ct_text){ text.p + open + 1, text.n - open - 2 }, out);
     if (rc != CT_OK)
         out->n_params = 0;
+    assert(out->n_params <= CT_SIG_MAX_PARAMS && "take_param stops at the table's end");
     return rc;
 }
 

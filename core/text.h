@@ -6,8 +6,10 @@
  * Invariants:
  * - A view never owns its bytes and is never read past p + n, so a parser
  *   built on these is bounded by its input's length.
- * - A cut copy is always NUL-terminated and never ends mid-way through a
- *   UTF-8 character, so log and report readers never meet a broken one.
+ * - A cut copy is always NUL-terminated and never cuts a UTF-8 character
+ *   in two: well-formed text stays well-formed.  (Text that was already
+ *   broken may stay broken: a lead byte its input left without its
+ *   continuation bytes can still end the copy.)
  */
 #ifndef CT_TEXT_H
 #define CT_TEXT_H
