@@ -25,6 +25,7 @@
  *   never a "next" function.
  * - The order check makes no CUDA call and logs at most two lines.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <string.h>
 
@@ -69,7 +70,10 @@ void *ct_chain_resolve(void *driver_handle, const char *name)
     void *hooked = ct_chain_dlsym(driver_handle, name);
     if (stands_in(hooked))
         return passing_on(hooked, name);
-    return ct_real_dlsym(driver_handle, name); /* never ours: a wrapper calling itself */
+    /* The driver's own: never ours, or a wrapper would call itself. */
+    void *own = ct_real_dlsym(driver_handle, name);
+    assert(!ct_in_self(own) && "cutaint never resolves to itself");
+    return own;
 }
 
 /* The first definition of name in the program's search order, when it is

@@ -26,6 +26,8 @@
  * - A context made current by a path cutaint does not wrap is seen at the
  *   next wrapped context call (README, "Precision and known gaps").
  */
+#include <assert.h>
+
 #include "shim.h"
 
 static CT_HOT_TLS struct {
@@ -93,9 +95,11 @@ void ct_after_ctx_create(ct_call *call, uint64_t created)
 
 /* ---- the calls that take a context away ---------------------------------- */
 
-/* ctx is gone: forget what it held. */
-static void context_gone(uint64_t ctx, const char *how)
+/* ctx is gone, as the driver's answer to call says: forget what it held. */
+static void context_gone(const ct_call *call, uint64_t ctx)
 {
+    assert(call->result == CUDA_SUCCESS && "forgetting follows the driver saying the context is gone");
+    const char *how = ct_entries[call->id].name;
     if (!ctx)
         return;
     size_t allocations = ct_store_forget_owner(ct_g.store, ctx);
@@ -110,7 +114,7 @@ void ct_after_ctx_destroy(ct_call *call, CUcontext ctx)
     if (call->result != CUDA_SUCCESS)
         return;
     mirror_forget(); /* popped if it was current here */
-    context_gone(handle_of(ctx), ct_entries[call->id].name);
+    context_gone(call, handle_of(ctx));
 }
 
 static bool primary_active(CUdevice dev)
@@ -148,12 +152,12 @@ bool ct_before_primary_drop(ct_call *call, CUdevice dev)
 void ct_after_primary_reset(ct_call *call)
 {
     if (call->result == CUDA_SUCCESS)
-        context_gone(call->subject, ct_entries[call->id].name);
+        context_gone(call, call->subject);
 }
 
 void ct_after_primary_release(ct_call *call, CUdevice dev)
 {
     /* Only the last reference takes the context with it. */
     if (call->result == CUDA_SUCCESS && !primary_active(dev))
-        context_gone(call->subject, ct_entries[call->id].name);
+        context_gone(call, call->subject);
 }

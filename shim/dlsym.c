@@ -27,6 +27,7 @@
  * - A thread-local flag stops re-entry (a hook that ends up in dlsym again
  *   gets the real answer).
  */
+#include <assert.h>
 #include <dlfcn.h>
 
 #include "shim.h"
@@ -99,9 +100,11 @@ __attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, co
     ct_ensure_ready();
     if (!ct_g.cfg.disable) {
         int id = ct_entry_find(name);
+        assert(id < CT_N_ENTRIES && "ct_entry_find names an entry of the table or none");
         if (id >= 0 && finds_the_driver(handle, name, sym))
             sym = ct_entries[id].wrapper;
     }
+    assert(in_hook && "nothing the hook calls clears its re-entry flag");
     in_hook = false;
     return sym;
 }

@@ -25,6 +25,7 @@
  * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted)
  *   no line waits for a sink's lock: it is dropped and counted.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
@@ -155,6 +156,7 @@ void ct_log(ct_log_level level, const char *fmt, ...)
         return;
     char line[2048];
     int n = snprintf(line, sizeof line, "==%d== cutaint: ", (int)getpid());
+    assert(n > 0 && (size_t)n < sizeof line - 1 && "the prefix leaves room for the text");
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
@@ -163,6 +165,7 @@ void ct_log(ct_log_level level, const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
+    assert(len <= sizeof line && "a log line ends with its newline inside the buffer");
     log_line(line, len);
 }
 
@@ -186,6 +189,7 @@ static bool begin(ct_jsonl *j, char *buf, const char *event)
 {
     if (!ct_sink_live(&report_sink))
         return false;
+    assert(atomic_load(&start_written) && "no event of a process precedes its start");
     ct_jsonl_begin(j, buf, CT_EVENT_MAX, event, ct_now_ns(), (long)getpid());
     return true;
 }
@@ -298,6 +302,7 @@ static void backtrace_field(ct_jsonl *j)
  * see launch.c). */
 static void repro_field(ct_jsonl *j, uint64_t seq)
 {
+    assert(seq > 0 && "launches are numbered from 1");
     char line[4096];
     int n = snprintf(line, sizeof line, "compute-sanitizer --tool memcheck --launch-skip %llu --launch-count 1",
                      (unsigned long long)(seq - 1));
@@ -437,7 +442,9 @@ static void format_path(const ct_failure_info *root, char *out, size_t cap)
     CT_APPEND("]");
     if (root->path_cut)
         CT_APPEND(" -> ... (older skips not kept)");
+    assert(root->path_len <= CT_SKIPS_KEPT && "a path indexes the skips kept");
     for (uint32_t i = 0; i < root->path_len; i++) {
+        assert(root->path[i] < root->n_skips && "a path indexes the skips kept");
         const ct_skip_desc *s = &root->skips[root->path[i]];
         CT_APPEND(" -> %s [skipped", skip_subject(s));
         if (s->launch_seq)
@@ -497,6 +504,7 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
 
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
 {
+    assert(r->n_kept > 0 && r->n_kept <= CT_REFUSAL_MAX_FAILURES && "a refusal names its root cause first");
     log_refusal(api, addr, bytes, r, returned, poisoned);
     ct_metrics_refused_event(bytes);
     char buf[CT_EVENT_MAX];

@@ -34,6 +34,7 @@
  *   call and takes no lock that the interrupted code may hold; the exit
  *   event says what was skipped.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -86,6 +87,7 @@ static void latch(const char *reason, bool simulated, bool at_exit)
 {
     if (!ct_latch_set(ct_g.latch, reason))
         return;
+    assert(ct_latch_is_set(ct_g.latch) && "the setter that won sees the latch set: no further probes");
     ct_log(CT_LOG_ERROR, "%s", reason);
     ct_event_context_lost(reason, simulated);
     write_health_file(reason);
@@ -136,7 +138,9 @@ void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
         return;
     char op[512], reason[CT_REASON_MAX];
     operation_name(api, kernel, op, sizeof op);
-    ct_classify(op, ct_cu_error_name(error), ct_cu_error_name(probe), reason, sizeof reason);
+    ct_fatality verdict = ct_classify(op, ct_cu_error_name(error), ct_cu_error_name(probe), reason, sizeof reason);
+    assert(verdict == CT_CONTEXT_LOST && "the probe failed, and only the probe decides");
+    (void)verdict;
     latch(reason, false, false);
 }
 
@@ -148,8 +152,10 @@ void ct_simulate_context_loss(const char *api, const char *kernel)
     ct_event_probe(api, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_ILLEGAL_ADDRESS, true);
     char op[512], reason[CT_REASON_MAX];
     operation_name(api, kernel, op, sizeof op);
-    ct_classify(op, "CUDA_ERROR_ILLEGAL_ADDRESS, injected by CUTAINT_INJECT",
-                "CUDA_ERROR_ILLEGAL_ADDRESS, simulated", reason, sizeof reason);
+    ct_fatality verdict = ct_classify(op, "CUDA_ERROR_ILLEGAL_ADDRESS, injected by CUTAINT_INJECT",
+                                      "CUDA_ERROR_ILLEGAL_ADDRESS, simulated", reason, sizeof reason);
+    assert(verdict == CT_CONTEXT_LOST && "a simulated probe failure is a loss");
+    (void)verdict;
     latch(reason, true, false);
 }
 
@@ -178,7 +184,9 @@ static void check_at_exit(void)
         return;
     ct_event_probe("exit", r, r, true);
     char reason[CT_REASON_MAX];
-    ct_classify_at_exit(ct_cu_error_name(r), reason, sizeof reason);
+    ct_fatality verdict = ct_classify_at_exit(ct_cu_error_name(r), reason, sizeof reason);
+    assert(verdict == CT_CONTEXT_LOST && "the check at exit found a loss, and says why");
+    (void)verdict;
     latch(reason, false, true);
 }
 
@@ -199,6 +207,7 @@ void ct_on_exit(int status, void *unused)
     int final = ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
                                atomic_load(&ct_g.refused_reads) + atomic_load(&ct_g.failed_reads),
                                ct_g.cfg.error_exitcode);
+    assert(final >= 0 && final <= 255 && "every status it may pick is a byte (the variables parse 0..255)");
     ct_event_summary();
     ct_event_exit(final, status);
     if (final != status) {

@@ -84,6 +84,7 @@ static ct_kernel *find_locked(uint64_t handle)
 /* A new entry, a spare one when there is one; NULL when out of memory. */
 static ct_kernel *add_locked(uint64_t handle, uint64_t owner, uint64_t context)
 {
+    assert(!find_locked(handle) && "one entry a handle: a stale one is taken out first");
     ct_kernel *k = spare;
     if (k)
         spare = k->next_spare;
@@ -270,6 +271,7 @@ static void assign_roles(ct_kernel *k, const ct_signature *sig, bool have_sig)
  * and aggregates of unknown size are left alone. */
 static unsigned layout_from_signature(const ct_signature *sig, ct_param *out)
 {
+    assert(sig->n_params <= CT_SIG_MAX_PARAMS && "a signature fills at most its table");
     for (unsigned i = 0; i < sig->n_params; i++) {
         bool pointer = sig->kind[i] == CT_PARAM_PTR || sig->kind[i] == CT_PARAM_CONST_PTR;
         out[i] = (ct_param){.offset = 0, .size = pointer ? 8 : 0};
@@ -286,6 +288,7 @@ static void describe(ct_kernel *k, CUfunction f)
     bool layout_known = n > 0;
     if (!layout_known && have_sig)
         n = layout_from_signature(sig, scratch);
+    assert(n <= sizeof scratch / sizeof *scratch && "both layouts stop at the scratch's end");
     ct_param *params = n ? calloc(n, sizeof *params) : NULL;
     if (n && !params)
         n = 0;

@@ -12,6 +12,7 @@
  * - Out of memory: NULL, and the caller lets the call through unchecked;
  *   the first time in a process is logged.  Never a crash.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -25,6 +26,7 @@ static atomic_bool told;
 
 static void release(void *scratch)
 {
+    assert(scratch == ct_scratch_mine && "the key holds its own thread's scratch");
     free(((ct_scratch *)scratch)->wide.bound);
     free(scratch);
     ct_scratch_mine = NULL;
@@ -44,6 +46,7 @@ static ct_scratch *none(void)
 
 ct_scratch *ct_scratch_first(void)
 {
+    assert(!ct_scratch_mine && "a thread's scratch is made once (ct_thread_scratch asks first)");
     pthread_once(&key_once, make_key);
     ct_scratch *s = key_made ? malloc(sizeof *s) : NULL;
     if (!s)

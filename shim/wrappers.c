@@ -21,6 +21,7 @@
  * - ct_wrapper_depth counts the wrappers the thread is inside, the driver
  *   call included: above 0 at exit means the exit interrupted them.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,8 @@ static void sort_names(void)
     for (int i = 0; i < CT_N_ENTRIES; i++)
         sorted[i] = i;
     qsort(sorted, CT_N_ENTRIES, sizeof *sorted, by_name);
+    for (int i = 1; i < CT_N_ENTRIES; i++)
+        assert(by_name(&sorted[i - 1], &sorted[i]) < 0 && "entry names are unique: bsearch finds the one");
 }
 
 static int order_of_name(const void *name, const void *id)
