@@ -10,6 +10,7 @@
  */
 #include "jsonr.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,7 @@ static uint32_t new_node(parser *ps, jv_type type)
         d->node = grown;
         d->cap = cap;
     }
+    assert(d->n < d->cap && d->n < JSONR_NONE && "a node has room, and an index that is not JSONR_NONE");
     jv *v = &d->node[d->n];
     memset(v, 0, sizeof *v);
     v->type = type;
@@ -96,6 +98,7 @@ static bool to_int64(const char *s, const char *end, int64_t *out)
     uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     uint64_t value = 0;
     for (s += neg; s < end; s++) {
+        assert(is_digit(*s) && "number() hands over digits only");
         unsigned d = (unsigned)(*s - '0');
         if (value > (limit - d) / 10)
             return false;
@@ -245,6 +248,7 @@ static bool string_text(parser *ps, const char **s, size_t *len)
         } else if (!simple_escape(e, dst++)) {
             return fail(ps, "bad escape");
         }
+        assert(dst <= ps->p && "an escape never decodes longer than it is written");
     }
     return fail(ps, "unterminated string");
 }
@@ -270,6 +274,7 @@ static bool value(parser *ps, unsigned depth, uint32_t *out);
 static void append_child(parser *ps, uint32_t parent, uint32_t *last, uint32_t child)
 {
     jv *node = ps->doc->node;
+    assert(parent < child && child < ps->doc->n && "a child is made after its parent");
     if (*last == JSONR_NONE)
         node[parent].child = child;
     else
@@ -304,6 +309,7 @@ static bool container(parser *ps, unsigned depth, jv_type type, uint32_t *out)
     char close = type == JV_OBJECT ? '}' : ']';
     if (depth >= JSONR_DEPTH_MAX)
         return fail(ps, "nested too deeply");
+    assert(ps->p < ps->end && "value() saw the opening bracket");
     ps->p++;
     *out = new_node(ps, type);
     if (*out == JSONR_NONE)
@@ -363,6 +369,8 @@ bool jsonr_parse(jsonr_doc *doc, char *text, size_t len, const char **why)
     uint32_t root;
     doc->n = 0;
     bool ok = value(&ps, 0, &root);
+    assert((!ok || root == 0) && "the root is the first node made: jsonr_root reads node[0]");
+    assert(ps.p <= ps.end && "every read is checked against the end");
     if (ok) {
         skip_space(&ps);
         if (ps.p != ps.end)
@@ -392,11 +400,13 @@ const jv *jsonr_first(const jsonr_doc *doc, const jv *container)
     if (!container || (container->type != JV_ARRAY && container->type != JV_OBJECT) ||
         container->child == JSONR_NONE)
         return NULL;
+    assert(container->child < doc->n && "nodes are addressed by index within the doc");
     return &doc->node[container->child];
 }
 
 const jv *jsonr_next(const jsonr_doc *doc, const jv *v)
 {
+    assert((!v || v->next == JSONR_NONE || v->next < doc->n) && "nodes are addressed by index within the doc");
     return v && v->next != JSONR_NONE ? &doc->node[v->next] : NULL;
 }
 

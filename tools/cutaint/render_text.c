@@ -20,6 +20,7 @@
 #include "util.h"
 #include "jsonl.h"
 
+#include <assert.h>
 #include <inttypes.h>
 
 #define BACKTRACE_SHOWN 4
@@ -34,6 +35,7 @@ typedef struct tree {
 /* Starts a node line at depth 1..TREE_DEPTH. */
 static void node(tree *t, int depth, bool last)
 {
+    assert(depth >= 1 && depth <= TREE_DEPTH && "a node's depth fits the tree");
     t->last[depth] = last;
     fputs("  ", t->out);
     for (int d = 1; d < depth; d++)
@@ -44,6 +46,7 @@ static void node(tree *t, int depth, bool last)
 /* Starts a detail line of the node at depth, above its children if any. */
 static void detail(tree *t, int depth, bool children_follow)
 {
+    assert(depth >= 1 && depth <= TREE_DEPTH && "a detail's depth fits the tree");
     fputs("  ", t->out);
     for (int d = 1; d <= depth; d++)
         fputs(t->last[d] ? "   " : "|  ", t->out);

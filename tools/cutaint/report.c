@@ -15,6 +15,7 @@
 #include "jsonl.h"
 #include "schema.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ static void line_append(line_reader *lr, const char *p, size_t n)
     }
     memcpy(lr->line + lr->n, p, n);
     lr->n += n;
+    assert(lr->n <= CT_REPORT_LINE_MAX && lr->n < lr->cap && "a line is held up to the limit, with room for its NUL");
 }
 
 static bool refill(line_reader *lr)
@@ -94,6 +96,8 @@ static bool next_line(line_reader *lr)
             break;
         }
     }
+    assert((lr->line || lr->n == 0) && "a held line has its buffer");
+    assert((!lr->too_long || lr->n == 0) && "an over-long line is not held");
     if (lr->line)
         lr->line[lr->n] = '\0';
     return any;
@@ -165,6 +169,7 @@ static bool get_dims(const event_in *in, const char *key, int64_t out[3])
     for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e)) {
         if (e->type != JV_NUMBER || !e->is_int)
             return false;
+        assert(k < 3 && "an array's count is its elements");
         out[k++] = e->i;
     }
     return true;
@@ -304,8 +309,10 @@ static void get_ids(const event_in *in, const char *key, ct_read *rd)
         return;
     rd->failures = ct_xcalloc(arr->count, sizeof *rd->failures);
     for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e))
-        if (e->type == JV_NUMBER && e->is_int)
+        if (e->type == JV_NUMBER && e->is_int) {
+            assert(rd->n_failures < arr->count && "an array's count is its elements");
             rd->failures[rd->n_failures++] = e->i;
+        }
 }
 
 static void on_refused_read(ct_process *p, const event_in *in)
@@ -393,6 +400,8 @@ static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint6
         bool restart = events[i].handle == on_start && p && p->has_start;
         if (!p || restart)
             p = new_process(r, (long)pid, note->path);
+        assert(p->pid == pid && (events[i].handle != on_start || !p->has_start) &&
+               "a pid's events go to its latest process; a second start begins a new one");
         p->seq++;
         events[i].handle(p, in);
         if (events[i].handle == on_start && p->format_version > CT_REPORT_FORMAT_VERSION &&
@@ -421,6 +430,7 @@ static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_d
         return;
     }
     event_in in = { doc, jsonr_root(doc) };
+    assert(in.obj && "a line that parsed has a root");
     if (in.obj->type != JV_OBJECT) {
         count_bad(&note->malformed, line);
         return;

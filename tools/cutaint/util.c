@@ -4,6 +4,7 @@
  */
 #include "util.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ char *ct_xstrndup(const char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         copy[i] = s[i] ? s[i] : '?';
     copy[n] = '\0';
+    assert(strlen(copy) == n && "a NUL inside the data became '?'");
     return copy;
 }
 
@@ -49,6 +51,7 @@ char *ct_xstrdup(const char *s)
 
 void ct_grow(void **array, size_t *n, size_t *cap, size_t elem)
 {
+    assert(elem > 0 && *n <= *cap && "an array never holds more than its room");
     if (*n < *cap)
         return;
     size_t want = *cap ? *cap * 2 : 4;
@@ -59,6 +62,7 @@ void ct_grow(void **array, size_t *n, size_t *cap, size_t elem)
         out_of_memory();
     *array = grown;
     *cap = want;
+    assert(*n < *cap && "there is room for one more");
 }
 
 const char *ct_plural(unsigned long long count)
