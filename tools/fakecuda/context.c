@@ -15,6 +15,8 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
+
 #define FC_CTX_STACK 64
 
 static _Thread_local CUcontext tls_stack[FC_CTX_STACK];
@@ -25,6 +27,12 @@ static CUcontext primary;
 static int primary_refs;
 static unsigned primary_flags; /* kept across resets, as the real driver keeps them */
 
+/* Under primary_lock. */
+static void primary_check_locked(void)
+{
+    assert((primary != NULL) == (primary_refs > 0) && "primary lives exactly while it is retained");
+}
+
 static CUresult fc_ctx_check(CUcontext c)
 {
     return fc_obj_valid(c, FC_K_CTX) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
@@ -32,6 +40,7 @@ static CUresult fc_ctx_check(CUcontext c)
 
 CUresult fc_current(CUcontext *ctx)
 {
+    assert(tls_depth >= 0 && tls_depth <= FC_CTX_STACK && "the stack never passes its ends");
     *ctx = tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
     return fc_ctx_check(*ctx);
 }
@@ -190,6 +199,7 @@ CUresult fc_primary_retain(CUcontext *pctx, CUdevice dev)
         primary_refs++;
         *pctx = primary;
     }
+    primary_check_locked();
     pthread_mutex_unlock(&primary_lock);
     return r;
 }
@@ -212,6 +222,7 @@ CUresult fc_primary_release(CUdevice dev)
         r = CUDA_ERROR_INVALID_CONTEXT;
     else if (--primary_refs == 0)
         fc_primary_drop_locked();
+    primary_check_locked();
     pthread_mutex_unlock(&primary_lock);
     return r;
 }
@@ -223,6 +234,7 @@ CUresult fc_primary_reset(CUdevice dev)
         return r;
     pthread_mutex_lock(&primary_lock);
     fc_primary_drop_locked();
+    primary_check_locked();
     pthread_mutex_unlock(&primary_lock);
     return CUDA_SUCCESS;
 }
@@ -235,6 +247,7 @@ CUresult fc_primary_state(CUdevice dev, unsigned *flags, int *active)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&primary_lock);
+    primary_check_locked();
     *flags = primary_flags;
     *active = primary != NULL;
     pthread_mutex_unlock(&primary_lock);

@@ -13,6 +13,7 @@
 #include "fakecuda.h"
 #include "errors.def"
 
+#include <assert.h>
 #include <string.h>
 
 static atomic_bool initialized;
@@ -32,6 +33,7 @@ CUresult fc_sticky(void)
 
 void fc_set_sticky(CUresult r)
 {
+    assert(r != CUDA_SUCCESS && "sticky holds a fault once set: CUDA_SUCCESS would reopen it");
     int expected = CUDA_SUCCESS;
     atomic_compare_exchange_strong(&sticky, &expected, (int)r);
 }
@@ -49,6 +51,7 @@ bool fc_is_legacy_stream(CUstream s)
 
 CUresult fc_enter(unsigned api_id, fc_cls cls)
 {
+    assert(api_id < FC_API_COUNT && "entry points pass their own FC_ID_");
     const fc_api_row *row = &fc_api_rows[api_id];
     per_thread_call = false;
     fc_debug("%s", row->name);

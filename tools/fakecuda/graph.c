@@ -26,6 +26,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ bool fc_nodes_remove(fc_nodes *l, CUgraphNode n)
         if (l->v[i] == n) {
             memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
             l->n--;
+            assert(!fc_nodes_has(l, n) && "a node is in its graph's list, or a dependency set, once");
             return true;
         }
     return false;

@@ -25,6 +25,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,16 +82,20 @@ static CUresult fc_topo_order(CUgraph g, size_t *order, CUgraphNode *bad)
                 top--;
                 continue;
             }
-            size_t d = deps->v[f->next++]->index;
+            CUgraphNode dep = deps->v[f->next++];
+            size_t d = dep->index;
+            assert(d < n && g->nodes.v[d] == dep && "a dependency is a node of the same graph");
             if (color[d] == GRAY) {
                 *bad = g->nodes.v[d];
                 r = CUDA_ERROR_INVALID_VALUE; /* a cycle */
             } else if (color[d] == WHITE) {
+                assert(top < n && "a node is pushed once, when it turns gray");
                 color[d] = GRAY;
                 stack[top++] = (frame){d, 0};
             }
         }
     }
+    assert((r != CUDA_SUCCESS || out == n) && "order[] holds every node once");
     free(color);
     free(stack);
     return r;

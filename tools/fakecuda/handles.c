@@ -13,6 +13,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,9 @@ void *fc_obj_new(fc_pool_id id, fc_kind kind, CUcontext owner)
     pthread_mutex_lock(&p->lock);
     fc_obj *o = NULL;
     if (p->nfree > 0) {
-        o = (fc_obj *)(p->slots + p->free_list[--p->nfree] * p->elem);
+        size_t slot = p->free_list[--p->nfree];
+        assert(slot < p->cap && "the free list holds slot indexes of its own pool");
+        o = (fc_obj *)(p->slots + slot * p->elem);
         memset(o, 0, p->elem);
         o->ctx = owner;
         atomic_store(&o->kind, kind);
@@ -97,6 +100,7 @@ bool fc_obj_valid(const void *h, fc_kind kind)
 void fc_obj_free(void *h)
 {
     fc_pool *p = fc_pool_of(h);
+    assert(p && ((unsigned char *)h - p->slots) % p->elem == 0 && "only a handle checked valid is freed: a slot");
     pthread_mutex_lock(&p->lock);
     atomic_store(&((fc_obj *)h)->kind, FC_K_FREE);
     p->free_list[p->nfree++] = (size_t)((unsigned char *)h - p->slots) / p->elem;

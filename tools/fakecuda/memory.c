@@ -16,9 +16,13 @@
  *
  * Invariants:
  * - Live allocations never overlap; a freed entry stays as a tombstone
- *   (live == false) until compaction, and no live entry overlaps a
+ *   (live == false) until compaction, and in the device and physical
+ *   tables (whose addresses come from arenas) no live entry overlaps a
  *   tombstone, so a binary search for the last base <= address finds the
- *   only allocation that can contain it.
+ *   only allocation that can contain it.  The pinned host table's
+ *   addresses come from the C heap, which may hand out a freed block's
+ *   bytes again under a tombstone: it is only searched for a block's
+ *   exact base, found after (above) any tombstone at the same address.
  * - Fresh device memory up to FC_STALE_MAX holds FC_STALE bytes, never
  *   zeros: it is what a GPU shows in memory nobody wrote.
  * - used <= total; both count bytes rounded up to the allocation alignment,
@@ -30,6 +34,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -115,6 +120,8 @@ static bool tbl_insert(fc_table *t, const fc_range *r)
         t->cap = cap;
     }
     size_t i = tbl_upper(t, r->base);
+    assert((i == 0 || t->v[i - 1].base + t->v[i - 1].span <= r->base) &&
+           (i == t->n || r->base + r->span <= t->v[i].base) && "placement never overlaps two spans of one table");
     memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof *t->v);
     t->v[i] = *r;
     t->n++;
@@ -290,6 +297,7 @@ static CUresult fc_place_locked(fc_range *r)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     mem.used += r->charged;
+    assert(mem.used <= mem.total && "used <= total");
     return CUDA_SUCCESS;
 }
 
@@ -398,6 +406,7 @@ CUresult fc_mem_free_now(CUdeviceptr p)
     fc_range *e = tbl_find(&mem.dev, p);
     if (e && e->base == p && e->kind != FC_MEM_RESERVED) {
         fc_unback(e);
+        assert(e->charged <= mem.used && "a live allocation's bytes are counted in used");
         mem.used -= e->charged;
         tbl_remove(&mem.dev, e);
     } else {
@@ -573,6 +582,7 @@ void fc_mem_release_ctx(CUcontext ctx)
         fc_range *e = &mem.dev.v[i];
         if (e->live && e->ctx == ctx) {
             fc_unback(e);
+            assert(e->charged <= mem.used && "a live allocation's bytes are counted in used");
             mem.used -= e->charged;
             e->live = false;
         }
@@ -705,6 +715,7 @@ CUresult fc_mem_phys_alloc_locked(size_t size, uint64_t *off)
     if (!e.base || !tbl_insert(&mem.phys.tbl, &e))
         return CUDA_ERROR_OUT_OF_MEMORY;
     mem.used += size;
+    assert(mem.used <= mem.total && "used <= total");
     fc_phys_stale(e.base, size);
     *off = e.base;
     return CUDA_SUCCESS;
@@ -717,6 +728,7 @@ void fc_mem_phys_free_locked(uint64_t off)
     if (!e || e->base != off)
         return;
     fallocate(mem.phys.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)e->size);
+    assert(e->charged <= mem.used && "physical memory's bytes are counted in used");
     mem.used -= e->charged;
     tbl_remove(&mem.phys.tbl, e);
 }

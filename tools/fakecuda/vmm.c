@@ -31,6 +31,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ size_t fc_vmm_granule(void)
     else if (env)
         fprintf(stderr, "fakecuda: FAKECUDA_VMM_GRANULARITY=\"%s\" ignored: expected a power of two of at least %zu "
                 "bytes (suffix K, M or G allowed); using 2M\n", env, page);
+    assert(g >= page && (g & (g - 1)) == 0 && "the granularity is a power of two from the page size up");
     size_t none = 0;
     atomic_compare_exchange_strong(&granule, &none, g);
     return atomic_load(&granule);
@@ -359,6 +361,10 @@ static CUresult fc_map_locked(CUdeviceptr ptr, size_t size, size_t offset, struc
     memmove(&r->map[i + 1], &r->map[i], (r->n - i) * sizeof *r->map);
     r->map[i] = (fc_vmap){off, size, h, offset, CU_MEM_ACCESS_FLAGS_PROT_NONE};
     r->n++;
+    assert((i == 0 || r->map[i - 1].off + r->map[i - 1].size <= off) &&
+           (i + 1 == r->n || off + size <= r->map[i + 1].off) && "mappings are sorted and never overlap");
+    assert(off + size <= r->size && offset + size <= h->size &&
+           "a mapping lies inside its reservation and its handle's memory");
     h->maps++;
     return CUDA_SUCCESS;
 }
@@ -379,6 +385,7 @@ static void fc_unmap_locked(fc_vres *r, size_t first, size_t last)
     for (size_t i = first; i < last; i++) {
         fc_vmap *m = &r->map[i];
         mmap(r->shadow + m->off, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        assert(m->h->maps > 0 && "a mapped handle counts its mappings: it lives while maps > 0");
         m->h->maps--;
         fc_handle_drop_locked(m->h);
     }
