@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 Test(settings, device_identity_agrees_with_attributes)
 {
@@ -33,6 +34,26 @@ Test(settings, device_identity_agrees_with_attributes)
     FAILS(cuDeviceComputeCapability(&major, &minor, 1), CUDA_ERROR_INVALID_DEVICE);
     FAILS(cuDeviceGetPCIBusId(NULL, 32, 0), CUDA_ERROR_INVALID_VALUE);
 }
+
+/* Both queries follow FAKECUDA_COMPUTE_CAPABILITY; a malformed one is 9.0. */
+static void expect_cc(const char *env, int want_major, int want_minor)
+{
+    int major, minor, attr_major, attr_minor;
+    setenv("FAKECUDA_COMPUTE_CAPABILITY", env, 1);
+    OK(cuInit(0));
+    OK(cuDeviceComputeCapability(&major, &minor, 0));
+    OK(cuDeviceGetAttribute(&attr_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+    OK(cuDeviceGetAttribute(&attr_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0));
+    cr_assert_eq(major, want_major, "%s: major %d", env, major);
+    cr_assert_eq(minor, want_minor, "%s: minor %d", env, minor);
+    cr_assert_eq(attr_major, major);
+    cr_assert_eq(attr_minor, minor);
+}
+
+Test(settings, compute_capability_8_6) { expect_cc("8.6", 8, 6); }
+Test(settings, compute_capability_12_0) { expect_cc("12.0", 12, 0); }
+Test(settings, compute_capability_malformed_is_9_0) { expect_cc("8.6.1", 9, 0); }
+Test(settings, compute_capability_without_minor_is_9_0) { expect_cc("8", 9, 0); }
 
 Test(settings, one_device_has_no_peer)
 {

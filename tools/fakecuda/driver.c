@@ -139,7 +139,8 @@ CUresult fc_device_name(char *name, int len, CUdevice d)
     return CUDA_SUCCESS;
 }
 
-/* The attributes programs ask about; every other valid attribute reads 0. */
+/* The attributes programs ask about, but the compute capability (settings.c);
+   every other valid attribute reads 0. */
 static const struct { CUdevice_attribute a; int v; } fc_attrs[] = {
     {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
     {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024},
@@ -158,8 +159,6 @@ static const struct { CUdevice_attribute a; int v; } fc_attrs[] = {
     {CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512},
     {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 8},
     {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048},
-    {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9},
-    {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0},
     {CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1},
     {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1},
     {CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 1},
@@ -184,6 +183,10 @@ CUresult fc_device_attribute(int *v, CUdevice_attribute a, CUdevice d)
     for (size_t i = 0; i < sizeof fc_attrs / sizeof fc_attrs[0]; i++)
         if (fc_attrs[i].a == a)
             *v = fc_attrs[i].v;
+    if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        *v = fc_device_cc() / 10;
+    if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        *v = fc_device_cc() % 10;
     return CUDA_SUCCESS;
 }
 

@@ -183,6 +183,8 @@ CUresult fc_primary_set_flags(CUdevice dev, unsigned flags);
 /* ---- device and context settings (settings.c) --------------------------- */
 
 void fc_ctx_settings_init(fc_ctx_settings *s);
+/* The device's compute capability as major * 10 + minor (90 for 9.0). */
+int fc_device_cc(void);
 CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d);
 CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d);
 CUresult fc_device_can_access_peer(int *can, CUdevice d, CUdevice peer);

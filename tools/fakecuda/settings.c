@@ -6,6 +6,9 @@
  * None of it changes how fakecuda runs work; a value set is read back, and
  * values out of range are refused as the real driver refuses them.
  * Invariants:
+ * - The compute capability is FAKECUDA_COMPUTE_CAPABILITY (MAJOR.MINOR,
+ *   default 9.0), read once; cuDeviceComputeCapability and both
+ *   cuDeviceGetAttribute answers come from it, so they never disagree.
  * - The PCI address is formatted from the device attributes, so
  *   cuDeviceGetPCIBusId and cuDeviceGetAttribute never disagree.
  * - With one device, no context can access a peer: cuDeviceCanAccessPeer
@@ -16,6 +19,7 @@
 #include "fakecuda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* CU_LIMIT_* defaults of a Hopper GPU; 0 where a limit is query-only and unused. */
 static const size_t fc_limit_default[CU_LIMIT_MAX] = {
@@ -37,6 +41,34 @@ void fc_ctx_settings_init(fc_ctx_settings *s)
         s->limit[i] = fc_limit_default[i];
     s->choice[FC_CHOICE_CACHE] = CU_FUNC_CACHE_PREFER_NONE;
     s->choice[FC_CHOICE_SHARED] = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+}
+
+/* 9.0, a Hopper GPU's, unless FAKECUDA_COMPUTE_CAPABILITY names another. */
+static int fc_cc_parse(void)
+{
+    const char *env = getenv("FAKECUDA_COMPUTE_CAPABILITY");
+    if (!env)
+        return 90;
+    char *end;
+    long major = strtol(env, &end, 10);
+    bool ok = end != env && env[0] >= '0' && env[0] <= '9' && major >= 1 && major <= 99 && end[0] == '.' &&
+              end[1] >= '0' && end[1] <= '9' && end[2] == '\0';
+    if (ok)
+        return (int)major * 10 + (end[1] - '0');
+    fprintf(stderr, "fakecuda: FAKECUDA_COMPUTE_CAPABILITY=\"%s\" ignored: expected MAJOR.MINOR (1 to 99, then one "
+            "digit), such as 8.6; using 9.0\n", env);
+    return 90;
+}
+
+int fc_device_cc(void)
+{
+    static _Atomic int cc;
+    int v = atomic_load_explicit(&cc, memory_order_relaxed);
+    if (v)
+        return v;
+    int none = 0;
+    atomic_compare_exchange_strong(&cc, &none, fc_cc_parse());
+    return atomic_load(&cc);
 }
 
 CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d)
