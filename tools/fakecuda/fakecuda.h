@@ -411,6 +411,20 @@ void fc_copy_to_3d(const fc_copy *c, CUDA_MEMCPY3D *p);
 /* Entry-point shorthands for the two directions a linear copy can take. */
 #define FC_H(p) ((CUdeviceptr)(uintptr_t)(p))
 
+/* ---- module and library images (image.c) ------------------------------ */
+
+typedef struct fc_image {
+    bool read;            /* a wrapper, container, cubin or PTX text, read whole */
+    bool runs;            /* (read) it has SASS the device runs or PTX it can compile */
+    unsigned char *holds; /* owned; holds[i]: known kernel i is in it; NULL: every kernel */
+} fc_image;
+
+/* An image given by address (a bogus address is an image not read). */
+void fc_image_read_memory(fc_image *img, const void *image);
+/* An image file; CUDA_ERROR_FILE_NOT_FOUND when it cannot be read. */
+CUresult fc_image_read_file(fc_image *img, const char *path);
+void fc_image_drop(fc_image *img);
+
 /* ---- modules, libraries, functions (modules.c) ------------------------- */
 
 #define FC_SCRATCH_BYTES 4096u /* every module's global "scratch" (modules.c) */
@@ -426,6 +440,7 @@ struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
     struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
                                  kernel i of the n known ones; made on request */
+    unsigned char *holds;     /* owned; the image's kernels (fc_image.holds); NULL: every one */
     CUdeviceptr scratch;      /* the module's global "scratch"; 0 until asked for */
 };
 

@@ -2,9 +2,11 @@
  * modules.c: modules, libraries, and the function and kernel handles taken
  * from them.
  *
- * A module or library image is never parsed: every one contains every
- * known kernel (the registry, plugins.c: the built-in library and the
- * plugins' kernels), looked up by exact (mangled) name.
+ * A module or library holds the known kernels (the registry, plugins.c:
+ * the built-in library and the plugins' kernels) its image holds, looked
+ * up by exact (mangled) name; an image fakecuda does not read (image.c)
+ * holds every known kernel. An image the device cannot run (no SASS for
+ * it, no PTX it can compile) does not load: CUDA_ERROR_NO_BINARY_FOR_GPU.
  * Invariants:
  * - With n = fc_kernel_count() (fixed before any module exists),
  *   entry[i] / entry[n + i] of a module is the one function / kernel handle
@@ -19,48 +21,59 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static pthread_mutex_t entry_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ctx)
+/* A module or library of the image img, which it takes (dropped on failure). */
+static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ctx, fc_image *img)
 {
     CUcontext ctx = NULL;
     CUresult r = fc_current(&ctx);
-    if (needs_ctx && r != CUDA_SUCCESS)
+    if (needs_ctx && r != CUDA_SUCCESS) {
+        fc_image_drop(img);
         return r;
+    }
+    if (img->read && !img->runs) {
+        fc_image_drop(img);
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
     struct CUmod_st *m = fc_obj_new(FC_P_MODULE, kind, needs_ctx ? ctx : NULL);
-    if (!m)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!(m->entry = calloc(2 * (size_t)fc_kernel_count(), sizeof *m->entry))) {
-        fc_obj_free(m);
+    if (!m || !(m->entry = calloc(2 * (size_t)fc_kernel_count(), sizeof *m->entry))) {
+        if (m)
+            fc_obj_free(m);
+        fc_image_drop(img);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    m->holds = img->holds;
     *out = m;
     return CUDA_SUCCESS;
 }
 
 CUresult fc_module_load_file(CUmodule *m, const char *path)
 {
+    fc_image img;
     if (!m || !path)
         return CUDA_ERROR_INVALID_VALUE;
-    if (access(path, R_OK) != 0)
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    return fc_image_load(m, FC_K_MODULE, true);
+    CUresult r = fc_image_read_file(&img, path);
+    return r == CUDA_SUCCESS ? fc_image_load(m, FC_K_MODULE, true, &img) : r;
 }
 
 CUresult fc_module_load_image(CUmodule *m, const void *image)
 {
+    fc_image img;
     if (!m || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_image_load(m, FC_K_MODULE, true);
+    fc_image_read_memory(&img, image);
+    return fc_image_load(m, FC_K_MODULE, true, &img);
 }
 
 CUresult fc_library_load(CUlibrary *l, const void *code)
 {
+    fc_image img;
     if (!l || !code)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_image_load((struct CUmod_st **)l, FC_K_LIBRARY, false);
+    fc_image_read_memory(&img, code);
+    return fc_image_load((struct CUmod_st **)l, FC_K_LIBRARY, false, &img);
 }
 
 static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
@@ -84,6 +97,8 @@ void fc_module_release(void *m)
     struct CUmod_st *mod = m;
     free(mod->entry);
     mod->entry = NULL;
+    free(mod->holds);
+    mod->holds = NULL;
     if (mod->scratch)
         fc_mem_free_now(mod->scratch);
     mod->scratch = 0;
@@ -108,7 +123,7 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
         return CUDA_ERROR_INVALID_HANDLE;
     unsigned index;
     const fc_kernel *k = fc_kernel_find(name, &index);
-    if (!k)
+    if (!k || (m->holds && !m->holds[index]))
         return CUDA_ERROR_NOT_FOUND;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&entry_lock);
@@ -229,7 +244,7 @@ CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v)
     return CUDA_SUCCESS;
 }
 
-/* Images are not parsed, so every module has the same globals, one so far:
+/* Globals are not read from images, so every module has the same ones, one so far:
  * "scratch" (float scratch[1024]), placed in device memory like any
  * allocation the first time it is asked for.  Every other name is
  * NOT_FOUND; so is every name asked for through the legacy (32-bit) entry

@@ -1,0 +1,237 @@
+/*
+ * test_images.c: fakecuda reads the module and library images it is given
+ * (image.c): nvcc-built fatbins, cubins and PTX (FC_IMAGES, built by
+ * meson.build from image_kernels.cu) load only where the device can run
+ * them, at every load entry point, and hold only their own kernels; an
+ * image fakecuda does not recognise, or cannot read, still holds every
+ * known kernel.
+ *
+ * Each test sets FAKECUDA_COMPUTE_CAPABILITY, when it needs another device
+ * than 9.0, before its first driver call (each runs in its own process).
+ */
+#include "fc_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define IN_IMAGE_1 "scale"
+#define IN_IMAGE_2 "_Z4fillPfif"
+#define NOT_IN_IMAGE "_Z5saxpyifPKfPf" /* a built-in the images lack */
+
+/* The CUDA runtime's __fatBinC_Wrapper_t. */
+struct wrapper { int magic, version; const void *data; void *unused; };
+#define WRAPPER_MAGIC 0x466243b1
+
+/* The file FC_IMAGES/name, whole and NUL-terminated (PTX must be). */
+static const void *image(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", FC_IMAGES, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    cr_assert(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static const char *path_of(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", FC_IMAGES, name);
+    return path;
+}
+
+static void set_cc(const char *cc)
+{
+    setenv("FAKECUDA_COMPUTE_CAPABILITY", cc, 1);
+    fc_setup();
+}
+
+/* What every load entry point answers for the image file name. */
+static void expect_load(const char *name, CUresult want)
+{
+    const void *b = image(name);
+    struct wrapper w = {WRAPPER_MAGIC, 1, b, NULL};
+    CUmodule mod;
+    CUlibrary lib;
+    FAILS(cuModuleLoad(&mod, path_of(name)), want);
+    FAILS(cuModuleLoadData(&mod, b), want);
+    FAILS(cuModuleLoadDataEx(&mod, b, 0, NULL, NULL), want);
+    FAILS(cuLibraryLoadData(&lib, b, NULL, NULL, 0, NULL, NULL, 0), want);
+    if (((const unsigned char *)b)[0] == 0x50) { /* a fatbin container: also whole and wrapped */
+        FAILS(cuModuleLoadFatBinary(&mod, b), want);
+        FAILS(cuModuleLoadFatBinary(&mod, &w), want);
+        FAILS(cuModuleLoadData(&mod, &w), want);
+        FAILS(cuLibraryLoadData(&lib, &w, NULL, NULL, 0, NULL, NULL, 0), want);
+    }
+}
+
+/* The image holds scale and fill, not saxpy, as a module and as a library. */
+static void expect_own_kernels(const char *name)
+{
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f;
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, image(name)));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_1));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_2));
+    FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+    OK(cuLibraryLoadData(&lib, image(name), NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, IN_IMAGE_1));
+    FAILS(cuLibraryGetKernel(&k, lib, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+    OK(cuModuleLoad(&mod, path_of(name)));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_2));
+    FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+}
+
+Test(images, sm80_fails_on_9_0)
+{
+    fc_setup();
+    expect_load("sm80.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+    expect_load("sm80.cubin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, sm80_loads_on_8_0)
+{
+    set_cc("8.0");
+    expect_load("sm80.fatbin", CUDA_SUCCESS);
+    expect_own_kernels("sm80.fatbin");
+    expect_own_kernels("sm80.cubin");
+}
+
+Test(images, sm80_loads_on_8_6)
+{
+    set_cc("8.6");
+    expect_load("sm80.fatbin", CUDA_SUCCESS);
+    expect_load("sm80.cubin", CUDA_SUCCESS);
+    expect_load("sm90.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, sm90_loads_on_9_0)
+{
+    fc_setup();
+    expect_load("sm90.fatbin", CUDA_SUCCESS);
+    expect_own_kernels("sm90.fatbin");
+}
+
+/* SASS runs within its major, from its minor up. */
+Test(images, sm90_loads_on_9_1_sm90a_does_not)
+{
+    set_cc("9.1");
+    expect_load("sm90.fatbin", CUDA_SUCCESS);
+    expect_load("sm90a.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, sm90a_loads_on_exactly_9_0)
+{
+    fc_setup();
+    expect_load("sm90a.fatbin", CUDA_SUCCESS);
+    expect_own_kernels("sm90a.fatbin");
+}
+
+Test(images, sm90_fails_on_10_0)
+{
+    set_cc("10.0");
+    expect_load("sm90.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+/* PTX for an older arch is compiled for the device: it loads. */
+Test(images, ptx80_is_compiled_on_9_0)
+{
+    fc_setup();
+    expect_load("ptx80.fatbin", CUDA_SUCCESS);
+    expect_load("ptx80_plain.fatbin", CUDA_SUCCESS);
+    expect_load("sm80.ptx", CUDA_SUCCESS);
+    expect_own_kernels("ptx80_plain.fatbin");
+    expect_own_kernels("sm80.ptx");
+}
+
+Test(images, ptx80_fails_on_7_5)
+{
+    set_cc("7.5");
+    expect_load("ptx80.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+    expect_load("sm80.ptx", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, hand_written_ptx)
+{
+    static const char newer[] = "// for a later GPU\n.version 9.0\n.target sm_100\n.address_size 64\n"
+                                ".visible .entry scale(.param .u64 a, .param .u32 b, .param .f32 c) { ret; }\n";
+    static const char older[] = ".version 7.0\n.target sm_75, debug\n.address_size 64\n"
+                                ".extern .entry _Z4fillPfif(.param .u64 a);\n"
+                                "/* .entry _Z5saxpyifPKfPf */\n"
+                                ".visible .entry scale(.param .u64 a, .param .u32 b, .param .f32 c) { ret; }\n";
+    fc_setup();
+    CUmodule mod;
+    CUfunction f;
+    FAILS(cuModuleLoadData(&mod, newer), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    OK(cuModuleLoadData(&mod, older));
+    OK(cuModuleGetFunction(&f, mod, "scale"));
+    FAILS(cuModuleGetFunction(&f, mod, "_Z4fillPfif"), CUDA_ERROR_NOT_FOUND); /* only declared */
+    FAILS(cuModuleGetFunction(&f, mod, "_Z5saxpyifPKfPf"), CUDA_ERROR_NOT_FOUND); /* a comment */
+}
+
+/* Made-up images, bogus pointers among them, load and hold every kernel,
+   on any device, as before fakecuda read images. */
+static void expect_every_kernel(const void *img)
+{
+    static const char *const names[] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "scale", "_Z5crashPf"};
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f;
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, img));
+    OK(cuLibraryLoadData(&lib, img, NULL, NULL, 0, NULL, NULL, 0));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        OK(cuModuleGetFunction(&f, mod, names[i]));
+        OK(cuLibraryGetKernel(&k, lib, names[i]));
+    }
+}
+
+Test(images, made_up_images_hold_every_kernel)
+{
+    set_cc("7.0");
+    struct { int a; void *b; } small = {1, NULL};
+    CUdeviceptr dev;
+    OK(cuMemAlloc(&dev, 256));
+    struct wrapper nowhere = {WRAPPER_MAGIC, 1, NULL, NULL};
+    struct wrapper at_text = {WRAPPER_MAGIC, 1, "not a fatbin", NULL};
+    struct wrapper at_device = {WRAPPER_MAGIC, 1, (void *)(uintptr_t)dev, NULL};
+    /* Images cut short by unreadable memory: a container that says it is
+       longer, PTX without its NUL. */
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(two, MAP_FAILED);
+    cr_assert_eq(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+    unsigned char *cut = two + page - 64;
+    memcpy(cut, image("sm90.fatbin"), 64);
+    static const char ptx[] = ".version 9.0\n.target sm_100\n";
+    char *unended = (char *)two + page - (sizeof ptx - 1);
+    memcpy(unended, ptx, sizeof ptx - 1);
+    expect_every_kernel("image");
+    expect_every_kernel("");
+    expect_every_kernel(&small);
+    expect_every_kernel((const void *)(uintptr_t)16);
+    expect_every_kernel((const void *)(uintptr_t)dev); /* fakecuda's PROT_NONE device memory */
+    expect_every_kernel(&nowhere);
+    expect_every_kernel(&at_text);
+    expect_every_kernel(&at_device);
+    expect_every_kernel(cut);
+    expect_every_kernel(unended);
+    expect_every_kernel(".version 9.0\n// no .target\n");
+    CUmodule mod;
+    CUfunction f;
+    OK(cuModuleLoad(&mod, FC_SOURCE "/image_kernels.cu")); /* C++ source */
+    OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
+    OK(cuModuleLoad(&mod, "/proc/self/exe")); /* an ELF for the host, not the GPU */
+    OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
+}
