@@ -4,7 +4,8 @@
  * meson.build from image_kernels.cu) load only where the device can run
  * them, at every load entry point, and hold only their own kernels; an
  * image fakecuda does not recognise, or cannot read, still holds every
- * known kernel.
+ * known kernel. FC_HAVE_ZSTD says whether fakecuda was built with libzstd,
+ * which lists the kernels of compressed entries.
  *
  * Each test sets FAKECUDA_COMPUTE_CAPABILITY, when it needs another device
  * than 9.0, before its first driver call (each runs in its own process).
@@ -91,6 +92,22 @@ static void expect_own_kernels(const char *name)
     OK(cuModuleLoad(&mod, path_of(name)));
     OK(cuModuleGetFunction(&f, mod, IN_IMAGE_2));
     FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+}
+
+/* The image loads and holds every known kernel, as a module and as a library. */
+static void expect_every_kernel(const void *img)
+{
+    static const char *const names[] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "scale", "_Z5crashPf"};
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f;
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, img));
+    OK(cuLibraryLoadData(&lib, img, NULL, NULL, 0, NULL, NULL, 0));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        OK(cuModuleGetFunction(&f, mod, names[i]));
+        OK(cuLibraryGetKernel(&k, lib, names[i]));
+    }
 }
 
 Test(images, sm80_fails_on_9_0)
@@ -182,21 +199,6 @@ Test(images, hand_written_ptx)
 
 /* Made-up images, bogus pointers among them, load and hold every kernel,
    on any device, as before fakecuda read images. */
-static void expect_every_kernel(const void *img)
-{
-    static const char *const names[] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "scale", "_Z5crashPf"};
-    CUmodule mod;
-    CUlibrary lib;
-    CUfunction f;
-    CUkernel k;
-    OK(cuModuleLoadData(&mod, img));
-    OK(cuLibraryLoadData(&lib, img, NULL, NULL, 0, NULL, NULL, 0));
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        OK(cuModuleGetFunction(&f, mod, names[i]));
-        OK(cuLibraryGetKernel(&k, lib, names[i]));
-    }
-}
-
 Test(images, made_up_images_hold_every_kernel)
 {
     set_cc("7.0");
@@ -234,4 +236,38 @@ Test(images, made_up_images_hold_every_kernel)
     OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
     OK(cuModuleLoad(&mod, "/proc/self/exe")); /* an ELF for the host, not the GPU */
     OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
+}
+
+/* Whether the first entry of the container b is compressed: the premise
+   of the next test, which nvcc's defaults could change. */
+static bool first_entry_compressed(const unsigned char *b)
+{
+    uint64_t flags;
+    memcpy(&flags, b + 16 + 0x28, sizeof flags);
+    return flags & 0x8000;
+}
+
+/* Compressed entries' kernels are listed with libzstd; without it they are
+   unknown and the image holds every kernel. Either way it loads or not by
+   its header. */
+Test(images, compressed_entries)
+{
+    cr_assert(first_entry_compressed(image("ptx80.fatbin")), "nvcc compresses PTX entries by default");
+    cr_assert(first_entry_compressed(image("sm90_packed.fatbin")));
+    cr_assert(!first_entry_compressed(image("ptx80_plain.fatbin")));
+    fc_setup();
+    expect_load("sm90_packed.fatbin", CUDA_SUCCESS);
+#if FC_HAVE_ZSTD
+    expect_own_kernels("ptx80.fatbin");
+    expect_own_kernels("sm90_packed.fatbin");
+#else
+    expect_every_kernel(image("ptx80.fatbin"));
+    expect_every_kernel(image("sm90_packed.fatbin"));
+#endif
+}
+
+Test(images, compressed_entry_for_another_gpu_fails)
+{
+    set_cc("8.6");
+    expect_load("sm90_packed.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
 }

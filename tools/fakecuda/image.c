@@ -28,6 +28,10 @@
  * - PTX: text whose first directive is .version; ".target sm_NN" with an
  *   optional "a" or "f" names the arch; ".entry NAME" a kernel
  *   (".extern .entry" only declares one).
+ * A compressed entry's kernels are listed with libzstd where the build
+ * found it (FC_HAVE_ZSTD); without it they are unknown, and the image
+ * holds every known kernel. Whether the device runs an entry never needs
+ * its payload.
  * Invariants:
  * - Image bytes given by address are only read through fc_peek, which
  *   never faults: a bogus or short image is an image fakecuda does not
@@ -45,6 +49,9 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if FC_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #define FC_IMAGE_MAX ((size_t)256 << 20) /* larger images are not read */
 
@@ -275,6 +282,8 @@ typedef struct fc_entry_view {
     uint64_t flags;
     const unsigned char *payload;
     size_t size;
+    uint32_t packed;   /* compressed: the payload's bytes in use */
+    uint64_t unpacked; /* compressed: its size before compression */
 } fc_entry_view;
 
 /* The entry at *off of the container b (n bytes, header checked), *off
@@ -292,21 +301,39 @@ static bool fc_container_entry(const unsigned char *b, size_t n, size_t *off, fc
         *bad = true;
         return false;
     }
-    *v = (fc_entry_view){fc_rd16(h), fc_rd32(h + 0x1c), fc_rd64(h + 0x28), h + hsize, (size_t)psize};
+    *v = (fc_entry_view){fc_rd16(h), fc_rd32(h + 0x1c), fc_rd64(h + 0x28), h + hsize, (size_t)psize,
+                         fc_rd32(h + 0x10), fc_rd64(h + 0x38)};
     *off += hsize + (size_t)psize;
     return true;
+}
+
+/* Marks the kernels of the payload p (n bytes) of an entry of this kind. */
+static bool fc_payload_kernels(uint16_t kind, const unsigned char *p, size_t n, unsigned char *holds)
+{
+    uint32_t arch;
+    uint64_t flags;
+    if (kind == FC_ENTRY_ELF)
+        return fc_elf_kernels(p, n, holds);
+    return fc_ptx_read((const char *)p, n, &arch, &flags, holds);
 }
 
 /* Marks the kernels of one entry; false where fakecuda cannot list them. */
 static bool fc_entry_kernels(const fc_entry_view *v, unsigned char *holds)
 {
-    uint32_t arch;
-    uint64_t flags;
-    if (v->flags & FC_FLAG_COMPRESSED)
+    if (!(v->flags & FC_FLAG_COMPRESSED))
+        return fc_payload_kernels(v->kind, v->payload, v->size, holds);
+#if FC_HAVE_ZSTD
+    if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
         return false;
-    if (v->kind == FC_ENTRY_ELF)
-        return fc_elf_kernels(v->payload, v->size, holds);
-    return fc_ptx_read((const char *)v->payload, v->size, &arch, &flags, holds);
+    unsigned char *plain = malloc((size_t)v->unpacked);
+    size_t got = plain ? ZSTD_decompress(plain, (size_t)v->unpacked, v->payload, v->packed) : 0;
+    bool ok = plain && !ZSTD_isError(got) && got == v->unpacked &&
+              fc_payload_kernels(v->kind, plain, (size_t)v->unpacked, holds);
+    free(plain);
+    return ok;
+#else
+    return false;
+#endif
 }
 
 /* A container (its n bytes whole): the entry the device would use is the
