@@ -271,3 +271,136 @@ Test(images, compressed_entry_for_another_gpu_fails)
     set_cc("8.6");
     expect_load("sm90_packed.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
 }
+
+/* ---- where a lazily loaded image the device cannot run is reported ------ */
+
+static void set_modes(const char *loading, const char *lazy_errors)
+{
+    if (loading)
+        setenv("CUDA_MODULE_LOADING", loading, 1);
+    else
+        unsetenv("CUDA_MODULE_LOADING");
+    if (lazy_errors)
+        setenv("FAKECUDA_LAZY_IMAGE_ERRORS", lazy_errors, 1);
+    else
+        unsetenv("FAKECUDA_LAZY_IMAGE_ERRORS");
+    fc_setup();
+}
+
+static CUfunctionLoadingState state_of(CUfunction f)
+{
+    CUfunctionLoadingState st = CU_FUNCTION_LOADING_STATE_MAX;
+    OK(cuFuncIsLoaded(&st, f));
+    return st;
+}
+
+/* EAGER reports at the load, whatever FAKECUDA_LAZY_IMAGE_ERRORS says, and
+   its functions are loaded from the start. */
+Test(images, eager_reports_at_load)
+{
+    set_modes("EAGER", "launch");
+    expect_load("sm80.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CUmodule mod;
+    CUfunction f;
+    OK(cuModuleLoadData(&mod, image("sm90.fatbin")));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_1));
+    cr_assert_eq(state_of(f), CU_FUNCTION_LOADING_STATE_LOADED);
+}
+
+Test(images, lazy_reports_at_load_by_default)
+{
+    set_modes(NULL, NULL);
+    expect_load("sm80.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, lazy_malformed_setting_reports_at_load)
+{
+    set_modes("LAZY", "later");
+    expect_load("sm80.fatbin", CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+Test(images, lazy_reports_at_lookup)
+{
+    set_modes("LAZY", "lookup");
+    expect_load("sm80.fatbin", CUDA_SUCCESS);
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f;
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, image("sm80.fatbin")));
+    FAILS(cuModuleGetFunction(&f, mod, IN_IMAGE_1), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    FAILS(cuModuleGetFunction(&f, mod, IN_IMAGE_1), CUDA_ERROR_NO_BINARY_FOR_GPU); /* every time */
+    OK(cuLibraryLoadData(&lib, image("sm80.fatbin"), NULL, NULL, 0, NULL, NULL, 0));
+    FAILS(cuLibraryGetKernel(&k, lib, IN_IMAGE_1), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    OK(cuModuleUnload(mod));
+    OK(cuLibraryUnload(lib));
+    /* An image the device runs is not affected. */
+    OK(cuModuleLoadData(&mod, image("sm90.fatbin")));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_1));
+    FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+}
+
+Test(images, lazy_reports_at_launch)
+{
+    set_modes(NULL, "launch");
+    expect_load("sm80.fatbin", CUDA_SUCCESS);
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f;
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, image("sm80.fatbin")));
+    OK(cuModuleGetFunction(&f, mod, IN_IMAGE_1));
+    FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND); /* still the image's kernels */
+    cr_assert_eq(state_of(f), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    FAILS(cuFuncLoad(f), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CUdeviceptr d = fc_upload((float[4]){1, 2, 3, 4}, 4 * sizeof(float));
+    int n = 4;
+    float factor = 2;
+    void *args[] = {&d, &n, &factor};
+    FAILS(fc_launch(f, 4, args, false, NULL), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    cr_assert_eq(state_of(f), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    CUgraph g;
+    CUgraphNode node;
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 4,
+                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    OK(cuGraphCreate(&g, 0));
+    FAILS(cuGraphAddKernelNode(&node, g, NULL, 0, &p), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    OK(cuLibraryLoadData(&lib, image("sm80.fatbin"), NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, IN_IMAGE_1));
+    FAILS(fc_launch((CUfunction)(void *)k, 4, args, false, NULL), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    OK(cuKernelGetFunction(&f, k));
+    FAILS(fc_launch(f, 4, args, false, NULL), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    /* Refused launches leave the context usable. */
+    OK(cuCtxSynchronize());
+}
+
+/* A lazily loaded function is loaded by cuFuncLoad or by its first launch. */
+Test(images, lazy_functions_load_when_needed)
+{
+    set_modes(NULL, NULL);
+    CUmodule mod;
+    CUfunction a, b;
+    OK(cuModuleLoadData(&mod, image("sm90.fatbin")));
+    OK(cuModuleGetFunction(&a, mod, IN_IMAGE_1));
+    OK(cuModuleGetFunction(&b, mod, IN_IMAGE_2));
+    cr_assert_eq(state_of(a), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    OK(cuFuncLoad(a));
+    cr_assert_eq(state_of(a), CU_FUNCTION_LOADING_STATE_LOADED);
+    OK(cuFuncLoad(a)); /* no effect on a loaded one */
+    CUdeviceptr d = fc_upload((float[4]){1, 2, 3, 4}, 4 * sizeof(float));
+    int n = 4;
+    float value = 7;
+    void *args[] = {&d, &n, &value};
+    cr_assert_eq(state_of(b), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    OK(fc_launch(b, 4, args, false, NULL));
+    cr_assert_eq(state_of(b), CU_FUNCTION_LOADING_STATE_LOADED);
+    OK(cuCtxSynchronize());
+    CUfunctionLoadingState st;
+    FAILS(cuFuncIsLoaded(NULL, a), CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuFuncIsLoaded(&st, NULL), CUDA_ERROR_INVALID_HANDLE);
+    FAILS(cuFuncLoad(NULL), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuModuleUnload(mod));
+    FAILS(cuFuncLoad(a), CUDA_ERROR_INVALID_HANDLE);
+    FAILS(cuFuncIsLoaded(&st, a), CUDA_ERROR_INVALID_HANDLE);
+}

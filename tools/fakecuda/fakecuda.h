@@ -434,6 +434,7 @@ struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     struct CUmod_st *owner;
     const fc_kernel *k;
     int max_dyn_smem;
+    atomic_bool loaded;     /* cuFuncLoad or a launch needed its code (lazy loading) */
 };
 
 struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
@@ -441,6 +442,9 @@ struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
                                  kernel i of the n known ones; made on request */
     unsigned char *holds;     /* owned; the image's kernels (fc_image.holds); NULL: every one */
+    bool eager;               /* loaded with CUDA_MODULE_LOADING=EAGER: its functions are loaded */
+    CUresult lookup_error;    /* what every lookup answers (lazy: an image the device */
+    CUresult launch_error;    /* cannot run), what every launch answers; else CUDA_SUCCESS */
     CUdeviceptr scratch;      /* the module's global "scratch"; 0 until asked for */
 };
 
@@ -458,6 +462,8 @@ CUresult fc_func_get_name(const char **name, CUfunction f);
 CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f);
 CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v);
+CUresult fc_func_load(CUfunction f);
+CUresult fc_func_is_loaded(CUfunctionLoadingState *state, CUfunction f);
 struct CUfunc_st *fc_func_resolve(CUfunction f);
 CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name, bool legacy);
 
@@ -647,6 +653,7 @@ void fc_ctx_storage_drop(CUcontext ctx);
 CUresult fc_device_uuid(CUuuid *uuid, CUdevice d);
 CUresult fc_ctx_api_version(CUcontext c, unsigned *version);
 CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode);
+bool fc_loading_eager(void);
 
 
 #endif

@@ -3,7 +3,8 @@
  * cuLaunchCooperativeKernel).
  *
  * A launch is checked the way the driver checks it (context, stream,
- * function handle, grid and block limits, shared memory, parameters); a
+ * function handle, its image (modules.c: an image the device cannot run may
+ * be reported here), grid and block limits, shared memory, parameters); a
  * refused launch returns its error and queues nothing. An accepted launch
  * copies its parameters into the work item and returns: the kernel runs at
  * the next sync point, where its faults are reported.
@@ -89,6 +90,8 @@ CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void
     struct CUfunc_st *fn = fc_func_resolve(f);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fn->owner->launch_error != CUDA_SUCCESS)
+        return fn->owner->launch_error;
     CUresult r = fc_check_dims(d);
     if (r != CUDA_SUCCESS)
         return r;
@@ -102,6 +105,8 @@ CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void
     r = fc_pack_params(fn->k, params, extra, fc_kwork_params(&w->u.kernel));
     if (r != CUDA_SUCCESS)
         fc_work_discard(w);
+    else
+        atomic_store(&fn->loaded, true); /* a lazily loaded function is loaded by its first launch */
     return r;
 }
 

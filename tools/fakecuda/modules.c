@@ -6,7 +6,12 @@
  * the built-in library and the plugins' kernels) its image holds, looked
  * up by exact (mangled) name; an image fakecuda does not read (image.c)
  * holds every known kernel. An image the device cannot run (no SASS for
- * it, no PTX it can compile) does not load: CUDA_ERROR_NO_BINARY_FOR_GPU.
+ * it, no PTX it can compile) is CUDA_ERROR_NO_BINARY_FOR_GPU: at its load
+ * when CUDA_MODULE_LOADING=EAGER; lazily (the default), where
+ * FAKECUDA_LAZY_IMAGE_ERRORS says: at its load (the default, until a GPU
+ * measures it), at every lookup in it, or at every launch (and cuFuncLoad)
+ * of its functions. A lazily loaded function is not loaded
+ * (cuFuncIsLoaded) until cuFuncLoad or a launch needs its code.
  * Invariants:
  * - With n = fc_kernel_count() (fixed before any module exists),
  *   entry[i] / entry[n + i] of a module is the one function / kernel handle
@@ -19,10 +24,34 @@
  */
 #include "fakecuda.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t entry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Where a lazily loaded image the device cannot run is reported. */
+typedef enum fc_image_at { FC_AT_LOAD = 1, FC_AT_LOOKUP, FC_AT_LAUNCH } fc_image_at;
+
+static fc_image_at fc_lazy_errors_at(void)
+{
+    static _Atomic int at;
+    int v = atomic_load_explicit(&at, memory_order_relaxed);
+    if (v)
+        return (fc_image_at)v;
+    const char *env = getenv("FAKECUDA_LAZY_IMAGE_ERRORS");
+    v = FC_AT_LOAD;
+    if (env && strcmp(env, "lookup") == 0)
+        v = FC_AT_LOOKUP;
+    else if (env && strcmp(env, "launch") == 0)
+        v = FC_AT_LAUNCH;
+    else if (env && strcmp(env, "load") != 0)
+        fprintf(stderr, "fakecuda: FAKECUDA_LAZY_IMAGE_ERRORS=\"%s\" ignored: expected load, lookup or launch; "
+                "using load\n", env);
+    int none = 0;
+    atomic_compare_exchange_strong(&at, &none, v);
+    return (fc_image_at)atomic_load(&at);
+}
 
 /* A module or library of the image img, which it takes (dropped on failure). */
 static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ctx, fc_image *img)
@@ -33,7 +62,9 @@ static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ct
         fc_image_drop(img);
         return r;
     }
-    if (img->read && !img->runs) {
+    bool eager = fc_loading_eager(), runs = !img->read || img->runs;
+    fc_image_at at = eager ? FC_AT_LOAD : fc_lazy_errors_at();
+    if (!runs && at == FC_AT_LOAD) {
         fc_image_drop(img);
         return CUDA_ERROR_NO_BINARY_FOR_GPU;
     }
@@ -45,6 +76,9 @@ static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ct
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     m->holds = img->holds;
+    m->eager = eager;
+    m->lookup_error = !runs && at == FC_AT_LOOKUP ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
+    m->launch_error = !runs && at == FC_AT_LAUNCH ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
     *out = m;
     return CUDA_SUCCESS;
 }
@@ -121,6 +155,8 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_obj_valid(m, mkind))
         return CUDA_ERROR_INVALID_HANDLE;
+    if (m->lookup_error != CUDA_SUCCESS)
+        return m->lookup_error;
     unsigned index;
     const fc_kernel *k = fc_kernel_find(name, &index);
     if (!k || (m->holds && !m->holds[index]))
@@ -226,6 +262,30 @@ CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f)
             return CUDA_ERROR_INVALID_VALUE;
         *v = 0;
     }
+    return CUDA_SUCCESS;
+}
+
+/* Loading a function fails as its launch would. */
+CUresult fc_func_load(CUfunction f)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (fn->owner->launch_error != CUDA_SUCCESS)
+        return fn->owner->launch_error;
+    atomic_store(&fn->loaded, true);
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_func_is_loaded(CUfunctionLoadingState *state, CUfunction f)
+{
+    struct CUfunc_st *fn = fc_func_resolve(f);
+    if (!state)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    bool loaded = fn->owner->eager || atomic_load(&fn->loaded);
+    *state = loaded ? CU_FUNCTION_LOADING_STATE_LOADED : CU_FUNCTION_LOADING_STATE_UNLOADED;
     return CUDA_SUCCESS;
 }
 

@@ -39,15 +39,21 @@ CUresult fc_ctx_api_version(CUcontext c, unsigned *version)
 }
 
 /*
- * fakecuda loads nothing either way, so the mode only reports what
- * CUDA_MODULE_LOADING asks for, with the real driver's default (lazy
- * since CUDA 12.2).
+ * What CUDA_MODULE_LOADING asks for, with the real driver's default (lazy
+ * since CUDA 12.2). Read at every call, so the mode reported and the one
+ * each load uses (modules.c: where an image the device cannot run is
+ * reported) are the same.
  */
+bool fc_loading_eager(void)
+{
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    return env && strcmp(env, "EAGER") == 0;
+}
+
 CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode)
 {
     if (!mode)
         return CUDA_ERROR_INVALID_VALUE;
-    const char *env = getenv("CUDA_MODULE_LOADING");
-    *mode = env && strcmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+    *mode = fc_loading_eager() ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
     return CUDA_SUCCESS;
 }
