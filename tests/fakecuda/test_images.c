@@ -64,6 +64,7 @@ static void expect_load(const char *name, CUresult want)
     CUmodule mod;
     CUlibrary lib;
     FAILS(cuModuleLoad(&mod, path_of(name)), want);
+    FAILS(cuLibraryLoadFromFile(&lib, path_of(name), NULL, NULL, 0, NULL, NULL, 0), want);
     FAILS(cuModuleLoadData(&mod, b), want);
     FAILS(cuModuleLoadDataEx(&mod, b, 0, NULL, NULL), want);
     FAILS(cuLibraryLoadData(&lib, b, NULL, NULL, 0, NULL, NULL, 0), want);
@@ -92,6 +93,9 @@ static void expect_own_kernels(const char *name)
     OK(cuModuleLoad(&mod, path_of(name)));
     OK(cuModuleGetFunction(&f, mod, IN_IMAGE_2));
     FAILS(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
+    OK(cuLibraryLoadFromFile(&lib, path_of(name), NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, IN_IMAGE_2));
+    FAILS(cuLibraryGetKernel(&k, lib, NOT_IN_IMAGE), CUDA_ERROR_NOT_FOUND);
 }
 
 /* The image loads and holds every known kernel, as a module and as a library. */
@@ -236,6 +240,24 @@ Test(images, made_up_images_hold_every_kernel)
     OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
     OK(cuModuleLoad(&mod, "/proc/self/exe")); /* an ELF for the host, not the GPU */
     OK(cuModuleGetFunction(&f, mod, NOT_IN_IMAGE));
+    CUlibrary lib;
+    CUkernel k;
+    OK(cuLibraryLoadFromFile(&lib, "/proc/self/exe", NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, NOT_IN_IMAGE));
+}
+
+Test(images, unreadable_files)
+{
+    fc_setup();
+    CUmodule mod;
+    CUlibrary lib;
+    FAILS(cuModuleLoad(&mod, "/nonexistent/kernels.cubin"), CUDA_ERROR_FILE_NOT_FOUND);
+    FAILS(cuLibraryLoadFromFile(&lib, "/nonexistent/kernels.cubin", NULL, NULL, 0, NULL, NULL, 0),
+          CUDA_ERROR_FILE_NOT_FOUND);
+    FAILS(cuLibraryLoadFromFile(&lib, FC_IMAGES, NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_FILE_NOT_FOUND);
+    FAILS(cuLibraryLoadFromFile(NULL, FC_IMAGES "/sm90.fatbin", NULL, NULL, 0, NULL, NULL, 0),
+          CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuLibraryLoadFromFile(&lib, NULL, NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_INVALID_VALUE);
 }
 
 /* Whether the first entry of the container b is compressed: the premise

@@ -454,6 +454,7 @@ CUresult fc_module_unload(CUmodule m);
 void fc_module_release(void *m);
 CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name);
 CUresult fc_library_load(CUlibrary *l, const void *code);
+CUresult fc_library_load_file(CUlibrary *l, const char *path);
 CUresult fc_library_unload(CUlibrary l);
 CUresult fc_library_get_kernel(CUkernel *k, CUlibrary l, const char *name);
 CUresult fc_kernel_get_function(CUfunction *f, CUkernel k);

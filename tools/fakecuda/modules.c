@@ -101,6 +101,15 @@ CUresult fc_module_load_image(CUmodule *m, const void *image)
     return fc_image_load(m, FC_K_MODULE, true, &img);
 }
 
+CUresult fc_library_load_file(CUlibrary *l, const char *path)
+{
+    fc_image img;
+    if (!l || !path)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_image_read_file(&img, path);
+    return r == CUDA_SUCCESS ? fc_image_load((struct CUmod_st **)l, FC_K_LIBRARY, false, &img) : r;
+}
+
 CUresult fc_library_load(CUlibrary *l, const void *code)
 {
     fc_image img;
