@@ -9,7 +9,8 @@
 #                                        fakecuda, the CPU driver (no GPU)
 #
 # Builds cutaint with meson + ninja into OUT_DIR/build, compiles the programs
-# in tests/gpu/programs with nvcc -arch=sm_90 into OUT_DIR/bin, runs each
+# in tests/gpu/programs with nvcc -arch=sm_90 (or the -gencode targets a
+# program names) into OUT_DIR/bin, runs each
 # scenario without and with the shim (LD_PRELOAD), and writes
 # OUT_DIR/summary.txt ending with "N passed, M failed". Each run's stdout,
 # stderr, exit status, command line, report and health file land in
@@ -35,7 +36,9 @@ PROGS=$HERE/programs
 BUDGET_S=${GPU_SUITE_BUDGET_S:-450}
 
 # Programs: output name | source in programs/ | nvcc arguments beyond
-# "-arch=sm_90 -O2 -o OUT SRC" ({CUDA_LIB} is the toolkit's library folder).
+# "-arch=sm_90 -O2 -o OUT SRC" ({CUDA_LIB} is the toolkit's library folder);
+# arguments that name -gencode targets replace -arch=sm_90 (nvcc would build
+# for both).
 PROGRAMS=(
     "happy|happy.cu|"
     "badconfig|badconfig.cu|"
@@ -47,6 +50,8 @@ PROGRAMS=(
     "driver_api_ptds|driver_api.cpp|-cudart none -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1 -lcuda"
     "driver_kernels.cubin|driver_kernels.cu|-cubin"
     "driver_kernels.ptx|driver_kernels.cu|-ptx"
+    "wrong_arch|wrong_arch.cu|-gencode arch=compute_80,code=sm_80 -lcuda"
+    "driver_kernels_sm80.fatbin|driver_kernels.cu|-fatbin -gencode arch=compute_80,code=sm_80"
 )
 
 # The pattern for the PyTorch fault injection: the first launch of the kernel
@@ -74,6 +79,8 @@ SCENARIOS=(
     "drv_refused_read_cubin|{BIN}/driver_api {BIN}/driver_kernels.cubin||CUTAINT_LOG=debug|check_refused|60|base shim"
     "drv_refused_read_ptx|{BIN}/driver_api {BIN}/driver_kernels.ptx||CUTAINT_LOG=debug|check_refused|60|base shim"
     "drv_refused_read_ptds|{BIN}/driver_api_ptds {BIN}/driver_kernels.cubin||CUTAINT_LOG=debug|check_refused|60|base shim"
+    "arch_eager|{BIN}/wrong_arch {BIN}/driver_kernels_sm80.fatbin|CUDA_MODULE_LOADING=EAGER|CUTAINT_LOG=debug|check_arch_eager|60|base shim"
+    "arch_lazy|{BIN}/wrong_arch {BIN}/driver_kernels_sm80.fatbin|CUDA_MODULE_LOADING=LAZY|CUTAINT_LOG=debug|check_arch_lazy|60|base shim"
     "torch_same|python3 {PROGS}/torch_same.py|||check_torch_same|120|base shim"
     "torch_inject|python3 {PROGS}/torch_inject.py||CUTAINT_LOG=debug $INJECT|check_torch_inject|120|base shim"
     "torch_inject_async|python3 {PROGS}/torch_inject.py|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync|CUTAINT_LOG=debug $INJECT|check_torch_inject_async|120|base shim"
@@ -277,7 +284,7 @@ build_cutaint() {
 # Compile every program in parallel (nvcc is slow, the machine has cores);
 # each leaves BIN/NAME.log, and BIN/NAME only on success.
 compile_programs() {
-    local row name src extra args pids=() p bad=0 w
+    local row name src extra args targets pids=() p bad=0 w
     mkdir -p "$BIN"
     if [[ -z $NVCC ]]; then
         say "nvcc not found (not on PATH, not in /usr/local/cuda*/bin)"
@@ -287,7 +294,9 @@ compile_programs() {
         IFS='|' read -r name src extra <<<"$row"
         read -ra args <<<"$extra"
         for w in "${!args[@]}"; do args[w]=${args[w]//\{CUDA_LIB\}/$(cuda_lib)}; done
-        local cmd=(timeout 300 "$NVCC" -arch=sm_90 -O2 -o "$BIN/$name" "$PROGS/$src" "${args[@]}")
+        targets=(-arch=sm_90)
+        [[ " ${args[*]} " == *" -gencode "* ]] && targets=()
+        local cmd=(timeout 300 "$NVCC" "${targets[@]}" -O2 -o "$BIN/$name" "$PROGS/$src" "${args[@]}")
         show "${cmd[@]}"
         ("${cmd[@]}" >"$BIN/$name.log" 2>&1 </dev/null || { rm -f "$BIN/$name"; exit 1; }) &
         pids+=($!)
@@ -554,6 +563,55 @@ check_latched() {
     elif ! grep -q ILLEGAL_ADDRESS "$health"; then
         fail "the health file does not name CUDA_ERROR_ILLEGAL_ADDRESS: $(head -c 200 "$health")"
     fi
+}
+
+# wrong_arch.cu under one loading mode: the build for sm_80 must be refused
+# by the driver (CUDA_ERROR_NO_BINARY_FOR_GPU) and the runtime
+# (cudaErrorNoKernelImageForDevice), no kernel may run, and the shim must
+# see the same calls fail. Which call said so goes to the notes: it is what
+# fakecuda's emulation must match (FAKECUDA_LAZY_IMAGE_ERRORS).
+check_wrong_arch() {
+    local s=$1 mode=$2 m key point
+    expect_rc "$s" base 0
+    expect_rc "$s" shim 0
+    for m in base shim; do
+        expect "$s" "$m" loading_mode "$mode"
+        expect "$s" "$m" drv_code CUDA_ERROR_NO_BINARY_FOR_GPU
+        expect "$s" "$m" rt_code cudaErrorNoKernelImageForDevice
+        expect "$s" "$m" drv_ran no
+        expect "$s" "$m" rt_ran no
+    done
+    for key in drv_point rt_point; do
+        [[ $(result "$s" base "$key") == "$(result "$s" shim "$key")" ]] ||
+            fail "shim: $key=$(result "$s" shim "$key"), base: $(result "$s" base "$key")"
+    done
+    check_report_of "$s" --require start --forbid context_lost --exit-status 0
+    local where=fakecuda
+    [[ $DRIVER == nvidia ]] && where="this GPU"
+    point=$(reached "$s" drv_point)
+    NOTES+=("$s: CUDA_MODULE_LOADING=$mode on $where:"
+        "  driver API: load $(reached "$s" drv_load), lookup $(reached "$s" drv_lookup) (function $(reached "$s" drv_loaded)), cuFuncLoad $(reached "$s" drv_funcload), launch $(reached "$s" drv_launch), sync $(reached "$s" drv_sync): reported at $point ($(reached "$s" drv_code))"
+        "  runtime API: cudaMalloc $(reached "$s" rt_malloc), launch $(reached "$s" rt_launch), sync $(reached "$s" rt_sync): reported at $(reached "$s" rt_point) ($(reached "$s" rt_code))")
+    if [[ $mode == LAZY && $DRIVER == nvidia ]]; then
+        NOTES+=("  fakecuda matches this driver with FAKECUDA_LAZY_IMAGE_ERRORS=$point (its default is load)")
+    fi
+}
+
+# A base run's RESULT, or "not reached" for a call the program did not make.
+reached() {
+    local v
+    v=$(result "$1" base "$2")
+    say "${v:-not reached}"
+}
+
+# EAGER loads the module at cuModuleLoad, which must say so.
+check_arch_eager() {
+    check_wrong_arch "$1" EAGER
+    expect "$1" base drv_point load
+}
+
+check_arch_lazy() {
+    check_wrong_arch "$1" LAZY
 }
 
 check_torch_same() {
