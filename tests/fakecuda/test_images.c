@@ -201,6 +201,19 @@ Test(images, hand_written_ptx)
     FAILS(cuModuleGetFunction(&f, mod, "_Z5saxpyifPKfPf"), CUDA_ERROR_NOT_FOUND); /* a comment */
 }
 
+/* A __device__ function is not a kernel, though it has a kernel's name. */
+Test(images, device_functions_are_not_kernels)
+{
+    fc_setup();
+    CUmodule mod;
+    CUfunction f;
+    for (int i = 0; i < 2; i++) {
+        OK(cuModuleLoadData(&mod, image(i ? "sm90_rdc.cubin" : "sm80.ptx")));
+        OK(cuModuleGetFunction(&f, mod, "scale"));
+        FAILS(cuModuleGetFunction(&f, mod, "_Z5crashPf"), CUDA_ERROR_NOT_FOUND);
+    }
+}
+
 /* Made-up images, bogus pointers among them, load and hold every kernel,
    on any device, as before fakecuda read images. */
 Test(images, made_up_images_hold_every_kernel)
