@@ -1,0 +1,1197 @@
+/*
+ * image.c - a kernel image read without the driver (image.h says what is
+ * promised): the fatbin wrapper, the fatbin container and its entries, a
+ * cubin's sections and symbols, PTX text; and what a device can use.
+ *
+ * Owns: the byte layouts of docs/IMAGES.md (measured on CUDA 13.0's nvcc)
+ * and the compatibility rule behind ct_image_fit_for.
+ *
+ * Invariants:
+ * - Every byte comes through span_read, which refuses a read past its
+ *   window: a size the image states (a read past it is MALFORMED) or the
+ *   caller's limit (TRUNCATED).  Offsets wrap modulo 2^64 on purpose (a
+ *   wrapper's pointer less base); lengths are checked, never wrapped.
+ * - The first status that is not OK ends the reading; what was read before
+ *   it stays in the image.
+ * - What is allocated is bounded before it is asked for: one ELF's tables
+ *   by CT_IMAGE_MAX_TABLES, a PTX scan by its chunk and one token of
+ *   CT_IMAGE_NAME_MAX, the kept names by CT_IMAGE_MAX_KERNELS of those.
+ * - img->kernels holds n_kernels distinct NUL-terminated names; n_kernels
+ *   <= kernels_total and n_entries <= entries_total.  Past the caps a name
+ *   is counted each time it is met, so kernels_total is then an upper bound.
+ */
+#include "image.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WRAPPER_MAGIC 0x466243b1u
+#define FATBIN_MAGIC 0xba55ed50u
+#define WRAPPER_BYTES 24
+#define FATBIN_HEADER 16
+#define ENTRY_HEADER 64
+
+#define ENTRY_PTX 1
+#define ENTRY_ELF 2
+#define FLAG_LZ4 0x2000u
+#define FLAG_ZSTD 0x8000u
+#define FLAG_ARCH_SPECIFIC 0x100000u
+#define FLAG_FAMILY 0x200000u
+
+#define EM_CUDA 190
+#define SHT_SYMTAB 2
+#define SHT_STRTAB 3
+#define SHT_NOBITS 8
+#define SHT_SYMTAB_SHNDX 18
+#define STT_FUNC 2
+#define SHN_LORESERVE 0xff00u
+#define SHN_XINDEX 0xffffu
+#define SECTION_HEADER 64
+#define SYMBOL 24
+
+/* PTX is scanned this many bytes at a time. */
+#define CHUNK (64u << 10)
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static bool fits(uint64_t off, uint64_t n, uint64_t len)
+{
+    return off <= len && n <= len - off;
+}
+
+static ct_image_status out_of_memory(ct_image *img)
+{
+    img->out_of_memory = true;
+    return CT_IMAGE_MALFORMED;
+}
+
+/* ---- spans: windows onto what fetch serves --------------------------------- */
+
+typedef struct span {
+    ct_image_fetch fetch;
+    void *ctx;
+    uint64_t at;          /* the offset, in fetch's terms, of the window's first byte */
+    uint64_t len;
+    ct_image_status past; /* what a read past len means */
+} span;
+
+static ct_image_status span_read(const span *s, uint64_t off, void *dst, size_t n)
+{
+    if (!fits(off, n, s->len))
+        return s->past;
+    if (n == 0 || s->fetch(s->ctx, s->at + off, dst, n))
+        return CT_IMAGE_OK;
+    return CT_IMAGE_UNREADABLE;
+}
+
+/* [off, off + n) of s, a window a stated size bounds. */
+static ct_image_status span_sub(const span *s, uint64_t off, uint64_t n, span *out)
+{
+    if (!fits(off, n, s->len))
+        return s->past;
+    *out = (span){ s->fetch, s->ctx, s->at + off, n, CT_IMAGE_MALFORMED };
+    return CT_IMAGE_OK;
+}
+
+/* Up to *n bytes at off: where the fetch fails part-way, the largest
+ * halving of *n it serves (so text that ends just before unreadable memory
+ * is still read whole).  UNREADABLE when not even one byte is served. */
+static ct_image_status span_read_some(const span *s, uint64_t off, uint8_t *dst, size_t *n)
+{
+    for (size_t want = *n; want; want /= 2) {
+        ct_image_status st = span_read(s, off, dst, want);
+        if (st != CT_IMAGE_UNREADABLE) {
+            *n = want;
+            return st;
+        }
+    }
+    return CT_IMAGE_UNREADABLE;
+}
+
+/* ---- what was found ------------------------------------------------------- */
+
+static bool has_name(const ct_image *img, const char *name, size_t n)
+{
+    for (size_t i = 0; i < img->n_kernels; i++)
+        if (strncmp(img->kernels[i], name, n) == 0 && img->kernels[i][n] == '\0')
+            return true;
+    return false;
+}
+
+/* Counts kernel name (n bytes, not NUL-terminated) and keeps it when new and
+ * within the caps; MALFORMED only when memory runs out. */
+static ct_image_status add_kernel(ct_image *img, const char *name, size_t n)
+{
+    if (n <= CT_IMAGE_NAME_MAX && has_name(img, name, n))
+        return CT_IMAGE_OK;
+    img->kernels_total++;
+    if (n > CT_IMAGE_NAME_MAX || img->n_kernels == CT_IMAGE_MAX_KERNELS)
+        return CT_IMAGE_OK;
+    if (!img->kernels && !(img->kernels = calloc(CT_IMAGE_MAX_KERNELS, sizeof *img->kernels)))
+        return out_of_memory(img);
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return out_of_memory(img);
+    memcpy(copy, name, n);
+    copy[n] = '\0';
+    img->kernels[img->n_kernels++] = copy;
+    return CT_IMAGE_OK;
+}
+
+/* The next entry's slot, or NULL past CT_IMAGE_MAX_ENTRIES; counted either way. */
+static ct_image_entry *add_entry(ct_image *img, ct_image_entry_kind kind)
+{
+    img->entries_total++;
+    if (img->n_entries == CT_IMAGE_MAX_ENTRIES)
+        return NULL;
+    ct_image_entry *e = &img->entries[img->n_entries++];
+    *e = (ct_image_entry){ .kind = kind };
+    return e;
+}
+
+/* ---- PTX ------------------------------------------------------------------- */
+
+/* Only tokens matter: directives and names.  Comments and white space
+ * separate them; strings (.file, .pragma) and other punctuation end them
+ * too, and a "//" inside a string is no comment. */
+typedef enum ptx_lex {
+    LEX_CODE,
+    LEX_SLASH, /* a '/' that may open a comment */
+    LEX_LINE_COMMENT,
+    LEX_BLOCK_COMMENT,
+    LEX_BLOCK_STAR,
+    LEX_STRING,
+    LEX_STRING_ESCAPE,
+} ptx_lex;
+
+/* What the next token means: PTX opens with .version; .target and .entry
+ * are each followed by the name that says what they are. */
+typedef enum ptx_want { WANT_VERSION, WANT_ANY, WANT_TARGET, WANT_NAME } ptx_want;
+
+typedef struct ptx_scan {
+    ct_image *img;
+    ct_image_entry *entry; /* NULL for bare text until .version makes it PTX */
+    ptx_lex lex;
+    ptx_want want;
+    bool target_seen;
+    bool stop;             /* not PTX after all, or status is not OK */
+    ct_image_status status;
+    size_t tok_len;        /* may pass CT_IMAGE_NAME_MAX: then only counted */
+    char tok[CT_IMAGE_NAME_MAX];
+} ptx_scan;
+
+static bool is_token_char(uint8_t c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c == '.' || c == '%';
+}
+
+static bool token_is(const ptx_scan *p, const char *word)
+{
+    size_t n = strlen(word);
+    return p->tok_len == n && memcmp(p->tok, word, n) == 0;
+}
+
+static void ptx_fail(ptx_scan *p, ct_image_status st)
+{
+    p->status = st;
+    p->stop = true;
+}
+
+/* "sm_90a": the architecture and its suffix; anything else leaves them unknown. */
+static void ptx_target(ptx_scan *p)
+{
+    ct_image_entry *e = p->entry;
+    if (e->arch || p->tok_len < 4 || memcmp(p->tok, "sm_", 3) != 0 || p->tok_len > 16)
+        return;
+    unsigned arch = 0;
+    size_t i = 3;
+    for (; i < p->tok_len && p->tok[i] >= '0' && p->tok[i] <= '9'; i++)
+        arch = arch * 10 + (unsigned)(p->tok[i] - '0');
+    char suffix = i < p->tok_len ? p->tok[i++] : '\0';
+    if (i != p->tok_len || i == 3 || (suffix && suffix != 'a' && suffix != 'f'))
+        return;
+    e->arch = arch;
+    e->arch_specific = suffix == 'a';
+    e->family_specific = suffix == 'f';
+}
+
+static void ptx_version(ptx_scan *p)
+{
+    if (!token_is(p, ".version")) {
+        /* bare text: some other form; an entry said it was PTX */
+        ptx_fail(p, p->entry ? CT_IMAGE_MALFORMED : CT_IMAGE_OK);
+        return;
+    }
+    if (!p->entry) {
+        p->img->form = CT_IMAGE_PTX;
+        p->entry = add_entry(p->img, CT_ENTRY_PTX);
+    }
+    p->want = WANT_ANY;
+}
+
+static void ptx_token(ptx_scan *p)
+{
+    if (p->tok_len == 0)
+        return;
+    switch (p->want) {
+    case WANT_VERSION:
+        ptx_version(p);
+        break;
+    case WANT_TARGET:
+        ptx_target(p);
+        p->want = WANT_ANY;
+        break;
+    case WANT_NAME:
+        if (p->tok[0] == '.' || (p->tok[0] >= '0' && p->tok[0] <= '9')) {
+            ptx_fail(p, CT_IMAGE_MALFORMED);
+            break;
+        }
+        if ((p->status = add_kernel(p->img, p->tok, p->tok_len)) != CT_IMAGE_OK)
+            p->stop = true;
+        p->want = WANT_ANY;
+        break;
+    case WANT_ANY:
+        if (token_is(p, ".entry")) {
+            p->want = WANT_NAME;
+        } else if (token_is(p, ".target") && !p->target_seen) {
+            p->target_seen = true;
+            p->want = WANT_TARGET;
+        }
+        break;
+    }
+    p->tok_len = 0;
+}
+
+/* Punctuation where a token is wanted: before .version bare text is not
+ * PTX; after .entry or .target the name is missing. */
+static void ptx_punct(ptx_scan *p)
+{
+    ptx_token(p);
+    if (p->stop || p->want == WANT_ANY)
+        return;
+    ptx_fail(p, p->want == WANT_VERSION && !p->entry ? CT_IMAGE_OK : CT_IMAGE_MALFORMED);
+}
+
+static void ptx_code_byte(ptx_scan *p, uint8_t c)
+{
+    if (is_token_char(c)) {
+        if (p->tok_len < sizeof p->tok)
+            p->tok[p->tok_len] = (char)c;
+        p->tok_len++;
+    } else if (c == '/') {
+        ptx_token(p);
+        p->lex = LEX_SLASH;
+    } else if (c == '"') {
+        ptx_punct(p);
+        p->lex = LEX_STRING;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+        ptx_token(p);
+    } else {
+        ptx_punct(p);
+    }
+}
+
+static void ptx_byte(ptx_scan *p, uint8_t c)
+{
+    switch (p->lex) {
+    case LEX_SLASH:
+        p->lex = c == '/' ? LEX_LINE_COMMENT : c == '*' ? LEX_BLOCK_COMMENT : LEX_CODE;
+        if (p->lex == LEX_CODE) {
+            ptx_punct(p); /* the '/' */
+            if (!p->stop)
+                ptx_code_byte(p, c);
+        }
+        break;
+    case LEX_LINE_COMMENT:
+        if (c == '\n')
+            p->lex = LEX_CODE;
+        break;
+    case LEX_BLOCK_COMMENT:
+    case LEX_BLOCK_STAR:
+        p->lex = c == '/' && p->lex == LEX_BLOCK_STAR ? LEX_CODE : c == '*' ? LEX_BLOCK_STAR : LEX_BLOCK_COMMENT;
+        break;
+    case LEX_STRING:
+        p->lex = c == '"' ? LEX_CODE : c == '\\' ? LEX_STRING_ESCAPE : LEX_STRING;
+        break;
+    case LEX_STRING_ESCAPE:
+        p->lex = LEX_STRING;
+        break;
+    case LEX_CODE:
+        ptx_code_byte(p, c);
+        break;
+    }
+}
+
+/* The text ended (its NUL, or an entry's payload end). */
+static void ptx_end(ptx_scan *p)
+{
+    if (p->lex == LEX_SLASH)
+        ptx_punct(p);
+    else if (p->lex == LEX_CODE)
+        ptx_token(p);
+    if (p->stop)
+        return;
+    if (p->want == WANT_VERSION)
+        ptx_fail(p, p->entry ? CT_IMAGE_MALFORMED : CT_IMAGE_OK);
+    else if (p->want != WANT_ANY || (p->lex != LEX_CODE && p->lex != LEX_LINE_COMMENT))
+        ptx_fail(p, CT_IMAGE_MALFORMED); /* a name missing, a block comment or string left open */
+    else if (p->entry)
+        p->entry->kernels_read = true;
+}
+
+/* Feeds n bytes; *ended when the text's NUL is among them (*used: through it). */
+static void ptx_feed(ptx_scan *p, const uint8_t *b, size_t n, bool *ended, size_t *used)
+{
+    for (size_t i = 0; i < n && !p->stop; i++) {
+        if (b[i] == '\0') {
+            *ended = true;
+            *used = i + 1;
+            ptx_end(p);
+            return;
+        }
+        ptx_byte(p, b[i]);
+    }
+}
+
+/* PTX text in s: an entry's payload (entry given: it ends at its NUL or the
+ * payload's end), or bare text, which ends at its NUL and sets the image's
+ * form and size. */
+static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *entry)
+{
+    ptx_scan *p = calloc(1, sizeof *p); /* the lexer's and want's first values are 0 */
+    uint8_t *buf = malloc(CHUNK);
+    if (!p || !buf) {
+        free(p);
+        free(buf);
+        return out_of_memory(img);
+    }
+    p->img = img;
+    p->entry = entry;
+    bool ended = false;
+    for (uint64_t off = 0; !ended && !p->stop;) {
+        uint64_t left = s->len - off;
+        if (left == 0) {
+            if (entry)
+                ptx_end(p);
+            else
+                ptx_fail(p, s->past); /* no NUL within the limit */
+            break;
+        }
+        size_t n = left < CHUNK ? (size_t)left : CHUNK;
+        ct_image_status got = span_read_some(s, off, buf, &n);
+        if (got != CT_IMAGE_OK) {
+            ptx_fail(p, got);
+            break;
+        }
+        size_t used = n;
+        ptx_feed(p, buf, n, &ended, &used);
+        off += used;
+        if (ended && !entry && img->form == CT_IMAGE_PTX)
+            img->bytes = off;
+    }
+    ct_image_status st = p->status;
+    free(buf);
+    free(p);
+    return st;
+}
+
+/* ---- cubins (ELF) ---------------------------------------------------------- */
+
+typedef struct elf {
+    const span *s;
+    uint8_t abi;           /* e_ident[EI_ABIVERSION] */
+    uint32_t flags;        /* e_flags */
+    uint64_t shoff, phoff;
+    uint16_t shentsize, phentsize;
+    uint64_t shnum, shstrndx, phnum;
+    uint64_t extent;       /* the bytes its headers say it spans */
+    uint8_t *sh;           /* shnum section headers */
+    char *names;           /* the section names (.shstrtab) */
+    uint64_t names_len;
+    size_t held;           /* table bytes held, at most CT_IMAGE_MAX_TABLES */
+} elf;
+
+static const uint8_t *section(const elf *f, uint64_t i)
+{
+    return f->sh + i * SECTION_HEADER;
+}
+
+static uint32_t sec_type(const elf *f, uint64_t i)
+{
+    return le32(section(f, i) + 4);
+}
+
+static uint64_t sec_offset(const elf *f, uint64_t i)
+{
+    return le64(section(f, i) + 24);
+}
+
+static uint64_t sec_size(const elf *f, uint64_t i)
+{
+    return le64(section(f, i) + 32);
+}
+
+static uint32_t sec_link(const elf *f, uint64_t i)
+{
+    return le32(section(f, i) + 40);
+}
+
+/* The string at off of a table whose last byte is NUL; NULL past its end. */
+static const char *string_at(const char *table, uint64_t len, uint64_t off)
+{
+    return off < len ? table + off : NULL;
+}
+
+static const char *section_name(const elf *f, uint64_t i)
+{
+    return string_at(f->names, f->names_len, le32(section(f, i)));
+}
+
+/* n bytes counted against the ELF's table cap; NULL (out of memory) past it. */
+static void *elf_alloc(ct_image *img, elf *f, uint64_t n)
+{
+    void *b = n <= CT_IMAGE_MAX_TABLES - f->held ? malloc(n ? (size_t)n : 1) : NULL;
+    if (!b) {
+        out_of_memory(img);
+        return NULL;
+    }
+    f->held += (size_t)n;
+    return b;
+}
+
+/* n bytes at off of the ELF, into memory from elf_alloc. */
+static ct_image_status elf_hold(ct_image *img, elf *f, uint64_t off, uint64_t n, uint8_t **out)
+{
+    uint8_t *b = elf_alloc(img, f, n);
+    if (!b)
+        return CT_IMAGE_MALFORMED;
+    ct_image_status st = span_read(f->s, off, b, (size_t)n);
+    if (st != CT_IMAGE_OK) {
+        free(b);
+        return st;
+    }
+    *out = b;
+    return CT_IMAGE_OK;
+}
+
+/* Section i, a string table, whole.  Its last byte must be NUL, so that
+ * every name in it ends inside it. */
+static ct_image_status elf_strings(ct_image *img, elf *f, uint64_t i, char **out, uint64_t *len)
+{
+    if (i == 0 || i >= f->shnum || sec_type(f, i) != SHT_STRTAB || sec_size(f, i) == 0)
+        return CT_IMAGE_MALFORMED;
+    uint8_t *b;
+    ct_image_status st = elf_hold(img, f, sec_offset(f, i), sec_size(f, i), &b);
+    if (st != CT_IMAGE_OK)
+        return st;
+    *len = sec_size(f, i);
+    if (b[*len - 1] != '\0') {
+        free(b);
+        return CT_IMAGE_MALFORMED;
+    }
+    *out = (char *)b;
+    return CT_IMAGE_OK;
+}
+
+/* The ELF header; *cuda false when this is no 64-bit little-endian CUDA ELF. */
+static ct_image_status elf_open(elf *f, const span *s, bool *cuda)
+{
+    uint8_t h[64];
+    ct_image_status st = span_read(s, 0, h, sizeof h);
+    if (st != CT_IMAGE_OK)
+        return st;
+    *cuda = memcmp(h, "\x7f" "ELF", 4) == 0 && h[4] == 2 && h[5] == 1 && le16(h + 18) == EM_CUDA;
+    *f = (elf){
+        .s = s, .abi = h[8], .flags = le32(h + 48),
+        .phoff = le64(h + 32), .shoff = le64(h + 40),
+        .phentsize = le16(h + 54), .phnum = le16(h + 56),
+        .shentsize = le16(h + 58), .shnum = le16(h + 60), .shstrndx = le16(h + 62),
+        .extent = sizeof h,
+    };
+    return CT_IMAGE_OK;
+}
+
+/* count items of size bytes at off lie inside the ELF's span, and it spans them. */
+static ct_image_status elf_spans(elf *f, uint64_t off, uint64_t count, uint64_t size)
+{
+    if (count && size > UINT64_MAX / count)
+        return CT_IMAGE_MALFORMED;
+    uint64_t n = count * size;
+    if (n > UINT64_MAX - off)
+        return CT_IMAGE_MALFORMED;
+    if (!fits(off, n, f->s->len))
+        return f->s->past;
+    if (off + n > f->extent)
+        f->extent = off + n;
+    return CT_IMAGE_OK;
+}
+
+/* Large counts live in section 0 (ELF's extended numbering). */
+static ct_image_status elf_extended_counts(elf *f)
+{
+    if (!f->shoff || (f->shnum && f->shstrndx != SHN_XINDEX && f->phnum != 0xffff))
+        return CT_IMAGE_OK;
+    uint8_t sh0[SECTION_HEADER];
+    ct_image_status st = span_read(f->s, f->shoff, sh0, sizeof sh0);
+    if (st != CT_IMAGE_OK)
+        return st;
+    if (!f->shnum)
+        f->shnum = le64(sh0 + 32);
+    if (f->shstrndx == SHN_XINDEX)
+        f->shstrndx = le32(sh0 + 40);
+    if (f->phnum == 0xffff)
+        f->phnum = le32(sh0 + 44);
+    return CT_IMAGE_OK;
+}
+
+/* The section headers, each section checked to lie inside the span, and
+ * the section names. */
+static ct_image_status elf_sections(ct_image *img, elf *f)
+{
+    ct_image_status st = elf_extended_counts(f);
+    if (st == CT_IMAGE_OK && f->shnum && f->shentsize != SECTION_HEADER)
+        st = CT_IMAGE_MALFORMED;
+    if (st == CT_IMAGE_OK)
+        st = elf_spans(f, f->phoff, f->phnum, f->phentsize);
+    if (st == CT_IMAGE_OK)
+        st = elf_spans(f, f->shoff, f->shnum, SECTION_HEADER);
+    if (st != CT_IMAGE_OK || f->shnum == 0)
+        return st;
+    if ((st = elf_hold(img, f, f->shoff, f->shnum * SECTION_HEADER, &f->sh)) != CT_IMAGE_OK)
+        return st;
+    for (uint64_t i = 1; i < f->shnum && st == CT_IMAGE_OK; i++)
+        if (sec_type(f, i) != SHT_NOBITS)
+            st = elf_spans(f, sec_offset(f, i), 1, sec_size(f, i));
+    if (st == CT_IMAGE_OK)
+        st = elf_strings(img, f, f->shstrndx, &f->names, &f->names_len);
+    return st;
+}
+
+static void elf_close(elf *f)
+{
+    free(f->sh);
+    free(f->names);
+    f->sh = NULL;
+    f->names = NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The suffixes of the .nv.info.<name> sections, sorted: a function is a
+ * kernel only if its name is among them. */
+static ct_image_status elf_info_names(ct_image *img, elf *f, const char ***out, size_t *n)
+{
+    static const char prefix[] = ".nv.info.";
+    const size_t plen = sizeof prefix - 1;
+    const char **v = elf_alloc(img, f, f->shnum * sizeof *v);
+    if (!v)
+        return CT_IMAGE_MALFORMED;
+    size_t k = 0;
+    for (uint64_t i = 1; i < f->shnum; i++) {
+        const char *name = section_name(f, i);
+        if (!name) {
+            free(v);
+            return CT_IMAGE_MALFORMED;
+        }
+        if (strncmp(name, prefix, plen) == 0 && name[plen])
+            v[k++] = name + plen;
+    }
+    qsort(v, k, sizeof *v, by_name);
+    *out = v;
+    *n = k;
+    return CT_IMAGE_OK;
+}
+
+static uint64_t find_section(const elf *f, uint32_t type, bool any_link, uint32_t link)
+{
+    for (uint64_t i = 1; i < f->shnum; i++)
+        if (sec_type(f, i) == type && (any_link || sec_link(f, i) == link))
+            return i;
+    return 0;
+}
+
+/* What elf_kernels holds while it walks the symbols. */
+typedef struct symbols {
+    uint8_t *sym, *shndx;  /* .symtab, and .symtab_shndx where there is one */
+    uint64_t n_sym, n_shndx;
+    char *str;
+    uint64_t str_len;
+    const char **info;     /* elf_info_names */
+    size_t n_info;
+} symbols;
+
+static ct_image_status elf_symbols(ct_image *img, elf *f, uint64_t symtab, symbols *y)
+{
+    if (le64(section(f, symtab) + 56) != SYMBOL || sec_size(f, symtab) % SYMBOL)
+        return CT_IMAGE_MALFORMED;
+    y->n_sym = sec_size(f, symtab) / SYMBOL;
+    ct_image_status st = elf_hold(img, f, sec_offset(f, symtab), sec_size(f, symtab), &y->sym);
+    if (st == CT_IMAGE_OK)
+        st = elf_strings(img, f, sec_link(f, symtab), &y->str, &y->str_len);
+    uint64_t x = find_section(f, SHT_SYMTAB_SHNDX, false, (uint32_t)symtab);
+    if (st == CT_IMAGE_OK && x) {
+        y->n_shndx = sec_size(f, x) / 4;
+        st = elf_hold(img, f, sec_offset(f, x), sec_size(f, x), &y->shndx);
+    }
+    if (st == CT_IMAGE_OK)
+        st = elf_info_names(img, f, &y->info, &y->n_info);
+    return st;
+}
+
+/* Symbol i's section, 0 when it has none (undefined, absolute, common);
+ * UINT64_MAX when its index lies. */
+static uint64_t symbol_section(const elf *f, const symbols *y, uint64_t i)
+{
+    uint64_t sec = le16(y->sym + i * SYMBOL + 6);
+    if (sec == SHN_XINDEX)
+        sec = i < y->n_shndx ? le32(y->shndx + i * 4) : UINT64_MAX;
+    else if (sec >= SHN_LORESERVE)
+        return 0;
+    return sec < f->shnum ? sec : UINT64_MAX;
+}
+
+/* A kernel is a function symbol whose section is .text.<name> and which
+ * has a .nv.info.<name>: device functions have neither of their own. */
+static ct_image_status elf_kernels(ct_image *img, elf *f)
+{
+    uint64_t symtab = find_section(f, SHT_SYMTAB, true, 0);
+    if (!symtab)
+        return CT_IMAGE_OK;
+    symbols y = { 0 };
+    ct_image_status st = elf_symbols(img, f, symtab, &y);
+    for (uint64_t i = 1; i < y.n_sym && st == CT_IMAGE_OK; i++) {
+        const uint8_t *sym = y.sym + i * SYMBOL;
+        if ((sym[4] & 0xf) != STT_FUNC)
+            continue;
+        uint64_t sec = symbol_section(f, &y, i);
+        const char *name = string_at(y.str, y.str_len, le32(sym));
+        const char *where = sec && sec != UINT64_MAX ? section_name(f, sec) : "";
+        if (sec == UINT64_MAX || !name || !where) {
+            st = CT_IMAGE_MALFORMED;
+            break;
+        }
+        if (*name && strncmp(where, ".text.", 6) == 0 && strcmp(where + 6, name) == 0 &&
+            bsearch(&name, y.info, y.n_info, sizeof *y.info, by_name))
+            st = add_kernel(img, name, strlen(name));
+    }
+    free(y.sym);
+    free(y.shndx);
+    free(y.str);
+    free(y.info);
+    return st;
+}
+
+/* .nv.compat: records of [format u8][attribute u8][value u16], format 4's
+ * value the length of the bytes that follow.  Attribute 9 set marks code
+ * for that very architecture (sm_90a), where ABI 8's e_flags, as nvcc
+ * 13.0 writes them, do not.  A format not seen yet ends the walk. */
+static ct_image_status compat_specific(const uint8_t *p, uint64_t n, bool *specific)
+{
+    for (uint64_t i = 0; i < n;) {
+        if (n - i < 4)
+            return CT_IMAGE_MALFORMED;
+        uint8_t format = p[i], attr = p[i + 1];
+        uint16_t value = le16(p + i + 2);
+        i += 4;
+        if (format == 4) {
+            if (value > n - i)
+                return CT_IMAGE_MALFORMED;
+            i += value;
+        } else if (format < 1 || format > 3) {
+            break;
+        } else if (attr == 9 && value) {
+            *specific = true;
+        }
+    }
+    return CT_IMAGE_OK;
+}
+
+static ct_image_status elf_compat(ct_image *img, elf *f, ct_image_entry *e)
+{
+    for (uint64_t i = 1; i < f->shnum; i++) {
+        const char *name = section_name(f, i);
+        if (!name)
+            return CT_IMAGE_MALFORMED;
+        if (strcmp(name, ".nv.compat") != 0 || sec_type(f, i) == SHT_NOBITS)
+            continue;
+        uint8_t *b;
+        ct_image_status st = elf_hold(img, f, sec_offset(f, i), sec_size(f, i), &b);
+        if (st == CT_IMAGE_OK)
+            st = compat_specific(b, sec_size(f, i), &e->arch_specific);
+        free(b);
+        return st;
+    }
+    return CT_IMAGE_OK;
+}
+
+/* A bare cubin says its architecture in e_flags: ABI 7 (CUDA 12 and
+ * before) in the low byte, 0x800 marking sm_90a; ABI 8 in bits 8-15, 0x8
+ * marking it (LLVM's ELF.h) or .nv.compat (measured).  Another ABI's is
+ * unknown. */
+static ct_image_status elf_arch(ct_image *img, elf *f, ct_image_entry *e)
+{
+    if (f->abi == 7) {
+        e->arch = f->flags & 0xff;
+        e->arch_specific = f->flags & 0x800;
+    } else if (f->abi == 8) {
+        e->arch = (f->flags >> 8) & 0xff;
+        e->arch_specific = f->flags & 0x8;
+        return elf_compat(img, f, e);
+    }
+    return CT_IMAGE_OK;
+}
+
+/* The cubin f opened: its sections and kernels, and when bare (the image
+ * itself, not a fatbin entry, whose header says it) its architecture. */
+static ct_image_status elf_read(ct_image *img, elf *f, ct_image_entry *e, bool bare)
+{
+    ct_image_status st = elf_sections(img, f);
+    if (st == CT_IMAGE_OK && bare)
+        st = elf_arch(img, f, e);
+    if (st == CT_IMAGE_OK)
+        st = elf_kernels(img, f);
+    if (st == CT_IMAGE_OK)
+        e->kernels_read = true;
+    elf_close(f);
+    return st;
+}
+
+/* The image is an ELF: a cubin, or (not a CUDA one) some other form. */
+static ct_image_status read_cubin(ct_image *img, const span *s)
+{
+    elf f;
+    bool cuda;
+    ct_image_status st = elf_open(&f, s, &cuda);
+    if (st != CT_IMAGE_OK || !cuda)
+        return st;
+    img->form = CT_IMAGE_CUBIN;
+    st = elf_read(img, &f, add_entry(img, CT_ENTRY_SASS), true);
+    img->bytes = f.extent;
+    return st;
+}
+
+/* ---- the fatbin container --------------------------------------------------- */
+
+/* What an entry's header says (docs/IMAGES.md). */
+typedef struct entry_header {
+    uint16_t kind;
+    uint32_t header_size;
+    uint64_t payload;      /* bytes after the header, padding included */
+    uint32_t compressed;   /* the compressed payload's bytes, when compressed */
+    uint32_t arch;
+    uint64_t flags;
+    uint64_t inflated;     /* the payload's bytes decompressed, when compressed */
+} entry_header;
+
+static entry_header entry_header_of(const uint8_t h[ENTRY_HEADER])
+{
+    return (entry_header){
+        .kind = le16(h), .header_size = le32(h + 4), .payload = le64(h + 8),
+        .compressed = le32(h + 16), .arch = le32(h + 28), .flags = le64(h + 40),
+        .inflated = le64(h + 56),
+    };
+}
+
+/* A header that contradicts itself: two compressions, or compressed sizes
+ * that do not fit its payload; code for one architecture and for a family. */
+static bool entry_header_lies(const entry_header *h)
+{
+    bool lz4 = h->flags & FLAG_LZ4, zstd = h->flags & FLAG_ZSTD;
+    if (lz4 && zstd)
+        return true;
+    if ((lz4 || zstd) && (h->compressed == 0 || h->compressed > h->payload || h->inflated == 0))
+        return true;
+    return (h->flags & FLAG_ARCH_SPECIFIC) && (h->flags & FLAG_FAMILY);
+}
+
+static ct_image_entry_kind kind_of(uint16_t kind)
+{
+    return kind == ENTRY_ELF ? CT_ENTRY_SASS : kind == ENTRY_PTX ? CT_ENTRY_PTX : CT_ENTRY_OTHER;
+}
+
+/* The kernels of entry e, whose payload is s. */
+static ct_image_status read_payload(ct_image *img, const span *s, ct_image_entry *e)
+{
+    if (e->compressed || e->kind == CT_ENTRY_OTHER)
+        return CT_IMAGE_OK;
+    if (e->kind == CT_ENTRY_PTX)
+        return read_ptx(img, s, e);
+    elf f;
+    bool cuda;
+    ct_image_status st = elf_open(&f, s, &cuda);
+    if (st == CT_IMAGE_OK && !cuda)
+        st = CT_IMAGE_MALFORMED; /* its header said ELF */
+    return st == CT_IMAGE_OK ? elf_read(img, &f, e, false) : st;
+}
+
+/* The entry at off of the container box, which ends at end; *next is where
+ * the one after it starts. */
+static ct_image_status read_entry(ct_image *img, const span *box, uint64_t off, uint64_t end, uint64_t *next)
+{
+    uint8_t raw[ENTRY_HEADER];
+    if (end - off < sizeof raw)
+        return CT_IMAGE_MALFORMED;
+    ct_image_status st = span_read(box, off, raw, sizeof raw);
+    if (st != CT_IMAGE_OK)
+        return st;
+    entry_header h = entry_header_of(raw);
+    if (h.header_size < ENTRY_HEADER || !fits(h.header_size, h.payload, end - off) || entry_header_lies(&h))
+        return CT_IMAGE_MALFORMED;
+    *next = off + h.header_size + h.payload;
+    ct_image_entry *e = add_entry(img, kind_of(h.kind));
+    if (e) {
+        e->arch = h.arch;
+        e->arch_specific = h.flags & FLAG_ARCH_SPECIFIC;
+        e->family_specific = h.flags & FLAG_FAMILY;
+        e->compressed = h.flags & (FLAG_LZ4 | FLAG_ZSTD);
+    }
+    span payload;
+    if ((st = span_sub(box, off + h.header_size, h.payload, &payload)) != CT_IMAGE_OK)
+        return st;
+    return e ? read_payload(img, &payload, e) : CT_IMAGE_OK;
+}
+
+/* The container at offset 0 of s: its header, then entries back to back
+ * to the size it states. */
+static ct_image_status read_fatbin(ct_image *img, const span *s)
+{
+    uint8_t raw[FATBIN_HEADER];
+    ct_image_status st = span_read(s, 0, raw, sizeof raw);
+    if (st != CT_IMAGE_OK)
+        return st;
+    uint16_t version = le16(raw + 4), header_size = le16(raw + 6);
+    uint64_t size = le64(raw + 8);
+    if (version != 1 || header_size < FATBIN_HEADER || size > UINT64_MAX - header_size)
+        return CT_IMAGE_MALFORMED;
+    img->bytes = header_size + size;
+    span box = *s;
+    if (box.len >= img->bytes) {
+        box.len = img->bytes;
+        box.past = CT_IMAGE_MALFORMED;
+    }
+    for (uint64_t off = header_size; off < img->bytes && st == CT_IMAGE_OK;)
+        st = read_entry(img, &box, off, img->bytes, &off);
+    return st;
+}
+
+/* __fatBinC_Wrapper_t: magic, version (1, or 2 for relocatable code), the
+ * fatbin's address, and a file name or prelinked fatbins, not read. */
+static ct_image_status read_wrapper(ct_image *img, const span *s, const uint64_t *base)
+{
+    uint8_t raw[WRAPPER_BYTES];
+    ct_image_status st = span_read(s, 0, raw, sizeof raw);
+    if (st != CT_IMAGE_OK)
+        return st;
+    uint32_t version = le32(raw + 4);
+    img->wrapped = le64(raw + 8);
+    if ((version != 1 && version != 2) || img->wrapped == 0)
+        return CT_IMAGE_MALFORMED;
+    if (!base)
+        return CT_IMAGE_OK;
+    img->followed = true;
+    span fatbin = { s->fetch, s->ctx, img->wrapped - *base, UINT64_MAX, CT_IMAGE_MALFORMED };
+    uint8_t magic[4];
+    if ((st = span_read(&fatbin, 0, magic, sizeof magic)) != CT_IMAGE_OK)
+        return st;
+    return le32(magic) == FATBIN_MAGIC ? read_fatbin(img, &fatbin) : CT_IMAGE_MALFORMED;
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+#ifndef NDEBUG
+/* image.h's invariants over what a read left (debug builds). */
+static void assert_image(const ct_image *img)
+{
+    assert(img->n_entries <= CT_IMAGE_MAX_ENTRIES && img->n_entries <= img->entries_total);
+    assert(img->n_kernels <= CT_IMAGE_MAX_KERNELS && img->n_kernels <= img->kernels_total);
+    assert((img->status == CT_IMAGE_MALFORMED || !img->out_of_memory) && "out of memory is reported");
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const ct_image_entry *e = &img->entries[i];
+        assert((!e->inflated || e->compressed) && "only a compressed entry is inflated");
+        assert(!(e->arch_specific && e->family_specific));
+    }
+    for (size_t i = 0; i < img->n_kernels; i++) {
+        assert(strlen(img->kernels[i]) <= CT_IMAGE_NAME_MAX);
+        for (size_t j = 0; j < i; j++)
+            assert(strcmp(img->kernels[i], img->kernels[j]) != 0 && "kept names are distinct");
+    }
+}
+#else
+#define assert_image(img) ((void)0)
+#endif
+
+/* Four bytes tell the form: no image is shorter (PTX opens with .version). */
+static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *base)
+{
+    uint8_t m[4];
+    ct_image_status st = span_read(s, 0, m, sizeof m);
+    if (st != CT_IMAGE_OK)
+        return st;
+    if (le32(m) == WRAPPER_MAGIC) {
+        img->form = CT_IMAGE_WRAPPER;
+        return read_wrapper(img, s, base);
+    }
+    if (le32(m) == FATBIN_MAGIC) {
+        img->form = CT_IMAGE_FATBIN;
+        return read_fatbin(img, s);
+    }
+    if (memcmp(m, "\x7f" "ELF", 4) == 0)
+        return read_cubin(img, s);
+    return read_ptx(img, s, NULL);
+}
+
+static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
+                                  const uint64_t *base)
+{
+    assert(img && fetch);
+    *img = (ct_image){ 0 };
+    span s = { fetch, ctx, 0, limit ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED };
+    img->status = read_form(img, &s, base);
+    assert_image(img);
+    return img->status;
+}
+
+ct_image_status ct_image_read(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit)
+{
+    return read_image(img, fetch, ctx, limit, NULL);
+}
+
+ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, uint64_t base)
+{
+    return read_image(img, fetch, ctx, limit, &base);
+}
+
+void ct_image_free(ct_image *img)
+{
+    if (!img)
+        return;
+    for (size_t i = 0; i < img->n_kernels; i++)
+        free(img->kernels[i]);
+    free(img->kernels);
+    *img = (ct_image){ 0 };
+}
+
+/* ---- what it holds ---------------------------------------------------------- */
+
+/* Every entry's kernels are among img->kernels. */
+static bool kernels_known(const ct_image *img)
+{
+    if (img->form == CT_IMAGE_UNKNOWN || img->status != CT_IMAGE_OK || img->entries_total > img->n_entries ||
+        img->kernels_total > img->n_kernels || (img->form == CT_IMAGE_WRAPPER && !img->followed))
+        return false;
+    for (size_t i = 0; i < img->n_entries; i++)
+        if (img->entries[i].kind != CT_ENTRY_OTHER && !img->entries[i].kernels_read)
+            return false;
+    return true;
+}
+
+bool ct_image_has_kernel(const ct_image *img, const char *mangled, bool *known)
+{
+    bool found = mangled && has_name(img, mangled, strlen(mangled));
+    if (known)
+        *known = found || kernels_known(img);
+    return found;
+}
+
+static bool same_family(unsigned arch, unsigned cc)
+{
+    return arch / 10 == cc / 10 && arch % 10 <= cc % 10;
+}
+
+/* SASS runs on its major's later minors (a family-specific one too: the
+ * family is those); an arch-specific one only on its very architecture. */
+static bool sass_runs(const ct_image_entry *e, unsigned cc)
+{
+    return e->arch && (e->arch_specific ? e->arch == cc : same_family(e->arch, cc));
+}
+
+/* PTX JIT-compiles for any later architecture, a family's only within it,
+ * an arch-specific one only for its very architecture. */
+static bool ptx_jits(const ct_image_entry *e, unsigned cc)
+{
+    if (!e->arch)
+        return false;
+    if (e->arch_specific)
+        return e->arch == cc;
+    return e->family_specific ? same_family(e->arch, cc) : e->arch <= cc;
+}
+
+ct_image_fit ct_image_fit_for(const ct_image *img, unsigned cc)
+{
+    if (img->form == CT_IMAGE_UNKNOWN || img->status != CT_IMAGE_OK ||
+        (img->form == CT_IMAGE_WRAPPER && !img->followed))
+        return CT_FIT_UNKNOWN;
+    bool ptx = false;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const ct_image_entry *e = &img->entries[i];
+        if (e->kind == CT_ENTRY_SASS && sass_runs(e, cc))
+            return CT_FIT_SASS;
+        ptx |= e->kind == CT_ENTRY_PTX && ptx_jits(e, cc);
+    }
+    if (img->entries_total > img->n_entries)
+        return CT_FIT_UNKNOWN; /* an entry not kept may hold SASS that runs */
+    return ptx ? CT_FIT_PTX : CT_FIT_NONE;
+}
+
+/* ---- describing it ---------------------------------------------------------- */
+
+typedef struct out {
+    char *buf;
+    size_t cap, len; /* len: what the whole text wants */
+} out;
+
+static void put(out *o, const char *s)
+{
+    for (; *s; s++, o->len++)
+        if (o->len + 1 < o->cap)
+            o->buf[o->len] = *s;
+}
+
+static void put_arch(out *o, const char *prefix, const ct_image_entry *e)
+{
+    char name[32];
+    if (e->arch)
+        snprintf(name, sizeof name, "%s_%u%s", prefix, e->arch,
+                 e->arch_specific ? "a" : e->family_specific ? "f" : "");
+    else
+        snprintf(name, sizeof name, "%s_unknown", prefix);
+    put(o, name);
+}
+
+static unsigned arch_key(const ct_image_entry *e)
+{
+    return e->arch * 4u + e->arch_specific + 2u * e->family_specific;
+}
+
+/* The kept entries matching (kind, and compressed-but-not-inflated when
+ * unread), one per architecture, in ascending order. */
+static size_t distinct(const ct_image *img, ct_image_entry_kind kind, bool unread,
+                       const ct_image_entry *v[CT_IMAGE_MAX_ENTRIES])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const ct_image_entry *e = &img->entries[i];
+        if (e->kind != kind || (unread && !(e->compressed && !e->inflated)))
+            continue;
+        size_t j = 0;
+        while (j < n && arch_key(v[j]) < arch_key(e))
+            j++;
+        if (j < n && arch_key(v[j]) == arch_key(e))
+            continue;
+        memmove(v + j + 1, v + j, (n - j) * sizeof *v);
+        v[j] = e;
+        n++;
+    }
+    return n;
+}
+
+/* "sm_70, sm_80 and sm_90"; "no" for none. */
+static void put_list(out *o, const ct_image_entry *const *v, size_t n, const char *prefix)
+{
+    if (n == 0)
+        put(o, "no");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            put(o, i + 1 == n ? " and " : ", ");
+        put_arch(o, prefix, v[i]);
+    }
+}
+
+static void put_count(out *o, size_t n, const char *what)
+{
+    char text[64];
+    snprintf(text, sizeof text, "%zu %s", n, what);
+    put(o, text);
+}
+
+/* "sm_80 code and compute_90 PTX", then what was left unread. */
+static void put_entries(out *o, const ct_image *img)
+{
+    const ct_image_entry *v[CT_IMAGE_MAX_ENTRIES];
+    put_list(o, v, distinct(img, CT_ENTRY_SASS, false, v), "sm");
+    put(o, " code and ");
+    put_list(o, v, distinct(img, CT_ENTRY_PTX, false, v), "compute");
+    put(o, " PTX");
+    size_t others = 0;
+    for (size_t i = 0; i < img->n_entries; i++)
+        others += img->entries[i].kind == CT_ENTRY_OTHER;
+    if (others) {
+        put(o, ", and ");
+        put_count(o, others, others == 1 ? "entry of another kind" : "entries of other kinds");
+    }
+    if (img->entries_total > img->n_entries) {
+        put(o, "; ");
+        put_count(o, img->entries_total - img->n_entries, "more entries not kept");
+    }
+    size_t sass = distinct(img, CT_ENTRY_SASS, true, v);
+    size_t ptx = distinct(img, CT_ENTRY_PTX, true, v + sass);
+    if (sass + ptx) {
+        put(o, "; kernels not read from compressed ");
+        for (size_t i = 0; i < sass + ptx; i++) {
+            if (i)
+                put(o, i + 1 == sass + ptx ? " and " : ", ");
+            put_arch(o, i < sass ? "sm" : "compute", v[i]);
+        }
+    }
+    if (img->kernels_total > img->n_kernels) {
+        put(o, "; ");
+        put_count(o, img->kernels_total - img->n_kernels, "kernel names past the caps not kept");
+    }
+}
+
+static const char *status_word(const ct_image *img)
+{
+    switch (img->status) {
+    case CT_IMAGE_TRUNCATED:
+        return "truncated";
+    case CT_IMAGE_UNREADABLE:
+        return "unreadable";
+    case CT_IMAGE_MALFORMED:
+        return img->out_of_memory ? "out of memory" : "malformed";
+    case CT_IMAGE_OK:
+        break;
+    }
+    return "";
+}
+
+size_t ct_image_describe(const ct_image *img, char *buf, size_t cap)
+{
+    out o = { buf, cap, 0 };
+    if (img->status != CT_IMAGE_OK) {
+        put(&o, status_word(img));
+        put(&o, img->form == CT_IMAGE_UNKNOWN ? " before its form could be told" : ", as far as read: ");
+    }
+    if (img->form == CT_IMAGE_UNKNOWN) {
+        if (img->status == CT_IMAGE_OK)
+            put(&o, "no kernel image (not a fatbin, cubin or PTX)");
+    } else if (img->form == CT_IMAGE_WRAPPER && !img->followed) {
+        char at[80];
+        snprintf(at, sizeof at, "a fatbin wrapper; its fatbin, at 0x%llx, not read",
+                 (unsigned long long)img->wrapped);
+        put(&o, at);
+    } else {
+        put_entries(&o, img);
+    }
+    if (cap)
+        buf[o.len < cap ? o.len : cap - 1] = '\0';
+    return o.len;
+}
