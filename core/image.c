@@ -15,7 +15,9 @@
  *   it stays in the image.
  * - What is allocated is bounded before it is asked for: one ELF's tables
  *   by CT_IMAGE_MAX_TABLES, a PTX scan by its chunk and one token of
- *   CT_IMAGE_NAME_MAX, the kept names by CT_IMAGE_MAX_KERNELS of those.
+ *   CT_IMAGE_NAME_MAX, the kept names by CT_IMAGE_MAX_KERNELS of those, an
+ *   inflated entry by CT_IMAGE_MAX_INFLATED and its compressed input by
+ *   zstd's bound for that size.
  * - img->kernels holds n_kernels distinct NUL-terminated names; n_kernels
  *   <= kernels_total and n_entries <= entries_total.  Past the caps a name
  *   is counted each time it is met, so kernels_total is then an upper bound.
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #define WRAPPER_MAGIC 0x466243b1u
 #define FATBIN_MAGIC 0xba55ed50u
@@ -828,11 +831,9 @@ static ct_image_entry_kind kind_of(uint16_t kind)
     return kind == ENTRY_ELF ? CT_ENTRY_SASS : kind == ENTRY_PTX ? CT_ENTRY_PTX : CT_ENTRY_OTHER;
 }
 
-/* The kernels of entry e, whose payload is s. */
-static ct_image_status read_payload(ct_image *img, const span *s, ct_image_entry *e)
+/* The kernels of entry e (SASS or PTX), whose uncompressed payload is s. */
+static ct_image_status read_content(ct_image *img, const span *s, ct_image_entry *e)
 {
-    if (e->compressed || e->kind == CT_ENTRY_OTHER)
-        return CT_IMAGE_OK;
     if (e->kind == CT_ENTRY_PTX)
         return read_ptx(img, s, e);
     elf f;
@@ -841,6 +842,80 @@ static ct_image_status read_payload(ct_image *img, const span *s, ct_image_entry
     if (st == CT_IMAGE_OK && !cuda)
         st = CT_IMAGE_MALFORMED; /* its header said ELF */
     return st == CT_IMAGE_OK ? elf_read(img, &f, e, false) : st;
+}
+
+/* The largest zstd frame header (RFC 8878: magic, descriptor, window,
+ * dictionary id, content size). */
+#define ZSTD_HEADER_MAX 18
+
+/* The zstd payload s of an entry whose header is h, inflated to exactly
+ * the size h states: *plain stays NULL, and the entry unread, when that
+ * is past CT_IMAGE_MAX_INFLATED.  A frame that says another size, or
+ * inflates to another, contradicts the header. */
+static ct_image_status inflate(ct_image *img, const span *s, const entry_header *h, uint8_t **plain)
+{
+    uint8_t head[ZSTD_HEADER_MAX];
+    size_t n = h->compressed < sizeof head ? h->compressed : sizeof head;
+    ct_image_status st = span_read(s, 0, head, n);
+    if (st != CT_IMAGE_OK)
+        return st;
+    unsigned long long said = ZSTD_getFrameContentSize(head, n);
+    if (said == ZSTD_CONTENTSIZE_ERROR || (said != ZSTD_CONTENTSIZE_UNKNOWN && said != h->inflated))
+        return CT_IMAGE_MALFORMED;
+    if (h->inflated > CT_IMAGE_MAX_INFLATED)
+        return CT_IMAGE_OK;
+    if (h->compressed > ZSTD_compressBound((size_t)h->inflated))
+        return CT_IMAGE_MALFORMED; /* more than any frame of that size needs */
+    uint8_t *in = malloc(h->compressed), *out = malloc((size_t)h->inflated);
+    if (!in || !out) {
+        st = out_of_memory(img);
+    } else if ((st = span_read(s, 0, in, h->compressed)) == CT_IMAGE_OK) {
+        size_t got = ZSTD_decompress(out, (size_t)h->inflated, in, h->compressed);
+        if (ZSTD_isError(got) || got != h->inflated)
+            st = CT_IMAGE_MALFORMED;
+    }
+    free(in);
+    if (st == CT_IMAGE_OK)
+        *plain = out;
+    else
+        free(out);
+    return st;
+}
+
+typedef struct bytes {
+    const uint8_t *p;
+    uint64_t n;
+} bytes;
+
+static bool fetch_bytes(void *ctx, uint64_t off, void *dst, size_t len)
+{
+    const bytes *b = ctx;
+    if (!fits(off, len, b->n))
+        return false;
+    memcpy(dst, b->p + off, len);
+    return true;
+}
+
+/* The kernels of entry e, whose payload is s: zstd's inflated first, from
+ * memory; LZ4's (nvcc's -compress-mode=speed) left unread.  Other kinds
+ * hold no kernels this reader knows (an LTO-IR entry's payload is no zstd
+ * frame, though its flags say zstd). */
+static ct_image_status read_payload(ct_image *img, const span *s, const entry_header *h, ct_image_entry *e)
+{
+    if (e->kind == CT_ENTRY_OTHER)
+        return CT_IMAGE_OK;
+    if (!e->compressed)
+        return read_content(img, s, e);
+    uint8_t *plain = NULL;
+    ct_image_status st = h->flags & FLAG_ZSTD ? inflate(img, s, h, &plain) : CT_IMAGE_OK;
+    if (st != CT_IMAGE_OK || !plain)
+        return st;
+    e->inflated = true;
+    bytes b = { plain, h->inflated };
+    span mem = { fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED };
+    st = read_content(img, &mem, e);
+    free(plain);
+    return st;
 }
 
 /* The entry at off of the container box, which ends at end; *next is where
@@ -867,7 +942,7 @@ static ct_image_status read_entry(ct_image *img, const span *box, uint64_t off, 
     span payload;
     if ((st = span_sub(box, off + h.header_size, h.payload, &payload)) != CT_IMAGE_OK)
         return st;
-    return e ? read_payload(img, &payload, e) : CT_IMAGE_OK;
+    return e ? read_payload(img, &payload, &h, e) : CT_IMAGE_OK;
 }
 
 /* The container at offset 0 of s: its header, then entries back to back

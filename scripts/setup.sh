@@ -4,7 +4,7 @@
 # (cutaint uses cuda.h only: it never links the driver).
 set -euo pipefail
 
-packages=(meson ninja-build gcc pkg-config uthash-dev libcriterion-dev libiberty-dev
+packages=(meson ninja-build gcc pkg-config uthash-dev libcriterion-dev libiberty-dev libzstd-dev
           graphviz valgrind python3 shellcheck clang libclang-rt-14-dev
           ffmpeg nettle-dev libzstd-dev prometheus python3-prometheus-client python3-yaml systemd)
 
