@@ -965,7 +965,8 @@ static ct_image_status read_fatbin(ct_image *img, const span *s)
     }
     for (uint64_t off = header_size; off < img->bytes && st == CT_IMAGE_OK;)
         st = read_entry(img, &box, off, img->bytes, &off);
-    return st;
+    /* bytes past the limit that no read needed (a long header) still are */
+    return st == CT_IMAGE_OK && box.len < img->bytes ? box.past : st;
 }
 
 /* __fatBinC_Wrapper_t: magic, version (1, or 2 for relocatable code), the

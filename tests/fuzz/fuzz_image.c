@@ -1,0 +1,81 @@
+/* fuzz_image: the kernel image reader (core/image.h) on arbitrary bytes.
+ * The first byte says how the rest is read: bit 0, with the input's size
+ * as the limit (else with none, fetches past the input failing); bit 1,
+ * with base 0, so that a wrapper's pointer is an offset into the input.
+ * Every query is then asked, and its answer held to image.h's promises. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+
+typedef struct input {
+    const uint8_t *p;
+    size_t n;
+} input;
+
+static bool fetch(void *ctx, uint64_t off, void *dst, size_t len)
+{
+    const input *in = ctx;
+    if (off > in->n || len > in->n - off)
+        return false;
+    memcpy(dst, in->p + off, len);
+    return true;
+}
+
+static void check_describe(const ct_image *img)
+{
+    static char big[8192];
+    char small[16];
+    size_t n = ct_image_describe(img, big, sizeof big);
+    if (n == 0 || ct_image_describe(img, small, sizeof small) != n || ct_image_describe(img, NULL, 0) != n)
+        abort();
+    if ((n < sizeof big && strlen(big) != n) || strlen(small) != (n < sizeof small ? n : sizeof small - 1))
+        abort();
+}
+
+static void check(const ct_image *img, const input *in, bool limited)
+{
+    if (img->n_entries > CT_IMAGE_MAX_ENTRIES || img->n_entries > img->entries_total ||
+        img->n_kernels > CT_IMAGE_MAX_KERNELS || img->n_kernels > img->kernels_total)
+        abort();
+    /* read whole within a limit, an image lies inside it */
+    if (limited && img->status == CT_IMAGE_OK && img->form != CT_IMAGE_WRAPPER && img->bytes > in->n)
+        abort();
+    for (size_t i = 0; i < img->n_kernels; i++) {
+        bool known = false;
+        if (strlen(img->kernels[i]) > CT_IMAGE_NAME_MAX || !ct_image_has_kernel(img, img->kernels[i], &known) ||
+            !known)
+            abort();
+    }
+    static const unsigned ccs[] = { 0, 75, 80, 86, 90, 100, 103, 120, 121 };
+    for (size_t i = 0; i < sizeof ccs / sizeof *ccs; i++) {
+        ct_image_fit fit = ct_image_fit_for(img, ccs[i]);
+        if (fit > CT_FIT_NONE || (img->status != CT_IMAGE_OK && fit != CT_FIT_UNKNOWN))
+            abort();
+    }
+    check_describe(img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    bool limited = data[0] & 1, at_zero = data[0] & 2;
+    /* a copy of its own, so that AddressSanitizer sees a read past the end */
+    uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
+    if (!copy)
+        abort();
+    memcpy(copy, data + 1, size - 1);
+    input in = { copy, size - 1 };
+    ct_image img;
+    uint64_t limit = limited ? in.n : 0;
+    ct_image_status st = at_zero ? ct_image_read_at(&img, fetch, &in, limit, 0) : ct_image_read(&img, fetch, &in, limit);
+    if (st != img.status || st > CT_IMAGE_MALFORMED)
+        abort();
+    check(&img, &in, limited);
+    ct_image_free(&img);
+    free(copy);
+    return 0;
+}
