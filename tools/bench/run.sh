@@ -28,6 +28,8 @@
 #   which shares nothing between threads
 #   (fakecuda's locks make its own time per call grow several-fold at 8
 #   threads, which hides what cutaint adds).
+# - the one-off cost of reading a 100 MB kernel image (tools/bench/image_bench:
+#   core/image.c on synthesized fatbins of SASS, of PTX, of zstd PTX).
 # The last line is key=value, built from two tables below (instr_rows,
 # ns_rows: a new figure is one more entry): <row>_added_instr for every
 # instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint,
@@ -35,8 +37,10 @@
 # <row>_added_ns for every timing row, at 100000 live allocations, interior
 # pointers, 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere;
 # *_stub: on the stub driver, the same code with a driver that does nothing,
-# steady where fakecuda swings); then bytes_per_alloc and
-# launch8_[taint_]stub_scaling = added at 8 threads / at 1 (stub driver).
+# steady where fakecuda swings); then bytes_per_alloc,
+# launch8_[taint_]stub_scaling = added at 8 threads / at 1 (stub driver), and
+# image_<case>_ms for every image case (sass, ptx, ptx_zstd: reading 100 MB
+# of it once, through process_vm_readv as the shim reads a program's).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -104,7 +108,7 @@ if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" -Dbuildtype=release \
         -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
-ninja -C "$build" tools/bench/bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so >/dev/null
+ninja -C "$build" tools/bench/bench tools/bench/image_bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so >/dev/null
 
 bench=$build/tools/bench/bench
 shim=$build/shim/libcutaint.so
@@ -284,6 +288,16 @@ bytes_per_alloc=$(awk -v a="$heap0" -v b="$heap1" -v n="$big" 'BEGIN { printf "%
 echo
 echo "memory: heap growth over $big allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
 
+# ---- reading a kernel image once ----
+image_args=(--mb 100 --reps "$reps")
+[ "$quick" = 1 ] && image_args=(--mb 10 --reps 1)
+echo
+echo "reading a kernel image once (core/image.c; ${image_args[1]} MB of content, median of ${image_args[3]}):"
+"$build/tools/bench/image_bench" "${image_args[@]}" 2>>"$work/stderr" | tee "$work/image"
+image_ms() { # case -> ms through process_vm_readv
+    awk -v c="case=$1" '$2 == c && $3 == "fetch=pvr" { sub(/ms=/, "", $7); print $7 }' "$work/image"
+}
+
 [ "$quick" = 1 ] && echo "(--quick: smoke test only; figures are not stable)"
 line=()
 for row in "${ns_rows[@]}"; do
@@ -296,4 +310,7 @@ for row in "${instr_rows[@]}"; do
 done
 line+=("bytes_per_alloc=$bytes_per_alloc" "launch8_stub_scaling=$(stub_scaling launch_interior 0)"
        "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)")
+for c in sass ptx ptx_zstd; do
+    line+=("image_${c}_ms=$(image_ms "$c")")
+done
 echo "${line[*]}"
