@@ -198,10 +198,11 @@ typedef struct ptx_scan {
     char tok[CT_IMAGE_NAME_MAX];
 } ptx_scan;
 
+/* [A-Za-z0-9_$.%] as a bitmap of ASCII: the scan's innermost test. */
 static bool is_token_char(uint8_t c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '$' || c == '.' || c == '%';
+    static const uint64_t token[2] = { 0x03ff403000000000, 0x07fffffe87fffffe };
+    return c < 128 && (token[c >> 6] >> (c & 63) & 1);
 }
 
 static bool token_is(const ptx_scan *p, const char *word)
@@ -291,13 +292,10 @@ static void ptx_punct(ptx_scan *p)
     ptx_fail(p, p->want == WANT_VERSION && !p->entry ? CT_IMAGE_OK : CT_IMAGE_MALFORMED);
 }
 
+/* A byte of code that is no token character. */
 static void ptx_code_byte(ptx_scan *p, uint8_t c)
 {
-    if (is_token_char(c)) {
-        if (p->tok_len < sizeof p->tok)
-            p->tok[p->tok_len] = (char)c;
-        p->tok_len++;
-    } else if (c == '/') {
+    if (c == '/') {
         ptx_token(p);
         p->lex = LEX_SLASH;
     } else if (c == '"') {
@@ -310,35 +308,63 @@ static void ptx_code_byte(ptx_scan *p, uint8_t c)
     }
 }
 
-static void ptx_byte(ptx_scan *p, uint8_t c)
+/* n token characters that go on with the token (kept up to its room). */
+static void ptx_token_chars(ptx_scan *p, const uint8_t *b, size_t n)
 {
+    if (p->tok_len < sizeof p->tok) {
+        size_t room = sizeof p->tok - p->tok_len;
+        memcpy(p->tok + p->tok_len, b, n < room ? n : room);
+    }
+    p->tok_len += n;
+}
+
+/* How many of the n text bytes at b the lexer takes in its state: a whole
+ * comment, string or token at a time, where the text is mostly spent (0
+ * when a '/' turns out to open no comment: that byte is code again). */
+static size_t ptx_step(ptx_scan *p, const uint8_t *b, size_t n)
+{
+    const uint8_t *hit;
+    size_t i = 0;
     switch (p->lex) {
-    case LEX_SLASH:
-        p->lex = c == '/' ? LEX_LINE_COMMENT : c == '*' ? LEX_BLOCK_COMMENT : LEX_CODE;
-        if (p->lex == LEX_CODE) {
-            ptx_punct(p); /* the '/' */
-            if (!p->stop)
-                ptx_code_byte(p, c);
-        }
-        break;
-    case LEX_LINE_COMMENT:
-        if (c == '\n')
-            p->lex = LEX_CODE;
-        break;
-    case LEX_BLOCK_COMMENT:
-    case LEX_BLOCK_STAR:
-        p->lex = c == '/' && p->lex == LEX_BLOCK_STAR ? LEX_CODE : c == '*' ? LEX_BLOCK_STAR : LEX_BLOCK_COMMENT;
-        break;
-    case LEX_STRING:
-        p->lex = c == '"' ? LEX_CODE : c == '\\' ? LEX_STRING_ESCAPE : LEX_STRING;
-        break;
-    case LEX_STRING_ESCAPE:
-        p->lex = LEX_STRING;
-        break;
     case LEX_CODE:
-        ptx_code_byte(p, c);
+        while (i < n && is_token_char(b[i]))
+            i++;
+        if (i) {
+            ptx_token_chars(p, b, i);
+            return i;
+        }
+        ptx_code_byte(p, b[0]);
+        return 1;
+    case LEX_SLASH:
+        if (b[0] == '/' || b[0] == '*') {
+            p->lex = b[0] == '/' ? LEX_LINE_COMMENT : LEX_BLOCK_COMMENT;
+            return 1;
+        }
+        p->lex = LEX_CODE;
+        ptx_punct(p); /* the '/' */
+        return 0;
+    case LEX_LINE_COMMENT:
+        if ((hit = memchr(b, '\n', n)))
+            p->lex = LEX_CODE;
+        return hit ? (size_t)(hit - b) + 1 : n;
+    case LEX_BLOCK_COMMENT:
+        if ((hit = memchr(b, '*', n)))
+            p->lex = LEX_BLOCK_STAR;
+        return hit ? (size_t)(hit - b) + 1 : n;
+    case LEX_BLOCK_STAR:
+        p->lex = b[0] == '/' ? LEX_CODE : b[0] == '*' ? LEX_BLOCK_STAR : LEX_BLOCK_COMMENT;
+        return 1;
+    case LEX_STRING:
+        while (i < n && b[i] != '"' && b[i] != '\\')
+            i++;
+        if (i < n)
+            p->lex = b[i++] == '"' ? LEX_CODE : LEX_STRING_ESCAPE;
+        return i;
+    case LEX_STRING_ESCAPE:
         break;
     }
+    p->lex = LEX_STRING; /* past the escaped byte */
+    return 1;
 }
 
 /* The text ended (its NUL, or an entry's payload end). */
@@ -361,14 +387,14 @@ static void ptx_end(ptx_scan *p)
 /* Feeds n bytes; *ended when the text's NUL is among them (*used: through it). */
 static void ptx_feed(ptx_scan *p, const uint8_t *b, size_t n, bool *ended, size_t *used)
 {
-    for (size_t i = 0; i < n && !p->stop; i++) {
-        if (b[i] == '\0') {
-            *ended = true;
-            *used = i + 1;
-            ptx_end(p);
-            return;
-        }
-        ptx_byte(p, b[i]);
+    const uint8_t *nul = memchr(b, '\0', n);
+    size_t text = nul ? (size_t)(nul - b) : n;
+    for (size_t i = 0; i < text && !p->stop;)
+        i += ptx_step(p, b + i, text - i);
+    if (nul && !p->stop) {
+        *ended = true;
+        *used = text + 1;
+        ptx_end(p);
     }
 }
 
