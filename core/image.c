@@ -18,6 +18,8 @@
  *   CT_IMAGE_NAME_MAX, the kept names by CT_IMAGE_MAX_KERNELS of those, an
  *   inflated entry by CT_IMAGE_MAX_INFLATED and its compressed input by
  *   zstd's bound for that size.
+ * - libzstd is opened (dlopen) only when a compressed entry is met, never
+ *   linked: no process the shim is preloaded into loads it otherwise.
  * - img->kernels holds n_kernels distinct NUL-terminated names; n_kernels
  *   <= kernels_total and n_entries <= entries_total.  Past the caps a name
  *   is counted each time it is met, so kernels_total is then an upper bound.
@@ -25,6 +27,8 @@
 #include "image.h"
 
 #include <assert.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -874,6 +878,43 @@ static ct_image_status read_content(ct_image *img, const span *s, ct_image_entry
  * dictionary id, content size). */
 #define ZSTD_HEADER_MAX 18
 
+/* libzstd, opened the first time an entry needs inflating, not linked: the
+ * shim is preloaded into every process of a job or a machine, and none of
+ * them should carry another library until one fails to load a compressed
+ * image.  Without it (not installed), compressed entries stay unread. */
+typedef struct zstd_api {
+    unsigned long long (*frame_size)(const void *src, size_t n);
+    size_t (*bound)(size_t n);
+    size_t (*decompress)(void *dst, size_t cap, const void *src, size_t n);
+    unsigned (*is_error)(size_t code);
+} zstd_api;
+
+static zstd_api zstd;
+static pthread_once_t zstd_once = PTHREAD_ONCE_INIT;
+
+static void zstd_open(void)
+{
+    void *lib = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return;
+    zstd_api z = {
+        .frame_size = (unsigned long long (*)(const void *, size_t))dlsym(lib, "ZSTD_getFrameContentSize"),
+        .bound = (size_t (*)(size_t))dlsym(lib, "ZSTD_compressBound"),
+        .decompress = (size_t (*)(void *, size_t, const void *, size_t))dlsym(lib, "ZSTD_decompress"),
+        .is_error = (unsigned (*)(size_t))dlsym(lib, "ZSTD_isError"),
+    };
+    if (z.frame_size && z.bound && z.decompress && z.is_error)
+        zstd = z;
+    else
+        dlclose(lib);
+}
+
+static bool zstd_available(void)
+{
+    pthread_once(&zstd_once, zstd_open);
+    return zstd.decompress != NULL;
+}
+
 /* The zstd payload s of an entry whose header is h, inflated to exactly
  * the size h states: *plain stays NULL, and the entry unread, when that
  * is past CT_IMAGE_MAX_INFLATED.  A frame that says another size, or
@@ -883,21 +924,21 @@ static ct_image_status inflate(ct_image *img, const span *s, const entry_header 
     uint8_t head[ZSTD_HEADER_MAX];
     size_t n = h->compressed < sizeof head ? h->compressed : sizeof head;
     ct_image_status st = span_read(s, 0, head, n);
-    if (st != CT_IMAGE_OK)
+    if (st != CT_IMAGE_OK || !zstd_available())
         return st;
-    unsigned long long said = ZSTD_getFrameContentSize(head, n);
+    unsigned long long said = zstd.frame_size(head, n);
     if (said == ZSTD_CONTENTSIZE_ERROR || (said != ZSTD_CONTENTSIZE_UNKNOWN && said != h->inflated))
         return CT_IMAGE_MALFORMED;
     if (h->inflated > CT_IMAGE_MAX_INFLATED)
         return CT_IMAGE_OK;
-    if (h->compressed > ZSTD_compressBound((size_t)h->inflated))
+    if (h->compressed > zstd.bound((size_t)h->inflated))
         return CT_IMAGE_MALFORMED; /* more than any frame of that size needs */
     uint8_t *in = malloc(h->compressed), *out = malloc((size_t)h->inflated);
     if (!in || !out) {
         st = out_of_memory(img);
     } else if ((st = span_read(s, 0, in, h->compressed)) == CT_IMAGE_OK) {
-        size_t got = ZSTD_decompress(out, (size_t)h->inflated, in, h->compressed);
-        if (ZSTD_isError(got) || got != h->inflated)
+        size_t got = zstd.decompress(out, (size_t)h->inflated, in, h->compressed);
+        if (zstd.is_error(got) || got != h->inflated)
             st = CT_IMAGE_MALFORMED;
     }
     free(in);

@@ -11,3 +11,14 @@ if [ -n "$others" ]; then
     echo "FAIL: libcutaint.so also exports: $(echo "$others" | tr '\n' ' ')"
     exit 1
 fi
+# And it brings no library into the process but the C library: a preload
+# into every process of a machine must not load others into them (libzstd,
+# for one, is opened only when a compressed image has to be read).  A
+# sanitizer build's runtimes are the build's, not the product's.
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+    grep -Ev '^(libc\.so\.6|ld-linux.*|lib(a|ub|t)san\.so\.[0-9]+)$' || true)
+if [ -n "$needed" ]; then
+    echo "FAIL: libcutaint.so needs libraries besides libc: $(echo "$needed" | tr '\n' ' ')"
+    exit 1
+fi
+echo "libcutaint.so needs only libc"
