@@ -24,8 +24,9 @@
 /* The report format's version, in every start event (format_version), so
  * a reader can tell a report newer than it is (docs/REPORT.md).  1: the
  * reports written before the field existed; 2: refused_read's "returned",
- * exit's "failed_reads", "interrupted" and "skipped". */
-#define CT_REPORT_FORMAT_VERSION 2
+ * exit's "failed_reads", "interrupted" and "skipped"; 3: the image event,
+ * exit's "unusable_images". */
+#define CT_REPORT_FORMAT_VERSION 3
 
 /* The summary nests 8 deep; a level past this swallows what it is given. */
 #define CT_JSONL_DEPTH 12

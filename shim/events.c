@@ -38,8 +38,11 @@
 
 #include "errnames.h"
 #include "files.h"
+#include "image.h"
 #include "jsonl.h"
 #include "schema.h"
+#include "ct_status.h"
+#include "signature.h"
 #include "shim.h"
 
 #define CT_REFUSALS_SHOWN 10
@@ -562,19 +565,145 @@ void ct_event_context_lost(const char *reason, bool simulated)
     emit(&j);
 }
 
+/* ---- images the driver could not use ------------------------------------------ */
+
+static const char *const form_names[] = {
+    [CT_IMAGE_UNKNOWN] = "unknown", [CT_IMAGE_WRAPPER] = "wrapper", [CT_IMAGE_FATBIN] = "fatbin",
+    [CT_IMAGE_CUBIN] = "cubin",     [CT_IMAGE_PTX] = "ptx",
+};
+static const char *const status_names[] = {
+    [CT_IMAGE_OK] = "ok", [CT_IMAGE_UNREADABLE] = "unreadable", [CT_IMAGE_TRUNCATED] = "truncated",
+    [CT_IMAGE_MALFORMED] = "malformed",
+};
+static const char *const fit_names[] = {
+    [CT_FIT_UNKNOWN] = "unknown", [CT_FIT_SASS] = "sass", [CT_FIT_PTX] = "ptx", [CT_FIT_NONE] = "none",
+};
+
+/* "sm_80", "compute_90", "sm_90a" */
+static void entry_name(const ct_image_entry *e, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s_%u%s", e->kind == CT_ENTRY_PTX ? "compute" : e->kind == CT_ENTRY_SASS ? "sm" : "other",
+             e->arch, e->arch_specific ? "a" : "");
+}
+
+/* A kernel's name for people: demangled when it can be. */
+static const char *pretty(const char *mangled, ct_signature *sig)
+{
+    return mangled && ct_signature_from_mangled(mangled, sig) == CT_OK ? sig->demangled : mangled;
+}
+
+/* "image 0x7f... (kernels fill(float*, int, float), ...)" or "image file
+ * x.cubin": which image, named as the log names it. */
+static size_t image_subject(const ct_image_report *r, char *out, size_t cap)
+{
+    const ct_image *img = r->image;
+    int n = r->path ? snprintf(out, cap, "image file %s", r->path)
+                    : snprintf(out, cap, "image 0x%llx", (unsigned long long)r->address);
+    size_t len = n > 0 ? (size_t)n : 0;
+    ct_signature *sig = malloc(sizeof *sig);
+    for (size_t i = 0; sig && i < img->n_kernels && i < 3 && len < cap; i++) {
+        n = snprintf(out + len, cap - len, "%s%s", i ? ", " : " (kernels ", pretty(img->kernels[i], sig));
+        len += n > 0 ? (size_t)n : 0;
+    }
+    free(sig);
+    if (img->n_kernels && len < cap) {
+        n = snprintf(out + len, cap - len, "%s)", img->kernels_total > 3 ? ", ..." : "");
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return len < cap ? len : cap - 1;
+}
+
+/* The diagnosis in one sentence: which image, what it holds, what the
+ * device is, and what the driver answered. */
+static void image_why(const ct_image_report *r, const char *fit, char *out, size_t cap)
+{
+    char subject[512], holds[256], device[192];
+    image_subject(r, subject, sizeof subject);
+    if (r->image->status != CT_IMAGE_OK)
+        snprintf(holds, sizeof holds, "could not be read whole (%s)", status_names[r->image->status]);
+    else if (r->image->form == CT_IMAGE_UNKNOWN)
+        snprintf(holds, sizeof holds, "is not a form cutaint reads (fatbin, cubin, PTX)");
+    else {
+        char what[200];
+        ct_image_describe(r->image, what, sizeof what);
+        snprintf(holds, sizeof holds, "holds %s", what);
+    }
+    if (r->cc)
+        snprintf(device, sizeof device, "this device%s%s%s is sm_%u%s", r->device ? " (" : "", r->device ? r->device : "",
+                 r->device ? ")" : "", r->cc, fit);
+    else
+        snprintf(device, sizeof device, "the device could not be asked");
+    if (r->kernel)
+        snprintf(out, cap, "%s %s; %s: %s found no kernel %s in it: %s", subject, holds, device, r->api, r->kernel,
+                 ct_cu_error_name((CUresult)r->error));
+    else
+        snprintf(out, cap, "%s %s; %s: %s", subject, holds, device, ct_cu_error_name((CUresult)r->error));
+}
+
+void ct_event_image(const ct_image_report *r)
+{
+    const ct_image *img = r->image;
+    ct_image_fit fit = r->cc ? ct_image_fit_for(img, r->cc) : CT_FIT_UNKNOWN;
+    char why[1024];
+    static const char *const fit_phrase[] = {
+        [CT_FIT_UNKNOWN] = "", [CT_FIT_SASS] = ", which could run its code", [CT_FIT_PTX] = ", which could only JIT its PTX",
+        [CT_FIT_NONE] = ", which can run none of it",
+    };
+    image_why(r, fit_phrase[fit], why, sizeof why);
+    ct_log(CT_LOG_WARN, "%s; its kernels' launches will fail and their outputs hold no data", why);
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, CT_EVENT(image)))
+        return;
+    ct_jsonl_str(&j, CT_KEY(image, api, STR), r->api);
+    ct_jsonl_str(&j, CT_KEY(image, error, STR), ct_cu_error_name((CUresult)r->error));
+    ct_jsonl_int(&j, CT_KEY(image, code, INT), r->error);
+    ct_jsonl_hex(&j, CT_KEY(image, address, HEX), r->address);
+    ct_jsonl_str(&j, CT_KEY(image, path, STR), r->path);
+    ct_jsonl_str(&j, CT_KEY(image, kernel, STR), r->kernel);
+    ct_jsonl_str(&j, CT_KEY(image, form, STR), form_names[img->form]);
+    ct_jsonl_str(&j, CT_KEY(image, status, STR), status_names[img->status]);
+    ct_jsonl_open_array(&j, CT_KEY(image, holds, STRS));
+    for (size_t i = 0; i < img->n_entries; i++) {
+        char name[32];
+        entry_name(&img->entries[i], name, sizeof name);
+        ct_jsonl_str(&j, NULL, name);
+    }
+    ct_jsonl_close(&j);
+    ct_signature *sig = malloc(sizeof *sig);
+    ct_jsonl_open_array(&j, CT_KEY(image, kernels, STRS));
+    for (size_t i = 0; sig && i < img->n_kernels; i++)
+        ct_jsonl_str(&j, NULL, pretty(img->kernels[i], sig));
+    ct_jsonl_close(&j);
+    free(sig);
+    ct_jsonl_uint(&j, CT_KEY(image, kernels_total, INT), img->kernels_total);
+    ct_jsonl_str(&j, CT_KEY(image, device, STR), r->device);
+    char cc[16];
+    snprintf(cc, sizeof cc, "%u.%u", r->cc / 10, r->cc % 10);
+    ct_jsonl_str(&j, CT_KEY(image, device_cc, STR), r->cc ? cc : NULL);
+    ct_jsonl_str(&j, CT_KEY(image, fit, STR), fit_names[fit]);
+    ct_jsonl_str(&j, CT_KEY(image, why, STR), why);
+    ct_jsonl_uint(&j, CT_KEY(image, thread, INT), ct_thread_id());
+    emit(&j);
+}
+
 void ct_event_summary(void)
 {
     uint64_t failures = atomic_load(&ct_g.failures), skips = atomic_load(&ct_g.skips);
     uint64_t occurrences = atomic_load(&ct_g.occurrences), refused = atomic_load(&ct_g.refused_reads);
+    uint64_t images = atomic_load(&ct_g.unusable_images);
     bool lost = ct_latch_is_set(ct_g.latch);
-    if ((!failures && !skips && !refused && !lost) || !atomic_load(&start_written))
+    if ((!failures && !skips && !refused && !lost && !images) || !atomic_load(&start_written))
         return;
-    char folded[64] = "";
+    char folded[64] = "", unusable[64] = "";
     if (occurrences > failures)
         snprintf(folded, sizeof folded, " (%llu occurrences)", (unsigned long long)occurrences);
-    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped, %llu refused read%s; %s",
+    if (images)
+        snprintf(unusable, sizeof unusable, ", %llu unusable image%s", (unsigned long long)images,
+                 images == 1 ? "" : "s");
+    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped, %llu refused read%s%s; %s",
            (unsigned long long)failures, failures == 1 ? "" : "s", folded, (unsigned long long)skips,
-           (unsigned long long)refused, refused == 1 ? "" : "s",
+           (unsigned long long)refused, refused == 1 ? "" : "s", unusable,
            lost ? "the CUDA context was LOST" : "the CUDA context is intact");
 }
 
@@ -595,6 +724,7 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl_uint(&j, CT_KEY(exit, refused_reads, INT), atomic_load(&ct_g.refused_reads));
     ct_jsonl_uint(&j, CT_KEY(exit, failed_reads, INT), atomic_load(&ct_g.failed_reads));
     ct_jsonl_bool(&j, CT_KEY(exit, context_lost, BOOL), ct_latch_is_set(ct_g.latch));
+    ct_jsonl_uint(&j, CT_KEY(exit, unusable_images, INT), atomic_load(&ct_g.unusable_images));
     if (atomic_load(&ct_g.exit_interrupted)) {
         ct_jsonl_bool(&j, CT_KEY(exit, interrupted, BOOL), true);
         ct_jsonl_open_array(&j, CT_KEY(exit, skipped, STRS));

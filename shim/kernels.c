@@ -160,31 +160,59 @@ static void learn(uint64_t handle, const char *mangled, uint64_t owner, uint64_t
     pthread_mutex_unlock(&kernels_lock);
 }
 
+/* A lookup the driver failed is images.c's to say (what the image holds). */
 void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module)
 {
-    if (call->result == CUDA_SUCCESS && handle)
+    if (call->result != CUDA_SUCCESS)
+        ct_image_lookup_failed(call, module, name);
+    else if (handle)
         learn(handle, name, module, ct_current_context());
 }
 
 /* A library's kernel belongs to no context: only the library's unload takes it. */
 void ct_after_get_kernel(ct_call *call, uint64_t handle, const char *name, uint64_t library)
 {
-    if (call->result == CUDA_SUCCESS && handle)
+    if (call->result != CUDA_SUCCESS)
+        ct_image_lookup_failed(call, library, name);
+    else if (handle)
         learn(handle, name, library, 0);
 }
 
+/* The name and owner of a known handle (the name is interned: it outlives
+ * the entry); false when cutaint never learnt it. */
+static bool name_of(uint64_t handle, const char **name, uint64_t *owner)
+{
+    pthread_mutex_lock(&kernels_lock);
+    const ct_kernel *k = find_locked(handle);
+    *name = k ? k->mangled : NULL;
+    *owner = k ? k->owner : 0;
+    pthread_mutex_unlock(&kernels_lock);
+    return k != NULL;
+}
+
 /* The function of a library kernel in the current context: named like it,
- * and gone with its library. */
+ * and gone with its library.  Under lazy loading this is where the driver
+ * may first load the kernel's image, and fail. */
 void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel)
 {
-    if (call->result != CUDA_SUCCESS || !handle)
+    const char *name;
+    uint64_t library;
+    bool known = name_of(kernel, &name, &library);
+    if (call->result != CUDA_SUCCESS) {
+        if (known)
+            ct_image_lookup_failed(call, library, name);
         return;
-    pthread_mutex_lock(&kernels_lock);
-    const ct_kernel *of = find_locked(kernel);
-    const char *name = of ? of->mangled : NULL;
-    uint64_t library = of ? of->owner : 0;
-    pthread_mutex_unlock(&kernels_lock);
-    learn(handle, name, library, ct_current_context());
+    }
+    if (handle)
+        learn(handle, name, library, ct_current_context());
+}
+
+void ct_after_func_load(ct_call *call, CUfunction f)
+{
+    const char *name;
+    uint64_t owner;
+    if (call->result != CUDA_SUCCESS && name_of((uint64_t)(uintptr_t)f, &name, &owner))
+        ct_image_lookup_failed(call, owner, name);
 }
 
 /* Take out every entry `gone` says went; how many. */

@@ -84,7 +84,8 @@ int ct_entry_find(const char *name);
     X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)    \
     X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)                              \
     X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies)                          \
-    X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)
+    X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)         \
+    X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceGetName)
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
 #define CT_HELPER_ID(name) CT_HELPER_##name,
@@ -153,6 +154,7 @@ typedef struct ct_shim {
     atomic_uint_fast64_t skips;
     atomic_uint_fast64_t refused_reads;
     atomic_uint_fast64_t failed_reads; /* reads to the host the driver (or CUTAINT_INJECT) failed */
+    atomic_uint_fast64_t unusable_images; /* image events: loads and lookups the driver refused */
 } ct_shim;
 
 extern ct_shim ct_g;
@@ -390,6 +392,23 @@ void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel);
 void ct_after_unload(ct_call *call, uint64_t owner);
 /* A context is gone: the kernels of its modules are forgotten; how many. */
 size_t ct_kernels_forget_context(uint64_t context);
+/* cuFuncLoad: a function whose loading failed is said as a lookup is. */
+void ct_after_func_load(ct_call *call, CUfunction f);
+
+/* ---- images.c --------------------------------------------------------- */
+/* Every image-loading call: a success remembers where handle's image lies
+ * (image, or the file path); a failure is read and said (an image event). */
+void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, const char *path);
+/* cuLinkAddData / cuLinkAddFile: an input the driver refused (size bytes at
+ * data, 0 unknown, or the file path). */
+void ct_after_link_input(ct_call *call, const void *data, size_t size, const char *path);
+/* cuLibraryGetModule: the module is made from its library's image. */
+void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library);
+/* A lookup of kernel in owner's image failed: its image is read and said. */
+void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel);
+/* cuModuleUnload, cuLibraryUnload: the handle's image is forgotten first. */
+bool ct_before_image_unload(ct_call *call, uint64_t handle);
+void ct_images_atfork_child(void);
 
 /* ---- context.c -------------------------------------------------------- */
 /* The calling thread's current context as a number (0: none, or the driver
@@ -451,6 +470,20 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
 void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost);
 void ct_event_context_lost(const char *reason, bool simulated);
 void ct_event_exit(int status, int program_status);
+/* An image the driver could not use (a failed load), or a kernel it could
+ * not find in one (kernel set): images.c read `image` to say why. */
+struct ct_image;
+typedef struct ct_image_report {
+    const char *api;
+    int error;
+    uint64_t address;           /* 0 for a file */
+    const char *path;           /* NULL for an image in memory */
+    const char *kernel;         /* a failed lookup's mangled name */
+    const struct ct_image *image;
+    const char *device;         /* NULL: no device could be asked */
+    unsigned cc;                /* major * 10 + minor; 0 unknown */
+} ct_image_report;
+void ct_event_image(const ct_image_report *r);
 const char *ct_cu_error_name(CUresult r); /* never NULL */
 
 /* ---- metrics.c: the report's events, counted for CUTAINT_METRICS_FILE ---- */

@@ -48,9 +48,10 @@ Test(reports, happy_path_start_and_exit_only)
     cr_expect_str_eq(h_arr_str(start, "argv", 1), "happy");
     cr_expect(int_of(start, "driver_version") > 0);
     cr_expect_str_neq(h_str(start, "cutaint_version"), "<missing>");
-    cr_expect_eq(int_of(start, "format_version"), 2, "the report format docs/REPORT.md describes: %s", start);
+    cr_expect_eq(int_of(start, "format_version"), 3, "the report format docs/REPORT.md describes: %s", start);
     cr_expect_eq(int_of(ex, "status"), 4);
     cr_expect_eq(int_of(ex, "failed_reads"), 0);
+    cr_expect_eq(int_of(ex, "unusable_images"), 0);
     cr_expect_eq(int_of(ex, "program_status"), 4);
     cr_expect_eq(int_of(ex, "failures"), 0);
     cr_expect_eq(int_of(ex, "skips"), 0);

@@ -40,8 +40,11 @@ void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped cop%s",
                       (unsigned long long)c->skipped_copies, c->skipped_copies == 1 ? "y" : "ies");
     if (n >= 0 && (size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, ", %llu refused read%s",
-                 (unsigned long long)c->refused_reads, ct_plural(c->refused_reads));
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu refused read%s",
+                      (unsigned long long)c->refused_reads, ct_plural(c->refused_reads));
+    if (c->unusable_images && n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, ", %llu unusable image%s", (unsigned long long)c->unusable_images,
+                 ct_plural(c->unusable_images));
 }
 
 ct_counts ct_report_counts(const ct_report *r)
@@ -54,6 +57,7 @@ ct_counts ct_report_counts(const ct_report *r)
         total.skips += c.skips;
         total.skipped_copies += c.skipped_copies;
         total.refused_reads += c.refused_reads;
+        total.unusable_images += c.unusable_images;
     }
     return total;
 }

@@ -55,6 +55,7 @@ static void counts(ct_jsonl *j, const char *key, const ct_counts *c)
     ct_jsonl_uint(j, CT_KEY(summary_counts, skips, INT), c->skips);
     ct_jsonl_uint(j, CT_KEY(summary_counts, skipped_copies, INT), c->skipped_copies);
     ct_jsonl_uint(j, CT_KEY(summary_counts, refused_reads, INT), c->refused_reads);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, unusable_images, INT), c->unusable_images);
     ct_jsonl_close(j);
 }
 
@@ -129,6 +130,26 @@ static void probe(ct_jsonl *j, const ct_probe *pr)
     ct_jsonl_close(j);
 }
 
+static void image(ct_jsonl *j, const ct_image_note *im)
+{
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, CT_KEY(summary_image, api, STR), im->api);
+    ct_jsonl_str(j, CT_KEY(summary_image, error, STR), im->error);
+    ct_jsonl_str(j, CT_KEY(summary_image, address, STR), im->address);
+    ct_jsonl_str(j, CT_KEY(summary_image, path, STR), im->path);
+    ct_jsonl_str(j, CT_KEY(summary_image, kernel, STR), im->kernel);
+    ct_jsonl_str(j, CT_KEY(summary_image, form, STR), im->form);
+    ct_jsonl_str(j, CT_KEY(summary_image, status, STR), im->status);
+    strv(j, CT_KEY(summary_image, holds, STRS), &im->holds);
+    strv(j, CT_KEY(summary_image, kernels, STRS), &im->kernels);
+    ct_jsonl_int(j, CT_KEY(summary_image, kernels_total, INT), im->kernels_total);
+    ct_jsonl_str(j, CT_KEY(summary_image, device, STR), im->device);
+    ct_jsonl_str(j, CT_KEY(summary_image, device_cc, STR), im->device_cc);
+    ct_jsonl_str(j, CT_KEY(summary_image, fit, STR), im->fit);
+    ct_jsonl_str(j, CT_KEY(summary_image, why, STR), im->why);
+    ct_jsonl_close(j);
+}
+
 static void exit_event(ct_jsonl *j, const ct_process *p)
 {
     const char *key = CT_KEY(summary_process, exit, OBJ);
@@ -167,6 +188,10 @@ static void process(ct_jsonl *j, const ct_process *p)
     ct_jsonl_open_array(j, CT_KEY(summary_process, probes, OBJS));
     for (size_t i = 0; i < p->n_probes; i++)
         probe(j, &p->probes[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_open_array(j, CT_KEY(summary_process, images, OBJS));
+    for (size_t i = 0; i < p->n_images; i++)
+        image(j, &p->images[i]);
     ct_jsonl_close(j);
     ct_jsonl_close(j);
 }

@@ -204,6 +204,21 @@ static void probe_line(tree *t, const ct_probe *pr, bool last)
     fputc('\n', t->out);
 }
 
+/* "unusable image: image 0x... (kernels fill) holds sm_80 code and no PTX; ..." */
+static void image_line(tree *t, const ct_image_note *im, bool last)
+{
+    node(t, 1, last);
+    fputs("unusable image: ", t->out);
+    if (im->why) {
+        ct_put_text(t->out, im->why, "");
+    } else { /* an event without its sentence: what it does say */
+        ct_put_text(t->out, im->api, "?");
+        fputs(" failed with ", t->out);
+        ct_put_text(t->out, im->error, "?");
+    }
+    fputc('\n', t->out);
+}
+
 static void lost_line(tree *t, const ct_process *p, bool last)
 {
     node(t, 1, last);
@@ -240,7 +255,7 @@ static void verdict_line(FILE *out, const ct_process *p)
         fputs("  verdict: CONTEXT LOST -- ", out);
         ct_put_text(out, p->lost_reason, "no reason given");
         fprintf(out, " (%s)\n", counts);
-    } else if (c.failures == 0 && c.refused_reads == 0) {
+    } else if (c.failures == 0 && c.refused_reads == 0 && c.unusable_images == 0) {
         fputs("  verdict: clean -- no failures; context intact\n", out);
     } else {
         fprintf(out, "  verdict: %s; context intact\n", counts);
@@ -272,6 +287,8 @@ static void process_tree(FILE *out, const ct_process *p)
     process_header(out, p);
     for (size_t i = 0; i < p->n_failures; i++)
         failure_tree(&t, &p->failures[i], false);
+    for (size_t i = 0; i < p->n_images; i++)
+        image_line(&t, &p->images[i], false);
     for (size_t i = 0; i < p->n_probes; i++)
         probe_line(&t, &p->probes[i], false);
     if (p->context_lost)

@@ -339,6 +339,25 @@ static void on_probe(ct_process *p, const event_in *in)
                     .result = get_str(in, CT_KEY(probe, result, STR)), .verdict = get_str(in, CT_KEY(probe, verdict, STR)) };
 }
 
+static void on_image(ct_process *p, const event_in *in)
+{
+    ct_image_note *im = CT_PUSH(p->images, p->n_images, p->cap_images);
+    *im = (ct_image_note){ .api = get_str(in, CT_KEY(image, api, STR)),
+                           .error = get_str(in, CT_KEY(image, error, STR)),
+                           .address = get_str(in, CT_KEY(image, address, HEX)),
+                           .path = get_str(in, CT_KEY(image, path, STR)),
+                           .kernel = get_str(in, CT_KEY(image, kernel, STR)),
+                           .form = get_str(in, CT_KEY(image, form, STR)),
+                           .status = get_str(in, CT_KEY(image, status, STR)),
+                           .fit = get_str(in, CT_KEY(image, fit, STR)),
+                           .kernels_total = int_or(in, CT_KEY(image, kernels_total, INT), 0),
+                           .device = get_str(in, CT_KEY(image, device, STR)),
+                           .device_cc = get_str(in, CT_KEY(image, device_cc, STR)),
+                           .why = get_str(in, CT_KEY(image, why, STR)) };
+    get_strv(in, CT_KEY(image, holds, STRS), &im->holds);
+    get_strv(in, CT_KEY(image, kernels, STRS), &im->kernels);
+}
+
 static void on_context_lost(ct_process *p, const event_in *in)
 {
     if (p->context_lost)
@@ -359,6 +378,7 @@ static void on_exit_event(ct_process *p, const event_in *in)
                          .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
                          .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
                          .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
+                         .unusable_images = int_or(in, CT_KEY(exit, unusable_images, INT), -1),
                          .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false) };
 }
 
@@ -372,6 +392,7 @@ static const struct {
     { CT_EVENT(skip), on_skip },
     { CT_EVENT(refused_read), on_refused_read },
     { CT_EVENT(probe), on_probe },
+    { CT_EVENT(image), on_image },
     { CT_EVENT(context_lost), on_context_lost },
     { CT_EVENT(exit), on_exit_event },
 };
@@ -460,7 +481,7 @@ int ct_report_read(ct_report *r, FILE *f, const char *path)
 ct_counts ct_process_counts(const ct_process *p)
 {
     ct_counts c = { .failures = p->n_failures, .skips = p->skip_events,
-                    .refused_reads = p->read_events };
+                    .refused_reads = p->read_events, .unusable_images = p->n_images };
     for (size_t i = 0; i < p->n_failures; i++) {
         const ct_failure *f = &p->failures[i];
         c.occurrences += f->occurrences;
@@ -474,6 +495,8 @@ ct_counts ct_process_counts(const ct_process *p)
         c.occurrences = p->exit.occurrences > 0 ? (uint64_t)p->exit.occurrences : 0;
         c.skips = p->exit.skips > 0 ? (uint64_t)p->exit.skips : 0;
         c.refused_reads = p->exit.refused_reads > 0 ? (uint64_t)p->exit.refused_reads : 0;
+        if (p->exit.unusable_images >= 0) /* older reports have no count: keep the events' */
+            c.unusable_images = (uint64_t)p->exit.unusable_images;
     }
     if (c.skipped_copies > c.skips)
         c.skipped_copies = c.skips;
@@ -537,6 +560,16 @@ static void failure_free(ct_failure *f)
     free(f->reads);
 }
 
+static void image_note_free(ct_image_note *im)
+{
+    char *texts[] = { im->api, im->error, im->address, im->path, im->kernel, im->form,
+                      im->status, im->fit, im->device, im->device_cc, im->why };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        free(texts[i]);
+    strv_free(&im->holds);
+    strv_free(&im->kernels);
+}
+
 static void process_free(ct_process *p)
 {
     strv_free(&p->argv);
@@ -551,6 +584,9 @@ static void process_free(ct_process *p)
         free(p->probes[i].verdict);
     }
     free(p->probes);
+    for (size_t i = 0; i < p->n_images; i++)
+        image_note_free(&p->images[i]);
+    free(p->images);
     free(p->lost_reason);
 }
 

@@ -92,9 +92,25 @@ typedef struct ct_probe {
 
 typedef struct ct_exit {
     int64_t status, program_status;
-    int64_t failures, occurrences, skips, refused_reads, failed_reads;
+    int64_t failures, occurrences, skips, refused_reads, failed_reads, unusable_images;
     bool context_lost;
 } ct_exit;
+
+/* An image the driver could not use, or a kernel lookup it failed (an
+ * `image` event): not a failure, said beside them. */
+typedef struct ct_image_note {
+    char *api;
+    char *error;
+    char *address;           /* hex; NULL for a file */
+    char *path;
+    char *kernel;            /* a failed lookup's name */
+    char *form, *status, *fit;
+    ct_strv holds;
+    ct_strv kernels;
+    int64_t kernels_total;
+    char *device, *device_cc;
+    char *why;               /* the diagnosis, as the log said it */
+} ct_image_note;
 
 typedef struct ct_process {
     long pid;
@@ -109,6 +125,8 @@ typedef struct ct_process {
     size_t n_failures, cap_failures;
     ct_probe *probes;
     size_t n_probes, cap_probes;
+    ct_image_note *images;
+    size_t n_images, cap_images;
     uint64_t skip_events, read_events;
     bool context_lost;
     bool lost_simulated;
@@ -152,7 +170,7 @@ void ct_report_free(ct_report *r);
 /* The counts a verdict uses: the exit event's when the process got that far
  * (the shim may keep less detail than it counts), else what the log shows. */
 typedef struct ct_counts {
-    uint64_t failures, occurrences, skips, refused_reads;
+    uint64_t failures, occurrences, skips, refused_reads, unusable_images;
     uint64_t skipped_copies; /* of skips: device copies rather than launches */
 } ct_counts;
 ct_counts ct_process_counts(const ct_process *p);

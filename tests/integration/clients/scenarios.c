@@ -868,6 +868,25 @@ static int sc_graph_reuse(int argc, char **argv)
     return 0;
 }
 
+/* A driver-API program's own image loads and lookups the driver refuses
+ * (FAKECUDA_FAULTS decides which; the setup's module is the first load): bytes that are no image, a pointer to
+ * nothing, and a kernel its module lacks.  Each answer is printed: under
+ * the shim it must be exactly the driver's. */
+static int sc_images(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    static const char not_an_image[] = "not a kernel image, just bytes";
+    CUmodule m;
+    say("load bytes", CU(cuModuleLoadData)(&m, not_an_image));
+    say("load nowhere", CU(cuModuleLoadData)(&m, (const void *)(uintptr_t)0x10));
+    say("load again", CU(cuModuleLoadData)(&m, not_an_image));
+    CUfunction f;
+    say("lookup missing", CU(cuModuleGetFunction)(&f, m, "no_such_kernel"));
+    say("lookup fill", CU(cuModuleGetFunction)(&f, m, "_Z4fillPfif"));
+    say("unload", CU(cuModuleUnload)(m));
+    return 0;
+}
+
 static const client_scenario scenarios[] = {
     {"happy", sc_happy},
     {"failed_launch", sc_failed_launch},
@@ -890,6 +909,7 @@ static const client_scenario scenarios[] = {
     {"spin", sc_spin},
     {"graph_update", sc_graph_update},
     {"graph_reuse", sc_graph_reuse},
+    {"images", sc_images},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,258 @@
+/*
+ * images.c - kernel images: what the program loads as kernel code, and
+ * what cutaint says when the driver cannot use one.
+ *
+ * A load the driver refuses (a build for another GPU: CUDA_ERROR_NO_BINARY_
+ * FOR_GPU), or a kernel lookup it fails, is not yet a failure of work:
+ * programs try a cubin and fall back to PTX, probe for optional kernels and
+ * carry images they never launch.  So it is said, not counted as a root:
+ * cutaint reads the image (core/image.h) and writes one warn line and one
+ * `image` event naming what the image holds, what the device is, and what
+ * the device could do with it.  The first launch of one of its kernels is
+ * where the harm is done.
+ *
+ * A load that succeeds is not read: it costs one registry entry (its
+ * handle, where its image lies), so that a lookup failing later can read
+ * the image it names.
+ *
+ * Invariants:
+ * - An image is read only after the driver refused it or a lookup in it,
+ *   through process_vm_readv on this process (the pointer may be garbage:
+ *   a refused read is an unreadable image, never a fault), or from its
+ *   file; at most as far as its headers state; never written.
+ * - The registry changes under images_lock; no driver call and no image
+ *   read is made while it is held.
+ * - A handle is forgotten before the driver unloads it: the driver may hand
+ *   it to another thread's load at once (see graphs.c's execs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ct_hash.h"
+#include "image.h"
+#include "shim.h"
+#include "signature.h"
+
+/* What a loaded module or library was made from: an image in memory
+ * (address) or a file (path). */
+typedef struct loaded {
+    uint64_t handle;
+    uint64_t address;
+    char *path;
+    UT_hash_handle hh;
+} loaded;
+
+static loaded *images; /* by handle */
+static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ct_images_atfork_child(void)
+{
+    pthread_mutex_init(&images_lock, NULL);
+}
+
+/* ---- reading an image safely -------------------------------------------- */
+
+static bool fetch_memory(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+    uint64_t base = *(const uint64_t *)ctx;
+    struct iovec to = {dst, len}, from = {(void *)(uintptr_t)(base + offset), len};
+    return len == 0 || process_vm_readv(getpid(), &to, 1, &from, 1, 0) == (ssize_t)len;
+}
+
+static bool fetch_file(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+    int fd = *(const int *)ctx;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = pread(fd, (char *)dst + done, len - done, (off_t)(offset + done));
+        if (n <= 0 && !(n < 0 && errno == EINTR))
+            return false;
+        done += n > 0 ? (size_t)n : 0;
+    }
+    return true;
+}
+
+/* Reads the image at address (at most size bytes, 0: what its headers
+ * say), or in the file at path. */
+static void read_image(ct_image *img, uint64_t address, uint64_t size, const char *path)
+{
+    if (path) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            memset(img, 0, sizeof *img);
+            img->status = CT_IMAGE_UNREADABLE;
+        } else {
+            ct_image_read(img, fetch_file, &fd, (uint64_t)st.st_size);
+        }
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    /* Offsets from the image's address, so that a wrapper's pointer to its
+     * fatbin (an address) is an offset too. */
+    ct_image_read_at(img, fetch_memory, &address, size, address);
+}
+
+/* ---- what the device is ---------------------------------------------------- */
+
+typedef struct device_facts {
+    char name[128];
+    unsigned cc; /* major * 10 + minor; 0 unknown */
+} device_facts;
+
+static device_facts current_device(void)
+{
+    device_facts d = {"", 0};
+    __typeof__(&cuCtxGetDevice) get_device = CT_HELPER(cuCtxGetDevice);
+    __typeof__(&cuDeviceGetAttribute) attribute = CT_HELPER(cuDeviceGetAttribute);
+    __typeof__(&cuDeviceGetName) get_name = CT_HELPER(cuDeviceGetName);
+    CUdevice dev;
+    int major = 0, minor = 0;
+    if (!get_device || get_device(&dev) != CUDA_SUCCESS)
+        return d;
+    if (attribute && attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
+        attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS && major > 0 &&
+        minor >= 0 && minor < 10)
+        d.cc = (unsigned)(major * 10 + minor);
+    if (!get_name || get_name(d.name, (int)sizeof d.name, dev) != CUDA_SUCCESS)
+        d.name[0] = '\0';
+    d.name[sizeof d.name - 1] = '\0';
+    return d;
+}
+
+/* ---- saying it ---------------------------------------------------------------- */
+
+static void tell(ct_call *call, uint64_t address, uint64_t size, const char *path, const char *kernel)
+{
+    ct_image *img = calloc(1, sizeof *img);
+    if (!img) {
+        ct_log(CT_LOG_WARN, "%s failed with %s; out of memory to read the image", ct_entries[call->id].name,
+               ct_cu_error_name(call->result));
+        return;
+    }
+    read_image(img, address, size, path);
+    device_facts dev = current_device();
+    atomic_fetch_add(&ct_g.unusable_images, 1);
+    ct_event_image(&(ct_image_report){.api = ct_entries[call->id].name,
+                                      .error = (int)call->result,
+                                      .address = path ? 0 : address,
+                                      .path = path,
+                                      .kernel = kernel,
+                                      .image = img,
+                                      .device = dev.name[0] ? dev.name : NULL,
+                                      .cc = dev.cc});
+    ct_image_free(img);
+    free(img);
+}
+
+/* ---- the registry ------------------------------------------------------------ */
+
+static void remember(uint64_t handle, uint64_t address, const char *path)
+{
+    loaded *e = calloc(1, sizeof *e);
+    if (!e || (path && !(e->path = strdup(path)))) {
+        free(e);
+        return; /* a later failed lookup cannot say what the image held */
+    }
+    e->handle = handle;
+    e->address = address;
+    pthread_mutex_lock(&images_lock);
+    loaded *old;
+    HASH_FIND(hh, images, &handle, sizeof handle, old);
+    if (old)
+        HASH_DELETE(hh, images, old);
+    HASH_ADD(hh, images, handle, sizeof e->handle, e);
+    bool added = ct_hash_added(&e->hh);
+    pthread_mutex_unlock(&images_lock);
+    if (old) {
+        free(old->path);
+        free(old);
+    }
+    if (!added) {
+        free(e->path);
+        free(e);
+    }
+}
+
+/* Where the image of handle lies: false when cutaint did not see it load.
+ * *path, when set, is the caller's to free. */
+static bool where(uint64_t handle, uint64_t *address, char **path)
+{
+    bool known = false;
+    pthread_mutex_lock(&images_lock);
+    loaded *e;
+    HASH_FIND(hh, images, &handle, sizeof handle, e);
+    if (e) {
+        *address = e->address;
+        *path = e->path ? strdup(e->path) : NULL;
+        known = !e->path || *path;
+    }
+    pthread_mutex_unlock(&images_lock);
+    return known;
+}
+
+/* ---- the hooks ------------------------------------------------------------- */
+
+void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, const char *path)
+{
+    if (call->result == CUDA_SUCCESS) {
+        if (handle)
+            remember(handle, (uint64_t)(uintptr_t)image, path);
+        return;
+    }
+    if (image || path)
+        tell(call, (uint64_t)(uintptr_t)image, 0, path, NULL);
+}
+
+/* cuLinkAddData / cuLinkAddFile: an input of a link the driver refused. */
+void ct_after_link_input(ct_call *call, const void *data, size_t size, const char *path)
+{
+    if (call->result != CUDA_SUCCESS && (data || path))
+        tell(call, (uint64_t)(uintptr_t)data, size, path, NULL);
+}
+
+void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library)
+{
+    uint64_t address = 0;
+    char *path = NULL;
+    if (call->result == CUDA_SUCCESS && module && where(library, &address, &path))
+        remember(module, address, path);
+    free(path);
+}
+
+void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel)
+{
+    uint64_t address = 0;
+    char *path = NULL;
+    if (call->result == CUDA_SUCCESS || call->answered)
+        return;
+    if (where(owner, &address, &path))
+        tell(call, address, 0, path, kernel);
+    else
+        ct_log(CT_LOG_WARN, "%s of %s failed with %s; cutaint did not see its module or library load",
+               ct_entries[call->id].name, kernel ? kernel : "a kernel", ct_cu_error_name(call->result));
+    free(path);
+}
+
+bool ct_before_image_unload(ct_call *call, uint64_t handle)
+{
+    (void)call;
+    pthread_mutex_lock(&images_lock);
+    loaded *e;
+    HASH_FIND(hh, images, &handle, sizeof handle, e);
+    if (e)
+        HASH_DELETE(hh, images, e);
+    pthread_mutex_unlock(&images_lock);
+    if (e) {
+        free(e->path);
+        free(e);
+    }
+    return true;
+}
