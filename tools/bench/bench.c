@@ -23,6 +23,9 @@
  *                    launch_interior's launch (made only when selected)
  *   graph_launch4    the same with four such nodes, each depending on the
  *                    one before: more nodes, the same allocations
+ *   module_load      cuModuleLoadData of a module image that loads, then
+ *                    cuModuleUnload: what a healthy image costs cutaint
+ *                    (it is not read; its handle is remembered)
  * --live N     N allocations (256 B each) stay live while the loops run.
  * --threads T  every thread runs the loop on its own buffers.
  * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
@@ -77,12 +80,13 @@
 #define MAX_REPS 256
 
 enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, OP_GRAPH_LAUNCH,
-          OP_GRAPH_LAUNCH4, N_OPS };
-static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",
-                                            "alloc_free", "sync", "graph_launch", "graph_launch4"};
+          OP_GRAPH_LAUNCH4, OP_MODULE_LOAD, N_OPS };
+static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",      "alloc_free",
+                                            "sync",        "graph_launch",    "graph_launch4", "module_load"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
-static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000};
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000, 50000};
+static const char module_image[] = "fakecuda accepts any module image";
 
 static CUcontext ctx;
 static CUfunction k_empty, k_fill;
@@ -168,6 +172,14 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
             r = cuGraphLaunch(exec, NULL);
         break;
     }
+    case OP_MODULE_LOAD:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++) {
+            CUmodule m;
+            r = cuModuleLoadData(&m, module_image);
+            if (r == CUDA_SUCCESS)
+                r = cuModuleUnload(m);
+        }
+        break;
     default:
         break;
     }
@@ -355,8 +367,7 @@ int main(int argc, char **argv)
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
-    static const char image[] = "fakecuda accepts any module image";
-    CHECK(cuModuleLoadData(&mod, image));
+    CHECK(cuModuleLoadData(&mod, module_image));
     CHECK(cuModuleGetFunction(&k_empty, mod, "_Z5emptyPvS_S_S_"));
     CHECK(cuModuleGetFunction(&k_fill, mod, "_Z4fillPfif"));
 

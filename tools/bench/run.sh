@@ -5,7 +5,7 @@
 #
 # Builds DIR (default build-bench, -Dbuildtype=release) if needed, then runs
 # tools/bench/bench for every case - launch (base and interior pointers),
-# DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, cuStreamSynchronize, cuGraphLaunch
+# DtoH 4 KiB, HtoD 4 KiB, alloc+free 1 KiB, a module load+unload, cuStreamSynchronize, cuGraphLaunch
 # of a one-node graph (the interior launch) and of a chain of four such
 # nodes (more nodes, the same allocations); at 0, 1000
 # and 100000 live allocations; 1 and 8 threads; no taint, and taint on an
@@ -66,6 +66,7 @@ instr_rows=(
     "launch_taint launch_interior 1"
     "graph_launch graph_launch 0"
     "graph_launch_taint graph_launch 1"
+    "module_load module_load 0"
 )
 # Nanoseconds added per call: name op threads taint table (main: fakecuda,
 # stub: the stub driver), at $big live allocations.
@@ -74,6 +75,7 @@ ns_rows=(
     "dtoh dtoh 1 0 main"
     "htod htod 1 0 main"
     "alloc_free alloc_free 1 0 main"
+    "module_load module_load 1 0 main"
     "launch8 launch_interior 8 0 main"
     "launch_taint launch_interior 1 1 main"
     "dtoh_taint dtoh 1 1 main"

@@ -57,6 +57,11 @@ EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
     *m = (CUmodule)(void *)&the_module;
     return CUDA_SUCCESS;
 }
+EXPORT CUresult cuModuleUnload(CUmodule m)
+{
+    (void)m;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     (void)m;
