@@ -62,9 +62,9 @@ enum {
 #undef CT_FIELD
 };
 
-#define CT_EVENT(record) (#record + 0 * CT_RECORD_##record)
+#define CT_EVENT(record) (&#record[0 * CT_RECORD_##record])
 #define CT_KEY(record, key, shape)                                                                                    \
-    (#key + 0 * sizeof(char[(int)CT_FIELD_SHAPE_##record##__##key == (int)CT_SHAPE_##shape ? 1 : -1]))
+    (&#key[0 * sizeof(char[(int)CT_FIELD_SHAPE_##record##__##key == (int)CT_SHAPE_##shape ? 1 : -1])])
 
 typedef struct ct_schema_record {
     const char *name, *title;
