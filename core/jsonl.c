@@ -46,13 +46,17 @@ static bool level_is_phantom(const ct_jsonl *j)
     return j->depth == 0 || j->depth > CT_JSONL_DEPTH || j->closer[j->depth - 1] == '\0';
 }
 
+/* Kept as a count (every byte written asks for room), and checked against
+ * the levels in debug builds. */
 static size_t reserve(const ct_jsonl *j)
 {
-    size_t closers = 0;
-    unsigned levels = j->depth < CT_JSONL_DEPTH ? j->depth : CT_JSONL_DEPTH;
+#ifndef NDEBUG
+    unsigned closers = 0, levels = j->depth < CT_JSONL_DEPTH ? j->depth : CT_JSONL_DEPTH;
     for (unsigned i = 0; i < levels; i++)
         closers += j->closer[i] != '\0';
-    return closers + TAIL;
+    assert(closers == j->closers && "the closers counted are the levels' real ones");
+#endif
+    return j->closers + TAIL;
 }
 
 static size_t room(const ct_jsonl *j)
@@ -263,6 +267,7 @@ static void push_level(ct_jsonl *j, char closer)
     if (j->depth < CT_JSONL_DEPTH) {
         j->first[j->depth] = true;
         j->closer[j->depth] = closer;
+        j->closers += closer != '\0';
     }
     j->depth++;
 }
@@ -306,7 +311,8 @@ void ct_jsonl_close(ct_jsonl *j)
     j->depth--;
     if (j->depth < CT_JSONL_DEPTH && j->closer[j->depth] != '\0') {
         /* Held back by reserve(), so this always fits. */
-        assert(j->len + reserve(j) <= j->cap);
+        j->closers--;
+        assert(j->len + 1 + reserve(j) <= j->cap);
         j->buf[j->len++] = j->closer[j->depth];
         j->closer[j->depth] = '\0';
     }
@@ -364,6 +370,7 @@ size_t ct_jsonl_end(ct_jsonl *j)
     j->buf[j->len++] = '\n';
     j->buf[j->len] = '\0';
     j->depth = 0;
+    j->closers = 0;
     if (!j->flush)
         return j->len;
     j->flush(j->flush_arg, j->buf, j->len);

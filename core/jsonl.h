@@ -44,6 +44,7 @@ typedef struct ct_jsonl {
     void *flush_arg;
     bool full;                    /* something was cut */
     unsigned depth;
+    unsigned closers;             /* real levels open: their closers are held back */
     bool first[CT_JSONL_DEPTH];   /* no member yet at this depth */
     char closer[CT_JSONL_DEPTH];
 } ct_jsonl;
