@@ -46,17 +46,23 @@ static bool level_is_phantom(const ct_jsonl *j)
     return j->depth == 0 || j->depth > CT_JSONL_DEPTH || j->closer[j->depth - 1] == '\0';
 }
 
-/* Kept as a count (every byte written asks for room), and checked against
- * the levels in debug builds. */
+/* A count, not a walk of the levels: every byte written asks for room. */
 static size_t reserve(const ct_jsonl *j)
+{
+    return j->closers + TAIL;
+}
+
+/* Debug builds check the count where it changes, as levels open and close. */
+static void assert_closers(const ct_jsonl *j)
 {
 #ifndef NDEBUG
     unsigned closers = 0, levels = j->depth < CT_JSONL_DEPTH ? j->depth : CT_JSONL_DEPTH;
     for (unsigned i = 0; i < levels; i++)
         closers += j->closer[i] != '\0';
     assert(closers == j->closers && "the closers counted are the levels' real ones");
+#else
+    (void)j;
 #endif
-    return j->closers + TAIL;
 }
 
 static size_t room(const ct_jsonl *j)
@@ -270,6 +276,7 @@ static void push_level(ct_jsonl *j, char closer)
         j->closers += closer != '\0';
     }
     j->depth++;
+    assert_closers(j);
 }
 
 static bool put_opener(ct_jsonl *j, const char *opener)
@@ -316,6 +323,7 @@ void ct_jsonl_close(ct_jsonl *j)
         j->buf[j->len++] = j->closer[j->depth];
         j->closer[j->depth] = '\0';
     }
+    assert_closers(j);
 }
 
 /* ---- the envelope ----------------------------------------------------- */
