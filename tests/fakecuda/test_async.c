@@ -131,6 +131,32 @@ Test(async, created_contexts_and_the_stack)
     FAILS(cuMemAlloc(&d, 16), CUDA_ERROR_INVALID_CONTEXT); /* the primary context is gone */
 }
 
+/* cuEventRecord: "hEvent and hStream must be from the same context", else
+ * CUDA_ERROR_INVALID_HANDLE (cuda.h).  fakecuda queued it on the other
+ * context's stream, and a later cuEventSynchronize drained the event's own
+ * queue to a sequence number it never reaches: a crash. */
+Test(async, an_event_is_recorded_only_on_its_own_contexts_streams)
+{
+    CUcontext primary = fc_setup(), other, top;
+    CUevent e;
+    OK(cuEventCreate(&e, 0));
+    OK(cuCtxCreate(&other, NULL, 0, 0));
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    FAILS(cuEventRecord(e, s), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuStreamWaitEvent(s, e, 0)); /* waiting on another context's event is allowed */
+    OK(cuStreamDestroy(s));
+    OK(cuCtxPopCurrent(&top));
+    cr_assert_eq(top, other);
+    OK(cuEventRecord(e, NULL));
+    OK(cuEventSynchronize(e));
+    OK(cuEventQuery(e));
+    OK(cuEventDestroy(e));
+    OK(cuCtxDestroy(other));
+    OK(cuCtxGetCurrent(&top));
+    cr_assert_eq(top, primary);
+}
+
 Test(async, calls_need_init_and_a_context)
 {
     CUdeviceptr d;

@@ -334,6 +334,9 @@ CUresult fc_event_record(CUevent e, CUstream s)
     CUresult r = fc_resolve_stream(s, &ctx, &st);
     if (r != CUDA_SUCCESS || fc_capture_event_record(ctx, s, e, &r))
         return r;
+    /* An event's completion is a point in its own context's queue. */
+    if (ctx != e->hdr.ctx)
+        return CUDA_ERROR_INVALID_HANDLE;
     fc_work w = {.kind = FC_W_EVENT, .u.event.e = e};
     fc_enqueue(ctx, st, &w);
     return CUDA_SUCCESS;
