@@ -949,14 +949,9 @@ static ct_image_status inflate(ct_image *img, const span *s, const entry_header 
     return st;
 }
 
-typedef struct bytes {
-    const uint8_t *p;
-    uint64_t n;
-} bytes;
-
-static bool fetch_bytes(void *ctx, uint64_t off, void *dst, size_t len)
+bool ct_image_fetch_bytes(void *ctx, uint64_t off, void *dst, size_t len)
 {
-    const bytes *b = ctx;
+    const ct_image_bytes *b = ctx;
     if (!fits(off, len, b->n))
         return false;
     memcpy(dst, b->p + off, len);
@@ -978,8 +973,8 @@ static ct_image_status read_payload(ct_image *img, const span *s, const entry_he
     if (st != CT_IMAGE_OK || !plain)
         return st;
     e->inflated = true;
-    bytes b = { plain, h->inflated };
-    span mem = { fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED };
+    ct_image_bytes b = { plain, h->inflated };
+    span mem = { ct_image_fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED };
     st = read_content(img, &mem, e);
     free(plain);
     return st;

@@ -40,6 +40,14 @@
  * any of them cannot be read. */
 typedef bool (*ct_image_fetch)(void *ctx, uint64_t offset, void *dst, size_t len);
 
+/* A fetch from bytes already in memory (ctx: a ct_image_bytes): an
+ * inflated entry, a test's image, a fuzzer's input. */
+typedef struct ct_image_bytes {
+    const uint8_t *p;
+    uint64_t n;
+} ct_image_bytes;
+bool ct_image_fetch_bytes(void *ctx, uint64_t offset, void *dst, size_t len);
+
 typedef enum ct_image_form {
     CT_IMAGE_UNKNOWN,   /* none of the forms below */
     CT_IMAGE_WRAPPER,   /* __fatBinC_Wrapper_t (magic 0x466243b1) around a fatbin */

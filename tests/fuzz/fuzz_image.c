@@ -10,20 +10,6 @@
 
 #include "image.h"
 
-typedef struct input {
-    const uint8_t *p;
-    size_t n;
-} input;
-
-static bool fetch(void *ctx, uint64_t off, void *dst, size_t len)
-{
-    const input *in = ctx;
-    if (off > in->n || len > in->n - off)
-        return false;
-    memcpy(dst, in->p + off, len);
-    return true;
-}
-
 static void check_describe(const ct_image *img)
 {
     static char big[8192];
@@ -35,7 +21,7 @@ static void check_describe(const ct_image *img)
         abort();
 }
 
-static void check(const ct_image *img, const input *in, bool limited)
+static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
 {
     if (img->n_entries > CT_IMAGE_MAX_ENTRIES || img->n_entries > img->entries_total ||
         img->n_kernels > CT_IMAGE_MAX_KERNELS || img->n_kernels > img->kernels_total)
@@ -68,10 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         abort();
     memcpy(copy, data + 1, size - 1);
-    input in = { copy, size - 1 };
+    ct_image_bytes in = { copy, size - 1 };
     ct_image img;
     uint64_t limit = limited ? in.n : 0;
-    ct_image_status st = at_zero ? ct_image_read_at(&img, fetch, &in, limit, 0) : ct_image_read(&img, fetch, &in, limit);
+    ct_image_status st = at_zero ? ct_image_read_at(&img, ct_image_fetch_bytes, &in, limit, 0)
+                                : ct_image_read(&img, ct_image_fetch_bytes, &in, limit);
     if (st != img.status || st > CT_IMAGE_MALFORMED)
         abort();
     check(&img, &in, limited);

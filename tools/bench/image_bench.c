@@ -245,22 +245,13 @@ static blob ptx_fatbin(const blob *text, bool zstd)
 
 /* ---- reading ---------------------------------------------------------------- */
 
-static bool fetch_memcpy(void *ctx, uint64_t off, void *dst, size_t len)
-{
-    const blob *b = ctx;
-    if (off > b->n || len > b->n - off)
-        return false;
-    memcpy(dst, b->p + off, len);
-    return true;
-}
-
 /* The bench's own memory through the kernel, as the shim reads the program's. */
 static bool fetch_pvr(void *ctx, uint64_t off, void *dst, size_t len)
 {
-    const blob *b = ctx;
+    const ct_image_bytes *b = ctx;
     if (off > b->n || len > b->n - off)
         return false;
-    struct iovec local = { dst, len }, remote = { b->p + off, len };
+    struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)(b->p + off), len };
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
@@ -280,15 +271,16 @@ static int by_value(const void *a, const void *b)
 static void run(const char *name, blob *image, size_t content, int reps)
 {
     static const struct { const char *name; ct_image_fetch fetch; } fetches[] = {
-        { "memcpy", fetch_memcpy }, { "pvr", fetch_pvr },
+        { "memcpy", ct_image_fetch_bytes }, { "pvr", fetch_pvr },
     };
+    ct_image_bytes bytes = { image->p, image->n };
     for (size_t f = 0; f < sizeof fetches / sizeof *fetches; f++) {
         double ms[MAX_REPS];
         size_t kernels = 0;
         for (int r = 0; r < reps; r++) {
             ct_image img;
             double t0 = now_ms();
-            ct_image_status st = ct_image_read(&img, fetches[f].fetch, image, 0);
+            ct_image_status st = ct_image_read(&img, fetches[f].fetch, &bytes, 0);
             ms[r] = now_ms() - t0;
             kernels = img.kernels_total;
             ct_image_free(&img);
