@@ -23,13 +23,18 @@ static const char *const answers[] = {
     "lookup fill: CUDA_SUCCESS",                "unload: CUDA_SUCCESS",
 };
 
+static void expect_answers(const h_result *r, const char *run)
+{
+    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++)
+        cr_expect(h_has_line(r->out, answers[i]), "%s lacks %s:\n%s", run, answers[i], r->out);
+}
+
 Test(images, the_program_sees_the_drivers_answers_without_the_shim_too)
 {
     h_result r;
     h_exec_baseline(&images_run, &r);
     h_expect_ended(&r);
-    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++)
-        cr_expect(h_has_line(r.out, answers[i]), "baseline lacks %s:\n%s", answers[i], r.out);
+    expect_answers(&r, "the run without the shim");
     h_free(&r);
 }
 
@@ -38,8 +43,7 @@ Test(images, each_refusal_is_an_image_event_and_no_failure)
     h_result r;
     h_exec(&images_run, &r);
     h_expect_ended(&r);
-    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++)
-        cr_expect(h_has_line(r.out, answers[i]), "under the shim, %s is missing:\n%s", answers[i], r.out);
+    expect_answers(&r, "the run under the shim");
     cr_expect_eq(r.status, 0, "an unusable image fails no job: %s", r.err);
     h_report rep;
     h_expect_report(&r, &rep);
