@@ -42,6 +42,7 @@ typedef struct ct_failure_desc {
     uint64_t stream;         /* the CUstream handle as a number */
     uint64_t thread;         /* OS thread id of the caller */
     int64_t time_ns;         /* CLOCK_REALTIME */
+    uint32_t image;          /* a stand-in's launch: the number of the image event it came from; 0 none */
 } ct_failure_desc;
 
 typedef struct ct_skip_desc {

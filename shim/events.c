@@ -350,6 +350,10 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     if (d->kernel && d->launch_seq)
         repro_field(&j, d->launch_seq);
     backtrace_field(&j);
+    if (d->image)
+        ct_jsonl_uint(&j, CT_KEY(failure, image, INT), d->image);
+    else
+        ct_jsonl_null(&j, CT_KEY(failure, image, INT));
     emit(&j);
 }
 
@@ -650,7 +654,11 @@ void ct_event_image(const ct_image_report *r)
         [CT_FIT_NONE] = ", which can run none of it",
     };
     image_why(r, fit_phrase[fit], why, sizeof why);
-    ct_log(CT_LOG_WARN, "%s; its kernels' launches will fail and their outputs hold no data", why);
+    ct_log(CT_LOG_WARN, "%s; %s [image #%u]", why,
+           r->stand_in ? "cutaint answers the runtime with a stand-in: the launches of its kernels fail where the "
+                         "program makes them, and their outputs hold no data"
+                       : "its kernels' launches will fail and their outputs hold no data",
+           r->number);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(image)))
@@ -684,6 +692,8 @@ void ct_event_image(const ct_image_report *r)
     ct_jsonl_str(&j, CT_KEY(image, fit, STR), fit_names[fit]);
     ct_jsonl_str(&j, CT_KEY(image, why, STR), why);
     ct_jsonl_uint(&j, CT_KEY(image, thread, INT), ct_thread_id());
+    ct_jsonl_uint(&j, CT_KEY(image, number, INT), r->number);
+    ct_jsonl_bool(&j, CT_KEY(image, stand_in, BOOL), r->stand_in);
     emit(&j);
 }
 

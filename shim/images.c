@@ -139,7 +139,7 @@ static void tell(ct_call *call, uint64_t address, uint64_t size, const char *pat
     }
     read_image(img, address, size, path);
     device_facts dev = current_device();
-    atomic_fetch_add(&ct_g.unusable_images, 1);
+    uint32_t number = (uint32_t)atomic_fetch_add(&ct_g.unusable_images, 1) + 1;
     ct_event_image(&(ct_image_report){.api = ct_entries[call->id].name,
                                       .error = (int)call->result,
                                       .address = path ? 0 : address,
@@ -147,7 +147,8 @@ static void tell(ct_call *call, uint64_t address, uint64_t size, const char *pat
                                       .kernel = kernel,
                                       .image = img,
                                       .device = dev.name[0] ? dev.name : NULL,
-                                      .cc = dev.cc});
+                                      .cc = dev.cc,
+                                      .number = number});
     ct_image_free(img);
     free(img);
 }

@@ -482,6 +482,8 @@ typedef struct ct_image_report {
     const struct ct_image *image;
     const char *device;         /* NULL: no device could be asked */
     unsigned cc;                /* major * 10 + minor; 0 unknown */
+    uint32_t number;            /* the event's number in the process, from 1 */
+    bool stand_in;              /* answered for the runtime with a stand-in (standins.c) */
 } ct_image_report;
 void ct_event_image(const ct_image_report *r);
 const char *ct_cu_error_name(CUresult r); /* never NULL */
