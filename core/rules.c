@@ -3,7 +3,8 @@
  *
  * Owns: what a read to the host refuses and poisons, and when a launch, a
  * device copy or a graph launch whose input carries a failure is skipped
- * (and, for a graph, which of its reads names the skip).  Every check here
+ * (and, for a graph, which of its reads names the skip); which refused
+ * images are answered with a stand-in.  Every check here
  * is arithmetic on the caller's numbers or a look at the store (taint.h).
  *
  * Invariants:
@@ -236,4 +237,12 @@ ct_skip_verdict ct_batch_rule(ct_store *s, size_t n, ct_copy_sources sources, co
     if (first)
         *first = found ? i - 1 : n;
     return ct_skip_rule(found, has_context);
+}
+
+ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f)
+{
+    bool refused = f->refused == CT_REFUSED_IMAGE || (f->refused == CT_REFUSED_KERNEL && f->lookup);
+    if (!refused || !f->runtime_image)
+        return CT_DRIVER_ANSWERS;
+    return f->library_ahead ? CT_DRIVER_ANSWERS_AHEAD : CT_STAND_IN;
 }

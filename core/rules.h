@@ -129,6 +129,34 @@ typedef enum ct_answer_verdict {
  * CUTAINT_ON_SKIP's); else the root's error (nothing of it ran). */
 int ct_batch_result(bool refused, int refused_code, bool skipped, int skip_result, int root_error);
 
+/* ---- kernel images the driver refused: stand-ins for the runtime -------- */
+
+/* What a refused load's or lookup's error says, as the shim reads its
+ * code: the image cannot be used on this device (no code for it, PTX it
+ * cannot JIT, not an image), the kernel is not in it, or something else
+ * (memory, the context, a bad argument). */
+typedef enum ct_load_refusal { CT_REFUSED_OTHER, CT_REFUSED_IMAGE, CT_REFUSED_KERNEL } ct_load_refusal;
+
+typedef struct ct_stand_in_facts {
+    ct_load_refusal refused;
+    bool lookup;          /* a kernel lookup in a library, else the library's load */
+    bool runtime_image;   /* the library is NVIDIA's runtime's own: its fatbin wrapper, preserved */
+    bool library_ahead;   /* a library loaded ahead of libcutaint.so defines driver entry points */
+} ct_stand_in_facts;
+
+typedef enum ct_stand_in_verdict {
+    CT_STAND_IN,           /* answer success with a stand-in handle: the launch fails instead */
+    CT_DRIVER_ANSWERS,     /* the driver's error is the caller's, as without cutaint */
+    CT_DRIVER_ANSWERS_AHEAD, /* ... because the library ahead could hand a stand-in to the driver */
+} ct_stand_in_verdict;
+
+/* Whether a refused load or lookup is answered with a stand-in: only an
+ * image's or kernel's refusal (a missing kernel only in a lookup), only of
+ * the runtime's own image (a driver-API program handles its own errors and
+ * must see them), and only while nothing ahead of cutaint could pass the
+ * made-up handle on to the driver unseen. */
+ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
+
 /* ---- which kernel parameters are memory, in which direction ----------- */
 
 /* A kernel parameter's role, and whether its words are scanned (a struct by

@@ -442,3 +442,29 @@ Test(rules, a_batch_is_skipped_and_named_by_its_first_copy_reading_a_failure)
     context_current = false;
     cr_assert_eq(ct_batch_rule(s, 3, fake_sources, &b, room, has_context, NULL, NULL, NULL), CT_RUN_NO_CONTEXT);
 }
+
+Test(rules, only_the_runtimes_refused_image_or_kernel_is_stood_in_for)
+{
+    const ct_stand_in_facts runtime_load = {.refused = CT_REFUSED_IMAGE, .runtime_image = true};
+    cr_assert_eq(ct_stand_in_rule(&runtime_load), CT_STAND_IN);
+    ct_stand_in_facts f = runtime_load;
+    f.lookup = true;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_STAND_IN, "a lazy load failing at the lookup");
+    f.refused = CT_REFUSED_KERNEL;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_STAND_IN, "a kernel missing from the runtime's image");
+    f.lookup = false;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS, "a load cannot miss a kernel: not the image's fault");
+    f = runtime_load;
+    f.refused = CT_REFUSED_OTHER;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS, "out of memory, a bad context: the runtime's to see");
+    f = runtime_load;
+    f.runtime_image = false;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS, "a driver-API program's own load sees the real error");
+    f.lookup = true;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS);
+    f = runtime_load;
+    f.library_ahead = true;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS_AHEAD, "a library ahead could pass a stand-in on");
+    f.runtime_image = false;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS, "which is said only where a stand-in was due");
+}
