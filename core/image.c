@@ -14,15 +14,26 @@
  * - The first status that is not OK ends the reading; what was read before
  *   it stays in the image.
  * - What is allocated is bounded before it is asked for: one ELF's tables
- *   by CT_IMAGE_MAX_TABLES, a PTX scan by its chunk and one token of
- *   CT_IMAGE_NAME_MAX, the kept names by CT_IMAGE_MAX_KERNELS of those, an
- *   inflated entry by CT_IMAGE_MAX_INFLATED and its compressed input by
- *   zstd's bound for that size.
+ *   by CT_IMAGE_MAX_TABLES (each kernel's .nv.info, and room for one
+ *   table's CT_IMAGE_MAX_PARAMS parameters, among them), a PTX scan by its
+ *   chunk, one token of CT_IMAGE_NAME_MAX and CT_IMAGE_MAX_PARAMS
+ *   parameters, the kept names by CT_IMAGE_MAX_KERNELS of those with a
+ *   layout of at most CT_IMAGE_MAX_PARAMS parameters each, an inflated
+ *   entry by CT_IMAGE_MAX_INFLATED and its compressed input by zstd's bound
+ *   for that size.
  * - libzstd is opened (dlopen) only when a compressed entry is met, never
  *   linked: no process the shim is preloaded into loads it otherwise.
  * - img->kernels holds n_kernels distinct NUL-terminated names; n_kernels
  *   <= kernels_total and n_entries <= entries_total.  Past the caps a name
  *   is counted each time it is met, so kernels_total is then an upper bound.
+ * - img->layouts[i] is img->kernels[i]'s parameter layout, set only from a
+ *   table read whole and found consistent (kparams_read, the PTX list):
+ *   parameters dense by ordinal, each at or after the end of the one
+ *   before, all within CT_IMAGE_PARAM_SPACE, a stated total matching; a
+ *   record that runs past its section is MALFORMED, anything else not
+ *   understood leaves the layout unsaid.  At most CT_IMAGE_MAX_PARAMS are
+ *   kept per kernel (more only counted).  SASS's layout is kept over PTX's;
+ *   two of one kind that disagree leave it conflicted (unsaid).
  */
 #include "image.h"
 
@@ -132,31 +143,95 @@ static ct_image_status span_read_some(const span *s, uint64_t off, uint8_t *dst,
 
 /* ---- what was found ------------------------------------------------------- */
 
-static bool has_name(const ct_image *img, const char *name, size_t n)
+/* A kept kernel's parameter layout (img->layouts[i] is img->kernels[i]'s). */
+struct ct_image_layout {
+    bool known;               /* some entry's table said it */
+    bool conflicted;          /* two entries of the kind kept disagreed: it says nothing */
+    ct_image_entry_kind from; /* the kind of entry it came from */
+    uint8_t kinds;            /* 1 << kind for every kind of entry that said one */
+    uint32_t n;               /* its parameters; past CT_IMAGE_MAX_PARAMS only counted */
+    ct_image_param *v;        /* n of them when kept, NULL when none or not kept */
+};
+
+/* The index of kept name (n bytes), SIZE_MAX when it is not kept. */
+static size_t find_name(const ct_image *img, const char *name, size_t n)
 {
     for (size_t i = 0; i < img->n_kernels; i++)
         if (strncmp(img->kernels[i], name, n) == 0 && img->kernels[i][n] == '\0')
-            return true;
-    return false;
+            return i;
+    return SIZE_MAX;
+}
+
+static bool has_name(const ct_image *img, const char *name, size_t n)
+{
+    return find_name(img, name, n) != SIZE_MAX;
 }
 
 /* Counts kernel name (n bytes, not NUL-terminated) and keeps it when new and
- * within the caps; MALFORMED only when memory runs out. */
-static ct_image_status add_kernel(ct_image *img, const char *name, size_t n)
+ * within the caps; *at is its index, SIZE_MAX when not kept.  MALFORMED
+ * only when memory runs out. */
+static ct_image_status add_kernel(ct_image *img, const char *name, size_t n, size_t *at)
 {
-    if (n <= CT_IMAGE_NAME_MAX && has_name(img, name, n))
+    *at = n <= CT_IMAGE_NAME_MAX ? find_name(img, name, n) : SIZE_MAX;
+    if (*at != SIZE_MAX)
         return CT_IMAGE_OK;
     img->kernels_total++;
     if (n > CT_IMAGE_NAME_MAX || img->n_kernels == CT_IMAGE_MAX_KERNELS)
         return CT_IMAGE_OK;
-    if (!img->kernels && !(img->kernels = calloc(CT_IMAGE_MAX_KERNELS, sizeof *img->kernels)))
-        return out_of_memory(img);
+    if (!img->kernels) {
+        img->kernels = calloc(CT_IMAGE_MAX_KERNELS, sizeof *img->kernels);
+        img->layouts = calloc(CT_IMAGE_MAX_KERNELS, sizeof *img->layouts);
+        if (!img->kernels || !img->layouts) {
+            free(img->kernels);
+            free(img->layouts);
+            img->kernels = NULL;
+            img->layouts = NULL;
+            return out_of_memory(img);
+        }
+    }
     char *copy = malloc(n + 1);
     if (!copy)
         return out_of_memory(img);
     memcpy(copy, name, n);
     copy[n] = '\0';
+    *at = img->n_kernels;
     img->kernels[img->n_kernels++] = copy;
+    return CT_IMAGE_OK;
+}
+
+static bool same_layout(const ct_image_layout *l, const ct_image_param *v, uint32_t n)
+{
+    return l->n == n && (n == 0 || n > CT_IMAGE_MAX_PARAMS || memcmp(l->v, v, n * sizeof *v) == 0);
+}
+
+/* An entry of kind `from` lays kept kernel k's parameters out as v (n of
+ * them; more than CT_IMAGE_MAX_PARAMS only counted, v unread).  The first
+ * layout read is kept; one that disagrees is counted, and replaces it only
+ * where SASS meets PTX (the code that runs is ptxas's, whose table the
+ * SASS carries); two of one kind that disagree leave the layout unsaid. */
+static ct_image_status set_layout(ct_image *img, size_t k, ct_image_entry_kind from, const ct_image_param *v,
+                                  uint32_t n)
+{
+    ct_image_layout *l = &img->layouts[k];
+    uint8_t kinds = l->kinds | (uint8_t)(1u << from);
+    l->kinds = kinds;
+    if (l->known && same_layout(l, v, n))
+        return CT_IMAGE_OK;
+    if (l->known) {
+        img->param_conflicts++;
+        if (from == l->from)
+            l->conflicted = true;
+        if (from == l->from || from != CT_ENTRY_SASS)
+            return CT_IMAGE_OK;
+    }
+    ct_image_param *copy = NULL;
+    if (n && n <= CT_IMAGE_MAX_PARAMS) {
+        if (!(copy = malloc(n * sizeof *copy)))
+            return out_of_memory(img);
+        memcpy(copy, v, n * sizeof *copy);
+    }
+    free(l->v);
+    *l = (ct_image_layout){ .known = true, .from = from, .kinds = kinds, .n = n, .v = copy };
     return CT_IMAGE_OK;
 }
 
@@ -187,8 +262,23 @@ typedef enum ptx_lex {
 } ptx_lex;
 
 /* What the next token means: PTX opens with .version; .target and .entry
- * are each followed by the name that says what they are. */
-typedef enum ptx_want { WANT_VERSION, WANT_ANY, WANT_TARGET, WANT_NAME } ptx_want;
+ * are each followed by the name that says what they are; an .entry's name
+ * by its parameter list, `( .param <attributes> .<type> <name>[<count>],
+ * ... )`, read from WANT_LIST on (docs/IMAGES.md). */
+typedef enum ptx_want {
+    WANT_VERSION,
+    WANT_ANY,
+    WANT_TARGET,
+    WANT_NAME,
+    WANT_LIST,        /* an .entry's name was read: '(' opens its parameters */
+    WANT_FIRST_PARAM, /* after '(': .param, or ')' for none */
+    WANT_PARAM,       /* after ',': .param */
+    WANT_ATTRIBUTES,  /* after .param: .align N, .ptr, a state space after it, the type, then the name */
+    WANT_ALIGN,       /* the N of .align */
+    WANT_AFTER_NAME,  /* '[' count ']' (once), then ',' or ')' */
+    WANT_COUNT,
+    WANT_COUNT_CLOSE,
+} ptx_want;
 
 typedef struct ptx_scan {
     ct_image *img;
@@ -200,6 +290,17 @@ typedef struct ptx_scan {
     ct_image_status status;
     size_t tok_len;        /* may pass CT_IMAGE_NAME_MAX: then only counted */
     char tok[CT_IMAGE_NAME_MAX];
+    /* the .entry whose parameters are read: */
+    size_t kernel;         /* its index among the kept names; SIZE_MAX: not kept */
+    uint32_t n_params;     /* read so far (past CT_IMAGE_MAX_PARAMS only counted) */
+    uint64_t end;          /* where the last one read ends, at most CT_IMAGE_PARAM_SPACE */
+    /* the parameter being read: */
+    unsigned type_size;    /* its type's bytes; 0 before the type */
+    uint64_t align;        /* its .align; 0 when none (its type's) */
+    uint64_t count;        /* its array count; 0 for a scalar */
+    bool ptr;              /* .ptr: the state space and .align that follow are the pointee's */
+    bool pointee_align;    /* the .align being read is the pointee's */
+    ct_image_param params[CT_IMAGE_MAX_PARAMS];
 } ptx_scan;
 
 /* [A-Za-z0-9_$.%] as a bitmap of ASCII: the scan's innermost test. */
@@ -253,6 +354,193 @@ static void ptx_version(ptx_scan *p)
     p->want = WANT_ANY;
 }
 
+/* ---- PTX parameter lists ---- */
+
+/* The token as a decimal number of at most max; false when it is none. */
+static bool token_number(const ptx_scan *p, uint64_t max, uint64_t *v)
+{
+    if (p->tok_len == 0 || p->tok_len > 7)
+        return false;
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->tok_len; i++) {
+        if (p->tok[i] < '0' || p->tok[i] > '9')
+            return false;
+        n = n * 10 + (uint64_t)(p->tok[i] - '0');
+    }
+    *v = n;
+    return n <= max;
+}
+
+/* The bytes of a parameter type (PTX ISA: fundamental types; .b128 from
+ * PTX 8.3, which nvcc 13.0 does not emit for parameters); 0 for another word. */
+static unsigned type_bytes(const char *w, size_t n)
+{
+    static const struct { const char *name; unsigned bytes; } types[] = {
+        { "b8", 1 },  { "u8", 1 },  { "s8", 1 },  { "b16", 2 }, { "u16", 2 }, { "s16", 2 },
+        { "f16", 2 }, { "bf16", 2 }, { "b32", 4 }, { "u32", 4 }, { "s32", 4 }, { "f32", 4 },
+        { "b64", 8 }, { "u64", 8 }, { "s64", 8 }, { "f64", 8 }, { "b128", 16 },
+    };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strlen(types[i].name) == n && memcmp(types[i].name, w, n) == 0)
+            return types[i].bytes;
+    return 0;
+}
+
+static bool word_is(const char *w, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(w, word, n) == 0;
+}
+
+/* One word of a parameter's attributes (".ptr.global.align" is three);
+ * false when it is none this reader knows. */
+static bool ptx_param_word(ptx_scan *p, const char *w, size_t n)
+{
+    unsigned bytes = type_bytes(w, n);
+    if (p->want != WANT_ATTRIBUTES)
+        return false; /* a word after .align */
+    if (bytes) {
+        if (p->type_size)
+            return false;
+        p->type_size = bytes;
+    } else if (word_is(w, n, "align")) {
+        p->pointee_align = p->ptr;
+        p->want = WANT_ALIGN;
+    } else if (word_is(w, n, "ptr")) {
+        if (p->ptr)
+            return false;
+        p->ptr = true;
+    } else if (!p->ptr || !(word_is(w, n, "global") || word_is(w, n, "const") || word_is(w, n, "local") ||
+                            word_is(w, n, "shared"))) {
+        return false;
+    }
+    return true;
+}
+
+/* A token of directives (".param", ".align", ".b8"): its words in turn. */
+static bool ptx_param_words(ptx_scan *p, size_t from)
+{
+    if (p->tok_len > sizeof p->tok)
+        return false;
+    for (size_t i = from; i < p->tok_len;) {
+        if (p->tok[i] != '.')
+            return false;
+        size_t j = ++i;
+        while (j < p->tok_len && p->tok[j] != '.')
+            j++;
+        if (j == i || !ptx_param_word(p, p->tok + i, j - i))
+            return false;
+        i = j;
+    }
+    return true;
+}
+
+/* The parameter list ended: said (each parameter read) or not.  A layout
+ * said is the kept kernel's from this entry. */
+static void ptx_params_done(ptx_scan *p, bool said)
+{
+    p->want = WANT_ANY;
+    if (!said || p->kernel == SIZE_MAX)
+        return;
+    ct_image_status st = set_layout(p->img, p->kernel, CT_ENTRY_PTX, p->params, p->n_params);
+    if (st != CT_IMAGE_OK)
+        ptx_fail(p, st);
+}
+
+/* The parameter read ends: it lies at the next offset its alignment (its
+ * .align, else its type's) allows.  False when it passes the parameter
+ * space. */
+static bool ptx_param_end(ptx_scan *p)
+{
+    uint64_t size = p->type_size * (p->count ? p->count : 1);
+    uint64_t align = p->align ? p->align : p->type_size;
+    uint64_t offset = (p->end + align - 1) / align * align;
+    if (offset + size > CT_IMAGE_PARAM_SPACE)
+        return false;
+    if (p->n_params < CT_IMAGE_MAX_PARAMS)
+        p->params[p->n_params] = (ct_image_param){ (uint32_t)offset, (uint32_t)size };
+    p->n_params++;
+    p->end = offset + size;
+    return true;
+}
+
+/* A token inside an .entry's parameter list; false when it is none there. */
+static bool ptx_param_token(ptx_scan *p)
+{
+    uint64_t n;
+    switch (p->want) {
+    case WANT_FIRST_PARAM:
+    case WANT_PARAM:
+        if (p->tok_len < 6 || memcmp(p->tok, ".param", 6) != 0 || (p->tok_len > 6 && p->tok[6] != '.'))
+            return false;
+        p->type_size = 0;
+        p->align = p->count = 0;
+        p->ptr = p->pointee_align = false;
+        p->want = WANT_ATTRIBUTES;
+        return ptx_param_words(p, 6);
+    case WANT_ATTRIBUTES:
+        if (p->tok[0] == '.')
+            return ptx_param_words(p, 0);
+        if (!p->type_size || (p->tok[0] >= '0' && p->tok[0] <= '9'))
+            return false;
+        p->want = WANT_AFTER_NAME; /* the parameter's name */
+        return true;
+    case WANT_ALIGN:
+        if (!token_number(p, CT_IMAGE_PARAM_SPACE, &n) || n == 0 || (n & (n - 1)))
+            return false;
+        if (!p->pointee_align)
+            p->align = n;
+        p->want = WANT_ATTRIBUTES;
+        return true;
+    case WANT_COUNT:
+        if (!token_number(p, CT_IMAGE_PARAM_SPACE, &n) || n == 0)
+            return false;
+        p->count = n;
+        p->want = WANT_COUNT_CLOSE;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Punctuation inside an .entry's parameter list (or where one may open). */
+static void ptx_param_punct(ptx_scan *p, uint8_t c)
+{
+    if (p->want == WANT_LIST) {
+        if (c == '(')
+            p->want = WANT_FIRST_PARAM;
+        else
+            ptx_params_done(p, c == '{' || c == ';'); /* none: the body, or a declaration */
+    } else if (p->want == WANT_FIRST_PARAM && c == ')') {
+        ptx_params_done(p, true);
+    } else if (p->want == WANT_AFTER_NAME && c == '[' && !p->count) {
+        p->want = WANT_COUNT;
+    } else if (p->want == WANT_COUNT_CLOSE && c == ']') {
+        p->want = WANT_AFTER_NAME;
+    } else if (p->want == WANT_AFTER_NAME && (c == ',' || c == ')')) {
+        if (!ptx_param_end(p))
+            ptx_params_done(p, false);
+        else if (c == ',')
+            p->want = WANT_PARAM;
+        else
+            ptx_params_done(p, true);
+    } else {
+        ptx_params_done(p, false);
+    }
+}
+
+/* ---- PTX tokens ---- */
+
+/* A token where any may come: only .entry and the first .target matter. */
+static void ptx_any(ptx_scan *p)
+{
+    if (token_is(p, ".entry")) {
+        p->want = WANT_NAME;
+    } else if (token_is(p, ".target") && !p->target_seen) {
+        p->target_seen = true;
+        p->want = WANT_TARGET;
+    }
+}
+
 static void ptx_token(ptx_scan *p)
 {
     if (p->tok_len == 0)
@@ -270,30 +558,43 @@ static void ptx_token(ptx_scan *p)
             ptx_fail(p, CT_IMAGE_MALFORMED);
             break;
         }
-        if ((p->status = add_kernel(p->img, p->tok, p->tok_len)) != CT_IMAGE_OK)
+        if ((p->status = add_kernel(p->img, p->tok, p->tok_len, &p->kernel)) != CT_IMAGE_OK)
             p->stop = true;
-        p->want = WANT_ANY;
+        p->n_params = 0;
+        p->end = 0;
+        p->want = WANT_LIST;
         break;
     case WANT_ANY:
-        if (token_is(p, ".entry")) {
-            p->want = WANT_NAME;
-        } else if (token_is(p, ".target") && !p->target_seen) {
-            p->target_seen = true;
-            p->want = WANT_TARGET;
+        ptx_any(p);
+        break;
+    case WANT_LIST: /* no list: a directive (.maxntid) or the body follow */
+        ptx_params_done(p, true);
+        if (!p->stop)
+            ptx_any(p);
+        break;
+    default:
+        if (!ptx_param_token(p)) {
+            ptx_params_done(p, false); /* a list this reader does not know says nothing */
+            if (!p->stop)
+                ptx_any(p);
         }
         break;
     }
     p->tok_len = 0;
 }
 
-/* Punctuation where a token is wanted: before .version bare text is not
- * PTX; after .entry or .target the name is missing. */
-static void ptx_punct(ptx_scan *p)
+/* Punctuation c: where a token is wanted, before .version bare text is
+ * not PTX; after .entry or .target the name is missing.  After an .entry's
+ * name it may open, go on with or close its parameter list. */
+static void ptx_punct(ptx_scan *p, uint8_t c)
 {
     ptx_token(p);
     if (p->stop || p->want == WANT_ANY)
         return;
-    ptx_fail(p, p->want == WANT_VERSION && !p->entry ? CT_IMAGE_OK : CT_IMAGE_MALFORMED);
+    if (p->want >= WANT_LIST)
+        ptx_param_punct(p, c);
+    else
+        ptx_fail(p, p->want == WANT_VERSION && !p->entry ? CT_IMAGE_OK : CT_IMAGE_MALFORMED);
 }
 
 /* A byte of code that is no token character. */
@@ -303,12 +604,12 @@ static void ptx_code_byte(ptx_scan *p, uint8_t c)
         ptx_token(p);
         p->lex = LEX_SLASH;
     } else if (c == '"') {
-        ptx_punct(p);
+        ptx_punct(p, c);
         p->lex = LEX_STRING;
     } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
         ptx_token(p);
     } else {
-        ptx_punct(p);
+        ptx_punct(p, c);
     }
 }
 
@@ -345,7 +646,7 @@ static size_t ptx_step(ptx_scan *p, const uint8_t *b, size_t n)
             return 1;
         }
         p->lex = LEX_CODE;
-        ptx_punct(p); /* the '/' */
+        ptx_punct(p, '/');
         return 0;
     case LEX_LINE_COMMENT:
         if ((hit = memchr(b, '\n', n)))
@@ -375,9 +676,13 @@ static size_t ptx_step(ptx_scan *p, const uint8_t *b, size_t n)
 static void ptx_end(ptx_scan *p)
 {
     if (p->lex == LEX_SLASH)
-        ptx_punct(p);
+        ptx_punct(p, '/');
     else if (p->lex == LEX_CODE)
         ptx_token(p);
+    if (p->stop)
+        return;
+    if (p->want >= WANT_LIST)
+        ptx_params_done(p, false); /* the text ended in a parameter list, or before it */
     if (p->stop)
         return;
     if (p->want == WANT_VERSION)
@@ -629,13 +934,19 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A .nv.info.<name> section: the name (first, for by_name) and its index. */
+typedef struct info_section {
+    const char *name;
+    uint64_t index;
+} info_section;
+
 /* The suffixes of the .nv.info.<name> sections, sorted: a function is a
  * kernel only if its name is among them. */
-static ct_image_status elf_info_names(ct_image *img, elf *f, const char ***out, size_t *n)
+static ct_image_status elf_info_names(ct_image *img, elf *f, info_section **out, size_t *n)
 {
     static const char prefix[] = ".nv.info.";
     const size_t plen = sizeof prefix - 1;
-    const char **v = elf_alloc(img, f, f->shnum * sizeof *v);
+    info_section *v = elf_alloc(img, f, f->shnum * sizeof *v);
     if (!v)
         return CT_IMAGE_MALFORMED;
     size_t k = 0;
@@ -646,7 +957,7 @@ static ct_image_status elf_info_names(ct_image *img, elf *f, const char ***out, 
             return CT_IMAGE_MALFORMED;
         }
         if (strncmp(name, prefix, plen) == 0 && name[plen])
-            v[k++] = name + plen;
+            v[k++] = (info_section){ name + plen, i };
     }
     qsort(v, k, sizeof *v, by_name);
     *out = v;
@@ -668,8 +979,9 @@ typedef struct symbols {
     uint64_t n_sym, n_shndx;
     char *str;
     uint64_t str_len;
-    const char **info;     /* elf_info_names */
+    info_section *info;    /* elf_info_names */
     size_t n_info;
+    ct_image_param *params; /* CT_IMAGE_MAX_PARAMS of them, for one kernel's table */
 } symbols;
 
 static ct_image_status elf_symbols(ct_image *img, elf *f, uint64_t symtab, symbols *y)
@@ -702,6 +1014,144 @@ static uint64_t symbol_section(const elf *f, const symbols *y, uint64_t i)
     return sec < f->shnum ? sec : UINT64_MAX;
 }
 
+/* ---- a kernel's parameters: its .nv.info.<name> ---- */
+
+/* .nv.info records: [format u8][attribute u8][value u16], an SVAL's value
+ * the length of the payload that follows (docs/IMAGES.md). */
+#define EIFMT_NVAL 1
+#define EIFMT_HVAL 3
+#define EIFMT_SVAL 4
+#define EIATTR_PARAM_CBANK 0x0a
+#define EIATTR_KPARAM_INFO 0x17
+#define EIATTR_CBANK_PARAM_SIZE 0x19
+#define EIATTR_KPARAM_INFO_WIDE 0x45 /* nvcc 13.0's, past some 4 KiB of parameters: a u32 size */
+#define KPARAM_RECORD 12
+
+/* What one walk over a kernel's records found. */
+typedef struct kparams {
+    ct_image_param *v;   /* by ordinal, in the second walk */
+    uint64_t n;          /* parameter records */
+    bool place;          /* the second walk: put each in v */
+    bool unsaid;         /* a record not understood, or contradicting another */
+    bool has_total;
+    uint32_t total;      /* the parameter bytes PARAM_CBANK / CBANK_PARAM_SIZE state */
+} kparams;
+
+static void kparam_total(kparams *k, uint32_t total)
+{
+    if (k->has_total && k->total != total)
+        k->unsaid = true;
+    k->has_total = true;
+    k->total = total;
+}
+
+/* A KPARAM_INFO payload: u32 index, u16 ordinal, u16 offset, u32 whose bits
+ * 18-31 are the size (the wide record's u32 is the size). */
+static void kparam_record(kparams *k, uint8_t attr, const uint8_t *b, uint16_t len)
+{
+    if (len != KPARAM_RECORD) {
+        k->unsaid = true;
+        return;
+    }
+    if (!k->place) {
+        k->n++;
+        return;
+    }
+    uint16_t ordinal = le16(b + 4);
+    uint32_t word = le32(b + 8);
+    uint32_t size = attr == EIATTR_KPARAM_INFO ? word >> 18 : word;
+    if (ordinal >= k->n || k->v[ordinal].size != UINT32_MAX || size > CT_IMAGE_PARAM_SPACE)
+        k->unsaid = true; /* a gap (some ordinal past the count), twice the same, too large */
+    else
+        k->v[ordinal] = (ct_image_param){ le16(b + 6), size };
+}
+
+/* One walk over the n bytes of records at p.  A record running past them
+ * is MALFORMED; a format not known ends the walk (its length cannot be
+ * told), and with it what the table says of the parameters. */
+static ct_image_status kparams_walk(const uint8_t *p, uint64_t n, kparams *k)
+{
+    for (uint64_t i = 0; i < n;) {
+        if (n - i < 4)
+            return CT_IMAGE_MALFORMED;
+        uint8_t format = p[i], attr = p[i + 1];
+        uint16_t value = le16(p + i + 2);
+        i += 4;
+        bool param = attr == EIATTR_KPARAM_INFO || attr == EIATTR_KPARAM_INFO_WIDE ||
+                     attr == EIATTR_PARAM_CBANK || attr == EIATTR_CBANK_PARAM_SIZE;
+        if (format == EIFMT_SVAL) {
+            if (value > n - i)
+                return CT_IMAGE_MALFORMED;
+            if (attr == EIATTR_KPARAM_INFO || attr == EIATTR_KPARAM_INFO_WIDE)
+                kparam_record(k, attr, p + i, value);
+            else if (attr == EIATTR_PARAM_CBANK && value == 8)
+                kparam_total(k, le16(p + i + 6)); /* u32 symbol, u16 bank offset, u16 size */
+            else if (param)
+                k->unsaid = true;
+            i += value;
+        } else if (format < EIFMT_NVAL || format > EIFMT_HVAL) {
+            k->unsaid = true;
+            break;
+        } else if (attr == EIATTR_CBANK_PARAM_SIZE && format == EIFMT_HVAL) {
+            kparam_total(k, value);
+        } else if (param) {
+            k->unsaid = true; /* a parameter's attribute in a form not seen */
+        }
+    }
+    return CT_IMAGE_OK;
+}
+
+/* The layout a kernel's .nv.info records (n bytes at p) state: *count of
+ * them into v (room for CT_IMAGE_MAX_PARAMS; past it only counted), *said
+ * false where the table does not say.  Said, the parameters are dense by
+ * ordinal, each after the one before, within the parameter space, and end
+ * where a stated total says; none at all (no records, no total) is a
+ * kernel without parameters. */
+static ct_image_status kparams_read(const uint8_t *p, uint64_t n, ct_image_param *v, uint32_t *count, bool *said)
+{
+    kparams k = { .v = v };
+    ct_image_status st = kparams_walk(p, n, &k);
+    *said = false;
+    if (st != CT_IMAGE_OK || k.unsaid)
+        return st;
+    *count = (uint32_t)k.n; /* at most n / 16 records */
+    *said = true;
+    if (k.n > CT_IMAGE_MAX_PARAMS)
+        return CT_IMAGE_OK;
+    for (uint64_t i = 0; i < k.n; i++)
+        v[i].size = UINT32_MAX; /* not placed yet */
+    k.place = true;
+    kparams_walk(p, n, &k); /* its structure was read whole */
+    uint64_t end = 0;
+    for (uint64_t i = 0; i < k.n && !k.unsaid; i++) {
+        k.unsaid = v[i].offset < end;
+        end = (uint64_t)v[i].offset + v[i].size;
+    }
+    if (k.unsaid || end > CT_IMAGE_PARAM_SPACE || (k.has_total && k.total != end))
+        *said = false;
+    return CT_IMAGE_OK;
+}
+
+/* Kept kernel k's layout from section i, .nv.info.<its name>, in f. */
+static ct_image_status elf_kernel_params(ct_image *img, elf *f, symbols *y, uint64_t i, size_t k)
+{
+    if (sec_type(f, i) == SHT_NOBITS)
+        return CT_IMAGE_OK;
+    if (!y->params && !(y->params = elf_alloc(img, f, CT_IMAGE_MAX_PARAMS * sizeof *y->params)))
+        return CT_IMAGE_MALFORMED;
+    uint8_t *b;
+    ct_image_status st = elf_hold(img, f, sec_offset(f, i), sec_size(f, i), &b);
+    if (st != CT_IMAGE_OK)
+        return st;
+    uint32_t n = 0;
+    bool said;
+    st = kparams_read(b, sec_size(f, i), y->params, &n, &said);
+    free(b);
+    if (st == CT_IMAGE_OK && said)
+        st = set_layout(img, k, CT_ENTRY_SASS, y->params, n);
+    return st;
+}
+
 /* A kernel is a function symbol whose section is .text.<name> and which
  * has a .nv.info.<name>: device functions have neither of their own. */
 static ct_image_status elf_kernels(ct_image *img, elf *f)
@@ -722,14 +1172,20 @@ static ct_image_status elf_kernels(ct_image *img, elf *f)
             st = CT_IMAGE_MALFORMED;
             break;
         }
-        if (*name && strncmp(where, ".text.", 6) == 0 && strcmp(where + 6, name) == 0 &&
-            bsearch(&name, y.info, y.n_info, sizeof *y.info, by_name))
-            st = add_kernel(img, name, strlen(name));
+        const info_section *info = NULL;
+        if (*name && strncmp(where, ".text.", 6) == 0 && strcmp(where + 6, name) == 0)
+            info = bsearch(&name, y.info, y.n_info, sizeof *y.info, by_name);
+        size_t k = SIZE_MAX;
+        if (info)
+            st = add_kernel(img, name, strlen(name), &k);
+        if (st == CT_IMAGE_OK && k != SIZE_MAX)
+            st = elf_kernel_params(img, f, &y, info->index, k);
     }
     free(y.sym);
     free(y.shndx);
     free(y.str);
     free(y.info);
+    free(y.params);
     return st;
 }
 
@@ -1056,6 +1512,26 @@ static ct_image_status read_wrapper(ct_image *img, const span *s, const uint64_t
 /* ---- reading ---------------------------------------------------------------- */
 
 #ifndef NDEBUG
+/* A kept layout: dense, each parameter after the one before, within the
+ * parameter space; from SASS wherever a SASS entry said one. */
+static void assert_layout(const ct_image_layout *l)
+{
+    if (!l->known) {
+        assert(!l->v && !l->n && !l->conflicted && !(l->kinds & 1u << CT_ENTRY_SASS));
+        return;
+    }
+    assert(l->from == CT_ENTRY_SASS || l->from == CT_ENTRY_PTX);
+    assert(l->kinds & 1u << l->from);
+    assert((l->from == CT_ENTRY_SASS || !(l->kinds & 1u << CT_ENTRY_SASS)) && "SASS's layout wins over PTX's");
+    assert(!l->v == (l->n == 0 || l->n > CT_IMAGE_MAX_PARAMS) && "kept when within the cap");
+    uint64_t end = 0;
+    for (uint32_t i = 0; l->v && i < l->n; i++) {
+        assert(l->v[i].offset >= end && "each parameter after the one before");
+        end = (uint64_t)l->v[i].offset + l->v[i].size;
+        assert(end <= CT_IMAGE_PARAM_SPACE);
+    }
+}
+
 /* image.h's invariants over what a read left (debug builds). */
 static void assert_image(const ct_image *img)
 {
@@ -1067,10 +1543,12 @@ static void assert_image(const ct_image *img)
         assert((!e->inflated || e->compressed) && "only a compressed entry is inflated");
         assert(!(e->arch_specific && e->family_specific));
     }
+    assert(!img->kernels == !img->layouts && "a layout per kept name");
     for (size_t i = 0; i < img->n_kernels; i++) {
         assert(strlen(img->kernels[i]) <= CT_IMAGE_NAME_MAX);
         for (size_t j = 0; j < i; j++)
             assert(strcmp(img->kernels[i], img->kernels[j]) != 0 && "kept names are distinct");
+        assert_layout(&img->layouts[i]);
     }
 }
 #else
@@ -1122,9 +1600,12 @@ void ct_image_free(ct_image *img)
 {
     if (!img)
         return;
-    for (size_t i = 0; i < img->n_kernels; i++)
+    for (size_t i = 0; i < img->n_kernels; i++) {
         free(img->kernels[i]);
+        free(img->layouts[i].v);
+    }
     free(img->kernels);
+    free(img->layouts);
     *img = (ct_image){ 0 };
 }
 
@@ -1148,6 +1629,19 @@ bool ct_image_has_kernel(const ct_image *img, const char *mangled, bool *known)
     if (known)
         *known = found || kernels_known(img);
     return found;
+}
+
+int ct_image_kernel_params(const ct_image *img, const char *mangled, ct_image_param *out, unsigned cap)
+{
+    size_t k = mangled ? find_name(img, mangled, strlen(mangled)) : SIZE_MAX;
+    if (k == SIZE_MAX)
+        return -1;
+    const ct_image_layout *l = &img->layouts[k];
+    if (!l->known || l->conflicted || l->n > CT_IMAGE_MAX_PARAMS)
+        return -1;
+    for (uint32_t i = 0; i < l->n && i < cap; i++)
+        out[i] = l->v[i];
+    return (int)l->n;
 }
 
 static bool same_family(unsigned arch, unsigned cc)

@@ -8,7 +8,9 @@
  * byte (the shim reads the program's memory fault-safely), decompressing
  * compressed fatbin entries (zstd), and the image's description: its
  * entries (kind, architecture), its kernels (from cubin symbols and
- * .nv.info, or PTX .entry lines) and what each needs.
+ * .nv.info, or PTX .entry lines), each kernel's parameter layout (a
+ * cubin's EIATTR_KPARAM_INFO records, a PTX .entry's parameter list) and
+ * what each needs.
  *
  * Invariants:
  * - Never reads past a size the container states, nor past limit; a
@@ -17,8 +19,16 @@
  *   UNKNOWN, not an error.
  * - Never allocates without bound: at most CT_IMAGE_MAX_ENTRIES entries and
  *   CT_IMAGE_MAX_KERNELS kernel names are kept (the totals are counted),
- *   and a compressed entry decompresses to at most its stated size, itself
- *   at most CT_IMAGE_MAX_INFLATED.
+ *   each with at most CT_IMAGE_MAX_PARAMS parameters, and a compressed
+ *   entry decompresses to at most its stated size, itself at most
+ *   CT_IMAGE_MAX_INFLATED.
+ * - A parameter layout is one the image states whole, never a guess: its
+ *   parameters dense in order, each lying after the one before and all
+ *   within CT_IMAGE_PARAM_SPACE bytes.  A table with a gap, an overlap or
+ *   a total that disagrees with itself says nothing (-1); so does one of
+ *   more than CT_IMAGE_MAX_PARAMS parameters, which is not kept.  Where
+ *   entries disagree on a kernel's layout, SASS wins over PTX, and two of
+ *   the same kind that disagree say nothing (param_conflicts counts them).
  * - Reading changes nothing the image points at.
  */
 #ifndef CT_IMAGE_H
@@ -35,6 +45,10 @@
 #define CT_IMAGE_NAME_MAX 16384
 /* One ELF's section, symbol and string tables held while it is read. */
 #define CT_IMAGE_MAX_TABLES (64u << 20)
+/* A kernel's parameters kept; more are counted, not kept. */
+#define CT_IMAGE_MAX_PARAMS 4096
+/* The parameter space's bytes (ptxas: "max 32764 bytes allowed"). */
+#define CT_IMAGE_PARAM_SPACE 32764u
 
 /* Copies len bytes at offset from the image's start into dst; false when
  * any of them cannot be read. */
@@ -75,6 +89,9 @@ typedef struct ct_image_entry {
     bool kernels_read;    /* SASS or PTX whose kernels were all read (names past the caps counted) */
 } ct_image_entry;
 
+/* Where a kept kernel's parameter layout came from (image.c). */
+typedef struct ct_image_layout ct_image_layout;
+
 typedef struct ct_image {
     ct_image_form form;
     ct_image_status status;
@@ -83,6 +100,8 @@ typedef struct ct_image {
     ct_image_entry entries[CT_IMAGE_MAX_ENTRIES];
     size_t n_kernels, kernels_total; /* distinct names over all entries */
     char **kernels;                 /* mangled names, owned by the image */
+    ct_image_layout *layouts;       /* one per kept name, owned by the image */
+    size_t param_conflicts;         /* entries whose layout of a kernel disagreed with one read before */
     uint64_t wrapped;               /* WRAPPER: the address its fatbin pointer holds */
     bool followed;                  /* WRAPPER: that fatbin was read (ct_image_read_at) */
     bool out_of_memory;             /* MALFORMED because memory, or CT_IMAGE_MAX_TABLES, ran out */
@@ -106,6 +125,18 @@ void ct_image_free(ct_image *img);
 /* Does the image hold kernel `mangled`?  Unknown (false, *known false) when
  * some entry's kernels could not be read. */
 bool ct_image_has_kernel(const ct_image *img, const char *mangled, bool *known);
+
+/* One parameter of a kernel as its image lays it out in the parameter
+ * buffer: byte offset and size. */
+typedef struct ct_image_param {
+    uint32_t offset, size;
+} ct_image_param;
+/* Kernel `mangled`'s parameters in order, at most cap of them into out;
+ * returns how many it has (may exceed cap: only cap were written), or -1
+ * when the image does not say (no such kernel, or no entry holding it had
+ * a readable parameter table; one of more than CT_IMAGE_MAX_PARAMS
+ * parameters is not kept, so not readable here). */
+int ct_image_kernel_params(const ct_image *img, const char *mangled, ct_image_param *out, unsigned cap);
 
 /* What a device of compute capability cc (major * 10 + minor) can do with
  * the image: run an entry's SASS (same major, minor at most the device's;
