@@ -255,13 +255,15 @@ static void add_symbol(blob *sym, uint32_t name, uint8_t info, uint16_t shndx)
  * that are no kernels: a device function inside the first kernel's
  * section, "lonely", which has a .text.lonely but no .nv.info.lonely, and
  * "stray", which has a .nv.info.stray but lives in the first kernel's
- * section.  compat: the bytes of a .nv.compat section, or NULL. */
-static blob cubin(const char *const *names, size_t n, unsigned arch, const blob *compat, cubin_layout *lay)
+ * section.  compat: the bytes of a .nv.compat section, or NULL; infos: the
+ * bytes of each kernel's .nv.info.<name>, or NULL for 4 zero bytes each. */
+static blob cubin_with_info(const char *const *names, size_t n, unsigned arch, const blob *compat,
+                            const blob *infos, cubin_layout *lay)
 {
     cr_assert(2 * n + SEC_FIRST_TEXT + 3 <= MAX_SECTIONS);
     blob shstr = { 0 }, str = { 0 }, sym = { 0 }, out = { 0 };
     section sec[MAX_SECTIONS] = { { 0 } };
-    size_t ns = SEC_FIRST_TEXT;
+    size_t ns = SEC_FIRST_TEXT, info_at[MAX_SECTIONS] = { 0 }, next_info = 0;
     put(&shstr, "", 1);
     put(&str, "", 1);
     put_zero(&sym, 24);
@@ -272,8 +274,9 @@ static blob cubin(const char *const *names, size_t n, unsigned arch, const blob 
     for (size_t i = 0; i < n; i++) {
         uint16_t text = (uint16_t)ns;
         sec[ns++] = (section){ .name = add_string(&shstr, ".text.", names[i]), .type = 1, .size = 16 };
+        info_at[i] = ns;
         sec[ns++] = (section){ .name = add_string(&shstr, ".nv.info.", names[i]), .type = 0x70000000,
-                               .link = SEC_SYMTAB, .info = text, .size = 4 };
+                               .link = SEC_SYMTAB, .info = text, .size = infos ? infos[i].n : 4 };
         add_symbol(&sym, add_string(&str, "", names[i]), 0x12, text);
         if (i == 0) {
             add_symbol(&sym, add_string(&str, "$", "device_helper"), 0x02, text);
@@ -305,6 +308,8 @@ static blob cubin(const char *const *names, size_t n, unsigned arch, const blob 
         sec[i].off = out.n;
         if (compat && i == compat_at)
             put(&out, compat->p, compat->n);
+        else if (infos && next_info < n && i == info_at[next_info])
+            put(&out, infos[next_info++].p, sec[i].size);
         else
             put_zero(&out, sec[i].size);
     }
@@ -342,6 +347,13 @@ static blob cubin(const char *const *names, size_t n, unsigned arch, const blob 
     return out;
 }
 
+/* A cubin whose .nv.info.<name> sections are 4 zero bytes: no parameter
+ * table this reader knows. */
+static blob cubin(const char *const *names, size_t n, unsigned arch, const blob *compat, cubin_layout *lay)
+{
+    return cubin_with_info(names, n, arch, compat, NULL, lay);
+}
+
 static size_t section_at(const cubin_layout *lay, size_t i, size_t field)
 {
     return lay->shoff + 64 * i + field;
@@ -369,6 +381,18 @@ static blob two_entry_fatbin(bool zstd)
 
 /* ---- checks ------------------------------------------------------------------- */
 
+/* Kernel name's layout in a is b's, or (partly) unsaid in a (-1). */
+static void assert_layout_of(const ct_image *a, const ct_image *b, const char *name, bool unsaid_ok, const char *what)
+{
+    static ct_image_param x[CT_IMAGE_MAX_PARAMS], y[CT_IMAGE_MAX_PARAMS];
+    int n = ct_image_kernel_params(a, name, x, CT_IMAGE_MAX_PARAMS);
+    if (n == -1 && unsaid_ok)
+        return;
+    cr_assert_eq(n, ct_image_kernel_params(b, name, y, CT_IMAGE_MAX_PARAMS), "%s: %s's count", what, name);
+    cr_assert(n <= 0 || memcmp(x, y, (size_t)(n < CT_IMAGE_MAX_PARAMS ? n : CT_IMAGE_MAX_PARAMS) * sizeof *x) == 0,
+              "%s: %s's layout", what, name);
+}
+
 static void assert_same(const ct_image *a, const ct_image *b, const char *what)
 {
     cr_assert_eq(a->form, b->form, "%s: form", what);
@@ -383,8 +407,11 @@ static void assert_same(const ct_image *a, const ct_image *b, const char *what)
                   "%s: entry %zu", what, i);
     }
     cr_assert_eq(a->n_kernels, b->n_kernels, "%s: kernels", what);
-    for (size_t i = 0; i < a->n_kernels; i++)
+    for (size_t i = 0; i < a->n_kernels; i++) {
         cr_assert_str_eq(a->kernels[i], b->kernels[i], "%s", what);
+        assert_layout_of(a, b, a->kernels[i], false, what);
+    }
+    cr_assert_eq(a->param_conflicts, b->param_conflicts, "%s: conflicts", what);
 }
 
 /* Cut at every offset: a limit short of the image is TRUNCATED, never a
@@ -400,8 +427,10 @@ static void assert_every_cut(const blob *b, const char *what)
     for (size_t k = 1; k < b->n; k++) { /* a limit of 0 is none */
         cr_assert_eq(read_blob(&img, b, k), CT_IMAGE_TRUNCATED, "%s: limit %zu of %zu", what, k, b->n);
         cr_assert_leq(img.n_entries, whole.n_entries, "%s", what);
-        for (size_t i = 0; i < img.n_kernels; i++)
+        for (size_t i = 0; i < img.n_kernels; i++) {
             cr_assert(ct_image_has_kernel(&whole, img.kernels[i], NULL), "%s: %s", what, img.kernels[i]);
+            assert_layout_of(&img, &whole, img.kernels[i], true, what); /* a layout read is the whole's */
+        }
         cr_assert_eq(ct_image_fit_for(&img, 80), CT_FIT_UNKNOWN, "%s: limit %zu", what, k);
         ct_image_free(&img);
     }
@@ -1128,6 +1157,339 @@ Test(image, unreadable_and_tiny)
     ct_image_free(NULL);
 }
 
+/* ---- parameter layouts ------------------------------------------------------------ */
+
+/* .nv.info records as nvcc 13.0 writes them (docs/IMAGES.md). */
+static void put_record(blob *b, uint8_t format, uint8_t attr, uint16_t value)
+{
+    put_le(b, format, 1);
+    put_le(b, attr, 1);
+    put_le(b, value, 2);
+}
+
+/* EIATTR_KPARAM_INFO: index, ordinal, offset, size in bits 18-31 over
+ * nvcc's 0x1f000. */
+static void put_kparam(blob *b, uint16_t ordinal, uint16_t offset, uint32_t size)
+{
+    put_record(b, 4, 0x17, 12);
+    put_le(b, 0, 4);
+    put_le(b, ordinal, 2);
+    put_le(b, offset, 2);
+    put_le(b, size << 18 | 0x1f000, 4);
+}
+
+/* The wide record (attribute 0x45): the size a whole u32. */
+static void put_kparam_wide(blob *b, uint16_t ordinal, uint16_t offset, uint32_t size)
+{
+    put_record(b, 4, 0x45, 12);
+    put_le(b, 0, 4);
+    put_le(b, ordinal, 2);
+    put_le(b, offset, 2);
+    put_le(b, size, 4);
+}
+
+/* What nvcc writes around the parameters: EIATTR_PARAM_CBANK and
+ * EIATTR_CBANK_PARAM_SIZE, both stating total bytes. */
+static void put_totals(blob *b, uint16_t total)
+{
+    put_record(b, 4, 0x37, 4);
+    put_le(b, 0x82, 4);
+    put_record(b, 1, 0x35, 0);
+    put_record(b, 4, 0x0a, 8);
+    put_le(b, 4, 4);
+    put_le(b, 0x160, 2);
+    put_le(b, total, 2);
+    put_record(b, 3, 0x19, total);
+}
+
+static void put_tail(blob *b)
+{
+    put_record(b, 3, 0x1b, 0xff);
+    put_record(b, 4, 0x1c, 4);
+    put_le(b, 0x10, 4);
+}
+
+/* (pointer, int, float) as nvcc lays out _Z4fillPfif: 0+8, 8+4, 12+4,
+ * its records last ordinal first; swap: the middle ones swapped. */
+static blob fill_info(bool swap)
+{
+    blob b = { 0 };
+    put_totals(&b, 16);
+    put_kparam(&b, 2, 12, 4);
+    if (swap) {
+        put_kparam(&b, 0, 0, 8);
+        put_kparam(&b, 1, 8, 4);
+    } else {
+        put_kparam(&b, 1, 8, 4);
+        put_kparam(&b, 0, 0, 8);
+    }
+    put_tail(&b);
+    return b;
+}
+
+static const ct_image_param fill_layout[] = { { 0, 8 }, { 8, 4 }, { 12, 4 } };
+
+/* Kernel name's layout in img is want (n of them; -1: none said). */
+static void assert_params(const ct_image *img, const char *name, int n, const ct_image_param *want, const char *what)
+{
+    ct_image_param got[64];
+    int count = ct_image_kernel_params(img, name, got, 64);
+    cr_assert_eq(count, n, "%s: %s has %d parameters, not %d", what, name, count, n);
+    for (int i = 0; i < n && i < 64; i++)
+        cr_assert(got[i].offset == want[i].offset && got[i].size == want[i].size,
+                  "%s: %s parameter %d at %u+%u, not %u+%u", what, name, i, got[i].offset, got[i].size,
+                  want[i].offset, want[i].size);
+}
+
+/* A cubin of kernels3 whose first kernel's .nv.info is info, the others'
+ * those of fill_info (plain) and of no parameters (twice). */
+static blob cubin_info_first(const blob *info)
+{
+    blob none = { 0 };
+    put_record(&none, 4, 0x37, 4);
+    put_le(&none, 0x82, 4);
+    put_tail(&none);
+    blob swapped = fill_info(true);
+    blob infos[3] = { *info, swapped, none };
+    cubin_layout lay;
+    blob c = cubin_with_info(kernels3, 3, 80, NULL, infos, &lay);
+    blob_free(&none);
+    blob_free(&swapped);
+    return c;
+}
+
+Test(image, cubin_params)
+{
+    blob info = fill_info(false);
+    blob c = cubin_info_first(&info);
+    ct_image img;
+    cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_OK);
+    assert_params(&img, "_Z4fillPfif", 3, fill_layout, "records last first");
+    assert_params(&img, "plain", 3, fill_layout, "records out of order");
+    assert_params(&img, "_Z5twiceIdEvPT_", 0, NULL, "no records, no total: no parameters");
+    cr_assert_eq(img.param_conflicts, 0);
+    /* cap: how many it has, only cap written */
+    ct_image_param one[2] = { { 77, 77 }, { 77, 77 } };
+    cr_assert_eq(ct_image_kernel_params(&img, "_Z4fillPfif", one, 1), 3);
+    cr_assert(one[0].offset == 0 && one[0].size == 8 && one[1].offset == 77 && one[1].size == 77);
+    cr_assert_eq(ct_image_kernel_params(&img, "_Z4fillPfif", NULL, 0), 3);
+    /* not there, or no kernel */
+    cr_assert_eq(ct_image_kernel_params(&img, "_Z4fakev", one, 2), -1);
+    cr_assert_eq(ct_image_kernel_params(&img, "lonely", one, 2), -1, "a function with no .nv.info");
+    cr_assert_eq(ct_image_kernel_params(&img, NULL, one, 2), -1);
+    ct_image_free(&img);
+    /* the same inside a fatbin, and inflated from zstd */
+    blob z = zstd_frame(&c, true);
+    entry_spec e = { .kind = 2, .arch = 80, .flags = FLAG_ZSTD, .payload = &z, .inflated = c.n };
+    blob f = fatbin(&e, 1);
+    cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
+    cr_assert(img.entries[0].inflated);
+    assert_params(&img, "plain", 3, fill_layout, "inflated");
+    ct_image_free(&img);
+    blob_free(&f);
+    blob_free(&z);
+    /* tables made of the wide records (attribute 0x45) */
+    blob wide = { 0 };
+    put_kparam_wide(&wide, 2, 20004, 4);
+    put_kparam_wide(&wide, 1, 4, 20000);
+    put_kparam_wide(&wide, 0, 0, 1);
+    put_record(&wide, 3, 0x19, 20008);
+    blob_free(&c);
+    c = cubin_info_first(&wide);
+    cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_OK);
+    assert_params(&img, "_Z4fillPfif", 3, (ct_image_param[]){ { 0, 1 }, { 4, 20000 }, { 20004, 4 } }, "wide");
+    ct_image_free(&img);
+    blob_free(&wide);
+    blob_free(&c);
+    blob_free(&info);
+}
+
+/* Tables that do not say a layout whole: the kernel's is unsaid (-1),
+ * the image read; the other kernels' stay. */
+Test(image, cubin_params_unsaid)
+{
+    enum { GAP, TWICE, OVERLAP, TOTAL, TOTALS, SHORT_RECORD, UNKNOWN_FORMAT, PAST_SPACE, HVAL_PARAM, CASES };
+    static const char *const what[] = { "a gap in the ordinals", "an ordinal twice", "overlapping parameters",
+                                        "a total that disagrees", "two totals that disagree",
+                                        "a record of 8 bytes", "a format not known before them",
+                                        "past the parameter space", "a parameter record of format 3" };
+    for (int i = 0; i < CASES; i++) {
+        blob b = { 0 };
+        put_totals(&b, i == TOTAL ? 20 : 16);
+        if (i == TOTALS)
+            put_record(&b, 3, 0x19, 12);
+        if (i == UNKNOWN_FORMAT)
+            put_record(&b, 9, 0x17, 0);
+        if (i == HVAL_PARAM)
+            put_record(&b, 3, 0x17, 4);
+        put_kparam(&b, i == GAP ? 3 : 2, i == OVERLAP ? 10 : 12, i == OVERLAP ? 6 : 4); /* ends at 16 */
+        put_kparam(&b, i == TWICE ? 2 : 1, 8, 4);
+        if (i == SHORT_RECORD) {
+            put_record(&b, 4, 0x17, 8);
+            put_le(&b, 0, 8);
+        } else {
+            put_kparam(&b, 0, 0, 8);
+        }
+        if (i == PAST_SPACE) {
+            b.n = 0;
+            put_kparam(&b, 0, 0, 8);
+            put_kparam(&b, 1, 32760, 8);
+        }
+        put_tail(&b);
+        blob c = cubin_info_first(&b);
+        ct_image img;
+        cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_OK, "%s", what[i]);
+        assert_params(&img, "_Z4fillPfif", -1, NULL, what[i]);
+        assert_params(&img, "plain", 3, fill_layout, what[i]);
+        ct_image_free(&img);
+        blob_free(&c);
+        blob_free(&b);
+    }
+}
+
+/* A record that runs past its section, or bytes too few for one: the
+ * cubin is MALFORMED, bare or in a fatbin. */
+Test(image, cubin_params_malformed)
+{
+    for (int cut = 0; cut < 2; cut++) {
+        blob b = fill_info(false);
+        if (cut)
+            b.n -= 2; /* the tail's last record cut short */
+        else
+            set_le(&b, b.n - 8 + 2, 9, 2); /* its last record says 9 bytes follow, 4 do */
+        blob c = cubin_info_first(&b);
+        ct_image img;
+        cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_MALFORMED, "cut %d", cut);
+        assert_params(&img, "_Z4fillPfif", -1, NULL, "malformed");
+        ct_image_free(&img);
+        entry_spec e = { .kind = 2, .arch = 80, .payload = &c };
+        blob f = fatbin(&e, 1);
+        cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "in a fatbin, cut %d", cut);
+        ct_image_free(&img);
+        blob_free(&f);
+        blob_free(&c);
+        blob_free(&b);
+    }
+}
+
+Test(image, ptx_params)
+{
+    static const char text[] =
+        ".version 9.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry scalars(\n\t.param .u8 a,\n\t.param .u32 b,\n\t.param .u16 c,\n"
+        "\t.param .f64 d, // a comment\n\t.param .f32 e,\n\t.param .u64 f,\n\t.param .s8 g\n)\n{ ret; }\n"
+        ".visible .entry arrays(.param .u8 a, .param .align 4 .b8 b[12], .param .align 8 .b8 c[24],\n"
+        "\t.param .align 16 .b8 d[16], .param .b8 e[3], .param .u8 f)\n{ ret; }\n"
+        ".entry pointers(.param .u8 a, .param .u64 .ptr .global .align 16 b, .param.u32.ptr.const c,\n"
+        "\t.param .b128 d, .param .bf16 e)\n{ ret; }\n"
+        ".entry bare\n.maxntid 1, 1, 1\n{ ret; }\n"
+        ".entry empty()\n{ ret; }\n"
+        ".entry vector(.param .v2 .f32 a)\n{ ret; }\n"      /* a list not known: unsaid */
+        ".entry align3(.param .align 3 .b8 a[4])\n{ ret; }\n"
+        ".entry huge(.param .align 4 .b8 a[32764], .param .u8 b)\n{ ret; }\n"
+        ".entry fits(.param .align 4 .b8 a[32760], .param .u32 b)\n{ ret; }\n"
+        ".entry no_type(.param a)\n{ ret; }\n"
+        ".entry after(.param .u16 a)\n{ ret; }\n"
+        ".entry open(.param .u32 a";
+    ct_image img;
+    cr_assert_eq(read_text(&img, text), CT_IMAGE_OK);
+    cr_assert_eq(img.n_kernels, 12);
+    assert_params(&img, "scalars", 7,
+                  (ct_image_param[]){ { 0, 1 }, { 4, 4 }, { 8, 2 }, { 16, 8 }, { 24, 4 }, { 32, 8 }, { 40, 1 } },
+                  "scalars");
+    assert_params(&img, "arrays", 6,
+                  (ct_image_param[]){ { 0, 1 }, { 4, 12 }, { 16, 24 }, { 48, 16 }, { 64, 3 }, { 67, 1 } }, "arrays");
+    assert_params(&img, "pointers", 5, (ct_image_param[]){ { 0, 1 }, { 8, 8 }, { 16, 4 }, { 32, 16 }, { 48, 2 } },
+                  "a pointee's .align is not the parameter's");
+    assert_params(&img, "bare", 0, NULL, "no list");
+    assert_params(&img, "empty", 0, NULL, "()");
+    assert_params(&img, "vector", -1, NULL, ".v2");
+    assert_params(&img, "align3", -1, NULL, ".align 3");
+    assert_params(&img, "huge", -1, NULL, "past 32764 bytes");
+    assert_params(&img, "fits", 2, (ct_image_param[]){ { 0, 32760 }, { 32760, 4 } }, "32764 bytes");
+    assert_params(&img, "no_type", -1, NULL, "no type");
+    assert_params(&img, "after", 1, (ct_image_param[]){ { 0, 2 } }, "after lists not known");
+    assert_params(&img, "open", -1, NULL, "the text ends in the list");
+    ct_image_free(&img);
+}
+
+/* A kernel in several entries has one layout: SASS's over PTX's, in
+ * either order; two SASS that disagree say nothing.  Disagreements are
+ * counted. */
+Test(image, params_across_entries)
+{
+    blob info = fill_info(false);
+    blob c = cubin_info_first(&info);
+    /* the PTX has (.u64) for each kernel: plain's disagrees with the SASS */
+    blob text = ptx("sm_90", kernels3, 3);
+    blob z = zstd_frame(&text, true);
+    entry_spec sass = { .kind = 2, .arch = 80, .payload = &c };
+    entry_spec ptx_entry = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = text.n };
+    const ct_image_param u64[] = { { 0, 8 } };
+    for (int order = 0; order < 2; order++) {
+        entry_spec e[2] = { order ? ptx_entry : sass, order ? sass : ptx_entry };
+        blob f = fatbin(e, 2);
+        ct_image img;
+        cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
+        assert_params(&img, "plain", 3, fill_layout, "SASS first or not");
+        assert_params(&img, "_Z4fillPfif", 3, fill_layout, "SASS first or not");
+        cr_assert_eq(img.param_conflicts, 3, "order %d: %zu", order, img.param_conflicts);
+        ct_image_free(&img);
+        blob_free(&f);
+    }
+    /* PTX alone, inflated */
+    blob f = fatbin(&ptx_entry, 1);
+    ct_image img;
+    cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
+    assert_params(&img, "plain", 1, u64, "compressed PTX");
+    ct_image_free(&img);
+    blob_free(&f);
+    /* two SASS entries that disagree on _Z4fillPfif */
+    blob other = fill_info(false);
+    set_le(&other, other.n - 8 - 12 + 6, 2, 2); /* ordinal 0's offset 2 */
+    blob c2 = cubin_info_first(&other);
+    entry_spec two[3] = { sass, { .kind = 2, .arch = 90, .payload = &c2 }, ptx_entry };
+    f = fatbin(two, 3);
+    cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
+    assert_params(&img, "_Z4fillPfif", -1, NULL, "two SASS disagree");
+    assert_params(&img, "plain", 3, fill_layout, "two SASS agree");
+    cr_assert_eq(img.param_conflicts, 1 + 3);
+    ct_image_free(&img);
+    blob_free(&f);
+    blob_free(&c2);
+    blob_free(&other);
+    blob_free(&z);
+    blob_free(&text);
+    blob_free(&c);
+    blob_free(&info);
+}
+
+/* A kernel of CT_IMAGE_MAX_PARAMS parameters is kept; one more is not
+ * (-1), nor a wrong count. */
+Test(image, param_cap)
+{
+    for (size_t extra = 0; extra < 2; extra++) {
+        size_t n = CT_IMAGE_MAX_PARAMS + extra;
+        blob t = { 0 };
+        put_text(&t, (const char *[]){ ".version 9.0\n.target sm_80\n.entry many(" }, 1);
+        for (size_t i = 0; i < n; i++) {
+            char one[64];
+            snprintf(one, sizeof one, "%s.param .u8 p%zu", i ? ", " : "", i);
+            put_text(&t, (const char *[]){ one }, 1);
+        }
+        put(&t, ")\n{ ret; }\n", 12);
+        ct_image img;
+        cr_assert_eq(read_blob(&img, &t, 0), CT_IMAGE_OK);
+        static ct_image_param v[CT_IMAGE_MAX_PARAMS + 1];
+        int got = ct_image_kernel_params(&img, "many", v, CT_IMAGE_MAX_PARAMS + 1);
+        cr_assert_eq(got, extra ? -1 : CT_IMAGE_MAX_PARAMS, "%zu parameters: %d", n, got);
+        if (!extra)
+            cr_assert(v[n - 1].offset == n - 1 && v[n - 1].size == 1);
+        ct_image_free(&img);
+        blob_free(&t);
+    }
+}
+
 /* ---- suite image_nvcc: what nvcc builds ----------------------------------------------- */
 
 static blob load(const char *name, bool text)
@@ -1195,7 +1557,7 @@ Test(image_nvcc, every_shape)
         cr_assert_eq(img.form, c->form, "%s", c->file);
         cr_assert_eq(img.bytes, b.n, "%s: its headers state its size", c->file);
         cr_assert_eq(img.n_entries, c->n_entries, "%s", c->file);
-        cr_assert_eq(img.n_kernels, 3, "%s: %zu kernels", c->file, img.n_kernels);
+        cr_assert_eq(img.n_kernels, 7, "%s: %zu kernels", c->file, img.n_kernels);
         cr_assert(has(&img, "_Z4fillPfif") && has(&img, "plain") && has(&img, "_Z5twiceIdEvPT_"), "%s", c->file);
         cr_assert(!has(&img, "_Z6helperf"), "%s: a device function is no kernel", c->file);
         assert_fits(&img, c->fit, c->file);
@@ -1237,6 +1599,41 @@ Test(image_nvcc, compression)
     cr_assert_str_eq(describe(&img), "no code and compute_90 PTX; kernels not read from compressed compute_90");
     ct_image_free(&img);
     blob_free(&b);
+}
+
+/* The layouts measured on nvcc 13.0's cubins (docs/IMAGES.md), from every
+ * shape: SASS alone, PTX alone (bare and in a fatbin), both, compressed or
+ * not; SASS and PTX agree. */
+Test(image_nvcc, params)
+{
+    static const ct_image_param fill[] = { { 0, 8 }, { 8, 4 }, { 12, 4 } };
+    static const ct_image_param pointer[] = { { 0, 8 } };
+    static const ct_image_param shapes[] = { { 0, 1 },  { 2, 2 },   { 4, 4 },   { 8, 4 },   { 16, 8 },
+                                             { 24, 8 }, { 32, 12 }, { 48, 24 }, { 80, 16 }, { 96, 1 } };
+    static const ct_image_param large[] = { { 0, 1 }, { 4, 20000 }, { 20004, 4 } };
+    ct_image_param many[40];
+    for (uint32_t i = 0; i < 10; i++) {
+        many[4 * i] = (ct_image_param){ 24 * i, 4 };
+        many[4 * i + 1] = (ct_image_param){ 24 * i + 4, 1 };
+        many[4 * i + 2] = (ct_image_param){ 24 * i + 8, 8 };
+        many[4 * i + 3] = (ct_image_param){ 24 * i + 16, 8 };
+    }
+    for (size_t i = 0; i < sizeof nvcc_cases / sizeof *nvcc_cases; i++) {
+        const nvcc_case *c = &nvcc_cases[i];
+        blob b = load_case(c);
+        ct_image img;
+        cr_assert_eq(read_blob(&img, &b, b.n), CT_IMAGE_OK, "%s", c->file);
+        assert_params(&img, "_Z4fillPfif", 3, fill, c->file);
+        assert_params(&img, "plain", 1, pointer, c->file);
+        assert_params(&img, "_Z5twiceIdEvPT_", 1, pointer, c->file);
+        assert_params(&img, "shapes", 10, shapes, c->file);
+        assert_params(&img, "none", 0, NULL, c->file);
+        assert_params(&img, "many", 40, many, c->file);
+        assert_params(&img, "large", 3, large, c->file);
+        cr_assert_eq(img.param_conflicts, 0, "%s: SASS and PTX agree", c->file);
+        ct_image_free(&img);
+        blob_free(&b);
+    }
 }
 
 Test(image_nvcc, cut_at_every_offset)
