@@ -2,7 +2,8 @@
  * The first byte says how the rest is read: bit 0, with the input's size
  * as the limit (else with none, fetches past the input failing); bit 1,
  * with base 0, so that a wrapper's pointer is an offset into the input.
- * Every query is then asked, and its answer held to image.h's promises. */
+ * Every query is then asked, and its answer held to image.h's promises
+ * (each kept kernel's parameter layout among them). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,29 @@ static void check_describe(const ct_image *img)
         abort();
 }
 
+/* A kernel's layout: -1, or a count whose kept parameters each lie after
+ * the one before, within the parameter space; asked with less room, the
+ * same count and the same first ones. */
+static void check_params(const ct_image *img, const char *name)
+{
+    static ct_image_param v[CT_IMAGE_MAX_PARAMS + 1], few[2];
+    int n = ct_image_kernel_params(img, name, v, CT_IMAGE_MAX_PARAMS + 1);
+    if (n < -1 || n > CT_IMAGE_MAX_PARAMS)
+        abort();
+    uint64_t end = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i].offset < end)
+            abort();
+        end = (uint64_t)v[i].offset + v[i].size;
+        if (end > CT_IMAGE_PARAM_SPACE)
+            abort();
+    }
+    few[1] = (ct_image_param){ 7, 7 };
+    if (ct_image_kernel_params(img, name, few, 1) != n || (n > 0 && memcmp(few, v, sizeof *v) != 0) ||
+        few[1].offset != 7 || few[1].size != 7)
+        abort();
+}
+
 static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
 {
     if (img->n_entries > CT_IMAGE_MAX_ENTRIES || img->n_entries > img->entries_total ||
@@ -34,7 +58,10 @@ static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
         if (strlen(img->kernels[i]) > CT_IMAGE_NAME_MAX || !ct_image_has_kernel(img, img->kernels[i], &known) ||
             !known)
             abort();
+        check_params(img, img->kernels[i]);
     }
+    if (ct_image_kernel_params(img, "", NULL, 0) != -1 && !ct_image_has_kernel(img, "", NULL))
+        abort();
     static const unsigned ccs[] = { 0, 75, 80, 86, 90, 100, 103, 120, 121 };
     for (size_t i = 0; i < sizeof ccs / sizeof *ccs; i++) {
         ct_image_fit fit = ct_image_fit_for(img, ccs[i]);
