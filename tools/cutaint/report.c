@@ -243,6 +243,7 @@ static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
     f->injected = bool_or(in, CT_KEY(failure, injected, BOOL), false);
     f->repro = get_str(in, CT_KEY(failure, repro, STR));
     get_strv(in, CT_KEY(failure, backtrace, STRS), &f->backtrace);
+    f->has_image = get_int(in, CT_KEY(failure, image, INT), &f->image); /* null or absent: none */
 }
 
 static void on_failure(ct_process *p, const event_in *in)
@@ -353,7 +354,10 @@ static void on_image(ct_process *p, const event_in *in)
                            .kernels_total = int_or(in, CT_KEY(image, kernels_total, INT), 0),
                            .device = get_str(in, CT_KEY(image, device, STR)),
                            .device_cc = get_str(in, CT_KEY(image, device_cc, STR)),
-                           .why = get_str(in, CT_KEY(image, why, STR)) };
+                           .why = get_str(in, CT_KEY(image, why, STR)),
+                           /* written before the key existed: numbered in order, from 1 */
+                           .number = int_or(in, CT_KEY(image, number, INT), (int64_t)p->n_images),
+                           .stand_in = bool_or(in, CT_KEY(image, stand_in, BOOL), false) };
     get_strv(in, CT_KEY(image, holds, STRS), &im->holds);
     get_strv(in, CT_KEY(image, kernels, STRS), &im->kernels);
 }
@@ -506,6 +510,14 @@ ct_counts ct_process_counts(const ct_process *p)
 const ct_failure *ct_process_failure(const ct_process *p, int64_t id)
 {
     return find_failure((ct_process *)p, id);
+}
+
+const ct_image_note *ct_process_image(const ct_process *p, int64_t number)
+{
+    for (size_t i = 0; i < p->n_images; i++)
+        if (p->images[i].number == number)
+            return &p->images[i];
+    return NULL;
 }
 
 const ct_failure *ct_process_loss_cause(const ct_process *p)

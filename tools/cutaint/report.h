@@ -74,6 +74,8 @@ typedef struct ct_failure {
     bool injected;
     char *repro;
     ct_strv backtrace;
+    bool has_image;          /* a launch of a kernel whose image was refused: */
+    int64_t image;           /* that image's number (ct_image_note.number) */
     uint64_t occurrences;
     int64_t last_launch;     /* the latest occurrence's launch (repeat events); 0 unknown */
     size_t seq;              /* line order within the process */
@@ -110,6 +112,8 @@ typedef struct ct_image_note {
     int64_t kernels_total;
     char *device, *device_cc;
     char *why;               /* the diagnosis, as the log said it */
+    int64_t number;          /* its number in the process (older reports: its order, from 1) */
+    bool stand_in;           /* cutaint answered the runtime with a stand-in handle */
 } ct_image_note;
 
 typedef struct ct_process {
@@ -176,6 +180,8 @@ typedef struct ct_counts {
 ct_counts ct_process_counts(const ct_process *p);
 /* The failure with that id, or NULL. */
 const ct_failure *ct_process_failure(const ct_process *p, int64_t id);
+/* The first image numbered `number`, or NULL. */
+const ct_image_note *ct_process_image(const ct_process *p, int64_t number);
 /* The failure most likely to have destroyed the context: the latest one
  * logged before the context_lost event, or NULL. */
 const ct_failure *ct_process_loss_cause(const ct_process *p);

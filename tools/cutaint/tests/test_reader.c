@@ -2,7 +2,8 @@
  * test_reader.c - the report reader on the hand-written logs of
  * tests/data: the demo's report, a killed process (no exit event, last
  * line cut), corrupt lines of every kind, several processes in several
- * files, a failure folded twice, and lines over the length limit.
+ * files, a failure folded twice, lines over the length limit, and the
+ * image events a launch failure names (numbered or, older, not).
  */
 #include "helpers.h"
 
@@ -185,4 +186,58 @@ Test(reader, a_newer_format_is_said_plainly)
     read_data(&r, "demo.jsonl");
     cr_assert_eq(r.procs[0].format_version, 1);
     cr_assert_eq(r.files[0].newer_format, 0);
+}
+
+/* An image the driver refused, answered with a stand-in, and the launch
+ * failure that descends from it: each image event's number and stand_in,
+ * the failure's image, and the counts as they were (an unusable image and
+ * a root failure, one each). */
+Test(reader, a_failure_names_the_image_it_descends_from)
+{
+    read_data(&r, "image_stand_in.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert_eq(p->n_images, 1);
+    cr_assert_eq(p->images[0].number, 1);
+    cr_assert(p->images[0].stand_in);
+    const ct_failure *f = ct_process_failure(p, 1);
+    cr_assert(f->has_image);
+    cr_assert_eq(f->image, 1);
+    cr_assert_eq(ct_process_image(p, 1), &p->images[0]);
+    cr_assert_null(ct_process_image(p, 2));
+    cr_assert_eq(f->n_skips, 1);
+    cr_assert_eq(f->n_reads, 1);
+    ct_counts c = ct_process_counts(p);
+    cr_assert_eq(c.failures, 1);
+    cr_assert_eq(c.unusable_images, 1);
+    cr_assert_eq(c.refused_reads, 1);
+}
+
+/* Written before the keys: images numbered in order within each process,
+ * no stand-ins, a failure with no image. */
+Test(reader, images_without_numbers_are_numbered_in_order_per_process)
+{
+    read_data(&r, "image_unnumbered.jsonl");
+    cr_assert_eq(r.n_procs, 2);
+    const ct_process *p = &r.procs[0];
+    cr_assert_eq(p->n_images, 2);
+    cr_assert_eq(p->images[0].number, 1);
+    cr_assert_eq(p->images[1].number, 2);
+    cr_assert_not(p->images[0].stand_in);
+    cr_assert_not(p->images[1].stand_in);
+    cr_assert_not(p->failures[0].has_image);
+    cr_assert_eq(r.procs[1].n_images, 1);
+    cr_assert_eq(r.procs[1].images[0].number, 1, "numbers start again in each process");
+}
+
+/* A failure may name an image the report does not hold (the line was
+ * lost); "image": null is no image. */
+Test(reader, a_failure_may_name_an_image_the_report_lacks)
+{
+    read_data(&r, "image_missing.jsonl");
+    const ct_process *p = &r.procs[0];
+    const ct_failure *f = ct_process_failure(p, 1);
+    cr_assert(f->has_image);
+    cr_assert_eq(f->image, 2);
+    cr_assert_null(ct_process_image(p, 2));
+    cr_assert_not(ct_process_failure(p, 2)->has_image, "image: null is none");
 }
