@@ -109,6 +109,10 @@ static void failure(ct_jsonl *j, const ct_failure *f)
     ct_jsonl_int(j, CT_KEY(summary_failure, last_launch, INT), f->last_launch > f->launch ? f->last_launch : f->launch);
     ct_jsonl_str(j, CT_KEY(summary_failure, repro, STR), f->repro);
     strv(j, CT_KEY(summary_failure, backtrace, STRS), &f->backtrace);
+    if (f->has_image)
+        ct_jsonl_int(j, CT_KEY(summary_failure, image, INT), f->image);
+    else
+        ct_jsonl_null(j, CT_KEY(summary_failure, image, INT));
     ct_jsonl_open_array(j, CT_KEY(summary_failure, skips, OBJS));
     for (size_t i = 0; i < f->n_skips; i++)
         skip(j, &f->skips[i]);
@@ -147,6 +151,8 @@ static void image(ct_jsonl *j, const ct_image_note *im)
     ct_jsonl_str(j, CT_KEY(summary_image, device_cc, STR), im->device_cc);
     ct_jsonl_str(j, CT_KEY(summary_image, fit, STR), im->fit);
     ct_jsonl_str(j, CT_KEY(summary_image, why, STR), im->why);
+    ct_jsonl_int(j, CT_KEY(summary_image, number, INT), im->number);
+    ct_jsonl_bool(j, CT_KEY(summary_image, stand_in, BOOL), im->stand_in);
     ct_jsonl_close(j);
 }
 

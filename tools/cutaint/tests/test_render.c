@@ -17,6 +17,7 @@
 static const char *const all_logs[] = {
     "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
     "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
+    "image_stand_in.jsonl", "image_unnumbered.jsonl", "image_missing.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
 
@@ -146,3 +147,58 @@ Test(render, dot_is_accepted_by_graphviz)
     cr_assert_eq(status, 0, "dot -Tsvg refused the output");
 #endif
 }
+
+/* ---- an unusable image and the failures that descend from it ------------ */
+
+static char *render_of(const char *log, ct_format format)
+{
+    read_data(&r, log);
+    return render_to_string(&r, format, NULL);
+}
+
+static const jv *object_at(const jsonr_doc *doc, const jv *obj, const char *key, size_t index)
+{
+    const jv *e = jsonr_first(doc, jsonr_get(doc, obj, key));
+    for (size_t i = 0; e && i < index; i++)
+        e = jsonr_next(doc, e);
+    cr_assert_not_null(e, "no %s[%zu]", key, index);
+    return e;
+}
+
+static void assert_int(const jsonr_doc *doc, const jv *obj, const char *key, int64_t want)
+{
+    const jv *v = jsonr_get(doc, obj, key);
+    cr_assert(v && v->type == JV_NUMBER && v->is_int && v->i == want, "%s is not %lld", key, (long long)want);
+}
+
+Test(render, json_links_a_failure_to_its_image)
+{
+    char *t = render_of("image_stand_in.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
+    assert_int(&doc, object_at(&doc, proc, "failures", 0), "image", 1);
+    const jv *im = object_at(&doc, proc, "images", 0);
+    assert_int(&doc, im, "number", 1);
+    cr_assert_eq(jsonr_get(&doc, im, "stand_in")->type, JV_TRUE);
+    jsonr_free(&doc);
+    free(t);
+}
+
+Test(render, json_of_an_older_report_numbers_images_and_nulls_the_link)
+{
+    char *t = render_of("image_unnumbered.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *first = object_at(&doc, jsonr_root(&doc), "processes", 0);
+    const jv *image = jsonr_get(&doc, object_at(&doc, first, "failures", 0), "image");
+    cr_assert(image && image->type == JV_NULL, "a failure without an image has image null");
+    assert_int(&doc, object_at(&doc, first, "images", 0), "number", 1);
+    assert_int(&doc, object_at(&doc, first, "images", 1), "number", 2);
+    cr_assert_eq(jsonr_get(&doc, object_at(&doc, first, "images", 1), "stand_in")->type, JV_FALSE);
+    const jv *second = object_at(&doc, jsonr_root(&doc), "processes", 1);
+    assert_int(&doc, object_at(&doc, second, "images", 0), "number", 1);
+    jsonr_free(&doc);
+    free(t);
+}
+
