@@ -3,8 +3,10 @@
  *
  *   process PID: ARGV
  *     |- failure #ID: WHAT -> ERROR          (root cause)
+ *     |  |  from unusable image #N: API ...  (the image its kernel is in)
  *     |  |- skipped launch #N: KERNEL         (work it kept from running)
  *     |  `- refused read: API, BYTES at ADDR (bytes it kept from the host)
+ *     |- unusable image #N: WHY              (an image the driver refused)
  *     |- probe ... / CONTEXT LOST ...
  *     `- exit: status S   (or a note that the log ends without one)
  *     verdict: ...
@@ -95,11 +97,31 @@ static void where_line(tree *t, const ct_failure *f, bool children)
     fputc('\n', t->out);
 }
 
-static void failure_details(tree *t, const ct_failure *f)
+/* "from unusable image #1: cuLibraryLoadData failed with ...": the image
+ * event, of the same process, that a launch's failure descends from. */
+static void origin_line(tree *t, const ct_process *p, const ct_failure *f, bool children)
+{
+    detail(t, 1, children);
+    fprintf(t->out, "from unusable image #%" PRId64, f->image);
+    const ct_image_note *im = ct_process_image(p, f->image);
+    if (!im) {
+        fputs(" (not in this report)\n", t->out);
+        return;
+    }
+    fputs(": ", t->out);
+    ct_put_text(t->out, im->api, "?");
+    fputs(" failed with ", t->out);
+    ct_put_text(t->out, im->error, "?");
+    fputc('\n', t->out);
+}
+
+static void failure_details(tree *t, const ct_process *p, const ct_failure *f)
 {
     bool children = f->n_skips || f->n_reads;
     if (!f->described)
         return;
+    if (f->has_image)
+        origin_line(t, p, f, children);
     where_line(t, f, children);
     for (size_t i = 0; i < f->backtrace.n && i < BACKTRACE_SHOWN; i++) {
         detail(t, 1, children);
@@ -177,11 +199,11 @@ static void read_line(tree *t, const ct_read *rd, int64_t root, bool last)
     read_details(t, rd, root);
 }
 
-static void failure_tree(tree *t, const ct_failure *f, bool last)
+static void failure_tree(tree *t, const ct_process *p, const ct_failure *f, bool last)
 {
     node(t, 1, last);
     failure_line(t, f);
-    failure_details(t, f);
+    failure_details(t, p, f);
     for (size_t i = 0; i < f->n_skips; i++)
         skip_line(t, &f->skips[i], i + 1 == f->n_skips && !f->n_reads);
     for (size_t i = 0; i < f->n_reads; i++)
@@ -204,11 +226,12 @@ static void probe_line(tree *t, const ct_probe *pr, bool last)
     fputc('\n', t->out);
 }
 
-/* "unusable image: image 0x... (kernels fill) holds sm_80 code and no PTX; ..." */
+/* "unusable image #1: image 0x... (kernels fill) holds sm_80 code and no
+ * PTX; ...", and when cutaint stood in for it, that its launches fail. */
 static void image_line(tree *t, const ct_image_note *im, bool last)
 {
     node(t, 1, last);
-    fputs("unusable image: ", t->out);
+    fprintf(t->out, "unusable image #%" PRId64 ": ", im->number);
     if (im->why) {
         ct_put_text(t->out, im->why, "");
     } else { /* an event without its sentence: what it does say */
@@ -216,6 +239,8 @@ static void image_line(tree *t, const ct_image_note *im, bool last)
         fputs(" failed with ", t->out);
         ct_put_text(t->out, im->error, "?");
     }
+    if (im->stand_in)
+        fputs("; cutaint answered with a stand-in: its kernels' launches fail as root failures", t->out);
     fputc('\n', t->out);
 }
 
@@ -286,7 +311,7 @@ static void process_tree(FILE *out, const ct_process *p)
     tree t = { .out = out };
     process_header(out, p);
     for (size_t i = 0; i < p->n_failures; i++)
-        failure_tree(&t, &p->failures[i], false);
+        failure_tree(&t, p, &p->failures[i], false);
     for (size_t i = 0; i < p->n_images; i++)
         image_line(&t, &p->images[i], false);
     for (size_t i = 0; i < p->n_probes; i++)

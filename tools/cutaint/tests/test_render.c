@@ -1,6 +1,7 @@
 /*
  * test_render.c - the three views: the text tree says what the brief asks
- * (root failure, skips, reads, verdicts, notes), hostile report text never
+ * (root failure, skips, reads, verdicts, notes, the unusable image a
+ * failure descends from), hostile report text never
  * reaches the output as control bytes, DOT is accepted by Graphviz and
  * JSON by a strict parser.
  */
@@ -154,6 +155,43 @@ static char *render_of(const char *log, ct_format format)
 {
     read_data(&r, log);
     return render_to_string(&r, format, NULL);
+}
+
+Test(render, a_failure_from_an_unusable_image_says_so_under_its_root)
+{
+    char *t = render_of("image_stand_in.jsonl", CT_FORMAT_TEXT);
+    cr_assert(strstr(t, "  |- failure #1: fill(float*, int, float) -> CUDA_ERROR_NO_BINARY_FOR_GPU (209)\n"
+                        "  |  |  from unusable image #1: cuLibraryLoadData failed with CUDA_ERROR_NO_BINARY_FOR_GPU\n"
+                        "  |  |  at cuLaunchKernel, launch #1,"),
+              "%s", t);
+    cr_assert(strstr(t, "  |- unusable image #1: image 0x55cf3dd9a590 (kernels fill(float*, int, float)) holds sm_80"), "%s", t);
+    cr_assert(strstr(t, "CUDA_ERROR_NO_BINARY_FOR_GPU; cutaint answered with a stand-in: its kernels' launches fail "
+                        "as root failures\n"),
+              "%s", t);
+    cr_assert(strstr(t, "verdict: 1 root failure, 1 skipped launch, 1 refused read, 1 unusable image; context intact"),
+              "the image and its failure are each counted once: %s", t);
+    free(t);
+}
+
+Test(render, images_of_an_older_report_are_numbered_in_order_and_no_stand_in)
+{
+    char *t = render_of("image_unnumbered.jsonl", CT_FORMAT_TEXT);
+    cr_assert(strstr(t, "  |- unusable image #1: image 0x5600000a0000"), "%s", t);
+    cr_assert(strstr(t, "  |- unusable image #2: kernel _Z5scalePfi"), "%s", t);
+    cr_assert(strstr(t, "  |- unusable image #1: image 0x5600000c0000"), "the second process counts from 1: %s", t);
+    cr_assert_null(strstr(t, "from unusable image"), "no failure names an image: %s", t);
+    cr_assert_null(strstr(t, "stand-in"), "%s", t);
+    free(t);
+}
+
+Test(render, a_failure_naming_an_image_not_in_the_report_says_so)
+{
+    char *t = render_of("image_missing.jsonl", CT_FORMAT_TEXT);
+    cr_assert(strstr(t, "  |- failure #1: scale(float*, int) -> CUDA_ERROR_NO_BINARY_FOR_GPU (209)\n"
+                        "  |     from unusable image #2 (not in this report)\n"),
+              "%s", t);
+    cr_assert_null(strstr(t, "from unusable image #1"), "%s", t);
+    free(t);
 }
 
 static const jv *object_at(const jsonr_doc *doc, const jv *obj, const char *key, size_t index)
