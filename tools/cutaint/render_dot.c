@@ -1,8 +1,8 @@
 /*
  * render_dot.c - the report as a Graphviz digraph: one cluster per process;
- * nodes for failures (red), skip groups (amber), refused reads (blue) and a
- * lost context (dark red); edges follow the taint: root -> skip -> ... ->
- * refused read.
+ * nodes for failures (red), skip groups (amber), refused reads (blue),
+ * unusable images (violet) and a lost context (dark red); edges follow the
+ * taint: image -> root -> skip -> ... -> refused read.
  *
  * Owns: node naming and edge derivation.  A refused read's "path" (root,
  * then each skip) gives the chain; a path element names a skip group by its
@@ -119,7 +119,7 @@ static void close_node(FILE *out, const char *fill)
     fprintf(out, "\", fillcolor=\"%s\"];\n", fill);
 }
 
-static void failure_node(FILE *out, size_t proc, const ct_failure *f)
+static void failure_node(FILE *out, size_t proc, const ct_process *p, const ct_failure *f)
 {
     open_node(out, proc, f, 'f', ROOT);
     fprintf(out, "failure #%" PRId64 "\\n", f->id);
@@ -134,6 +134,8 @@ static void failure_node(FILE *out, size_t proc, const ct_failure *f)
         fprintf(out, ", latest #%" PRId64, f->last_launch);
     if (f->occurrences > 1)
         fprintf(out, "\\n%" PRIu64 " occurrences", f->occurrences);
+    if (f->has_image && !ct_process_image(p, f->image)) /* else an edge says it */
+        fprintf(out, "\\nfrom unusable image #%" PRId64 " (not in this report)", f->image);
     close_node(out, "#f4b6b6");
 }
 
@@ -167,14 +169,35 @@ static void read_node(FILE *out, size_t proc, const ct_failure *f, long i)
     close_node(out, "#b9d3f2");
 }
 
-static void failure_graph(FILE *out, size_t proc, const ct_failure *f)
+static void failure_graph(FILE *out, size_t proc, const ct_process *p, const ct_failure *f)
 {
-    failure_node(out, proc, f);
+    failure_node(out, proc, p, f);
     for (size_t i = 0; i < f->n_skips; i++)
         skip_node(out, proc, f, (long)i);
     for (size_t i = 0; i < f->n_reads; i++)
         read_node(out, proc, f, (long)i);
     failure_edges(out, proc, f);
+}
+
+/* An unusable image, and an edge to each failure that descends from it. */
+static void image_node(FILE *out, size_t proc, const ct_process *p, size_t i)
+{
+    const ct_image_note *im = &p->images[i];
+    fprintf(out, "    p%zu_i%zu [label=\"unusable image #%" PRId64 "\\n", proc, i, im->number);
+    ct_put_dot(out, im->api);
+    fputs("\\n", out);
+    ct_put_dot(out, im->error);
+    if (im->stand_in)
+        fputs("\\nstand-in: its launches fail", out);
+    close_node(out, "#d7c9ea");
+    for (size_t k = 0; k < p->n_failures; k++) {
+        const ct_failure *f = &p->failures[k];
+        if (!f->has_image || ct_process_image(p, f->image) != im)
+            continue;
+        fprintf(out, "    p%zu_i%zu -> ", proc, i);
+        node_id(out, proc, f, 'f', ROOT);
+        fputs(";\n", out);
+    }
 }
 
 static void lost_node(FILE *out, size_t proc, const ct_process *p)
@@ -200,7 +223,9 @@ static void process_graph(FILE *out, size_t proc, const ct_process *p)
     }
     fputs(p->has_exit ? "\";\n" : " (no exit event)\";\n", out);
     for (size_t i = 0; i < p->n_failures; i++)
-        failure_graph(out, proc, &p->failures[i]);
+        failure_graph(out, proc, p, &p->failures[i]);
+    for (size_t i = 0; i < p->n_images; i++)
+        image_node(out, proc, p, i);
     if (p->context_lost)
         lost_node(out, proc, p);
     if (!p->n_failures && !p->context_lost)

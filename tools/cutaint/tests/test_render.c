@@ -240,3 +240,15 @@ Test(render, json_of_an_older_report_numbers_images_and_nulls_the_link)
     free(t);
 }
 
+Test(render, dot_draws_the_image_a_failure_descends_from)
+{
+    char *t = render_of("image_stand_in.jsonl", CT_FORMAT_DOT);
+    cr_assert(strstr(t, "    p0_i0 [label=\"unusable image #1\\ncuLibraryLoadData\\nCUDA_ERROR_NO_BINARY_FOR_GPU"), "%s", t);
+    cr_assert(strstr(t, "    p0_i0 -> p0_f1;\n"), "%s", t);
+    free(t);
+    ct_report_free(&r);
+    t = render_of("image_missing.jsonl", CT_FORMAT_DOT);
+    cr_assert_null(strstr(t, "p0_i0 ->"), "image #1 is not the one failure #1 names: %s", t);
+    cr_assert(strstr(t, "\\nfrom unusable image #2 (not in this report)\""), "%s", t);
+    free(t);
+}
