@@ -45,7 +45,6 @@
 #include <string.h>
 #include <zstd.h>
 
-#define WRAPPER_MAGIC 0x466243b1u
 #define FATBIN_MAGIC 0xba55ed50u
 #define WRAPPER_BYTES 24
 #define FATBIN_HEADER 16
@@ -1562,7 +1561,7 @@ static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *b
     ct_image_status st = span_read(s, 0, m, sizeof m);
     if (st != CT_IMAGE_OK)
         return st;
-    if (le32(m) == WRAPPER_MAGIC) {
+    if (le32(m) == CT_IMAGE_WRAPPER_MAGIC) {
         img->form = CT_IMAGE_WRAPPER;
         return read_wrapper(img, s, base);
     }

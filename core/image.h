@@ -62,6 +62,9 @@ typedef struct ct_image_bytes {
 } ct_image_bytes;
 bool ct_image_fetch_bytes(void *ctx, uint64_t offset, void *dst, size_t len);
 
+/* The first word of the runtime's __fatBinC_Wrapper_t. */
+#define CT_IMAGE_WRAPPER_MAGIC 0x466243b1u
+
 typedef enum ct_image_form {
     CT_IMAGE_UNKNOWN,   /* none of the forms below */
     CT_IMAGE_WRAPPER,   /* __fatBinC_Wrapper_t (magic 0x466243b1) around a fatbin */
