@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image.h"
 #include "kernels.h"
 #include "signature.h"
 
@@ -246,11 +247,16 @@ size_t ct_kernels_forget_context(uint64_t context)
     return context ? forget_where(in_context, context) : 0;
 }
 
+size_t ct_kernels_forget_owner(uint64_t owner)
+{
+    return owner ? forget_where(owned_by, owner) : 0;
+}
+
 void ct_after_unload(ct_call *call, uint64_t owner)
 {
     if (call->result != CUDA_SUCCESS || !owner)
         return;
-    size_t n = forget_where(owned_by, owner);
+    size_t n = ct_kernels_forget_owner(owner);
     ct_log(CT_LOG_INFO, "%s(0x%llx): %zu kernel%s forgotten", ct_entries[call->id].name, (unsigned long long)owner, n,
            n == 1 ? "" : "s");
 }
@@ -307,21 +313,64 @@ static unsigned layout_from_signature(const ct_signature *sig, ct_param *out)
     return sig->n_params;
 }
 
-static void describe(ct_kernel *k, CUfunction f)
+/* Layout from the kernel's image, for a kernel the driver never loaded:
+ * every parameter, on the heap (*out); 0 when the image does not say. */
+static unsigned layout_from_image(const ct_image *img, const char *mangled, ct_param **out)
+{
+    int n = img && mangled ? ct_image_kernel_params(img, mangled, NULL, 0) : -1;
+    ct_image_param *laid = n > 0 ? calloc((size_t)n, sizeof *laid) : NULL;
+    ct_param *params = laid ? calloc((size_t)n, sizeof *params) : NULL;
+    if (!params || ct_image_kernel_params(img, mangled, laid, (unsigned)n) != n) {
+        free(laid);
+        free(params);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        params[i] = (ct_param){.offset = laid[i].offset, .size = laid[i].size};
+    free(laid);
+    *out = params;
+    return (unsigned)n;
+}
+
+/* The layout the driver gives for f, else the signature's; on the heap. */
+static unsigned layout_online(CUfunction f, const ct_signature *sig, bool *layout_known, ct_param **out)
 {
     ct_param scratch[CT_SIG_MAX_PARAMS * 2];
-    ct_signature *sig = malloc(sizeof *sig);
-    bool have_sig = sig && k->mangled && ct_signature_from_mangled(k->mangled, sig) == 0;
     unsigned n = layout_from_driver(f, scratch, sizeof scratch / sizeof *scratch);
-    bool layout_known = n > 0;
-    if (!layout_known && have_sig)
+    *layout_known = n > 0;
+    if (!*layout_known && sig)
         n = layout_from_signature(sig, scratch);
     assert(n <= sizeof scratch / sizeof *scratch && "both layouts stop at the scratch's end");
     ct_param *params = n ? calloc(n, sizeof *params) : NULL;
-    if (n && !params)
-        n = 0;
-    if (n)
-        memcpy(params, scratch, n * sizeof *params);
+    if (!params)
+        return 0;
+    memcpy(params, scratch, n * sizeof *params);
+    *out = params;
+    return n;
+}
+
+/* Describes k from img when given one (a kernel the driver never loaded:
+ * the driver is not asked), else from the driver; either way the mangled
+ * signature when they do not say. */
+static void describe(ct_kernel *k, CUfunction f, const ct_image *img)
+{
+    ct_signature *sig = malloc(sizeof *sig);
+    bool have_sig = sig && k->mangled && ct_signature_from_mangled(k->mangled, sig) == 0;
+    ct_param *params = NULL;
+    bool layout_known = false;
+    unsigned n;
+    if (img && (n = layout_from_image(img, k->mangled, &params)) > 0) {
+        layout_known = true;
+    } else if (img) {
+        ct_param scratch[CT_SIG_MAX_PARAMS];
+        n = have_sig ? layout_from_signature(sig, scratch) : 0;
+        if (n && (params = calloc(n, sizeof *params)))
+            memcpy(params, scratch, n * sizeof *params);
+        else
+            n = 0;
+    } else {
+        n = layout_online(f, have_sig ? sig : NULL, &layout_known, &params);
+    }
     if (n == 0 && !have_sig)
         ct_log(CT_LOG_INFO, "no parameter layout for kernel %s: its launches are treated as touching "
                "no tracked memory", k->pretty);
@@ -348,6 +397,24 @@ static bool named(ct_kernel *k)
     return known;
 }
 
+ct_kernel *ct_kernel_described(uint64_t handle)
+{
+    pthread_mutex_lock(&kernels_lock);
+    ct_kernel *k = find_locked(handle);
+    pthread_mutex_unlock(&kernels_lock);
+    return k && atomic_load(&k->described) ? k : NULL;
+}
+
+void ct_kernel_offline(uint64_t handle, const char *mangled, uint64_t owner, const ct_image *img)
+{
+    learn(handle, mangled, owner, 0);
+    pthread_mutex_lock(&kernels_lock);
+    ct_kernel *k = find_locked(handle);
+    pthread_mutex_unlock(&kernels_lock);
+    if (k && !atomic_load(&k->described))
+        describe(k, NULL, img ? img : &(ct_image){0});
+}
+
 ct_kernel *ct_kernel_for(CUfunction f)
 {
     uint64_t handle = (uint64_t)(uintptr_t)f;
@@ -363,7 +430,7 @@ ct_kernel *ct_kernel_for(CUfunction f)
     if (!atomic_load(&k->described)) {
         if (!named(k))
             name_from_driver(k, f);
-        describe(k, f);
+        describe(k, f, NULL);
     }
     kernel_cache[slot].handle = handle;
     kernel_cache[slot].generation = now;

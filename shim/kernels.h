@@ -33,6 +33,16 @@ typedef struct ct_kernel {
  * layout, roles); NULL when out of memory. */
 ct_kernel *ct_kernel_for(CUfunction f);
 
+/* A kernel the driver never loaded (a stand-in's, standins.c): named
+ * mangled, owned by owner, described from img (its layout, else the mangled
+ * signature) without asking the driver. */
+struct ct_image;
+void ct_kernel_offline(uint64_t handle, const char *mangled, uint64_t owner, const struct ct_image *img);
+/* The described entry of handle, or NULL; never asks the driver. */
+ct_kernel *ct_kernel_described(uint64_t handle);
+/* Take out the kernels of a module or library; how many. */
+size_t ct_kernels_forget_owner(uint64_t owner);
+
 /* A graph's kernel node decoded as a launch of k with these parameters
  * (launch.c): its inputs and outputs, valid until the thread's next launch. */
 void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
