@@ -27,6 +27,8 @@
  */
 #include <assert.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "shim.h"
@@ -90,6 +92,27 @@ static const void *ahead_of_us(const char *name)
             return NULL;
     }
     return first;
+}
+
+static char ahead_name[256];
+static const char *ahead;
+
+static void find_ahead(void)
+{
+    for (int id = 0; id <= CT_N_ENTRIES && !ahead; id++) {
+        const void *first = ahead_of_us(id < CT_N_ENTRIES ? ct_entries[id].name : "dlsym");
+        if (first) {
+            snprintf(ahead_name, sizeof ahead_name, "%s", library_of(first));
+            ahead = ahead_name;
+        }
+    }
+}
+
+const char *ct_chain_library_ahead(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_ahead);
+    return ahead;
 }
 
 void ct_chain_check_order(void)

@@ -9,7 +9,9 @@
  * cutaint reads the image (core/image.h) and writes one warn line and one
  * `image` event naming what the image holds, what the device is, and what
  * the device could do with it.  The first launch of one of its kernels is
- * where the harm is done.
+ * where the harm is done: for NVIDIA's runtime, which would fail that
+ * launch itself, the refusal is answered with a stand-in (core's
+ * ct_stand_in_rule, standins.c), so that the launch reaches cutaint.
  *
  * A load that succeeds is not read: it costs one registry entry (its
  * handle, where its image lies), so that a lookup failing later can read
@@ -46,6 +48,7 @@ typedef struct loaded {
     uint64_t handle;
     uint64_t address;
     char *path;
+    bool runtime;  /* NVIDIA's runtime's own image (preserved): a failed lookup in it may be stood in for */
     UT_hash_handle hh;
 } loaded;
 
@@ -129,17 +132,38 @@ static device_facts current_device(void)
 
 /* ---- saying it ---------------------------------------------------------------- */
 
-static void tell(ct_call *call, uint64_t address, uint64_t size, const char *path, const char *kernel)
+/* The image at address (or in the file at path) read, on the heap: the
+ * caller's to free (release); NULL when out of memory (said). */
+static ct_image *read_refused(const ct_call *call, uint64_t address, uint64_t size, const char *path)
 {
     ct_image *img = calloc(1, sizeof *img);
     if (!img) {
         ct_log(CT_LOG_WARN, "%s failed with %s; out of memory to read the image", ct_entries[call->id].name,
                ct_cu_error_name(call->result));
-        return;
+        return NULL;
     }
     read_image(img, address, size, path);
+    return img;
+}
+
+static void release(ct_image *img)
+{
+    if (img)
+        ct_image_free(img);
+    free(img);
+}
+
+/* The next image event's number, from 1. */
+static uint32_t next_number(void)
+{
+    return (uint32_t)atomic_fetch_add(&ct_g.unusable_images, 1) + 1;
+}
+
+/* The image event of a refusal, numbered. */
+static void say(const ct_call *call, const ct_image *img, uint64_t address, const char *path, const char *kernel,
+                uint32_t number, bool stand_in)
+{
     device_facts dev = current_device();
-    uint32_t number = (uint32_t)atomic_fetch_add(&ct_g.unusable_images, 1) + 1;
     ct_event_image(&(ct_image_report){.api = ct_entries[call->id].name,
                                       .error = (int)call->result,
                                       .address = path ? 0 : address,
@@ -148,14 +172,78 @@ static void tell(ct_call *call, uint64_t address, uint64_t size, const char *pat
                                       .image = img,
                                       .device = dev.name[0] ? dev.name : NULL,
                                       .cc = dev.cc,
-                                      .number = number});
-    ct_image_free(img);
-    free(img);
+                                      .number = number,
+                                      .stand_in = stand_in});
+}
+
+static void tell(const ct_call *call, uint64_t address, uint64_t size, const char *path, const char *kernel)
+{
+    ct_image *img = read_refused(call, address, size, path);
+    if (img)
+        say(call, img, address, path, kernel, next_number(), false);
+    release(img);
+}
+
+/* ---- stand-ins: which refusals are answered for the runtime ------------------ */
+
+/* What the driver's code says of the image (core's ct_stand_in_rule). */
+static ct_load_refusal refusal_of(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
+        return CT_REFUSED_IMAGE;
+    case CUDA_ERROR_NOT_FOUND:
+        return CT_REFUSED_KERNEL;
+    default:
+        return CT_REFUSED_OTHER;
+    }
+}
+
+/* NVIDIA's runtime loads its own image as a __fatBinC_Wrapper_t with
+ * CU_LIBRARY_BINARY_IS_PRESERVED set (measured: docs/DESIGN.md,
+ * "Stand-ins"); the options are read safely, as the image is, for the
+ * driver has refused the call and its arrays may be garbage. */
+static bool preserved(const CUlibraryOption *options, void *const *values, unsigned n)
+{
+    for (unsigned i = 0; options && values && i < n && i < 64; i++) {
+        CUlibraryOption option;
+        uint64_t value = 0, base = 0;
+        if (!fetch_memory(&base, (uint64_t)(uintptr_t)(options + i), &option, sizeof option) ||
+            !fetch_memory(&base, (uint64_t)(uintptr_t)(values + i), &value, sizeof(void *)))
+            return false;
+        if (option == CU_LIBRARY_BINARY_IS_PRESERVED)
+            return value != 0;
+    }
+    return false;
+}
+
+static atomic_bool told_ahead;
+
+/* Does the rule answer this refusal with a stand-in? */
+static bool stands_in_for(const ct_call *call, bool lookup, bool runtime_image)
+{
+    ct_stand_in_facts facts = {.refused = refusal_of(call->result), .lookup = lookup, .runtime_image = runtime_image};
+    if (ct_stand_in_rule(&facts) == CT_DRIVER_ANSWERS)
+        return false; /* asked only where it matters: the lookup is dlsym over every entry point */
+    const char *ahead = ct_chain_library_ahead();
+    facts.library_ahead = ahead != NULL;
+    if (ct_stand_in_rule(&facts) == CT_STAND_IN)
+        return true;
+    if (!atomic_exchange(&told_ahead, true))
+        ct_log(CT_LOG_WARN, "%s is loaded ahead of libcutaint.so: the runtime is left the driver's %s, so the "
+               "launches of that image's kernels never reach cutaint and reads of what they were to write are "
+               "not refused (said once)", ahead, ct_cu_error_name(call->result));
+    return false;
 }
 
 /* ---- the registry ------------------------------------------------------------ */
 
-static void remember(uint64_t handle, uint64_t address, const char *path)
+static void remember(uint64_t handle, uint64_t address, const char *path, bool runtime)
 {
     loaded *e = calloc(1, sizeof *e);
     if (!e || (path && !(e->path = strdup(path)))) {
@@ -164,6 +252,7 @@ static void remember(uint64_t handle, uint64_t address, const char *path)
     }
     e->handle = handle;
     e->address = address;
+    e->runtime = runtime;
     pthread_mutex_lock(&images_lock);
     loaded *old;
     HASH_FIND(hh, images, &handle, sizeof handle, old);
@@ -184,7 +273,7 @@ static void remember(uint64_t handle, uint64_t address, const char *path)
 
 /* Where the image of handle lies: false when cutaint did not see it load.
  * *path, when set, is the caller's to free. */
-static bool where(uint64_t handle, uint64_t *address, char **path)
+static bool where(uint64_t handle, uint64_t *address, char **path, bool *runtime)
 {
     bool known = false;
     pthread_mutex_lock(&images_lock);
@@ -192,6 +281,7 @@ static bool where(uint64_t handle, uint64_t *address, char **path)
     HASH_FIND(hh, images, &handle, sizeof handle, e);
     if (e) {
         *address = e->address;
+        *runtime = e->runtime;
         *path = e->path ? strdup(e->path) : NULL;
         known = !e->path || *path;
     }
@@ -205,11 +295,43 @@ void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, cons
 {
     if (call->result == CUDA_SUCCESS) {
         if (handle)
-            remember(handle, (uint64_t)(uintptr_t)image, path);
+            remember(handle, (uint64_t)(uintptr_t)image, path, false);
         return;
     }
     if (image || path)
         tell(call, (uint64_t)(uintptr_t)image, 0, path, NULL);
+}
+
+void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, const CUlibraryOption *options,
+                           void *const *values, unsigned n_options)
+{
+    uint64_t address = (uint64_t)(uintptr_t)code;
+    bool kept = preserved(options, values, n_options);
+    if (call->result == CUDA_SUCCESS) {
+        if (library && *library) {
+            /* A look at the wrapper's magic, not a read of the fatbin: the healthy load stays cheap. */
+            uint32_t magic = 0;
+            bool wrapper = kept && fetch_memory(&address, 0, &magic, sizeof magic) && magic == CT_IMAGE_WRAPPER_MAGIC;
+            remember((uint64_t)(uintptr_t)*library, address, NULL, wrapper);
+        }
+        return;
+    }
+    ct_image *img = code ? read_refused(call, address, 0, NULL) : NULL;
+    if (!img)
+        return;
+    bool stand_in = library && stands_in_for(call, false, kept && img->form == CT_IMAGE_WRAPPER);
+    uint32_t number = next_number();
+    /* The stand-in keeps the image; said after it, which reads it still. */
+    uint64_t handle = stand_in ? ct_stand_in_library(call->result, number, img) : 0;
+    say(call, img, address, NULL, NULL, number, handle != 0);
+    if (!handle) {
+        release(img);
+        return;
+    }
+    ct_log(CT_LOG_INFO, "%s: stand-in library 0x%llx for the runtime in place of %s", ct_entries[call->id].name,
+           (unsigned long long)handle, ct_cu_error_name(call->result));
+    *library = (CUlibrary)(uintptr_t)handle;
+    call->result = CUDA_SUCCESS;
 }
 
 /* cuLinkAddData / cuLinkAddFile: an input of a link the driver refused. */
@@ -223,23 +345,39 @@ void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library
 {
     uint64_t address = 0;
     char *path = NULL;
-    if (call->result == CUDA_SUCCESS && module && where(library, &address, &path))
-        remember(module, address, path);
+    bool runtime;
+    if (call->result == CUDA_SUCCESS && module && where(library, &address, &path, &runtime))
+        remember(module, address, path, false);
     free(path);
 }
 
-void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel)
+void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, CUkernel *stand_in)
 {
     uint64_t address = 0;
     char *path = NULL;
+    bool runtime = false;
     if (call->result == CUDA_SUCCESS || call->answered)
         return;
-    if (where(owner, &address, &path))
-        tell(call, address, 0, path, kernel);
-    else
+    if (!where(owner, &address, &path, &runtime)) {
         ct_log(CT_LOG_WARN, "%s of %s failed with %s; cutaint did not see its module or library load",
                ct_entries[call->id].name, kernel ? kernel : "a kernel", ct_cu_error_name(call->result));
+        return;
+    }
+    ct_image *img = read_refused(call, address, 0, path);
+    if (!img) {
+        free(path);
+        return;
+    }
+    bool answer = stand_in && kernel && stands_in_for(call, true, runtime);
+    uint32_t number = next_number();
+    uint64_t handle = answer ? ct_stand_in_kernel(owner, kernel, call->result, number, img) : 0;
+    say(call, img, address, path, kernel, number, handle != 0);
     free(path);
+    release(img);
+    if (handle) {
+        *stand_in = (CUkernel)(uintptr_t)handle;
+        call->result = CUDA_SUCCESS;
+    }
 }
 
 bool ct_before_image_unload(ct_call *call, uint64_t handle)

@@ -153,6 +153,7 @@ static void atfork_child(void)
     ct_store_atfork_child(ct_g.store);
     ct_kernels_atfork_child();
     ct_images_atfork_child();
+    ct_stand_ins_atfork_child();
     ct_graphs_atfork_child();
     ct_memory_atfork_child();
     ct_events_after_fork();

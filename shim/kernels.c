@@ -165,18 +165,20 @@ static void learn(uint64_t handle, const char *mangled, uint64_t owner, uint64_t
 void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module)
 {
     if (call->result != CUDA_SUCCESS)
-        ct_image_lookup_failed(call, module, name);
+        ct_image_lookup_failed(call, module, name, NULL);
     else if (handle)
         learn(handle, name, module, ct_current_context());
 }
 
-/* A library's kernel belongs to no context: only the library's unload takes it. */
-void ct_after_get_kernel(ct_call *call, uint64_t handle, const char *name, uint64_t library)
+/* A library's kernel belongs to no context: only the library's unload takes
+ * it.  A failed lookup may be answered with a stand-in kernel (images.c),
+ * which is then known already. */
+void ct_after_get_kernel(ct_call *call, CUkernel *out, const char *name, uint64_t library)
 {
     if (call->result != CUDA_SUCCESS)
-        ct_image_lookup_failed(call, library, name);
-    else if (handle)
-        learn(handle, name, library, 0);
+        ct_image_lookup_failed(call, library, name, out);
+    else if (out && *out)
+        learn((uint64_t)(uintptr_t)*out, name, library, 0);
 }
 
 /* The name and owner of a known handle (the name is interned: it outlives
@@ -201,7 +203,7 @@ void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel)
     bool known = name_of(kernel, &name, &library);
     if (call->result != CUDA_SUCCESS) {
         if (known)
-            ct_image_lookup_failed(call, library, name);
+            ct_image_lookup_failed(call, library, name, NULL);
         return;
     }
     if (handle)
@@ -213,7 +215,7 @@ void ct_after_func_load(ct_call *call, CUfunction f)
     const char *name;
     uint64_t owner;
     if (call->result != CUDA_SUCCESS && name_of((uint64_t)(uintptr_t)f, &name, &owner))
-        ct_image_lookup_failed(call, owner, name);
+        ct_image_lookup_failed(call, owner, name, NULL);
 }
 
 /* Take out every entry `gone` says went; how many. */

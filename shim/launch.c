@@ -367,8 +367,44 @@ __attribute__((noinline)) static bool before_checked(ct_call *call, const ct_lau
     return check_inputs(call, &w, n);
 }
 
+/* A launch whose inputs and outputs are known (decoded), settled as a
+ * failure with call->result: its outputs take it.  image: the image event
+ * of the stand-in launched (standins.c), 0 for a launch the driver failed. */
+static void settle_failure(ct_call *call, uint32_t image)
+{
+    if (!current.decoded)
+        decode();
+    ct_failure_desc failed = describe_launch(call, call->result);
+    failed.image = image;
+    ct_settle_writes(call, current.out, current.n_out, &failed);
+    call->kernel = failed.kernel;
+}
+
+/* A launch of a stand-in's kernel fails here, as a launch the driver failed
+ * at once, with the error the driver gave its image: the runtime makes of
+ * it the error the program had without cutaint.  Whatever its inputs
+ * carry, it is not skipped: a skip would answer otherwise.  Captured or
+ * not: the driver never sees it, so no graph will hold it. */
+__attribute__((noinline)) static bool launch_stand_in(ct_call *call, const ct_launch *launch, CUresult error,
+                                                      uint32_t image)
+{
+    current.launch = *launch;
+    current.seq = next_launch_number();
+    current.decoded = false;
+    current.kernel = ct_kernel_described((uint64_t)(uintptr_t)launch->f);
+    call->kernel = current.kernel ? current.kernel->pretty : NULL;
+    call->result = error;
+    call->answered = true; /* nothing reached the driver: no probe */
+    settle_failure(call, image);
+    return false;
+}
+
 bool ct_before_launch(ct_call *call, const ct_launch *launch)
 {
+    CUresult deferred;
+    uint32_t image;
+    if (CT_UNLIKELY(ct_stand_in_launch_error((uint64_t)(uintptr_t)launch->f, &deferred, &image)))
+        return launch_stand_in(call, launch, deferred, image);
     if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
         return true;
     current.launch = *launch;
@@ -390,9 +426,5 @@ void ct_after_launch(ct_call *call)
     }
     if (!current.kernel)
         current.kernel = ct_kernel_for(current.launch.f);
-    if (!current.decoded)
-        decode();
-    ct_failure_desc failed = describe_launch(call, call->result);
-    ct_settle_writes(call, current.out, current.n_out, &failed);
-    call->kernel = failed.kernel;
+    settle_failure(call, 0);
 }

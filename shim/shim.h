@@ -11,6 +11,8 @@
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
  *   scratch.c   each thread's room for the unusual paths, allocated on first use
+ *   images.c    kernel images the driver refused: read and said
+ *   standins.c  the handles made up for the runtime's refused images
  *   graphs.c    stream capture; executable graphs' read and write sets, checked at launch
  *   context.c   each thread's current context; what a context takes when it goes
  *   dlsym.c     the dlsym override and the real dlsym (built uninstrumented)
@@ -127,6 +129,10 @@ bool ct_in_self(const void *addr);
 /* Once per program, when it first reaches the driver: say so when another
  * library ahead of libcutaint.so defines driver entry points or dlsym. */
 void ct_chain_check_order(void);
+/* The file name of a library loaded ahead of libcutaint.so that defines a
+ * driver entry point cutaint wraps, or dlsym; NULL when none.  Looked up
+ * once (every name), then remembered. */
+const char *ct_chain_library_ahead(void);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
 /* In a forked child: empty the slots, so the child's first call of each
@@ -386,7 +392,7 @@ void ct_graphs_atfork_child(void);
 /* Where handles meet names: cuModuleGetFunction, cuLibraryGetKernel,
  * cuKernelGetFunction. */
 void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module);
-void ct_after_get_kernel(ct_call *call, uint64_t handle, const char *name, uint64_t library);
+void ct_after_get_kernel(ct_call *call, CUkernel *out, const char *name, uint64_t library);
 void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel);
 /* cuModuleUnload, cuLibraryUnload: the owner's kernels are forgotten. */
 void ct_after_unload(ct_call *call, uint64_t owner);
@@ -399,16 +405,63 @@ void ct_after_func_load(ct_call *call, CUfunction f);
 /* Every image-loading call: a success remembers where handle's image lies
  * (image, or the file path); a failure is read and said (an image event). */
 void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, const char *path);
+/* cuLibraryLoadData: as ct_after_image_load, and a refusal of the runtime's
+ * own image is answered with a stand-in library (core's ct_stand_in_rule). */
+void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, const CUlibraryOption *options,
+                           void *const *values, unsigned n_options);
 /* cuLinkAddData / cuLinkAddFile: an input the driver refused (size bytes at
  * data, 0 unknown, or the file path). */
 void ct_after_link_input(ct_call *call, const void *data, size_t size, const char *path);
 /* cuLibraryGetModule: the module is made from its library's image. */
 void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library);
-/* A lookup of kernel in owner's image failed: its image is read and said. */
-void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel);
+/* A lookup of kernel in owner's image failed: its image is read and said.
+ * stand_in (cuLibraryGetKernel's out parameter, else NULL): a failed lookup
+ * in the runtime's own library is answered with a stand-in kernel there. */
+void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, CUkernel *stand_in);
 /* cuModuleUnload, cuLibraryUnload: the handle's image is forgotten first. */
 bool ct_before_image_unload(ct_call *call, uint64_t handle);
 void ct_images_atfork_child(void);
+
+/* ---- standins.c: handles made up for the runtime ------------------------ */
+struct ct_image;
+extern atomic_uint ct_stand_ins_made;
+static inline bool ct_stand_ins_exist(void)
+{
+    return atomic_load_explicit(&ct_stand_ins_made, memory_order_relaxed) != 0;
+}
+/* What a call on stand-in handle answers (*image: its image event's
+ * number); false when handle is no stand-in. */
+bool ct_stand_in_answer(uint64_t handle, CUresult *answer, uint32_t *image);
+static inline bool ct_stand_in_launch_error(uint64_t handle, CUresult *error, uint32_t *image)
+{
+    return ct_stand_ins_exist() && ct_stand_in_answer(handle, error, image);
+}
+bool ct_not_stand_in_slow(ct_call *call, uint64_t handle);
+/* The before hook of every entry point taking a library, kernel or
+ * function handle: false, with call->result the stand-in's answer, when
+ * handle is a stand-in. */
+static inline bool ct_not_stand_in(ct_call *call, uint64_t handle)
+{
+    return !ct_stand_ins_exist() || ct_not_stand_in_slow(call, handle);
+}
+bool ct_not_stand_in_nodes(ct_call *call, const CUDA_KERNEL_NODE_PARAMS *p);
+bool ct_not_stand_in_node_v1(ct_call *call, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+bool ct_not_stand_in_node_params(ct_call *call, const CUgraphNodeParams *p);
+bool ct_not_stand_in_launches(ct_call *call, const CUDA_LAUNCH_PARAMS *list, unsigned n);
+/* A stand-in library for an image the driver refused with error (image:
+ * its event's number; img: the image read, the stand-in's from now on);
+ * 0 when none could be made (img stays the caller's). */
+uint64_t ct_stand_in_library(CUresult error, uint32_t image, struct ct_image *img);
+/* A stand-in kernel `name` of library (a stand-in or a real one), its
+ * layout from img (NULL: its signature); 0 when none could be made. */
+uint64_t ct_stand_in_kernel(uint64_t library, const char *name, CUresult error, uint32_t image,
+                            const struct ct_image *img);
+/* cuLibraryGetKernel on a stand-in library answers a stand-in kernel. */
+bool ct_before_library_kernel(ct_call *call, CUkernel *out, CUlibrary library, const char *name);
+/* cuLibraryUnload: a stand-in is unloaded here; a real library's image and
+ * stand-in kernels are forgotten before the driver unloads it. */
+bool ct_before_library_unload(ct_call *call, CUlibrary library);
+void ct_stand_ins_atfork_child(void);
 
 /* ---- context.c -------------------------------------------------------- */
 /* The calling thread's current context as a number (0: none, or the driver

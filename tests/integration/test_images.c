@@ -1,8 +1,9 @@
 /*
  * test_images.c - kernel images the driver cannot use, in a driver-API
  * program (the scenario client's `images`): a load the driver refuses, of
- * bytes that are no image and of a pointer to nothing, and a lookup of a
- * kernel the module lacks.  The program sees exactly the driver's answers;
+ * bytes that are no image and of a pointer to nothing, a lookup of a
+ * kernel the module lacks, and two library loads that are not quite the
+ * runtime's own (no stand-in for either).  The program sees exactly the driver's answers;
  * the report holds one image event for each refusal, naming what could be
  * read, and no failure: an unusable image is said, not counted as a root.
  */
@@ -14,10 +15,12 @@
 static const h_run images_run = {
     .client = CT_CLIENT_LINKED,
     .args = {"images"},
-    .env = {"FAKECUDA_FAULTS=api:cuModuleLoadData#2=209;api:cuModuleLoadData#3=200"},
+    .env = {"FAKECUDA_FAULTS=api:cuModuleLoadData#2=209;api:cuModuleLoadData#3=200;api:cuLibraryLoadData#1=209;"
+            "api:cuLibraryLoadData#2=209"},
 };
 
 static const char *const answers[] = {
+    "library wrapper: CUDA_ERROR_NO_BINARY_FOR_GPU", "library preserved bytes: CUDA_ERROR_NO_BINARY_FOR_GPU",
     "load bytes: CUDA_ERROR_NO_BINARY_FOR_GPU", "load nowhere: CUDA_ERROR_INVALID_IMAGE",
     "load again: CUDA_SUCCESS",                 "lookup missing: CUDA_ERROR_NOT_FOUND",
     "lookup fill: CUDA_SUCCESS",                "unload: CUDA_SUCCESS",
@@ -47,9 +50,15 @@ Test(images, each_refusal_is_an_image_event_and_no_failure)
     cr_expect_eq(r.status, 0, "an unusable image fails no job: %s", r.err);
     h_report rep;
     h_expect_report(&r, &rep);
-    cr_expect_eq(h_count(&rep, "image"), 3, "three refusals: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "image"), 5, "five refusals: %s", h_events(&rep));
     cr_expect_eq(h_count(&rep, "failure"), 0, "no root failure: %s", h_events(&rep));
-    int first = h_find(&rep, "image", 0), second = h_find(&rep, "image", first + 1),
+    int lib_wrapper = h_find(&rep, "image", 0), lib_bytes = h_find(&rep, "image", lib_wrapper + 1);
+    cr_assert(lib_wrapper >= 0 && lib_bytes > lib_wrapper, "%s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[lib_wrapper], "form"), "wrapper", "%s", rep.line[lib_wrapper]);
+    for (int i = lib_wrapper; i >= 0; i = h_find(&rep, "image", i + 1))
+        cr_expect_str_eq(h_str(rep.line[i], "stand_in"), "false", "a driver-API load is never stood in for: %s",
+                         rep.line[i]);
+    int first = h_find(&rep, "image", lib_bytes + 1), second = h_find(&rep, "image", first + 1),
         third = h_find(&rep, "image", second + 1);
     cr_assert(first >= 0 && second > first && third > second, "%s", h_events(&rep));
     const char *bytes = rep.line[first], *nowhere = rep.line[second], *missing = rep.line[third];
@@ -65,8 +74,8 @@ Test(images, each_refusal_is_an_image_event_and_no_failure)
     cr_expect_str_eq(h_str(missing, "error"), "CUDA_ERROR_NOT_FOUND");
     cr_expect_str_eq(h_str(missing, "device_cc"), "9.0", "%s", missing);
     const char *ex = rep.line[h_find(&rep, "exit", 0)];
-    cr_expect_str_eq(h_str(ex, "unusable_images"), "3", "%s", ex);
-    cr_expect(strstr(r.err, "summary: 0 failures, 0 skipped, 0 refused reads, 3 unusable images"), "%s", r.err);
+    cr_expect_str_eq(h_str(ex, "unusable_images"), "5", "%s", ex);
+    cr_expect(strstr(r.err, "summary: 0 failures, 0 skipped, 0 refused reads, 5 unusable images"), "%s", r.err);
     h_report_free(&rep);
     h_free(&r);
 }

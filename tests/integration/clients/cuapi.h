@@ -38,6 +38,7 @@
     X(cuModuleLoadData, 12000)          \
     X(cuModuleGetFunction, 11030)       \
     X(cuModuleUnload, 12000)            \
+    X(cuLibraryLoadData, 12000)         \
     X(cuMemAlloc, 12000)                \
     X(cuMemFree, 12000)                 \
     X(cuMemcpyHtoD, 11030)              \

@@ -870,12 +870,22 @@ static int sc_graph_reuse(int argc, char **argv)
 
 /* A driver-API program's own image loads and lookups the driver refuses
  * (FAKECUDA_FAULTS decides which; the setup's module is the first load): bytes that are no image, a pointer to
- * nothing, and a kernel its module lacks.  Each answer is printed: under
- * the shim it must be exactly the driver's. */
+ * nothing, and a kernel its module lacks; and libraries loaded almost as
+ * NVIDIA's runtime loads its own, which only the runtime's own form (a
+ * fatbin wrapper with CU_LIBRARY_BINARY_IS_PRESERVED) would have answered
+ * with a stand-in: a wrapper without the option, and the option on bytes.
+ * Each answer is printed: under the shim it must be exactly the driver's. */
 static int sc_images(int argc, char **argv)
 {
     (void)argc, (void)argv;
     static const char not_an_image[] = "not a kernel image, just bytes";
+    static const struct { int magic, version; const void *data; void *unused; } wrapper = {
+        0x466243b1, 1, not_an_image, NULL};
+    CUlibraryOption keep = CU_LIBRARY_BINARY_IS_PRESERVED;
+    void *yes = (void *)(uintptr_t)1;
+    CUlibrary lib;
+    say("library wrapper", CU(cuLibraryLoadData)(&lib, &wrapper, NULL, NULL, 0, NULL, NULL, 0));
+    say("library preserved bytes", CU(cuLibraryLoadData)(&lib, not_an_image, NULL, NULL, 0, &keep, &yes, 1));
     CUmodule m;
     say("load bytes", CU(cuModuleLoadData)(&m, not_an_image));
     say("load nowhere", CU(cuModuleLoadData)(&m, (const void *)(uintptr_t)0x10));
