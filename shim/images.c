@@ -380,6 +380,27 @@ void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, C
     }
 }
 
+ct_image *ct_image_of(uint64_t owner)
+{
+    uint64_t address = 0;
+    char *path = NULL;
+    bool runtime = false;
+    if (!where(owner, &address, &path, &runtime) || !runtime) {
+        free(path);
+        return NULL;
+    }
+    ct_image *img = calloc(1, sizeof *img);
+    if (img)
+        read_image(img, address, 0, path);
+    free(path);
+    return img;
+}
+
+void ct_image_release(ct_image *img)
+{
+    release(img);
+}
+
 bool ct_before_image_unload(ct_call *call, uint64_t handle)
 {
     (void)call;

@@ -315,64 +315,87 @@ static unsigned layout_from_signature(const ct_signature *sig, ct_param *out)
     return sig->n_params;
 }
 
-/* Layout from the kernel's image, for a kernel the driver never loaded:
- * every parameter, on the heap (*out); 0 when the image does not say. */
-static unsigned layout_from_image(const ct_image *img, const char *mangled, ct_param **out)
+/* Where a kernel's parameters lie, on the heap; known: from the driver or
+ * the image (exact), else from the signature (pointers only). */
+typedef struct layout {
+    ct_param *params;
+    unsigned n;
+    bool known;
+} layout;
+
+static layout heap_layout(const ct_param *from, unsigned n, bool known)
 {
-    int n = img && mangled ? ct_image_kernel_params(img, mangled, NULL, 0) : -1;
-    ct_image_param *laid = n > 0 ? calloc((size_t)n, sizeof *laid) : NULL;
-    ct_param *params = laid ? calloc((size_t)n, sizeof *params) : NULL;
-    if (!params || ct_image_kernel_params(img, mangled, laid, (unsigned)n) != n) {
-        free(laid);
-        free(params);
-        return 0;
+    layout l = {n ? calloc(n, sizeof *l.params) : NULL, 0, false};
+    if (l.params) {
+        memcpy(l.params, from, n * sizeof *l.params);
+        l.n = n;
+        l.known = known;
     }
-    for (int i = 0; i < n; i++)
-        params[i] = (ct_param){.offset = laid[i].offset, .size = laid[i].size};
-    free(laid);
-    *out = params;
-    return (unsigned)n;
+    return l;
 }
 
-/* The layout the driver gives for f, else the signature's; on the heap. */
-static unsigned layout_online(CUfunction f, const ct_signature *sig, bool *layout_known, ct_param **out)
+/* Layout from the kernel's image: every parameter; empty when the image
+ * does not say. */
+static layout layout_from_image(const ct_image *img, const char *mangled)
+{
+    layout l = {0};
+    int n = img && mangled ? ct_image_kernel_params(img, mangled, NULL, 0) : -1;
+    ct_image_param *laid = n > 0 ? calloc((size_t)n, sizeof *laid) : NULL;
+    l.params = laid ? calloc((size_t)n, sizeof *l.params) : NULL;
+    if (!l.params || ct_image_kernel_params(img, mangled, laid, (unsigned)n) != n) {
+        free(laid);
+        free(l.params);
+        return (layout){0};
+    }
+    for (int i = 0; i < n; i++)
+        l.params[i] = (ct_param){.offset = laid[i].offset, .size = laid[i].size};
+    free(laid);
+    l.n = (unsigned)n;
+    l.known = true;
+    return l;
+}
+
+static layout layout_of_signature(const ct_signature *sig)
+{
+    ct_param scratch[CT_SIG_MAX_PARAMS];
+    return sig ? heap_layout(scratch, layout_from_signature(sig, scratch), false) : (layout){0};
+}
+
+/* A kernel the driver never loaded (a stand-in's): its image's table, else
+ * its signature; the driver is not asked. */
+static layout layout_offline(const ct_image *img, const char *mangled, const ct_signature *sig)
+{
+    layout l = layout_from_image(img, mangled);
+    return l.n ? l : layout_of_signature(sig);
+}
+
+/* A kernel the driver handed out: the driver's layout; else, as the driver
+ * cannot describe a kernel it could not load (lazy loading failing at the
+ * launch), the runtime's image's; else the signature's. */
+static layout layout_online(CUfunction f, const ct_kernel *k, const ct_signature *sig)
 {
     ct_param scratch[CT_SIG_MAX_PARAMS * 2];
     unsigned n = layout_from_driver(f, scratch, sizeof scratch / sizeof *scratch);
-    *layout_known = n > 0;
-    if (!*layout_known && sig)
-        n = layout_from_signature(sig, scratch);
-    assert(n <= sizeof scratch / sizeof *scratch && "both layouts stop at the scratch's end");
-    ct_param *params = n ? calloc(n, sizeof *params) : NULL;
-    if (!params)
-        return 0;
-    memcpy(params, scratch, n * sizeof *params);
-    *out = params;
-    return n;
+    assert(n <= sizeof scratch / sizeof *scratch && "the driver's layout stops at the scratch's end");
+    if (n)
+        return heap_layout(scratch, n, true);
+    ct_image *own = k->owner ? ct_image_of(k->owner) : NULL;
+    layout l = layout_from_image(own, k->mangled);
+    ct_image_release(own);
+    return l.n ? l : layout_of_signature(sig);
 }
 
-/* Describes k from img when given one (a kernel the driver never loaded:
- * the driver is not asked), else from the driver; either way the mangled
- * signature when they do not say. */
+/* Describes k from img when given one (a kernel the driver never loaded),
+ * else from what the driver says. */
 static void describe(ct_kernel *k, CUfunction f, const ct_image *img)
 {
     ct_signature *sig = malloc(sizeof *sig);
     bool have_sig = sig && k->mangled && ct_signature_from_mangled(k->mangled, sig) == 0;
-    ct_param *params = NULL;
-    bool layout_known = false;
-    unsigned n;
-    if (img && (n = layout_from_image(img, k->mangled, &params)) > 0) {
-        layout_known = true;
-    } else if (img) {
-        ct_param scratch[CT_SIG_MAX_PARAMS];
-        n = have_sig ? layout_from_signature(sig, scratch) : 0;
-        if (n && (params = calloc(n, sizeof *params)))
-            memcpy(params, scratch, n * sizeof *params);
-        else
-            n = 0;
-    } else {
-        n = layout_online(f, have_sig ? sig : NULL, &layout_known, &params);
-    }
+    layout l = img ? layout_offline(img, k->mangled, have_sig ? sig : NULL)
+                   : layout_online(f, k, have_sig ? sig : NULL);
+    ct_param *params = l.params;
+    unsigned n = l.n;
+    bool layout_known = l.known;
     if (n == 0 && !have_sig)
         ct_log(CT_LOG_INFO, "no parameter layout for kernel %s: its launches are treated as touching "
                "no tracked memory", k->pretty);

@@ -418,6 +418,11 @@ void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library
  * stand_in (cuLibraryGetKernel's out parameter, else NULL): a failed lookup
  * in the runtime's own library is answered with a stand-in kernel there. */
 void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, CUkernel *stand_in);
+/* The image owner (a module or library) was loaded from, read again: only
+ * the runtime's own, which it keeps until the unload (preserved); NULL
+ * otherwise, or out of memory.  Freed with ct_image_release. */
+struct ct_image *ct_image_of(uint64_t owner);
+void ct_image_release(struct ct_image *img);
 /* cuModuleUnload, cuLibraryUnload: the handle's image is forgotten first. */
 bool ct_before_image_unload(ct_call *call, uint64_t handle);
 void ct_images_atfork_child(void);
