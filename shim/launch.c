@@ -384,10 +384,14 @@ static void settle_failure(ct_call *call, uint32_t image)
  * at once, with the error the driver gave its image: the runtime makes of
  * it the error the program had without cutaint.  Whatever its inputs
  * carry, it is not skipped: a skip would answer otherwise.  Captured or
- * not: the driver never sees it, so no graph will hold it. */
-__attribute__((noinline)) static bool launch_stand_in(ct_call *call, const ct_launch *launch, CUresult error,
-                                                      uint32_t image)
+ * not: the driver never sees it, so no graph will hold it.  False when f
+ * is no stand-in. */
+__attribute__((noinline)) static bool launched_stand_in(ct_call *call, const ct_launch *launch)
 {
+    CUresult error;
+    uint32_t image;
+    if (!ct_stand_in_answer((uint64_t)(uintptr_t)launch->f, &error, &image))
+        return false;
     current.launch = *launch;
     current.seq = next_launch_number();
     current.decoded = false;
@@ -396,15 +400,13 @@ __attribute__((noinline)) static bool launch_stand_in(ct_call *call, const ct_la
     call->result = error;
     call->answered = true; /* nothing reached the driver: no probe */
     settle_failure(call, image);
-    return false;
+    return true;
 }
 
 bool ct_before_launch(ct_call *call, const ct_launch *launch)
 {
-    CUresult deferred;
-    uint32_t image;
-    if (CT_UNLIKELY(ct_stand_in_launch_error((uint64_t)(uintptr_t)launch->f, &deferred, &image)))
-        return launch_stand_in(call, launch, deferred, image);
+    if (CT_UNLIKELY(ct_stand_ins_exist()) && launched_stand_in(call, launch))
+        return false;
     if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
         return true;
     current.launch = *launch;

@@ -437,10 +437,6 @@ static inline bool ct_stand_ins_exist(void)
 /* What a call on stand-in handle answers (*image: its image event's
  * number); false when handle is no stand-in. */
 bool ct_stand_in_answer(uint64_t handle, CUresult *answer, uint32_t *image);
-static inline bool ct_stand_in_launch_error(uint64_t handle, CUresult *error, uint32_t *image)
-{
-    return ct_stand_ins_exist() && ct_stand_in_answer(handle, error, image);
-}
 bool ct_not_stand_in_slow(ct_call *call, uint64_t handle);
 /* The before hook of every entry point taking a library, kernel or
  * function handle: false, with call->result the stand-in's answer, when

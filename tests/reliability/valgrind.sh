@@ -49,6 +49,18 @@ memory=$build/tests/integration/client_memory
 for sc in vmm_remap vmm_release batch_mixed managed; do
     run "memory-$sc" "$(status_without_valgrind "$memory" "$sc")" "$memory" "$sc"
 done
+# NVIDIA's runtime (static, nvcc-built where nvcc was found) answered with
+# stand-ins: refused at the load (sm_80 code on fakecuda's 9.0 device), and
+# at the lookup; a small device arena, as valgrind cannot map fakecuda's
+# default.
+for program in "unusable_sm80_static chevron" "unusable_sm90_static span"; do
+    read -ra args <<<"$program"
+    exe=$build/tests/runtime/${args[0]}
+    [ -x "$exe" ] || continue
+    faults=
+    [ "${args[0]}" = unusable_sm90_static ] && faults='api:cuLibraryGetKernel#1=500'
+    FAKECUDA_FAULTS=$faults FAKECUDA_DEVICE_MEMORY=1G run "stand-in-${args[0]}-${args[1]}" 0 "$exe" "${args[1]}"
+done
 run hostile_before_init 0 "$build/tests/reliability/hostile_client" before_init
 run hostile_no_context 0 "$build/tests/reliability/hostile_client" no_context
 REL_NOCHECK=1 run model 0 "$build/tests/reliability/rel_model" --child 12345 --ops 400
