@@ -34,6 +34,9 @@ typedef struct ct_span {
 
 typedef struct ct_failure_desc {
     int error;               /* the CUresult the work returned */
+    uint32_t image;          /* a stand-in's launch: the number of the image event it came from; 0 none
+                              * (beside error, in what was padding: a write scope's description stays
+                              * as cheap to make) */
     const char *api;         /* "cuLaunchKernel", "cuMemcpyHtoD_v2" */
     const char *kernel;      /* demangled kernel name, or NULL */
     uint64_t launch_seq;     /* process-wide launch number, 0 if no launch */
@@ -42,7 +45,6 @@ typedef struct ct_failure_desc {
     uint64_t stream;         /* the CUstream handle as a number */
     uint64_t thread;         /* OS thread id of the caller */
     int64_t time_ns;         /* CLOCK_REALTIME */
-    uint32_t image;          /* a stand-in's launch: the number of the image event it came from; 0 none */
 } ct_failure_desc;
 
 typedef struct ct_skip_desc {
