@@ -410,6 +410,50 @@ Test(images, lazy_reports_at_launch)
     OK(cuCtxSynchronize());
 }
 
+/* The driver cannot describe a function it could not load: its parameter
+   layout and attributes answer the launch's error (to be confirmed on a GPU),
+   for a module's function, a library's kernel and that kernel's function. */
+Test(images, lazy_unloadable_functions_are_not_described)
+{
+    set_modes(NULL, "launch");
+    CUmodule mod;
+    CUlibrary lib;
+    CUfunction f[3];
+    CUkernel k;
+    OK(cuModuleLoadData(&mod, image("sm80.fatbin")));
+    OK(cuModuleGetFunction(&f[0], mod, IN_IMAGE_1));
+    OK(cuLibraryLoadData(&lib, image("sm80.fatbin"), NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, IN_IMAGE_1));
+    f[1] = (CUfunction)(void *)k;
+    OK(cuKernelGetFunction(&f[2], k));
+    for (int i = 0; i < 3; i++) {
+        size_t off = 99, size = 99;
+        int v = -1;
+        FAILS(cuFuncGetParamInfo(f[i], 0, &off, &size), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        cr_assert(off == 99 && size == 99, "nothing written");
+        FAILS(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f[i]), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        FAILS(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f[i]), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        cr_assert_eq(v, -1);
+        const char *name = NULL;
+        OK(cuFuncGetName(&name, f[i])); /* its name is the lookup's */
+        cr_assert_str_eq(name, IN_IMAGE_1);
+    }
+    /* A function of an image the device runs is described. */
+    CUmodule runs;
+    CUfunction g;
+    size_t off = 99, size = 99;
+    int v = -1;
+    OK(cuModuleLoadData(&runs, image("sm90.fatbin")));
+    OK(cuModuleGetFunction(&g, runs, IN_IMAGE_1));
+    OK(cuFuncGetParamInfo(g, 0, &off, &size));
+    cr_assert(off == 0 && size == 8);
+    OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, g));
+    cr_assert_eq(v, 1024);
+    OK(cuModuleUnload(runs));
+    OK(cuModuleUnload(mod));
+    OK(cuLibraryUnload(lib));
+}
+
 /* A lazily loaded function is loaded by cuFuncLoad or by its first launch. */
 Test(images, lazy_functions_load_when_needed)
 {

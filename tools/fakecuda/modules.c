@@ -9,8 +9,10 @@
  * it, no PTX it can compile) is CUDA_ERROR_NO_BINARY_FOR_GPU: at its load
  * when CUDA_MODULE_LOADING=EAGER; lazily (the default), where
  * FAKECUDA_LAZY_IMAGE_ERRORS says: at its load (the default, until a GPU
- * measures it), at every lookup in it, or at every launch (and cuFuncLoad)
- * of its functions. A lazily loaded function is not loaded
+ * measures it), at every lookup in it, or at every launch (and cuFuncLoad,
+ * cuFuncGetParamInfo and cuFuncGetAttribute: a driver cannot describe a
+ * function it could not load; to be confirmed on a GPU) of its functions
+ * and kernels. A lazily loaded function is not loaded
  * (cuFuncIsLoaded) until cuFuncLoad or a launch needs its code.
  * Invariants:
  * - With n = fc_kernel_count() (fixed before any module exists),
@@ -239,11 +241,15 @@ CUresult fc_func_get_name(const char **name, CUfunction f)
     return CUDA_SUCCESS;
 }
 
+/* Describing a function needs its code: one that cannot be loaded
+   (launch_error) is not described (as cuFuncLoad; to be confirmed on a GPU). */
 CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size)
 {
     struct CUfunc_st *fn = fc_func_resolve(f);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fn->owner->launch_error != CUDA_SUCCESS)
+        return fn->owner->launch_error;
     if (i >= fn->k->nparams || (!off && !size))
         return CUDA_ERROR_INVALID_VALUE;
     if (off)
@@ -260,6 +266,8 @@ CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f)
         return CUDA_ERROR_INVALID_VALUE;
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fn->owner->launch_error != CUDA_SUCCESS)
+        return fn->owner->launch_error;
     switch (a) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = fn->max_dyn_smem; break;
