@@ -6,7 +6,7 @@ each starting with "report:". Exits 0 when every check passed, 1 otherwise.
 
   check_report.py REPORT [--require EVENT]... [--forbid EVENT]...
                   [--only EVENT,EVENT] [--kernel EVENT:SUBSTRING]...
-                  [--injected] [--exit-status N]
+                  [--injected] [--unusable KERNEL:ERROR] [--exit-status N]
 
 --require EVENT          at least one line has "event": EVENT
 --forbid EVENT           no line has it
@@ -14,6 +14,17 @@ each starting with "report:". Exits 0 when every check passed, 1 otherwise.
 --kernel EVENT:TEXT      some EVENT line's "kernel" contains TEXT
 --path TEXT              some refused_read line's "path" has an entry containing TEXT
 --injected               some failure line has "injected": true
+--unusable KERNEL:ERROR  a kernel the device cannot use: the first failure
+                         naming KERNEL has "error": ERROR and comes either
+                         from a stand-in (its "image" is 1, the image event
+                         number 1, stand_in true, from cuLibraryLoadData or
+                         cuLibraryGetKernel, the same error) or from the
+                         driver's own launch (cuLaunchKernel*, "image" null,
+                         no image event); a refused_read has "failures"
+                         exactly [its id]. The first line then ends with
+                         "; KERNEL reported at: WHERE (failure #ID, N
+                         occurrence(s))", WHERE the image event's api,
+                         "launch" or "none", N counting its repeats
 --exit-status N          the last exit line has "status": N
 """
 import argparse
@@ -41,6 +52,52 @@ def load(path):
     return events, notes
 
 
+def unusable(events, kernel, error):
+    """Where the device's refusal of KERNEL's image was reported, and what is
+    wrong with the failure it became: (WHERE and the failure's id and
+    occurrences, [failed checks])."""
+    def of(kind):
+        return [ev for ev in events if ev.get("event") == kind]
+
+    failures = [ev for ev in of("failure") if kernel in str(ev.get("kernel"))]
+    if not failures:
+        names = [str(ev.get("kernel")) for ev in of("failure")]
+        return "none", [f"no failure names a kernel containing {kernel!r} (kernels seen: {names[:5]})"]
+    fl, bad = failures[0], []
+    fid = fl.get("id")
+    repeats = sum(1 for ev in of("repeat") if ev.get("failure") == fid)
+    desc = json.dumps(fl)[:300]
+    if fl.get("error") != error:
+        bad.append(f"{kernel}'s failure #{fid} has error {fl.get('error')}, expected {error}")
+    images = of("image")
+    if fl.get("image") is None:
+        where = "launch"
+        if not str(fl.get("api")).startswith("cuLaunchKernel"):
+            bad.append(f"{kernel}'s failure #{fid} names no image and is not a launch: {desc}")
+        if images:
+            bad.append(f"{kernel}'s failure #{fid} names no image, but the report has "
+                       f"{len(images)} image event(s), first: {json.dumps(images[0])[:300]}")
+    else:
+        im = [ev for ev in images if ev.get("number") == fl.get("image")]
+        if not im:
+            return "none", bad + [f"{kernel}'s failure #{fid} names image {fl.get('image')}, "
+                                  f"which no image event has: {desc}"]
+        im = im[0]
+        where = str(im.get("api"))
+        if fl.get("image") != 1:
+            bad.append(f"{kernel}'s failure #{fid} names image {fl.get('image')}, expected 1")
+        if where not in ("cuLibraryLoadData", "cuLibraryGetKernel"):
+            bad.append(f"image {im.get('number')} is from {where}, expected cuLibraryLoadData or cuLibraryGetKernel")
+        if im.get("stand_in") is not True:
+            bad.append(f"image {im.get('number')} has stand_in {json.dumps(im.get('stand_in'))}, expected true")
+        if im.get("error") != error:
+            bad.append(f"image {im.get('number')} has error {im.get('error')}, expected {error}")
+    reads = of("refused_read")
+    if not any(ev.get("failures") == [fid] for ev in reads):
+        bad.append(f"no refused_read has failures [{fid}] (seen: {[ev.get('failures') for ev in reads][:3]})")
+    return f"{where} (failure #{fid}, {1 + repeats} occurrence(s))", bad
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report")
@@ -50,6 +107,7 @@ def main() -> int:
     ap.add_argument("--kernel", action="append", default=[])
     ap.add_argument("--path", action="append", default=[])
     ap.add_argument("--injected", action="store_true")
+    ap.add_argument("--unusable")
     ap.add_argument("--exit-status", type=int)
     a = ap.parse_args()
 
@@ -61,8 +119,13 @@ def main() -> int:
         return 1
     counts = collections.Counter(str(ev.get("event")) for ev in events)
     desc = ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "no events"
-    print(f"report: {len(events)} events ({desc})")
-    bad = [n for n in notes if "is not JSON" in n]
+    tail, more = "", []
+    if a.unusable:
+        kernel, _, error = a.unusable.partition(":")
+        where, more = unusable(events, kernel, error)
+        tail = f"; {kernel} reported at: {where}"
+    print(f"report: {len(events)} events ({desc}){tail}")
+    bad = [n for n in notes if "is not JSON" in n] + more
     for n in notes:
         print(f"report: {n}")
 

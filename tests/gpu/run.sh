@@ -52,6 +52,8 @@ PROGRAMS=(
     "driver_kernels.ptx|driver_kernels.cu|-ptx"
     "wrong_arch|wrong_arch.cu|-gencode arch=compute_80,code=sm_80 -lcuda"
     "driver_kernels_sm80.fatbin|driver_kernels.cu|-fatbin -gencode arch=compute_80,code=sm_80"
+    "arch_read|arch_read.cu|-gencode arch=compute_80,code=sm_80"
+    "arch_read_shared|arch_read.cu|-gencode arch=compute_80,code=sm_80 -cudart shared -Xlinker -rpath={CUDA_LIB}"
 )
 
 # The pattern for the PyTorch fault injection: the first launch of the kernel
@@ -81,6 +83,8 @@ SCENARIOS=(
     "drv_refused_read_ptds|{BIN}/driver_api_ptds {BIN}/driver_kernels.cubin||CUTAINT_LOG=debug|check_refused|60|base shim"
     "arch_eager|{BIN}/wrong_arch {BIN}/driver_kernels_sm80.fatbin|CUDA_MODULE_LOADING=EAGER|CUTAINT_LOG=debug|check_arch_eager|60|base shim"
     "arch_lazy|{BIN}/wrong_arch {BIN}/driver_kernels_sm80.fatbin|CUDA_MODULE_LOADING=LAZY|CUTAINT_LOG=debug|check_arch_lazy|60|base shim"
+    "arch_refused_read|{BIN}/arch_read|CUDA_MODULE_LOADING=LAZY|CUTAINT_LOG=debug|check_arch_refused|60|base shim"
+    "arch_shared_refused_read|{BIN}/arch_read_shared|CUDA_MODULE_LOADING=LAZY|CUTAINT_LOG=debug|check_arch_refused|60|base shim"
     "torch_same|python3 {PROGS}/torch_same.py|||check_torch_same|120|base shim"
     "torch_inject|python3 {PROGS}/torch_inject.py||CUTAINT_LOG=debug $INJECT|check_torch_inject|120|base shim"
     "torch_inject_async|python3 {PROGS}/torch_inject.py|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync|CUTAINT_LOG=debug $INJECT|check_torch_inject_async|120|base shim"
@@ -498,13 +502,14 @@ expect_not() {
     for a in "$@"; do [[ $got == "$a" ]] && fail "$mode: $key=$got, expected anything else"; done
 }
 
-# check_report_of SCENARIO ARGS...: the shim run's report, by check_report.py.
+# check_report_of SCENARIO ARGS...: the shim run's report, by check_report.py
+# (each call's findings appended to report-check.txt).
 check_report_of() {
     local scn=$1 outp line
     shift
     outp=$(timeout 60 python3 "$HERE/check_report.py" "$OUT/$scn/report.jsonl" "$@" 2>&1)
     local rc=$?
-    say "$outp" >"$OUT/$scn/report-check.txt"
+    say "$outp" >>"$OUT/$scn/report-check.txt"
     ((rc == 0)) && return 0
     # The first line describes the report; each later one is a failed check.
     while IFS= read -r line; do
@@ -517,6 +522,14 @@ same_output() {
     local d
     d=$(diff "$OUT/$1/base.stdout" "$OUT/$1/shim.stdout" 2>&1) && return 0
     fail "stdout differs with the shim: $(grep -m 2 '^[<>]' <<<"$d" | tr '\n' ' ')"
+}
+
+# same_output_except SCENARIO REGEX: stdout is identical but for the lines
+# matching REGEX (grep -E) in either run.
+same_output_except() {
+    local d
+    d=$(diff <(grep -Ev "$2" "$OUT/$1/base.stdout") <(grep -Ev "$2" "$OUT/$1/shim.stdout") 2>&1) && return 0
+    fail "stdout differs with the shim beyond /$2/: $(grep -m 2 '^[<>]' <<<"$d" | tr '\n' ' ')"
 }
 
 health_removed() {
@@ -612,6 +625,57 @@ check_arch_eager() {
 
 check_arch_lazy() {
     check_wrong_arch "$1" LAZY
+}
+
+# arch_read.cu, built for sm_80 only: the runtime cannot use its kernel.
+# Without the shim both launches fail (cudaErrorNoKernelImageForDevice) and
+# the copy back serves stale bytes; with it the copy is refused and poisoned,
+# every other answer stays the same, and the report leads from the refusal
+# to the failure of scale to the refused read. Where the driver reported it
+# goes to the notes: the runtime's load or the lookup (cutaint answers with
+# a stand-in, whose every launch fails as it would have), or, lazily, the
+# launch itself. Then the first launch is a plain failure and the second,
+# reading its tainted output, is skipped and returns cudaSuccess
+# (docs/DESIGN.md, "A skipped launch or copy returns CUDA_SUCCESS").
+check_arch_refused() {
+    local s=$1 key where differ='^(RESULT (memcpy|host)=|cudaMemcpy back: )'
+    expect_rc "$s" base 0
+    expect_rc "$s" shim 0  # an isolated failure must not latch
+    check_report_of "$s" --require failure --require refused_read --kernel failure:scale \
+        --path scale --unusable scale:CUDA_ERROR_NO_BINARY_FOR_GPU --forbid context_lost --exit-status 0
+    where=$(sed -n '1s/.* reported at: //p' "$OUT/$s/report-check.txt")
+    for key in launch launch_kernel last_error; do
+        expect "$s" base "$key" cudaErrorNoKernelImageForDevice
+    done
+    expect "$s" shim launch cudaErrorNoKernelImageForDevice
+    if [[ $where == launch* ]]; then
+        expect "$s" shim launch_kernel cudaSuccess
+        expect "$s" shim last_error cudaSuccess
+        check_report_of "$s" --require skip --kernel skip:scale
+        differ='^(RESULT (memcpy|host|launch_kernel|last_error)=|cudaMemcpy back: |cudaLaunchKernel\(scale\): |cudaGetLastError: )'
+    else
+        expect "$s" shim launch_kernel cudaErrorNoKernelImageForDevice
+        expect "$s" shim last_error cudaErrorNoKernelImageForDevice
+    fi
+    expect "$s" base fill cudaSuccess
+    expect "$s" base memcpy cudaSuccess
+    expect "$s" base host stale
+    expect "$s" shim memcpy cudaErrorNoKernelImageForDevice
+    expect "$s" shim host poisoned
+    same_output_except "$s" "$differ"
+    health_removed "$s"
+    local on=fakecuda
+    [[ $DRIVER == nvidia ]] && on="this GPU"
+    NOTES+=("$s: CUDA_MODULE_LOADING=LAZY on $on: the driver refused the runtime's sm_80 scale at ${where:-<no report>}; with the shim the cudaLaunchKernel launch returned $(result "$s" shim launch_kernel)")
+    if [[ $DRIVER == nvidia ]]; then
+        case $where in
+            cuLibraryLoadData*) key=load ;;
+            cuLibraryGetKernel*) key=lookup ;;
+            launch*) key=launch ;;
+            *) return ;;
+        esac
+        NOTES+=("  fakecuda matches this driver with FAKECUDA_LAZY_IMAGE_ERRORS=$key (its default is load)")
+    fi
 }
 
 check_torch_same() {

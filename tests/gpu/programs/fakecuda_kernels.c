@@ -4,8 +4,8 @@
  * `tests/gpu/run.sh --driver fakecuda` runs the same nvcc-built programs
  * with the same checks on a machine without a GPU.
  *
- * saxpy and the driver-API programs' extern "C" scale (driver_api.cpp's
- * module, wrong_arch.cu) are fakecuda built-ins; this adds the rest, each computing what its .cu source says
+ * saxpy and the extern "C" scale (driver_api.cpp's module, wrong_arch.cu,
+ * arch_read.cu) are fakecuda built-ins; this adds the rest, each computing what its .cu source says
  * for the whole grid, and checking every range before writing anything.
  */
 #include "fakecuda_kernel.h"
