@@ -242,7 +242,7 @@ ct_skip_verdict ct_batch_rule(ct_store *s, size_t n, ct_copy_sources sources, co
 ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f)
 {
     bool refused = f->refused == CT_REFUSED_IMAGE || (f->refused == CT_REFUSED_KERNEL && f->lookup);
-    if (!refused || !f->runtime_image)
+    if (!refused || !f->runtime_image || f->eager)
         return CT_DRIVER_ANSWERS;
     return f->library_ahead ? CT_DRIVER_ANSWERS_AHEAD : CT_STAND_IN;
 }

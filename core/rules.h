@@ -142,6 +142,7 @@ typedef struct ct_stand_in_facts {
     bool lookup;          /* a kernel lookup in a library, else the library's load */
     bool runtime_image;   /* the library is NVIDIA's runtime's own: its fatbin wrapper, preserved */
     bool library_ahead;   /* a library loaded ahead of libcutaint.so defines driver entry points */
+    bool eager;           /* the driver loads modules eagerly (CUDA_MODULE_LOADING=EAGER) */
 } ct_stand_in_facts;
 
 typedef enum ct_stand_in_verdict {
@@ -153,8 +154,10 @@ typedef enum ct_stand_in_verdict {
 /* Whether a refused load or lookup is answered with a stand-in: only an
  * image's or kernel's refusal (a missing kernel only in a lookup), only of
  * the runtime's own image (a driver-API program handles its own errors and
- * must see them), and only while nothing ahead of cutaint could pass the
- * made-up handle on to the driver unseen. */
+ * must see them), never under eager loading (the runtime then loads its
+ * images as it starts and fails its first call with the load's error: a
+ * stand-in would turn that into success), and only while nothing ahead of
+ * cutaint could pass the made-up handle on to the driver unseen. */
 ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
 
 /* ---- which kernel parameters are memory, in which direction ----------- */

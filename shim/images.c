@@ -224,12 +224,31 @@ static bool preserved(const CUlibraryOption *options, void *const *values, unsig
 
 static atomic_bool told_ahead;
 
+/* Does the driver load modules eagerly?  Asked once (cuModuleGetLoadingMode;
+ * a driver without it loads eagerly, as before CUDA 11.7). */
+static bool loads_eagerly(void)
+{
+    static atomic_int eager = -1;
+    int known = atomic_load(&eager);
+    if (known >= 0)
+        return known;
+    __typeof__(&cuModuleGetLoadingMode) mode_of = CT_HELPER(cuModuleGetLoadingMode);
+    CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+    if (mode_of && mode_of(&mode) != CUDA_SUCCESS)
+        mode = CU_MODULE_EAGER_LOADING;
+    atomic_store(&eager, mode == CU_MODULE_EAGER_LOADING);
+    return mode == CU_MODULE_EAGER_LOADING;
+}
+
 /* Does the rule answer this refusal with a stand-in? */
 static bool stands_in_for(const ct_call *call, bool lookup, bool runtime_image)
 {
     ct_stand_in_facts facts = {.refused = refusal_of(call->result), .lookup = lookup, .runtime_image = runtime_image};
     if (ct_stand_in_rule(&facts) == CT_DRIVER_ANSWERS)
-        return false; /* asked only where it matters: the lookup is dlsym over every entry point */
+        return false; /* the driver asked only where it matters, the library ahead (dlsym over every entry point) too */
+    facts.eager = loads_eagerly();
+    if (ct_stand_in_rule(&facts) == CT_DRIVER_ANSWERS)
+        return false;
     const char *ahead = ct_chain_library_ahead();
     facts.library_ahead = ahead != NULL;
     if (ct_stand_in_rule(&facts) == CT_STAND_IN)

@@ -87,7 +87,7 @@ int ct_entry_find(const char *name);
     X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)                              \
     X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies)                          \
     X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)         \
-    X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceGetName)
+    X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuModuleGetLoadingMode)
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
 #define CT_HELPER_ID(name) CT_HELPER_##name,

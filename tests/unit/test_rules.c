@@ -463,6 +463,12 @@ Test(rules, only_the_runtimes_refused_image_or_kernel_is_stood_in_for)
     f.lookup = true;
     cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS);
     f = runtime_load;
+    f.eager = true;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS,
+                 "eager loading fails the runtime's first call with the load's error: the program's to see");
+    f.lookup = true;
+    cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS);
+    f = runtime_load;
     f.library_ahead = true;
     cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS_AHEAD, "a library ahead could pass a stand-in on");
     f.runtime_image = false;
