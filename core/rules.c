@@ -246,3 +246,10 @@ ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f)
         return CT_DRIVER_ANSWERS;
     return f->library_ahead ? CT_DRIVER_ANSWERS_AHEAD : CT_STAND_IN;
 }
+
+bool ct_suspect_rule(uint64_t epoch, const ct_proven *p)
+{
+    if (p->context >= epoch || p->stream >= epoch)
+        return false;
+    return p->nonblocking || p->blocking < epoch;
+}

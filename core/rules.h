@@ -160,6 +160,24 @@ typedef enum ct_stand_in_verdict {
  * cutaint could pass the made-up handle on to the driver unseen. */
 ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
 
+/* ---- work in flight: the suspects of a lost context --------------------- */
+
+/* What proofs cover a launch's scopes (core/flight.h): the latest epoch
+ * through which its context, its stream, and its context's blocking
+ * streams were proven finished (0: never); nonblocking: its stream was
+ * created non-blocking, so the legacy default stream's ordering does not
+ * reach it. */
+typedef struct ct_proven {
+    uint64_t context, stream, blocking;
+    bool nonblocking;
+} ct_proven;
+
+/* Is a launch of epoch `epoch` a suspect: not proven finished by a
+ * synchronise of its context, of its stream (or a query, an event, a wait
+ * chain), or, on a blocking stream, by the legacy default stream's
+ * ordering (a synchronous copy)? */
+bool ct_suspect_rule(uint64_t epoch, const ct_proven *p);
+
 /* ---- which kernel parameters are memory, in which direction ----------- */
 
 /* A kernel parameter's role, and whether its words are scanned (a struct by

@@ -474,3 +474,15 @@ Test(rules, only_the_runtimes_refused_image_or_kernel_is_stood_in_for)
     f.runtime_image = false;
     cr_assert_eq(ct_stand_in_rule(&f), CT_DRIVER_ANSWERS, "which is said only where a stand-in was due");
 }
+
+Test(rules, a_launch_is_a_suspect_until_a_proof_covers_its_epoch)
+{
+    ct_proven none = {0};
+    cr_assert(ct_suspect_rule(5, &none));
+    cr_assert_not(ct_suspect_rule(5, &(ct_proven){.context = 5}), "its context synchronised at or after it");
+    cr_assert(ct_suspect_rule(5, &(ct_proven){.context = 4}), "a proof begun before it says nothing of it");
+    cr_assert_not(ct_suspect_rule(5, &(ct_proven){.stream = 9}));
+    cr_assert_not(ct_suspect_rule(5, &(ct_proven){.blocking = 5}), "the legacy ordering reaches a blocking stream");
+    cr_assert(ct_suspect_rule(5, &(ct_proven){.blocking = 5, .nonblocking = true}), "not a non-blocking one");
+    cr_assert_not(ct_suspect_rule(5, &(ct_proven){.stream = 5, .nonblocking = true}));
+}

@@ -1,0 +1,555 @@
+/*
+ * flight.c - the rings of work in flight and the proof table (flight.h).
+ *
+ * Owns: each thread's ring (written by its thread alone, read by others
+ * through a sequence per slot), the epoch, and the table of what each
+ * scope (a context, a stream, a context's blocking streams) and each
+ * recorded event proved.  Which launch is a suspect is core's
+ * ct_suspect_rule (rules.h), asked with what the table holds for it.
+ *
+ * Invariants (beside flight.h's):
+ * - A slot's seq is 0 while it is written or empty, and written last: a
+ *   reader that finds it non-zero, reads the fields, and finds the same
+ *   seq again has read one whole launch.
+ * - Proofs only grow (max); a wait propagates a proof to the stream it
+ *   waited on, at most CT_FLIGHT_CHAIN hops deep, under the table's mutex.
+ * - The ring list and the spare list change under the mutex; a ring is in
+ *   exactly one of "in use" (its thread alive) and spare.
+ */
+#include "flight.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_hash.h"
+#include "rules.h"
+
+#define CT_FLIGHT_CHAIN 8
+
+typedef struct slot {
+    atomic_uint_fast64_t seq, epoch, what, handle, context, stream_thread, thread, kind;
+    atomic_uint_fast64_t dims[3]; /* grid x|y, grid z|block x, block y|z */
+} slot;
+
+struct ct_flight_ring {
+    ct_flight_ring *next, *next_spare;
+    uint64_t pruned_at;            /* the proof generation of the last pruning */
+    atomic_uint n_pinned;
+    atomic_uint_fast64_t n_recent; /* launches past the pinned part, ever */
+    /* Launches overwritten before a pruning kept them: counted, with what a
+     * proof needs to cover them all (the newest epoch among them; their
+     * stream, or none when they were on several). */
+    atomic_uint_fast64_t dropped, dropped_epoch;
+    slot dropped_stream;
+    atomic_bool dropped_mixed;
+    slot pinned[CT_FLIGHT_PINNED], recent[CT_FLIGHT_RECENT];
+};
+
+typedef enum scope_kind { SCOPE_CONTEXT = 1, SCOPE_STREAM, SCOPE_BLOCKING } scope_kind;
+
+typedef struct scope_key {
+    uint64_t kind, handle, context, thread;
+} scope_key;
+
+typedef struct wait_link {
+    uint64_t at;           /* the epoch the wait began */
+    scope_key on;          /* the stream the event was recorded on */
+    uint64_t upto;         /* its record's epoch */
+} wait_link;
+
+typedef struct scope {
+    scope_key key;
+    uint64_t proven;       /* 0: nothing */
+    bool nonblocking;
+    unsigned n_waits, next_wait;
+    wait_link waits[CT_FLIGHT_WAITS];
+    UT_hash_handle hh;
+} scope;
+
+typedef struct event_rec {
+    uint64_t event;
+    scope_key stream;
+    uint64_t at;
+    UT_hash_handle hh;
+} event_rec;
+
+struct ct_flight {
+    atomic_uint_fast64_t epoch;      /* from 1 */
+    atomic_uint_fast64_t generation; /* proofs made */
+    pthread_mutex_t lock;
+    scope *scopes;
+    size_t n_scopes;
+    event_rec *events;
+    size_t n_events;
+    ct_flight_ring *rings, *spare;
+};
+
+ct_flight *ct_flight_new(void)
+{
+    ct_flight *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    atomic_init(&f->epoch, 1);
+    atomic_init(&f->generation, 0);
+    pthread_mutex_init(&f->lock, NULL);
+    return f;
+}
+
+void ct_flight_free(ct_flight *f)
+{
+    if (!f)
+        return;
+    scope *s, *ts;
+    HASH_ITER(hh, f->scopes, s, ts) {
+        HASH_DELETE(hh, f->scopes, s);
+        free(s);
+    }
+    event_rec *e, *te;
+    HASH_ITER(hh, f->events, e, te) {
+        HASH_DELETE(hh, f->events, e);
+        free(e);
+    }
+    for (ct_flight_ring *r = f->rings, *next; r; r = next) {
+        next = r->next;
+        free(r);
+    }
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+static void ring_clear(ct_flight_ring *r)
+{
+    for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++)
+        atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
+    for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
+        atomic_store_explicit(&r->recent[i].seq, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->n_pinned, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->dropped_mixed, false, memory_order_relaxed);
+    r->pruned_at = 0;
+}
+
+void ct_flight_atfork_child(ct_flight *f)
+{
+    pthread_mutex_init(&f->lock, NULL);
+    for (ct_flight_ring *r = f->rings; r; r = r->next)
+        ring_clear(r);
+}
+
+ct_flight_ring *ct_flight_ring_take(ct_flight *f)
+{
+    pthread_mutex_lock(&f->lock);
+    ct_flight_ring *r = f->spare;
+    if (r) {
+        f->spare = r->next_spare;
+    } else if ((r = calloc(1, sizeof *r))) {
+        r->next = f->rings;
+        f->rings = r;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return r;
+}
+
+void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&f->lock);
+    r->next_spare = f->spare;
+    f->spare = r;
+    pthread_mutex_unlock(&f->lock);
+}
+
+uint64_t ct_flight_epoch(const ct_flight *f)
+{
+    return atomic_load_explicit(&((ct_flight *)f)->epoch, memory_order_relaxed);
+}
+
+/* ---- slots -------------------------------------------------------------- */
+
+static void slot_write(slot *s, const ct_flight_work *w)
+{
+    atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&s->epoch, w->epoch, memory_order_relaxed);
+    atomic_store_explicit(&s->what, w->what, memory_order_relaxed);
+    atomic_store_explicit(&s->handle, w->stream.handle, memory_order_relaxed);
+    atomic_store_explicit(&s->context, w->stream.context, memory_order_relaxed);
+    atomic_store_explicit(&s->stream_thread, w->stream.thread, memory_order_relaxed);
+    atomic_store_explicit(&s->thread, w->thread, memory_order_relaxed);
+    atomic_store_explicit(&s->kind, (uint64_t)w->api << 8 | w->kind, memory_order_relaxed);
+    atomic_store_explicit(&s->dims[0], (uint64_t)w->grid[0] << 32 | w->grid[1], memory_order_relaxed);
+    atomic_store_explicit(&s->dims[1], (uint64_t)w->grid[2] << 32 | w->block[0], memory_order_relaxed);
+    atomic_store_explicit(&s->dims[2], (uint64_t)w->block[1] << 32 | w->block[2], memory_order_relaxed);
+    atomic_store_explicit(&s->seq, w->seq, memory_order_release);
+}
+
+/* One whole launch out of s; false when it is empty or being written. */
+static bool slot_read(slot *s, ct_flight_work *w)
+{
+    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+    if (!seq)
+        return false;
+    w->seq = seq;
+    w->epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+    w->what = atomic_load_explicit(&s->what, memory_order_relaxed);
+    w->stream.handle = atomic_load_explicit(&s->handle, memory_order_relaxed);
+    w->stream.context = atomic_load_explicit(&s->context, memory_order_relaxed);
+    w->stream.thread = atomic_load_explicit(&s->stream_thread, memory_order_relaxed);
+    w->thread = atomic_load_explicit(&s->thread, memory_order_relaxed);
+    uint64_t kind = atomic_load_explicit(&s->kind, memory_order_relaxed);
+    w->kind = (uint8_t)kind;
+    w->api = (uint32_t)(kind >> 8);
+    uint64_t d[3];
+    for (int i = 0; i < 3; i++)
+        d[i] = atomic_load_explicit(&s->dims[i], memory_order_relaxed);
+    w->grid[0] = (uint32_t)(d[0] >> 32), w->grid[1] = (uint32_t)d[0], w->grid[2] = (uint32_t)(d[1] >> 32);
+    w->block[0] = (uint32_t)d[1], w->block[1] = (uint32_t)(d[2] >> 32), w->block[2] = (uint32_t)d[2];
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+}
+
+static bool same_stream_of(const ct_flight_stream *a, const ct_flight_stream *b)
+{
+    return a->handle == b->handle && (a->handle || (a->context == b->context && a->thread == b->thread));
+}
+
+/* ---- the proof table (under the lock) --------------------------------------- */
+
+static scope_key stream_key(const ct_flight_stream *s)
+{
+    return (scope_key){SCOPE_STREAM, s->handle, s->handle ? 0 : s->context, s->handle ? 0 : s->thread};
+}
+
+static scope *find_locked(const ct_flight *f, scope_key k)
+{
+    scope *s;
+    HASH_FIND(hh, f->scopes, &k, sizeof k, s);
+    return s;
+}
+
+/* The scope of key k, made when new; NULL past the bound or out of memory. */
+static scope *scope_locked(ct_flight *f, scope_key k)
+{
+    scope *s = find_locked(f, k);
+    if (s || f->n_scopes >= CT_FLIGHT_MAX_SCOPES || !(s = calloc(1, sizeof *s)))
+        return s;
+    s->key = k;
+    HASH_ADD(hh, f->scopes, key, sizeof s->key, s);
+    if (!ct_hash_added(&s->hh)) {
+        free(s);
+        return NULL;
+    }
+    f->n_scopes++;
+    return s;
+}
+
+static uint64_t proven_locked(const ct_flight *f, scope_key k)
+{
+    const scope *s = find_locked(f, k);
+    return s ? s->proven : 0;
+}
+
+static void prove_locked(ct_flight *f, scope_key k, uint64_t upto, unsigned depth)
+{
+    scope *s = scope_locked(f, k);
+    if (!s || s->proven >= upto)
+        return;
+    s->proven = upto;
+    atomic_fetch_add_explicit(&f->generation, 1, memory_order_relaxed);
+    if (depth >= CT_FLIGHT_CHAIN)
+        return;
+    /* Copied: proving a waited-on stream may grow this table. */
+    wait_link waits[CT_FLIGHT_WAITS];
+    unsigned n = s->n_waits;
+    memcpy(waits, s->waits, sizeof waits);
+    for (unsigned i = 0; i < n; i++)
+        if (waits[i].at <= upto)
+            prove_locked(f, waits[i].on, waits[i].upto, depth + 1);
+}
+
+static void prove(ct_flight *f, scope_key k, uint64_t upto)
+{
+    if (!upto)
+        return;
+    pthread_mutex_lock(&f->lock);
+    prove_locked(f, k, upto, 0);
+    pthread_mutex_unlock(&f->lock);
+}
+
+uint64_t ct_flight_begin_proof(ct_flight *f)
+{
+    return atomic_fetch_add_explicit(&f->epoch, 1, memory_order_relaxed);
+}
+
+void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto)
+{
+    prove(f, (scope_key){SCOPE_CONTEXT, 0, context, 0}, upto);
+}
+
+void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t upto)
+{
+    prove(f, stream_key(s), upto);
+}
+
+void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto)
+{
+    prove(f, (scope_key){SCOPE_BLOCKING, 0, context, 0}, upto);
+}
+
+void ct_flight_nonblocking(ct_flight *f, uint64_t stream)
+{
+    pthread_mutex_lock(&f->lock);
+    scope *s = scope_locked(f, (scope_key){SCOPE_STREAM, stream, 0, 0});
+    if (s)
+        s->nonblocking = true;
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ct_flight_record_event(ct_flight *f, uint64_t event, const ct_flight_stream *s, uint64_t at)
+{
+    pthread_mutex_lock(&f->lock);
+    event_rec *e;
+    HASH_FIND(hh, f->events, &event, sizeof event, e);
+    if (!e && f->n_events < CT_FLIGHT_MAX_EVENTS && (e = calloc(1, sizeof *e))) {
+        e->event = event;
+        HASH_ADD(hh, f->events, event, sizeof e->event, e);
+        if (ct_hash_added(&e->hh)) {
+            f->n_events++;
+        } else {
+            free(e);
+            e = NULL;
+        }
+    }
+    if (e) {
+        e->stream = stream_key(s);
+        e->at = at;
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ct_flight_event_done(ct_flight *f, uint64_t event)
+{
+    pthread_mutex_lock(&f->lock);
+    event_rec *e;
+    HASH_FIND(hh, f->events, &event, sizeof event, e);
+    if (e)
+        prove_locked(f, e->stream, e->at, 0);
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ct_flight_wait_event(ct_flight *f, const ct_flight_stream *s, uint64_t event, uint64_t at)
+{
+    pthread_mutex_lock(&f->lock);
+    event_rec *e;
+    HASH_FIND(hh, f->events, &event, sizeof event, e);
+    scope *w = e ? scope_locked(f, stream_key(s)) : NULL;
+    if (w) {
+        w->waits[w->next_wait] = (wait_link){at, e->stream, e->at};
+        w->next_wait = (w->next_wait + 1) % CT_FLIGHT_WAITS;
+        if (w->n_waits < CT_FLIGHT_WAITS)
+            w->n_waits++;
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ct_flight_forget_event(ct_flight *f, uint64_t event)
+{
+    pthread_mutex_lock(&f->lock);
+    event_rec *e;
+    HASH_FIND(hh, f->events, &event, sizeof event, e);
+    if (e) {
+        HASH_DELETE(hh, f->events, e);
+        f->n_events--;
+    }
+    pthread_mutex_unlock(&f->lock);
+    free(e);
+}
+
+/* What the table holds for w, for core's rule. */
+static bool unproven_locked(const ct_flight *f, const ct_flight_work *w)
+{
+    scope_key stream = stream_key(&w->stream);
+    const scope *s = find_locked(f, stream);
+    ct_proven p = {
+        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, w->stream.context, 0}),
+        .stream = s ? s->proven : 0,
+        .blocking = proven_locked(f, (scope_key){SCOPE_BLOCKING, 0, w->stream.context, 0}),
+        .nonblocking = s && s->nonblocking,
+    };
+    return ct_suspect_rule(w->epoch, &p);
+}
+
+/* Are the launches r dropped still unproven, as a whole?  Only a proof of
+ * their context covers launches on several streams. */
+static bool dropped_unproven_locked(const ct_flight *f, ct_flight_ring *r)
+{
+    ct_flight_work w;
+    if (!atomic_load_explicit(&r->dropped, memory_order_relaxed) || !slot_read(&r->dropped_stream, &w))
+        return false;
+    w.epoch = atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed);
+    if (atomic_load_explicit(&r->dropped_mixed, memory_order_relaxed))
+        w.stream.handle = UINT64_MAX; /* a stream no proof names */
+    return unproven_locked(f, &w);
+}
+
+/* The launch about to be overwritten in the recent part: counted. */
+static void drop(ct_flight_ring *r, slot *victim)
+{
+    ct_flight_work w, first;
+    if (!slot_read(victim, &w))
+        return;
+    if (atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed) == 0) {
+        slot_write(&r->dropped_stream, &w);
+        atomic_store_explicit(&r->dropped_mixed, false, memory_order_relaxed);
+    } else if (slot_read(&r->dropped_stream, &first) && !same_stream_of(&first.stream, &w.stream)) {
+        atomic_store_explicit(&r->dropped_mixed, true, memory_order_relaxed);
+    }
+    uint64_t newest = atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed);
+    if (w.epoch > newest || atomic_load_explicit(&r->dropped, memory_order_relaxed) == 1)
+        atomic_store_explicit(&r->dropped_epoch, w.epoch, memory_order_relaxed);
+}
+
+/* ---- the ring --------------------------------------------------------------- */
+
+/* The pinned part full and a proof made since it was last pruned: keep the
+ * unproven launches of pinned and recent, oldest first, as many as fit. */
+static void prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
+{
+    ct_flight_work keep[CT_FLIGHT_PINNED];
+    unsigned n = 0;
+    uint64_t recent = atomic_load_explicit(&r->n_recent, memory_order_relaxed);
+    uint64_t from = recent > CT_FLIGHT_RECENT ? recent - CT_FLIGHT_RECENT : 0;
+    uint64_t lost = 0;
+    pthread_mutex_lock(&f->lock);
+    if (!dropped_unproven_locked(f, r))
+        atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
+    for (unsigned i = 0; i < CT_FLIGHT_PINNED + CT_FLIGHT_RECENT; i++) {
+        ct_flight_work w;
+        slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i]
+                                        : &r->recent[(from + i - CT_FLIGHT_PINNED) % CT_FLIGHT_RECENT];
+        if (i >= CT_FLIGHT_PINNED && from + (i - CT_FLIGHT_PINNED) >= recent)
+            break;
+        if (!slot_read(s, &w) || !unproven_locked(f, &w))
+            continue;
+        if (n < CT_FLIGHT_PINNED)
+            keep[n++] = w;
+        else
+            lost++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++) {
+        if (i < n)
+            slot_write(&r->pinned[i], &keep[i]);
+        else
+            atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
+    }
+    for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
+        atomic_store_explicit(&r->recent[i].seq, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->n_pinned, n, memory_order_release);
+    atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
+    if (lost)
+        atomic_fetch_add_explicit(&r->dropped, lost, memory_order_relaxed);
+    r->pruned_at = generation;
+}
+
+void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
+{
+    unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
+    if (CT_FLIGHT_PINNED == pinned) {
+        uint64_t generation = atomic_load_explicit(&f->generation, memory_order_relaxed);
+        if (generation != r->pruned_at) {
+            prune(f, r, generation);
+            pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
+        }
+    }
+    if (pinned < CT_FLIGHT_PINNED) {
+        slot_write(&r->pinned[pinned], w);
+        atomic_store_explicit(&r->n_pinned, pinned + 1, memory_order_release);
+        return;
+    }
+    uint64_t i = atomic_load_explicit(&r->n_recent, memory_order_relaxed);
+    if (i >= CT_FLIGHT_RECENT)
+        drop(r, &r->recent[i % CT_FLIGHT_RECENT]);
+    slot_write(&r->recent[i % CT_FLIGHT_RECENT], w);
+    atomic_store_explicit(&r->n_recent, i + 1, memory_order_release);
+}
+
+/* ---- suspects ----------------------------------------------------------------- */
+
+
+/* A suspect and the launch number of the oldest suspect on its stream. */
+typedef struct ranked {
+    ct_suspect s;
+    uint64_t first;
+} ranked;
+
+static int by_seq(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    return (a->s.work.seq > b->s.work.seq) - (a->s.work.seq < b->s.work.seq);
+}
+
+static int by_stream_then_seq(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->first != b->first)
+        return (a->first > b->first) - (a->first < b->first);
+    return by_seq(pa, pb);
+}
+
+/* Sorted by launch: each one's stream's oldest, and the prime ones marked. */
+static void rank(ranked *all, size_t n)
+{
+    qsort(all, n, sizeof *all, by_seq);
+    for (size_t i = 0; i < n; i++) {
+        all[i].first = all[i].s.work.seq;
+        all[i].s.prime = true;
+        for (size_t j = 0; j < i; j++)
+            if (same_stream_of(&all[j].s.work.stream, &all[i].s.work.stream)) {
+                all[i].first = all[j].first;
+                all[i].s.prime = false;
+                break;
+            }
+    }
+    qsort(all, n, sizeof *all, by_stream_then_seq);
+}
+
+/* The unproven launches of context in every ring, into all (room for every
+ * slot); how many, and *dropped the launches the rings counted but did not keep. */
+static size_t gather_locked(ct_flight *f, uint64_t context, ranked *all, uint64_t *dropped)
+{
+    size_t n = 0;
+    for (ct_flight_ring *r = f->rings; r; r = r->next) {
+        if (dropped_unproven_locked(f, r))
+            *dropped += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        for (unsigned i = 0; i < CT_FLIGHT_PINNED + CT_FLIGHT_RECENT; i++) {
+            slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[i - CT_FLIGHT_PINNED];
+            ct_flight_work w;
+            if (slot_read(s, &w) && (!context || w.stream.context == context) && unproven_locked(f, &w))
+                all[n++].s = (ct_suspect){.work = w};
+        }
+    }
+    return n;
+}
+
+size_t ct_flight_suspects(ct_flight *f, uint64_t context, ct_suspect *out, size_t cap)
+{
+    pthread_mutex_lock(&f->lock);
+    size_t slots = 0;
+    for (const ct_flight_ring *r = f->rings; r; r = r->next)
+        slots += CT_FLIGHT_PINNED + CT_FLIGHT_RECENT;
+    ranked *all = slots ? calloc(slots, sizeof *all) : NULL;
+    uint64_t dropped = 0;
+    size_t n = all ? gather_locked(f, context, all, &dropped) : 0;
+    pthread_mutex_unlock(&f->lock);
+    assert(n <= slots && "at most one suspect a slot");
+    rank(all, n);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = all[i].s;
+    free(all);
+    return n + dropped;
+}

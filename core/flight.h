@@ -1,0 +1,139 @@
+/*
+ * flight.h - work in flight: what each thread launched, and what proved it
+ * finished, so that a lost context can name its suspects.
+ *
+ * An asynchronous fault (an illegal address) surfaces at a later
+ * synchronise, far from the launch that caused it.  The work that may have
+ * caused it is what had not been proven complete on that context: every
+ * launch since the last proof that covered it.  Here each launching thread
+ * keeps a ring of what it launched (a few stores a launch, into its own
+ * memory, no lock, no allocation), and a proof table says what each
+ * synchronise, query or event proved; a latched loss asks
+ * ct_flight_suspects, which applies core's ct_suspect_rule (rules.h) to
+ * every remembered launch.
+ *
+ * Epochs order launches against proofs without a shared counter written
+ * per launch: a launch reads the epoch after the driver accepted it; a
+ * call that may prove something (a synchronise, a query, an event record,
+ * a stream's wait on an event) advances it before reaching the driver and
+ * proves, on success, the work of epoch at most the value it advanced from.
+ * Reading after the launch and advancing before the proof is conservative:
+ * a race leaves a finished launch a suspect, never drops an unfinished one.
+ *
+ * Scopes of a proof: a context (cuCtxSynchronize), a stream (its
+ * synchronise, a successful query, an event recorded on it and found
+ * complete, and through cuStreamWaitEvent the streams it waited on), or a
+ * context's blocking streams (a synchronous copy on the legacy default
+ * stream waits for all of them first).  A stream is named by a
+ * ct_flight_stream: its handle, or for a default stream its context and,
+ * for the per-thread one, its thread.
+ *
+ * Invariants:
+ * - A ring is written by its own thread only; other threads read it (the
+ *   latch, the census) through relaxed atomics, and an entry being written
+ *   while read is skipped by its sequence (never a torn suspect).
+ * - A ring keeps the oldest CT_FLIGHT_PINNED unproven launches and the
+ *   newest CT_FLIGHT_RECENT; between them launches are counted, not kept.
+ *   The pinned part is pruned of proven launches only when it is full and
+ *   a proof was made since its last pruning: at most once per proof.
+ * - The proof table changes under its mutex; proofs only grow.  It is
+ *   bounded: past CT_FLIGHT_MAX_SCOPES scopes or CT_FLIGHT_MAX_EVENTS
+ *   events, new ones are not recorded, which leaves more suspects, never
+ *   fewer.
+ * - Rings are never freed: a thread that ends leaves its ring (its launches
+ *   may still be running) for a thread started later to take over.
+ */
+#ifndef CT_FLIGHT_H
+#define CT_FLIGHT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_FLIGHT_PINNED 32
+#define CT_FLIGHT_RECENT 32
+#define CT_FLIGHT_MAX_SCOPES 4096
+#define CT_FLIGHT_MAX_EVENTS 65536
+/* Waits remembered per stream: the newest. */
+#define CT_FLIGHT_WAITS 8
+
+/* A stream: handle for a created stream; 0 with its context for the legacy
+ * default stream, and with its thread too for a per-thread default one. */
+typedef struct ct_flight_stream {
+    uint64_t handle, context, thread;
+} ct_flight_stream;
+
+typedef enum ct_flight_kind { CT_FLIGHT_LAUNCH = 1, CT_FLIGHT_GRAPH } ct_flight_kind;
+
+/* One launch or graph launch, as its ring keeps it. */
+typedef struct ct_flight_work {
+    uint64_t seq;            /* launch number, from 1 */
+    uint64_t epoch;          /* read after the driver took it */
+    uint64_t what;           /* the CUfunction, or the CUgraphExec */
+    ct_flight_stream stream;
+    uint32_t grid[3], block[3];
+    uint64_t thread;         /* OS thread id */
+    uint32_t api;            /* the caller's name for the entry point (the shim's table index) */
+    uint8_t kind;            /* ct_flight_kind */
+} ct_flight_work;
+
+typedef struct ct_flight_ring ct_flight_ring;
+typedef struct ct_flight ct_flight;
+
+ct_flight *ct_flight_new(void);
+void ct_flight_free(ct_flight *f);
+/* In a forked child: the mutex fresh, every ring emptied (the child runs
+ * none of its parent's work). */
+void ct_flight_atfork_child(ct_flight *f);
+
+/* The calling thread's ring, made (or taken over from a thread that ended)
+ * on its first launch; NULL when out of memory: its launches are not
+ * remembered.  ct_flight_ring_release when the thread ends. */
+ct_flight_ring *ct_flight_ring_take(ct_flight *f);
+void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r);
+
+/* The epoch a launch reads once the driver took it. */
+uint64_t ct_flight_epoch(const ct_flight *f);
+/* A launch the driver took: into its thread's ring. */
+void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w);
+
+/* ---- proofs: each ct_flight_begin_proof's value goes to at most one
+ * proof, made once the driver said the call succeeded. -------------------- */
+
+/* Advances the epoch: the work a proof made now may cover is that of
+ * epoch at most the value returned. */
+uint64_t ct_flight_begin_proof(ct_flight *f);
+/* All work of context through epoch `upto` finished (cuCtxSynchronize). */
+void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto);
+/* All work of stream s through upto finished (its synchronise or a
+ * successful query), and of the streams it waited on before then. */
+void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t upto);
+/* All work of the blocking streams of context through upto finished: a
+ * synchronous copy on the legacy default stream waited for them. */
+void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto);
+/* A stream created non-blocking: no legacy ordering proves it. */
+void ct_flight_nonblocking(ct_flight *f, uint64_t stream);
+/* Event `event` recorded on s at epoch `at` (a begin_proof value). */
+void ct_flight_record_event(ct_flight *f, uint64_t event, const ct_flight_stream *s, uint64_t at);
+/* Event found complete (its synchronise, a successful query): what it
+ * was recorded after finished. */
+void ct_flight_event_done(ct_flight *f, uint64_t event);
+/* Stream s waits, from epoch at, for event's record: once s is proven
+ * past at, so is the stream the event was recorded on, through its record. */
+void ct_flight_wait_event(ct_flight *f, const ct_flight_stream *s, uint64_t event, uint64_t at);
+void ct_flight_forget_event(ct_flight *f, uint64_t event);
+
+/* ---- suspects -------------------------------------------------------------- */
+
+typedef struct ct_suspect {
+    ct_flight_work work;
+    bool prime; /* the oldest unproven launch on its stream */
+} ct_suspect;
+
+/* The launches of context (0: any) not proven finished, at most cap into
+ * out: streams in the order of their oldest suspect, oldest first within
+ * each.  Returns how many there are (kept or not, counted ones included). */
+size_t ct_flight_suspects(ct_flight *f, uint64_t context, ct_suspect *out, size_t cap);
+
+#endif
