@@ -303,14 +303,19 @@ static void backtrace_field(ct_jsonl *j)
 /* The compute-sanitizer line that replays launch `seq` (launches are counted
  * in the order cutaint saw them: exact unless threads launch concurrently;
  * see launch.c). */
-static void repro_field(ct_jsonl *j, uint64_t seq)
+void ct_repro_line(uint64_t seq, char *line, size_t cap)
 {
     assert(seq > 0 && "launches are numbered from 1");
-    char line[4096];
-    int n = snprintf(line, sizeof line, "compute-sanitizer --tool memcheck --launch-skip %llu --launch-count 1",
+    int n = snprintf(line, cap, "compute-sanitizer --tool memcheck --launch-skip %llu --launch-count 1",
                      (unsigned long long)(seq - 1));
-    for (int i = 0; i < saved_argc && saved_argv && saved_argv[i] && n > 0 && (size_t)n < sizeof line; i++)
-        n += snprintf(line + n, sizeof line - (size_t)n, " %s", saved_argv[i]);
+    for (int i = 0; i < saved_argc && saved_argv && saved_argv[i] && n > 0 && (size_t)n < cap; i++)
+        n += snprintf(line + n, cap - (size_t)n, " %s", saved_argv[i]);
+}
+
+static void repro_field(ct_jsonl *j, uint64_t seq)
+{
+    char line[4096];
+    ct_repro_line(seq, line, sizeof line);
     ct_jsonl_str(j, CT_KEY(failure, repro, STR), line);
 }
 
@@ -557,7 +562,27 @@ void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost
     emit(&j);
 }
 
-void ct_event_context_lost(const char *reason, bool simulated)
+static void suspect_object(ct_jsonl *j, const ct_suspect_desc *s)
+{
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, CT_KEY(suspect, api, STR), s->api);
+    ct_jsonl_str(j, CT_KEY(suspect, kernel, STR), s->kernel);
+    ct_jsonl_hex(j, CT_KEY(suspect, graph, HEX), s->graph);
+    ct_jsonl_uint(j, CT_KEY(suspect, launch, INT), s->launch);
+    ct_jsonl_hex(j, CT_KEY(suspect, stream, HEX), s->stream);
+    dims(j, CT_KEY(suspect, grid, DIMS), s->grid);
+    dims(j, CT_KEY(suspect, block, DIMS), s->block);
+    ct_jsonl_uint(j, CT_KEY(suspect, thread, INT), s->thread);
+    ct_jsonl_bool(j, CT_KEY(suspect, prime, BOOL), s->prime);
+    char line[4096];
+    if (s->kernel && s->launch)
+        ct_repro_line(s->launch, line, sizeof line);
+    ct_jsonl_str(j, CT_KEY(suspect, repro, STR), s->kernel && s->launch ? line : NULL);
+    ct_jsonl_close(j);
+}
+
+void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n,
+                           size_t total)
 {
     ct_metrics_context_lost_event();
     char buf[CT_EVENT_MAX];
@@ -566,6 +591,11 @@ void ct_event_context_lost(const char *reason, bool simulated)
         return;
     ct_jsonl_str(&j, CT_KEY(context_lost, reason, STR), reason);
     ct_jsonl_bool(&j, CT_KEY(context_lost, simulated, BOOL), simulated);
+    ct_jsonl_open_array(&j, CT_KEY(context_lost, suspects, OBJS));
+    for (size_t i = 0; i < n; i++)
+        suspect_object(&j, &suspects[i]);
+    ct_jsonl_close(&j);
+    ct_jsonl_uint(&j, CT_KEY(context_lost, suspects_total, INT), total);
     emit(&j);
 }
 

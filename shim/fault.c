@@ -37,11 +37,14 @@
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "errnames.h"
 #include "ct_status.h"
 #include "files.h"
+#include "flight.h"
+#include "kernels.h"
 #include "shim.h"
 
 int ct_fault_status(void)
@@ -62,14 +65,99 @@ static bool answer_is_loss(CUresult r)
     return ct_answer_rule(&ct_cuda_answers, (int)r) == CT_ANSWER_LOST;
 }
 
-/* The health file: the marker, then the reason.  Something at its path that
- * cutaint did not write is never replaced. */
-static void write_health_file(const char *reason)
+/* ---- suspects: the work not proven finished (inflight.c, core/flight.h) --- */
+
+#define CT_SUSPECTS_KEPT 16
+
+typedef struct suspects {
+    ct_suspect_desc d[CT_SUSPECTS_KEPT];
+    size_t n, total;
+} suspects;
+
+static ct_suspect_desc describe_suspect(const ct_suspect *s)
+{
+    const ct_flight_work *w = &s->work;
+    ct_suspect_desc d = {
+        .api = w->api < CT_N_ENTRIES ? ct_entries[w->api].name : "?",
+        .launch = w->seq,
+        .stream = w->stream.handle,
+        .thread = w->thread,
+        .prime = s->prime,
+    };
+    if (w->kind == CT_FLIGHT_GRAPH) {
+        d.graph = w->what;
+        return d;
+    }
+    const ct_kernel *k = ct_kernel_for((CUfunction)(uintptr_t)w->what);
+    d.kernel = k ? k->pretty : NULL;
+    memcpy(d.grid, w->grid, sizeof d.grid);
+    memcpy(d.block, w->block, sizeof d.block);
+    return d;
+}
+
+/* The launches on the calling thread's context not proven finished. */
+static void gather_suspects(suspects *out)
+{
+    ct_suspect found[CT_SUSPECTS_KEPT];
+    out->total = ct_flight_suspects(ct_g.flight, ct_current_context(), found, CT_SUSPECTS_KEPT);
+    out->n = out->total < CT_SUSPECTS_KEPT ? out->total : CT_SUSPECTS_KEPT;
+    for (size_t i = 0; i < out->n; i++)
+        out->d[i] = describe_suspect(&found[i]);
+}
+
+/* "crash(float*) (cuLaunchKernel, launch #3 on stream 0x0, grid 1x1x1, block
+ * 256x1x1, thread 812)": a suspect for people. */
+static void suspect_text(const ct_suspect_desc *d, char *out, size_t cap)
+{
+    if (d->graph)
+        snprintf(out, cap, "graph 0x%llx (%s after launch #%llu on stream 0x%llx, thread %llu)",
+                 (unsigned long long)d->graph, d->api, (unsigned long long)d->launch,
+                 (unsigned long long)d->stream, (unsigned long long)d->thread);
+    else
+        snprintf(out, cap, "%s (%s, launch #%llu on stream 0x%llx, grid %ux%ux%u, block %ux%ux%u, thread %llu)",
+                 d->kernel ? d->kernel : "<unnamed kernel>", d->api, (unsigned long long)d->launch,
+                 (unsigned long long)d->stream, d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
+                 d->block[2], (unsigned long long)d->thread);
+}
+
+static void log_suspects(const suspects *s)
+{
+    if (s->total == 0) {
+        ct_log(CT_LOG_ERROR, "   no suspect: every launch cutaint saw on this context was proven finished");
+        return;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->d[i].prime)
+            continue;
+        char what[1024], repro[4096] = "";
+        suspect_text(&s->d[i], what, sizeof what);
+        if (s->d[i].kernel && s->d[i].launch)
+            ct_repro_line(s->d[i].launch, repro, sizeof repro);
+        ct_log(CT_LOG_ERROR, "   prime suspect: %s, the oldest launch not proven finished on its stream%s%s", what,
+               repro[0] ? "; replay it: " : "", repro);
+    }
+    ct_log(CT_LOG_ERROR, "   %zu suspect%s in all (the report lists %zu): cutaint orders them, it cannot know "
+           "which one faulted", s->total, s->total == 1 ? "" : "s", s->n);
+}
+
+/* The health file: the marker, then the reason, then the prime suspects.
+ * Something at its path that cutaint did not write is never replaced. */
+static void write_health_file(const char *reason, const suspects *s)
 {
     if (!ct_g.cfg.health_file[0])
         return;
-    char text[CT_REASON_MAX + 2], why[CT_WHY_MAX] = "";
+    char text[CT_REASON_MAX + 2 + 2 * 1100], why[CT_WHY_MAX] = "";
     int n = snprintf(text, sizeof text, "%s\n", reason);
+    for (size_t i = 0, shown = 0; i < s->n && shown < 2 && n > 0 && (size_t)n < sizeof text; i++) {
+        if (!s->d[i].prime)
+            continue;
+        char what[1024];
+        suspect_text(&s->d[i], what, sizeof what);
+        n += snprintf(text + n, sizeof text - (size_t)n, "prime suspect: %s\n", what);
+        shown++;
+    }
+    if (n < 0 || (size_t)n >= sizeof text)
+        n = (int)strlen(text);
     int rc = ct_marked_replace(ct_g.cfg.health_file, CT_HEALTH_MARKER, text, n > 0 ? (size_t)n : 0, true, why,
                                sizeof why);
     if (rc == CT_OK)
@@ -82,15 +170,22 @@ static void write_health_file(const char *reason)
         ct_log(CT_LOG_ERROR, "could not write the health file %s (%s)", ct_g.cfg.health_file, why);
 }
 
-/* at_exit: the process is already leaving, with the fault status. */
-static void latch(const char *reason, bool simulated, bool at_exit)
+/* at_exit: the process is already leaving, with the fault status.
+ * injected: a simulated loss's only suspect, the injected call. */
+static void latch(const char *reason, bool simulated, bool at_exit, const ct_suspect_desc *injected)
 {
     if (!ct_latch_set(ct_g.latch, reason))
         return;
     assert(ct_latch_is_set(ct_g.latch) && "the setter that won sees the latch set: no further probes");
+    suspects s = {.n = 0};
+    if (injected)
+        s = (suspects){.d = {*injected}, .n = 1, .total = 1};
+    else
+        gather_suspects(&s);
     ct_log(CT_LOG_ERROR, "%s", reason);
-    ct_event_context_lost(reason, simulated);
-    write_health_file(reason);
+    log_suspects(&s);
+    ct_event_context_lost(reason, simulated, s.d, s.n, s.total);
+    write_health_file(reason, &s);
     switch (ct_g.cfg.on_context_loss) {
     case CT_LOSS_EXIT:
         if (at_exit)
@@ -141,7 +236,7 @@ void ct_probe_after_error(const char *api, const char *kernel, CUresult error)
     ct_fatality verdict = ct_classify(op, ct_cu_error_name(error), ct_cu_error_name(probe), reason, sizeof reason);
     assert(verdict == CT_CONTEXT_LOST && "the probe failed, and only the probe decides");
     (void)verdict;
-    latch(reason, false, false);
+    latch(reason, false, false, NULL);
 }
 
 void ct_simulate_context_loss(const char *api, const char *kernel)
@@ -156,7 +251,10 @@ void ct_simulate_context_loss(const char *api, const char *kernel)
                                       "CUDA_ERROR_ILLEGAL_ADDRESS, simulated", reason, sizeof reason);
     assert(verdict == CT_CONTEXT_LOST && "a simulated probe failure is a loss");
     (void)verdict;
-    latch(reason, true, false);
+    ct_suspect_desc injected = {.api = api, .kernel = kernel, .prime = true, .thread = ct_thread_id()};
+    if (kernel)
+        ct_launch_in_flight(&injected.launch, &injected.stream, injected.grid, injected.block);
+    latch(reason, true, false, &injected);
 }
 
 /* Nothing latched, the process leaving: one non-blocking look, for a loss
@@ -187,7 +285,7 @@ static void check_at_exit(void)
     ct_fatality verdict = ct_classify_at_exit(ct_cu_error_name(r), reason, sizeof reason);
     assert(verdict == CT_CONTEXT_LOST && "the check at exit found a loss, and says why");
     (void)verdict;
-    latch(reason, false, true);
+    latch(reason, false, true, NULL);
 }
 
 void ct_arm_exit_check(void)

@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight.h"
 #include "kernels.h"
 #include "shim.h"
 
@@ -804,6 +805,9 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 
 void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 {
+    if (call->result == CUDA_SUCCESS)
+        ct_inflight_launch(call->id, ct_launch_number_last(), (uint64_t)(uintptr_t)exec, s, NULL, NULL,
+                           CT_FLIGHT_GRAPH);
     if (call->result == CUDA_SUCCESS && !writes_carried)
         return;
     uint64_t handle = (uint64_t)(uintptr_t)exec;

@@ -37,6 +37,7 @@
 
 #include "errnames.h"
 #include "files.h"
+#include "flight.h"
 #include "shim.h"
 
 extern char **environ;
@@ -154,6 +155,7 @@ static void atfork_child(void)
     ct_kernels_atfork_child();
     ct_images_atfork_child();
     ct_stand_ins_atfork_child();
+    ct_inflight_atfork_child();
     ct_graphs_atfork_child();
     ct_memory_atfork_child();
     ct_events_after_fork();
@@ -195,7 +197,8 @@ static void load(void)
     if (ct_g.cfg.disable)
         return;
     ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
-    if (!ct_g.store) {
+    ct_g.flight = ct_flight_new();
+    if (!ct_g.store || !ct_g.flight) {
         env_diag("cutaint: out of memory at start; running as a pure pass-through", NULL);
         ct_g.cfg.disable = true;
         return;

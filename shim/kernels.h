@@ -43,6 +43,14 @@ ct_kernel *ct_kernel_described(uint64_t handle);
 /* Take out the kernels of a module or library; how many. */
 size_t ct_kernels_forget_owner(uint64_t owner);
 
+/* The number of the calling thread's latest kernel launch (0: none yet):
+ * a graph launch is ordered after it among the suspects. */
+uint64_t ct_launch_number_last(void);
+
+/* The launch in flight on the calling thread (CUTAINT_INJECT's simulated
+ * loss names it): its number, stream, grid and block. */
+void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint32_t block[3]);
+
 /* A graph's kernel node decoded as a launch of k with these parameters
  * (launch.c): its inputs and outputs, valid until the thread's next launch. */
 void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight.h"
 #include "kernels.h"
 #include "shim.h"
 #include "summary.h"
@@ -330,6 +331,19 @@ static uint64_t next_launch_number(void)
     return n;
 }
 
+uint64_t ct_launch_number_last(void)
+{
+    return numbering.last;
+}
+
+void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint32_t block[3])
+{
+    *seq = current.seq;
+    *stream = (uint64_t)(uintptr_t)current.launch.stream;
+    memcpy(grid, current.launch.grid, sizeof current.launch.grid);
+    memcpy(block, current.launch.block, sizeof current.launch.block);
+}
+
 /* graphs.c's kernel nodes: the launch's decoder, through this thread's
  * record (no launch is in flight on the thread then). */
 void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
@@ -422,6 +436,8 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
 void ct_after_launch(ct_call *call)
 {
     if (call->result == CUDA_SUCCESS) {
+        ct_inflight_launch(call->id, current.seq, (uint64_t)(uintptr_t)current.launch.f, current.launch.stream,
+                           current.launch.grid, current.launch.block, CT_FLIGHT_LAUNCH);
         if (current.decoded)
             ct_written(ct_g.store, current.out, current.n_out);
         return;

@@ -11,6 +11,7 @@
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
  *   scratch.c   each thread's room for the unusual paths, allocated on first use
+ *   inflight.c  work in flight and what proved it finished: a loss's suspects
  *   images.c    kernel images the driver refused: read and said
  *   standins.c  the handles made up for the runtime's refused images
  *   graphs.c    stream capture; executable graphs' read and write sets, checked at launch
@@ -149,6 +150,7 @@ typedef struct ct_shim {
     atomic_int ready;          /* 0 not yet, 1 initialising, 2 ready */
     ct_config cfg;
     ct_store *store;
+    struct ct_flight *flight;  /* work in flight and its proofs (core/flight.h) */
     ct_latch *latch;
     atomic_bool exiting;       /* exit() has begun: teardown errors are not faults */
     atomic_bool simulated_loss;/* CUTAINT_INJECT simulated a destroyed context */
@@ -427,6 +429,25 @@ void ct_image_release(struct ct_image *img);
 bool ct_before_image_unload(ct_call *call, uint64_t handle);
 void ct_images_atfork_child(void);
 
+/* ---- inflight.c: work in flight, and what proved it finished ------------ */
+/* A launch (kind CT_FLIGHT_LAUNCH, what: its CUfunction) or graph launch
+ * (CT_FLIGHT_GRAPH, what: its exec; grid NULL) the driver took, from entry
+ * id (which tells a per-thread default stream) on stream. */
+void ct_inflight_launch(int id, uint64_t seq, uint64_t what, CUstream stream, const uint32_t grid[3],
+                        const uint32_t block[3], uint8_t kind);
+/* The before hook of a call that may prove work finished: takes the epoch. */
+bool ct_before_proof(ct_call *call);
+void ct_after_ctx_sync(ct_call *call, CUcontext ctx);
+void ct_after_stream_sync(ct_call *call, CUstream s);   /* and a successful query */
+void ct_after_event_record(ct_call *call, CUevent e, CUstream s);
+void ct_after_event_done(ct_call *call, CUevent e);     /* a synchronise or a successful query */
+void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e);
+void ct_after_event_destroy(ct_call *call, CUevent e);
+void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags);
+/* A synchronous copy's after hook: done, it proves what it was ordered after. */
+void ct_sync_copy_done(ct_call *call);
+void ct_inflight_atfork_child(void);
+
 /* ---- standins.c: handles made up for the runtime ------------------------ */
 struct ct_image;
 extern atomic_uint ct_stand_ins_made;
@@ -522,7 +543,18 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,
                       int returned, bool poisoned);
 void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost);
-void ct_event_context_lost(const char *reason, bool simulated);
+/* A launch not proven finished when the context was lost (fault.c). */
+typedef struct ct_suspect_desc {
+    const char *api;
+    const char *kernel;     /* NULL: a graph launch, or not known */
+    uint64_t graph, launch, stream, thread;
+    uint32_t grid[3], block[3];
+    bool prime;
+} ct_suspect_desc;
+void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n,
+                           size_t total);
+/* The compute-sanitizer line that replays launch seq of this program. */
+void ct_repro_line(uint64_t seq, char *line, size_t cap);
 void ct_event_exit(int status, int program_status);
 /* An image the driver could not use (a failed load), or a kernel it could
  * not find in one (kernel set): images.c read `image` to say why. */

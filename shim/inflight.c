@@ -1,0 +1,180 @@
+/*
+ * inflight.c - work in flight: each launch the driver took, into its
+ * thread's ring, and what each synchronise, query, event and synchronous
+ * copy proved finished (core/flight.h), so that a latched loss names its
+ * suspects (fault.c).
+ *
+ * A stream is named as the driver orders work: a created stream by its
+ * handle; the legacy default stream (0, CU_STREAM_LEGACY) per context; the
+ * per-thread default stream (CU_STREAM_PER_THREAD, or 0 through a _ptsz or
+ * _ptds entry point) per context and thread.
+ *
+ * Invariants:
+ * - A launch pays a few stores into its own thread's ring: no lock, no
+ *   allocation (but its thread's first launch takes a ring), no store to
+ *   memory another thread writes.
+ * - A proof's epoch is taken before the driver is called and used only
+ *   when the driver answered success (a query's NOT_READY proves nothing).
+ * - Nothing here ever decides: which launch is a suspect is core's
+ *   ct_suspect_rule.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "flight.h"
+#include "shim.h"
+
+static pthread_key_t at_exit;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool key_made;
+static CT_HOT_TLS ct_flight_ring *mine;
+static CT_HOT_TLS bool no_ring; /* out of memory once: this thread's launches go unremembered */
+/* The epoch of the proof this thread's call in flight began (wrappers do
+ * not nest on a thread, but for a driver callback, which proves nothing). */
+static CT_HOT_TLS uint64_t proof_upto;
+
+static void release(void *ring)
+{
+    ct_flight_ring_release(ct_g.flight, ring);
+    mine = NULL;
+}
+
+static void make_key(void)
+{
+    key_made = pthread_key_create(&at_exit, release) == 0;
+}
+
+static ct_flight_ring *ring_first(void)
+{
+    pthread_once(&key_once, make_key);
+    ct_flight_ring *r = key_made ? ct_flight_ring_take(ct_g.flight) : NULL;
+    if (r && pthread_setspecific(at_exit, r) != 0) {
+        ct_flight_ring_release(ct_g.flight, r);
+        r = NULL;
+    }
+    if (!r) {
+        static atomic_bool told;
+        no_ring = true;
+        if (!atomic_exchange(&told, true))
+            ct_log(CT_LOG_WARN, "out of memory for a thread's record of its launches: a lost context cannot "
+                   "name them as suspects");
+    }
+    return mine = r;
+}
+
+void ct_inflight_atfork_child(void)
+{
+    if (ct_g.flight)
+        ct_flight_atfork_child(ct_g.flight);
+}
+
+/* ---- streams ----------------------------------------------------------------- */
+
+static bool per_thread_entry(int id)
+{
+    return id == CT_ID_cuLaunchKernel_ptsz || id == CT_ID_cuLaunchKernelEx_ptsz ||
+           id == CT_ID_cuLaunchCooperativeKernel_ptsz || id == CT_ID_cuGraphLaunch_ptsz ||
+           id == CT_ID_cuStreamSynchronize_ptsz || id == CT_ID_cuStreamQuery_ptsz ||
+           id == CT_ID_cuEventRecord_ptsz || id == CT_ID_cuEventRecordWithFlags_ptsz ||
+           id == CT_ID_cuStreamWaitEvent_ptsz || id == CT_ID_cuMemcpyHtoD_v2_ptds ||
+           id == CT_ID_cuMemcpyDtoH_v2_ptds;
+}
+
+/* The stream `s` a call of entry `id` names. */
+static ct_flight_stream stream_of(int id, CUstream s)
+{
+    uint64_t handle = (uint64_t)(uintptr_t)s;
+    ct_flight_stream k = {0, ct_current_context(), 0};
+    if (handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD || (handle == 0 && per_thread_entry(id)))
+        k.thread = ct_thread_id();
+    else if (handle != (uint64_t)(uintptr_t)CU_STREAM_LEGACY)
+        k.handle = handle;
+    return k;
+}
+
+/* ---- launches ------------------------------------------------------------------ */
+
+void ct_inflight_launch(int id, uint64_t seq, uint64_t what, CUstream stream, const uint32_t grid[3],
+                        const uint32_t block[3], uint8_t kind)
+{
+    ct_flight_ring *r = mine;
+    if (CT_UNLIKELY(!r) && (no_ring || !(r = ring_first())))
+        return;
+    ct_flight_work w = {.seq = seq, .epoch = ct_flight_epoch(ct_g.flight), .what = what,
+                        .stream = stream_of(id, stream), .thread = ct_thread_id(), .api = (uint32_t)id,
+                        .kind = kind};
+    if (grid) {
+        memcpy(w.grid, grid, sizeof w.grid);
+        memcpy(w.block, block, sizeof w.block);
+    }
+    ct_flight_record(ct_g.flight, r, &w);
+}
+
+/* ---- proofs --------------------------------------------------------------------- */
+
+bool ct_before_proof(ct_call *call)
+{
+    (void)call;
+    proof_upto = ct_flight_begin_proof(ct_g.flight);
+    return true;
+}
+
+void ct_after_ctx_sync(ct_call *call, CUcontext ctx)
+{
+    if (call->result == CUDA_SUCCESS)
+        ct_flight_prove_context(ct_g.flight, ctx ? (uint64_t)(uintptr_t)ctx : ct_current_context(), proof_upto);
+}
+
+void ct_after_stream_sync(ct_call *call, CUstream s)
+{
+    if (call->result == CUDA_SUCCESS) {
+        ct_flight_stream k = stream_of(call->id, s);
+        ct_flight_prove_stream(ct_g.flight, &k, proof_upto);
+    }
+}
+
+void ct_after_event_record(ct_call *call, CUevent e, CUstream s)
+{
+    if (call->result == CUDA_SUCCESS) {
+        ct_flight_stream k = stream_of(call->id, s);
+        ct_flight_record_event(ct_g.flight, (uint64_t)(uintptr_t)e, &k, proof_upto);
+    }
+}
+
+void ct_after_event_done(ct_call *call, CUevent e)
+{
+    if (call->result == CUDA_SUCCESS)
+        ct_flight_event_done(ct_g.flight, (uint64_t)(uintptr_t)e);
+}
+
+void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e)
+{
+    if (call->result == CUDA_SUCCESS) {
+        ct_flight_stream k = stream_of(call->id, s);
+        ct_flight_wait_event(ct_g.flight, &k, (uint64_t)(uintptr_t)e, proof_upto);
+    }
+}
+
+void ct_after_event_destroy(ct_call *call, CUevent e)
+{
+    if (call->result == CUDA_SUCCESS)
+        ct_flight_forget_event(ct_g.flight, (uint64_t)(uintptr_t)e);
+}
+
+void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags)
+{
+    if (call->result == CUDA_SUCCESS && stream && (flags & CU_STREAM_NON_BLOCKING))
+        ct_flight_nonblocking(ct_g.flight, stream);
+}
+
+void ct_sync_copy_done(ct_call *call)
+{
+    if (call->result != CUDA_SUCCESS)
+        return;
+    if (per_thread_entry(call->id)) {
+        ct_flight_stream k = stream_of(call->id, NULL);
+        ct_flight_prove_stream(ct_g.flight, &k, proof_upto);
+    } else {
+        ct_flight_prove_blocking(ct_g.flight, ct_current_context(), proof_upto);
+    }
+}
