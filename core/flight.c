@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,25 +28,6 @@
 #include "rules.h"
 
 #define CT_FLIGHT_CHAIN 8
-
-typedef struct slot {
-    atomic_uint_fast64_t seq, epoch, what, handle, context, stream_thread, thread, kind;
-    atomic_uint_fast64_t dims[3]; /* grid x|y, grid z|block x, block y|z */
-} slot;
-
-struct ct_flight_ring {
-    ct_flight_ring *next, *next_spare;
-    uint64_t pruned_at;            /* the proof generation of the last pruning */
-    atomic_uint n_pinned;
-    atomic_uint_fast64_t n_recent; /* launches past the pinned part, ever */
-    /* Launches overwritten before a pruning kept them: counted, with what a
-     * proof needs to cover them all (the newest epoch among them; their
-     * stream, or none when they were on several). */
-    atomic_uint_fast64_t dropped, dropped_epoch;
-    slot dropped_stream;
-    atomic_bool dropped_mixed;
-    slot pinned[CT_FLIGHT_PINNED], recent[CT_FLIGHT_RECENT];
-};
 
 typedef enum scope_kind { SCOPE_CONTEXT = 1, SCOPE_STREAM, SCOPE_BLOCKING } scope_kind;
 
@@ -76,8 +58,7 @@ typedef struct event_rec {
 } event_rec;
 
 struct ct_flight {
-    atomic_uint_fast64_t epoch;      /* from 1 */
-    atomic_uint_fast64_t generation; /* proofs made */
+    ct_flight_clock clock;           /* first: flight.h's inline readers cast to it */
     pthread_mutex_t lock;
     scope *scopes;
     size_t n_scopes;
@@ -86,13 +67,15 @@ struct ct_flight {
     ct_flight_ring *rings, *spare;
 };
 
+_Static_assert(offsetof(struct ct_flight, clock) == 0, "flight.h reads the clock through the handle");
+
 ct_flight *ct_flight_new(void)
 {
     ct_flight *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    atomic_init(&f->epoch, 1);
-    atomic_init(&f->generation, 0);
+    atomic_init(&f->clock.epoch, 1);
+    atomic_init(&f->clock.generation, 0);
     pthread_mutex_init(&f->lock, NULL);
     return f;
 }
@@ -128,8 +111,9 @@ static void ring_clear(ct_flight_ring *r)
     atomic_store_explicit(&r->n_pinned, 0, memory_order_relaxed);
     atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
     atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
-    atomic_store_explicit(&r->dropped_mixed, false, memory_order_relaxed);
     r->pruned_at = 0;
+    r->claim = &r->pinned[0];
+    r->claim_drops = false;
 }
 
 void ct_flight_atfork_child(ct_flight *f)
@@ -139,7 +123,7 @@ void ct_flight_atfork_child(ct_flight *f)
         ring_clear(r);
 }
 
-ct_flight_ring *ct_flight_ring_take(ct_flight *f)
+ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread)
 {
     pthread_mutex_lock(&f->lock);
     ct_flight_ring *r = f->spare;
@@ -148,6 +132,11 @@ ct_flight_ring *ct_flight_ring_take(ct_flight *f)
     } else if ((r = calloc(1, sizeof *r))) {
         r->next = f->rings;
         f->rings = r;
+    }
+    if (r) {
+        r->thread = thread;
+        if (!r->claim)
+            r->claim = &r->pinned[0];
     }
     pthread_mutex_unlock(&f->lock);
     return r;
@@ -163,53 +152,59 @@ void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
     pthread_mutex_unlock(&f->lock);
 }
 
-uint64_t ct_flight_epoch(const ct_flight *f)
-{
-    return atomic_load_explicit(&((ct_flight *)f)->epoch, memory_order_relaxed);
-}
 
 /* ---- slots -------------------------------------------------------------- */
 
-static void slot_write(slot *s, const ct_flight_work *w)
+/* One whole launch out of s, of the ring of thread; false when it is
+ * empty or being written.  The fields are plain: their owner writes them
+ * between two writes of seq, and a read they tore is thrown away here, so
+ * this reader is not instrumented for races. */
+__attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight_slot *s, uint64_t thread,
+                                                               ct_flight_work *w)
+{
+    ct_flight_slot *v = (ct_flight_slot *)s;
+    uint64_t seq = atomic_load_explicit(&v->seq, memory_order_acquire);
+    if (!seq)
+        return false;
+    uint64_t kind = v->kind;
+    *w = (ct_flight_work){
+        .seq = seq,
+        .epoch = v->epoch,
+        .what = v->launch.what,
+        .stream = {kind & (CT_FLIGHT_PER_THREAD | CT_FLIGHT_LEGACY) ? 0 : v->launch.stream, v->context,
+                   kind & CT_FLIGHT_PER_THREAD ? thread : 0},
+        .thread = thread,
+        .api = (uint32_t)(kind >> 8),
+        .kind = (uint8_t)(kind & 0x0f),
+    };
+    memcpy(w->grid, v->launch.grid, sizeof w->grid);
+    memcpy(w->block, v->launch.block, sizeof w->block);
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&v->seq, memory_order_relaxed) == seq;
+}
+
+/* w into s, by its own thread. */
+static void put_work(ct_flight_slot *s, const ct_flight_work *w)
 {
     atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&s->epoch, w->epoch, memory_order_relaxed);
-    atomic_store_explicit(&s->what, w->what, memory_order_relaxed);
-    atomic_store_explicit(&s->handle, w->stream.handle, memory_order_relaxed);
-    atomic_store_explicit(&s->context, w->stream.context, memory_order_relaxed);
-    atomic_store_explicit(&s->stream_thread, w->stream.thread, memory_order_relaxed);
-    atomic_store_explicit(&s->thread, w->thread, memory_order_relaxed);
-    atomic_store_explicit(&s->kind, (uint64_t)w->api << 8 | w->kind, memory_order_relaxed);
-    atomic_store_explicit(&s->dims[0], (uint64_t)w->grid[0] << 32 | w->grid[1], memory_order_relaxed);
-    atomic_store_explicit(&s->dims[1], (uint64_t)w->grid[2] << 32 | w->block[0], memory_order_relaxed);
-    atomic_store_explicit(&s->dims[2], (uint64_t)w->block[1] << 32 | w->block[2], memory_order_relaxed);
+    s->epoch = w->epoch;
+    s->context = w->stream.context;
+    s->kind = (uint64_t)w->api << 8 | (w->stream.thread ? CT_FLIGHT_PER_THREAD : 0) | w->kind;
+    s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
+    memcpy(s->launch.grid, w->grid, sizeof w->grid);
+    memcpy(s->launch.block, w->block, sizeof w->block);
     atomic_store_explicit(&s->seq, w->seq, memory_order_release);
 }
 
-/* One whole launch out of s; false when it is empty or being written. */
-static bool slot_read(slot *s, ct_flight_work *w)
+void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
 {
-    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-    if (!seq)
-        return false;
-    w->seq = seq;
-    w->epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    w->what = atomic_load_explicit(&s->what, memory_order_relaxed);
-    w->stream.handle = atomic_load_explicit(&s->handle, memory_order_relaxed);
-    w->stream.context = atomic_load_explicit(&s->context, memory_order_relaxed);
-    w->stream.thread = atomic_load_explicit(&s->stream_thread, memory_order_relaxed);
-    w->thread = atomic_load_explicit(&s->thread, memory_order_relaxed);
-    uint64_t kind = atomic_load_explicit(&s->kind, memory_order_relaxed);
-    w->kind = (uint8_t)kind;
-    w->api = (uint32_t)(kind >> 8);
-    uint64_t d[3];
-    for (int i = 0; i < 3; i++)
-        d[i] = atomic_load_explicit(&s->dims[i], memory_order_relaxed);
-    w->grid[0] = (uint32_t)(d[0] >> 32), w->grid[1] = (uint32_t)d[0], w->grid[2] = (uint32_t)(d[1] >> 32);
-    w->block[0] = (uint32_t)d[1], w->block[1] = (uint32_t)(d[2] >> 32), w->block[2] = (uint32_t)d[2];
-    atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+    ct_flight_slot *s = ct_flight_claim(f, r);
+    s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
+    memcpy(s->launch.grid, w->grid, sizeof w->grid);
+    memcpy(s->launch.block, w->block, sizeof w->block);
+    ct_flight_commit(f, r, s, w->seq, w->stream.context,
+                     (uint64_t)w->api << 8 | (w->stream.thread ? CT_FLIGHT_PER_THREAD : 0) | w->kind);
 }
 
 static bool same_stream_of(const ct_flight_stream *a, const ct_flight_stream *b)
@@ -259,7 +254,7 @@ static void prove_locked(ct_flight *f, scope_key k, uint64_t upto, unsigned dept
     if (!s || s->proven >= upto)
         return;
     s->proven = upto;
-    atomic_fetch_add_explicit(&f->generation, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&f->clock.generation, 1, memory_order_relaxed);
     if (depth >= CT_FLIGHT_CHAIN)
         return;
     /* Copied: proving a waited-on stream may grow this table. */
@@ -282,7 +277,7 @@ static void prove(ct_flight *f, scope_key k, uint64_t upto)
 
 uint64_t ct_flight_begin_proof(ct_flight *f)
 {
-    return atomic_fetch_add_explicit(&f->epoch, 1, memory_order_relaxed);
+    return atomic_fetch_add_explicit(&f->clock.epoch, 1, memory_order_relaxed);
 }
 
 void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto)
@@ -384,40 +379,39 @@ static bool unproven_locked(const ct_flight *f, const ct_flight_work *w)
 }
 
 /* Are the launches r dropped still unproven, as a whole?  Only a proof of
- * their context covers launches on several streams. */
+ * their context covers them: their streams are not kept. */
 static bool dropped_unproven_locked(const ct_flight *f, ct_flight_ring *r)
 {
-    ct_flight_work w;
-    if (!atomic_load_explicit(&r->dropped, memory_order_relaxed) || !slot_read(&r->dropped_stream, &w))
+    if (!atomic_load_explicit(&r->dropped, memory_order_relaxed))
         return false;
-    w.epoch = atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed);
-    if (atomic_load_explicit(&r->dropped_mixed, memory_order_relaxed))
-        w.stream.handle = UINT64_MAX; /* a stream no proof names */
-    return unproven_locked(f, &w);
+    uint64_t context = atomic_load_explicit(&r->dropped_context, memory_order_relaxed);
+    ct_proven p = {
+        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, context, 0}),
+        .nonblocking = true, /* as if: their streams are not known */
+    };
+    return ct_suspect_rule(atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed), &p);
 }
 
-/* The launch about to be overwritten in the recent part: counted. */
-static void drop(ct_flight_ring *r, slot *victim)
+/* The launch in victim is about to be overwritten: counted.  Their newest
+ * epoch is the last one's (a ring's epochs only grow); their context the
+ * first one's, or 0 (any) once they differ. */
+__attribute__((no_sanitize("thread"))) void ct_flight_drop(ct_flight_ring *r, ct_flight_slot *victim)
 {
-    ct_flight_work w, first;
-    if (!slot_read(victim, &w))
-        return;
-    if (atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed) == 0) {
-        slot_write(&r->dropped_stream, &w);
-        atomic_store_explicit(&r->dropped_mixed, false, memory_order_relaxed);
-    } else if (slot_read(&r->dropped_stream, &first) && !same_stream_of(&first.stream, &w.stream)) {
-        atomic_store_explicit(&r->dropped_mixed, true, memory_order_relaxed);
-    }
-    uint64_t newest = atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed);
-    if (w.epoch > newest || atomic_load_explicit(&r->dropped, memory_order_relaxed) == 1)
-        atomic_store_explicit(&r->dropped_epoch, w.epoch, memory_order_relaxed);
+    /* Only this thread writes them: a load and a store, no locked add. */
+    uint64_t context = victim->context, n = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+    if (n == 0)
+        atomic_store_explicit(&r->dropped_context, context, memory_order_relaxed);
+    else if (atomic_load_explicit(&r->dropped_context, memory_order_relaxed) != context)
+        atomic_store_explicit(&r->dropped_context, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->dropped_epoch, victim->epoch, memory_order_relaxed);
+    atomic_store_explicit(&r->dropped, n + 1, memory_order_release);
 }
 
 /* ---- the ring --------------------------------------------------------------- */
 
 /* The pinned part full and a proof made since it was last pruned: keep the
  * unproven launches of pinned and recent, oldest first, as many as fit. */
-static void prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
+void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
 {
     ct_flight_work keep[CT_FLIGHT_PINNED];
     unsigned n = 0;
@@ -427,13 +421,11 @@ static void prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
     pthread_mutex_lock(&f->lock);
     if (!dropped_unproven_locked(f, r))
         atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
-    for (unsigned i = 0; i < CT_FLIGHT_PINNED + CT_FLIGHT_RECENT; i++) {
+    for (uint64_t i = 0; i < CT_FLIGHT_PINNED + (recent - from); i++) {
         ct_flight_work w;
-        slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i]
-                                        : &r->recent[(from + i - CT_FLIGHT_PINNED) % CT_FLIGHT_RECENT];
-        if (i >= CT_FLIGHT_PINNED && from + (i - CT_FLIGHT_PINNED) >= recent)
-            break;
-        if (!slot_read(s, &w) || !unproven_locked(f, &w))
+        const ct_flight_slot *s =
+            i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[(from + i - CT_FLIGHT_PINNED) % CT_FLIGHT_RECENT];
+        if (!slot_read(s, r->thread, &w) || !unproven_locked(f, &w))
             continue;
         if (n < CT_FLIGHT_PINNED)
             keep[n++] = w;
@@ -443,7 +435,7 @@ static void prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
     pthread_mutex_unlock(&f->lock);
     for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++) {
         if (i < n)
-            slot_write(&r->pinned[i], &keep[i]);
+            put_work(&r->pinned[i], &keep[i]);
         else
             atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
     }
@@ -451,32 +443,13 @@ static void prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
         atomic_store_explicit(&r->recent[i].seq, 0, memory_order_relaxed);
     atomic_store_explicit(&r->n_pinned, n, memory_order_release);
     atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
+    r->claim = n < CT_FLIGHT_PINNED ? &r->pinned[n] : &r->recent[0];
+    r->claim_drops = false;
     if (lost)
         atomic_fetch_add_explicit(&r->dropped, lost, memory_order_relaxed);
     r->pruned_at = generation;
 }
 
-void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
-{
-    unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
-    if (CT_FLIGHT_PINNED == pinned) {
-        uint64_t generation = atomic_load_explicit(&f->generation, memory_order_relaxed);
-        if (generation != r->pruned_at) {
-            prune(f, r, generation);
-            pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
-        }
-    }
-    if (pinned < CT_FLIGHT_PINNED) {
-        slot_write(&r->pinned[pinned], w);
-        atomic_store_explicit(&r->n_pinned, pinned + 1, memory_order_release);
-        return;
-    }
-    uint64_t i = atomic_load_explicit(&r->n_recent, memory_order_relaxed);
-    if (i >= CT_FLIGHT_RECENT)
-        drop(r, &r->recent[i % CT_FLIGHT_RECENT]);
-    slot_write(&r->recent[i % CT_FLIGHT_RECENT], w);
-    atomic_store_explicit(&r->n_recent, i + 1, memory_order_release);
-}
 
 /* ---- suspects ----------------------------------------------------------------- */
 
@@ -527,9 +500,9 @@ static size_t gather_locked(ct_flight *f, uint64_t context, ranked *all, uint64_
         if (dropped_unproven_locked(f, r))
             *dropped += atomic_load_explicit(&r->dropped, memory_order_relaxed);
         for (unsigned i = 0; i < CT_FLIGHT_PINNED + CT_FLIGHT_RECENT; i++) {
-            slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[i - CT_FLIGHT_PINNED];
+            const ct_flight_slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[i - CT_FLIGHT_PINNED];
             ct_flight_work w;
-            if (slot_read(s, &w) && (!context || w.stream.context == context) && unproven_locked(f, &w))
+            if (slot_read(s, r->thread, &w) && (!context || w.stream.context == context) && unproven_locked(f, &w))
                 all[n++].s = (ct_suspect){.work = w};
         }
     }

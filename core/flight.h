@@ -33,7 +33,9 @@
  *   latch, the census) through relaxed atomics, and an entry being written
  *   while read is skipped by its sequence (never a torn suspect).
  * - A ring keeps the oldest CT_FLIGHT_PINNED unproven launches and the
- *   newest CT_FLIGHT_RECENT; between them launches are counted, not kept.
+ *   newest CT_FLIGHT_RECENT; between them launches are counted, not kept
+ *   (with the newest epoch among them: only a proof of their context
+ *   covers them).
  *   The pinned part is pruned of proven launches only when it is full and
  *   a proof was made since its last pruning: at most once per proof.
  * - The proof table changes under its mutex; proofs only grow.  It is
@@ -78,8 +80,105 @@ typedef struct ct_flight_work {
     uint8_t kind;            /* ct_flight_kind */
 } ct_flight_work;
 
-typedef struct ct_flight_ring ct_flight_ring;
 typedef struct ct_flight ct_flight;
+
+/* The first member of a ct_flight, read inline by every launch: the epoch
+ * (from 1) and the count of proofs made. */
+typedef struct ct_flight_clock {
+    atomic_uint_fast64_t epoch, generation;
+} ct_flight_clock;
+
+/* The epoch a launch reads once the driver took it. */
+static inline uint64_t ct_flight_epoch(const ct_flight *f)
+{
+    return atomic_load_explicit(&((ct_flight_clock *)f)->epoch, memory_order_relaxed);
+}
+
+/* ---- a thread's ring (its fast path inline: a launch pays its stores) ---- */
+
+/* A launch as the shim holds it while the driver has the call: laid out as
+ * the shim's ct_launch (shim.h asserts it), so that the shim's copy of the
+ * launch is the slot's. */
+typedef struct ct_flight_launch {
+    uint64_t what;
+    uint32_t grid[3], block[3];
+    uint64_t stream;
+    uint64_t params, extra; /* the shim's own, for its after hook */
+} ct_flight_launch;
+
+/* One launch as a ring keeps it.  seq is 0 while the slot is written or
+ * empty, and written last: a reader (flight.c) that finds the same non-zero
+ * seq before and after reading the rest has read one whole launch.  kind:
+ * the ct_flight_kind | CT_FLIGHT_PER_THREAD (the stream is the ring's
+ * thread's per-thread default stream) | CT_FLIGHT_LEGACY | api << 8. */
+typedef struct ct_flight_slot {
+    atomic_uint_fast64_t seq;
+    uint64_t epoch, context, kind;
+    ct_flight_launch launch;
+} ct_flight_slot;
+#define CT_FLIGHT_PER_THREAD 0x10
+#define CT_FLIGHT_LEGACY 0x20 /* launch.stream names the legacy default stream (stream 0 of its context) */
+
+typedef struct ct_flight_ring {
+    struct ct_flight_ring *next, *next_spare;
+    uint64_t thread;               /* the OS thread id of the thread that holds it */
+    uint64_t pruned_at;            /* the proof generation of the last pruning */
+    ct_flight_slot *claim;         /* where the next launch goes */
+    bool claim_drops;              /* ... overwriting a launch, which is then counted */
+    atomic_uint n_pinned;
+    atomic_uint_fast64_t n_recent; /* launches past the pinned part since the last pruning */
+    /* Launches overwritten before a pruning kept them: counted, and the
+     * newest epoch among them; only a proof of their context covers them. */
+    atomic_uint_fast64_t dropped, dropped_epoch, dropped_context;
+    ct_flight_slot pinned[CT_FLIGHT_PINNED], recent[CT_FLIGHT_RECENT];
+    ct_flight_slot spare_slot;     /* the claim of a thread that has no ring to write */
+} ct_flight_ring;
+
+/* The ring's slow paths: a pruning (the pinned part full and a proof made
+ * since the last one), a launch overwritten. */
+void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation);
+void ct_flight_drop(ct_flight_ring *r, ct_flight_slot *victim);
+
+/* The slot the calling thread's next launch is copied into, before the
+ * driver is called; nothing is kept of it until ct_flight_commit. */
+static inline ct_flight_slot *ct_flight_claim(ct_flight *f, ct_flight_ring *r)
+{
+    if (atomic_load_explicit(&r->n_pinned, memory_order_relaxed) == CT_FLIGHT_PINNED) {
+        uint64_t generation = atomic_load_explicit(&((ct_flight_clock *)f)->generation, memory_order_relaxed);
+        if (generation != r->pruned_at)
+            ct_flight_prune(f, r, generation);
+    }
+    ct_flight_slot *s = r->claim;
+    if (r->claim_drops && atomic_load_explicit(&s->seq, memory_order_relaxed))
+        ct_flight_drop(r, s);
+    atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    return s;
+}
+
+/* The claimed launch was taken by the driver: kept, launch number seq, on
+ * context, kind as ct_flight_slot's. */
+static inline void ct_flight_commit(ct_flight *f, ct_flight_ring *r, ct_flight_slot *s, uint64_t seq,
+                                    uint64_t context, uint64_t kind)
+{
+    s->epoch = atomic_load_explicit(&((ct_flight_clock *)f)->epoch, memory_order_relaxed);
+    s->context = context;
+    s->kind = kind;
+    atomic_store_explicit(&s->seq, seq, memory_order_release);
+    unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
+    if (pinned < CT_FLIGHT_PINNED) {
+        atomic_store_explicit(&r->n_pinned, ++pinned, memory_order_release);
+        r->claim = pinned < CT_FLIGHT_PINNED ? &r->pinned[pinned] : &r->recent[0];
+        return;
+    }
+    uint64_t n = atomic_load_explicit(&r->n_recent, memory_order_relaxed) + 1;
+    atomic_store_explicit(&r->n_recent, n, memory_order_release);
+    r->claim = &r->recent[n % CT_FLIGHT_RECENT];
+    r->claim_drops = n >= CT_FLIGHT_RECENT;
+}
+
+/* A whole launch into r at once (what the shim does in two steps). */
+void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w);
 
 ct_flight *ct_flight_new(void);
 void ct_flight_free(ct_flight *f);
@@ -89,14 +188,11 @@ void ct_flight_atfork_child(ct_flight *f);
 
 /* The calling thread's ring, made (or taken over from a thread that ended)
  * on its first launch; NULL when out of memory: its launches are not
- * remembered.  ct_flight_ring_release when the thread ends. */
-ct_flight_ring *ct_flight_ring_take(ct_flight *f);
+ * remembered.  thread: its OS thread id, the ring's launches'.
+ * ct_flight_ring_release when the thread ends. */
+ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread);
 void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r);
 
-/* The epoch a launch reads once the driver took it. */
-uint64_t ct_flight_epoch(const ct_flight *f);
-/* A launch the driver took: into its thread's ring. */
-void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w);
 
 /* ---- proofs: each ct_flight_begin_proof's value goes to at most one
  * proof, made once the driver said the call succeeded. -------------------- */

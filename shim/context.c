@@ -30,10 +30,7 @@
 
 #include "shim.h"
 
-static CT_HOT_TLS struct {
-    uint64_t ctx;
-    bool known;
-} mirror;
+CT_HOT_TLS ct_context_mirror ct_mirror;
 
 static uint64_t handle_of(CUcontext ctx)
 {
@@ -42,25 +39,25 @@ static uint64_t handle_of(CUcontext ctx)
 
 static void mirror_set(uint64_t ctx)
 {
-    mirror.ctx = ctx;
-    mirror.known = true;
+    ct_mirror.ctx = ctx;
+    ct_mirror.known = true;
 }
 
 static void mirror_forget(void)
 {
-    mirror.known = false;
+    ct_mirror.known = false;
 }
 
-uint64_t ct_current_context(void)
+uint64_t ct_current_context_slow(void)
 {
-    if (CT_UNLIKELY(!mirror.known)) {
+    {
         __typeof__(&cuCtxGetCurrent) get_current = CT_HELPER(cuCtxGetCurrent);
         CUcontext ctx = NULL;
         if (!get_current || get_current(&ctx) != CUDA_SUCCESS)
             return 0; /* not cached: the next allocation asks again */
         mirror_set(handle_of(ctx));
     }
-    return mirror.ctx;
+    return ct_mirror.ctx;
 }
 
 /* ---- the calls that change this thread's current context --------------- */

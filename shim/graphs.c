@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flight.h"
+#include "inflight.h"
 #include "kernels.h"
 #include "shim.h"
 
@@ -805,9 +805,11 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 
 void ct_after_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
 {
-    if (call->result == CUDA_SUCCESS)
-        ct_inflight_launch(call->id, ct_launch_number_last(), (uint64_t)(uintptr_t)exec, s, NULL, NULL,
-                           CT_FLIGHT_GRAPH);
+    if (call->result == CUDA_SUCCESS) {
+        ct_flight_slot *kept = ct_inflight_claim();
+        kept->launch = (ct_flight_launch){.what = (uint64_t)(uintptr_t)exec, .stream = (uint64_t)(uintptr_t)s};
+        ct_inflight_commit(kept, call->id, ct_launch_number_last(), CT_FLIGHT_GRAPH);
+    }
     if (call->result == CUDA_SUCCESS && !writes_carried)
         return;
     uint64_t handle = (uint64_t)(uintptr_t)exec;

@@ -21,13 +21,13 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "flight.h"
-#include "shim.h"
+#include "inflight.h"
 
 static pthread_key_t at_exit;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
-static CT_HOT_TLS ct_flight_ring *mine;
+CT_HOT_TLS ct_flight_ring *ct_inflight_mine;
+CT_HOT_TLS ct_flight_slot ct_inflight_unkept;
 static CT_HOT_TLS bool no_ring; /* out of memory once: this thread's launches go unremembered */
 /* The epoch of the proof this thread's call in flight began (wrappers do
  * not nest on a thread, but for a driver callback, which proves nothing). */
@@ -36,7 +36,7 @@ static CT_HOT_TLS uint64_t proof_upto;
 static void release(void *ring)
 {
     ct_flight_ring_release(ct_g.flight, ring);
-    mine = NULL;
+    ct_inflight_mine = NULL;
 }
 
 static void make_key(void)
@@ -44,10 +44,12 @@ static void make_key(void)
     key_made = pthread_key_create(&at_exit, release) == 0;
 }
 
-static ct_flight_ring *ring_first(void)
+ct_flight_ring *ct_inflight_ring_first(void)
 {
+    if (no_ring)
+        return NULL;
     pthread_once(&key_once, make_key);
-    ct_flight_ring *r = key_made ? ct_flight_ring_take(ct_g.flight) : NULL;
+    ct_flight_ring *r = key_made ? ct_flight_ring_take(ct_g.flight, ct_thread_id()) : NULL;
     if (r && pthread_setspecific(at_exit, r) != 0) {
         ct_flight_ring_release(ct_g.flight, r);
         r = NULL;
@@ -59,7 +61,7 @@ static ct_flight_ring *ring_first(void)
             ct_log(CT_LOG_WARN, "out of memory for a thread's record of its launches: a lost context cannot "
                    "name them as suspects");
     }
-    return mine = r;
+    return ct_inflight_mine = r;
 }
 
 void ct_inflight_atfork_child(void)
@@ -70,44 +72,16 @@ void ct_inflight_atfork_child(void)
 
 /* ---- streams ----------------------------------------------------------------- */
 
-static bool per_thread_entry(int id)
-{
-    return id == CT_ID_cuLaunchKernel_ptsz || id == CT_ID_cuLaunchKernelEx_ptsz ||
-           id == CT_ID_cuLaunchCooperativeKernel_ptsz || id == CT_ID_cuGraphLaunch_ptsz ||
-           id == CT_ID_cuStreamSynchronize_ptsz || id == CT_ID_cuStreamQuery_ptsz ||
-           id == CT_ID_cuEventRecord_ptsz || id == CT_ID_cuEventRecordWithFlags_ptsz ||
-           id == CT_ID_cuStreamWaitEvent_ptsz || id == CT_ID_cuMemcpyHtoD_v2_ptds ||
-           id == CT_ID_cuMemcpyDtoH_v2_ptds;
-}
-
 /* The stream `s` a call of entry `id` names. */
 static ct_flight_stream stream_of(int id, CUstream s)
 {
     uint64_t handle = (uint64_t)(uintptr_t)s;
     ct_flight_stream k = {0, ct_current_context(), 0};
-    if (handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD || (handle == 0 && per_thread_entry(id)))
+    if (handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD || (handle == 0 && ct_entries[id].per_thread))
         k.thread = ct_thread_id();
     else if (handle != (uint64_t)(uintptr_t)CU_STREAM_LEGACY)
         k.handle = handle;
     return k;
-}
-
-/* ---- launches ------------------------------------------------------------------ */
-
-void ct_inflight_launch(int id, uint64_t seq, uint64_t what, CUstream stream, const uint32_t grid[3],
-                        const uint32_t block[3], uint8_t kind)
-{
-    ct_flight_ring *r = mine;
-    if (CT_UNLIKELY(!r) && (no_ring || !(r = ring_first())))
-        return;
-    ct_flight_work w = {.seq = seq, .epoch = ct_flight_epoch(ct_g.flight), .what = what,
-                        .stream = stream_of(id, stream), .thread = ct_thread_id(), .api = (uint32_t)id,
-                        .kind = kind};
-    if (grid) {
-        memcpy(w.grid, grid, sizeof w.grid);
-        memcpy(w.block, block, sizeof w.block);
-    }
-    ct_flight_record(ct_g.flight, r, &w);
 }
 
 /* ---- proofs --------------------------------------------------------------------- */
@@ -171,7 +145,7 @@ void ct_sync_copy_done(ct_call *call)
 {
     if (call->result != CUDA_SUCCESS)
         return;
-    if (per_thread_entry(call->id)) {
+    if (ct_entries[call->id].per_thread) {
         ct_flight_stream k = stream_of(call->id, NULL);
         ct_flight_prove_stream(ct_g.flight, &k, proof_upto);
     } else {

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flight.h"
+#include "inflight.h"
 #include "kernels.h"
 #include "shim.h"
 #include "summary.h"
@@ -60,13 +60,43 @@ static CT_HOT_TLS struct {
  * launch is decoded: with none, in and out are empty.  decoded: in and out
  * are known, and a success releases out. */
 static CT_HOT_TLS struct {
-    ct_launch launch;
+    ct_flight_slot *slot;    /* the launch, copied into its thread's ring (inflight.h) */
     ct_kernel *kernel;
     uint64_t seq;
     bool decoded;
     unsigned n_in, n_out;
     ct_range *in, *out;      /* valid once decoded */
 } current;
+
+/* The launch in flight, as its slot holds it. */
+static inline CUfunction launch_f(void)
+{
+    return (CUfunction)(uintptr_t)current.slot->launch.what;
+}
+static inline CUstream launch_stream(void)
+{
+    return (CUstream)(uintptr_t)current.slot->launch.stream;
+}
+static inline void **launch_params(void)
+{
+    return (void **)(uintptr_t)current.slot->launch.params;
+}
+static inline void **launch_extra(void)
+{
+    return (void **)(uintptr_t)current.slot->launch.extra;
+}
+
+/* The launch copied into slot s, which then holds it for the after hook. */
+static inline void hold(ct_flight_slot *s, const ct_launch *launch)
+{
+    s->launch.what = (uint64_t)(uintptr_t)launch->f;
+    memcpy(s->launch.grid, launch->grid, sizeof s->launch.grid);
+    memcpy(s->launch.block, launch->block, sizeof s->launch.block);
+    s->launch.stream = (uint64_t)(uintptr_t)launch->stream;
+    s->launch.params = (uint64_t)(uintptr_t)launch->params;
+    s->launch.extra = (uint64_t)(uintptr_t)launch->extra;
+    current.slot = s;
+}
 
 /* ---- bindings ----------------------------------------------------------- */
 
@@ -194,10 +224,10 @@ static bool words_clean(const ct_kernel *k, void **params)
 static unsigned bind_into(const ct_words *room)
 {
     const ct_kernel *k = current.kernel;
-    if (current.launch.params)
-        return bind_params(k, current.launch.params, room);
-    if (current.launch.extra)
-        return bind_extra(k, current.launch.extra, room);
+    if (launch_params())
+        return bind_params(k, launch_params(), room);
+    if (launch_extra())
+        return bind_extra(k, launch_extra(), room);
     return 0;
 }
 
@@ -282,9 +312,9 @@ static ct_failure_desc describe_launch(const ct_call *call, CUresult error)
     ct_failure_desc d = ct_describe(call, error);
     d.kernel = current.kernel ? current.kernel->pretty : NULL;
     d.launch_seq = current.seq;
-    memcpy(d.grid, current.launch.grid, sizeof d.grid);
-    memcpy(d.block, current.launch.block, sizeof d.block);
-    d.stream = (uint64_t)(uintptr_t)current.launch.stream;
+    memcpy(d.grid, current.slot->launch.grid, sizeof d.grid);
+    memcpy(d.block, current.slot->launch.block, sizeof d.block);
+    d.stream = current.slot->launch.stream;
     return d;
 }
 
@@ -339,9 +369,9 @@ uint64_t ct_launch_number_last(void)
 void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint32_t block[3])
 {
     *seq = current.seq;
-    *stream = (uint64_t)(uintptr_t)current.launch.stream;
-    memcpy(grid, current.launch.grid, sizeof current.launch.grid);
-    memcpy(block, current.launch.block, sizeof current.launch.block);
+    *stream = current.slot->launch.stream;
+    memcpy(grid, current.slot->launch.grid, sizeof current.slot->launch.grid);
+    memcpy(block, current.slot->launch.block, sizeof current.slot->launch.block);
 }
 
 /* graphs.c's kernel nodes: the launch's decoder, through this thread's
@@ -350,8 +380,8 @@ void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_rang
                         const ct_range **out, unsigned *n_out)
 {
     current.kernel = k;
-    current.launch.params = params;
-    current.launch.extra = extra;
+    static CT_HOT_TLS ct_flight_slot node; /* a node, not a launch: never kept */
+    hold(&node, &(ct_launch){.params = params, .extra = extra});
     decode();
     *in = current.in, *n_in = current.n_in, *out = current.out, *n_out = current.n_out;
 }
@@ -371,7 +401,7 @@ __attribute__((noinline)) static bool before_checked(ct_call *call, const ct_lau
      * a claim, so no input carries a failure and no output has one to
      * release.  Only a launch that touches taint is split into inputs and
      * outputs. */
-    if (current.kernel && current.launch.params && words_clean(current.kernel, current.launch.params))
+    if (current.kernel && launch_params() && words_clean(current.kernel, launch_params()))
         return true;
     ct_scratch *room = room_to_decode();
     ct_words w = {0};
@@ -406,7 +436,7 @@ __attribute__((noinline)) static bool launched_stand_in(ct_call *call, const ct_
     uint32_t image;
     if (!ct_stand_in_answer((uint64_t)(uintptr_t)launch->f, &error, &image))
         return false;
-    current.launch = *launch;
+    hold(ct_inflight_claim(), launch); /* never committed: the driver never sees it */
     current.seq = next_launch_number();
     current.decoded = false;
     current.kernel = ct_kernel_described((uint64_t)(uintptr_t)launch->f);
@@ -423,7 +453,7 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
         return false;
     if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
         return true;
-    current.launch = *launch;
+    hold(ct_inflight_claim(), launch);
     current.seq = next_launch_number();
     current.decoded = false;
     current.kernel = NULL;
@@ -436,13 +466,12 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
 void ct_after_launch(ct_call *call)
 {
     if (call->result == CUDA_SUCCESS) {
-        ct_inflight_launch(call->id, current.seq, (uint64_t)(uintptr_t)current.launch.f, current.launch.stream,
-                           current.launch.grid, current.launch.block, CT_FLIGHT_LAUNCH);
+        ct_inflight_commit(current.slot, call->id, current.seq, CT_FLIGHT_LAUNCH);
         if (current.decoded)
             ct_written(ct_g.store, current.out, current.n_out);
         return;
     }
     if (!current.kernel)
-        current.kernel = ct_kernel_for(current.launch.f);
+        current.kernel = ct_kernel_for(launch_f());
     settle_failure(call, 0);
 }

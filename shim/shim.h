@@ -74,6 +74,7 @@ typedef struct ct_entry {
     const char *name;   /* exported name */
     const char *family; /* name without version or stream suffix */
     void *wrapper;      /* cutaint's function of that name */
+    bool per_thread;    /* a _ptsz or _ptds twin: stream 0 is the per-thread default stream */
 } ct_entry;
 
 extern const ct_entry ct_entries[CT_N_ENTRIES];
@@ -430,11 +431,11 @@ bool ct_before_image_unload(ct_call *call, uint64_t handle);
 void ct_images_atfork_child(void);
 
 /* ---- inflight.c: work in flight, and what proved it finished ------------ */
-/* A launch (kind CT_FLIGHT_LAUNCH, what: its CUfunction) or graph launch
- * (CT_FLIGHT_GRAPH, what: its exec; grid NULL) the driver took, from entry
- * id (which tells a per-thread default stream) on stream. */
-void ct_inflight_launch(int id, uint64_t seq, uint64_t what, CUstream stream, const uint32_t grid[3],
-                        const uint32_t block[3], uint8_t kind);
+/* The calling thread's ring (NULL until its first launch), and the first
+ * launch's taking of one (NULL when out of memory: said once). */
+struct ct_flight_ring;
+extern CT_HOT_TLS struct ct_flight_ring *ct_inflight_mine;
+struct ct_flight_ring *ct_inflight_ring_first(void);
 /* The before hook of a call that may prove work finished: takes the epoch. */
 bool ct_before_proof(ct_call *call);
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx);
@@ -488,7 +489,16 @@ void ct_stand_ins_atfork_child(void);
 /* ---- context.c -------------------------------------------------------- */
 /* The calling thread's current context as a number (0: none, or the driver
  * would not say); a driver call only when the thread's mirror is unknown. */
-uint64_t ct_current_context(void);
+typedef struct ct_context_mirror {
+    uint64_t ctx;
+    bool known;
+} ct_context_mirror;
+extern CT_HOT_TLS ct_context_mirror ct_mirror;
+uint64_t ct_current_context_slow(void);
+static inline uint64_t ct_current_context(void)
+{
+    return __builtin_expect(ct_mirror.known, 1) ? ct_mirror.ctx : ct_current_context_slow();
+}
 void ct_after_ctx_set(ct_call *call, CUcontext ctx);
 void ct_after_ctx_push(ct_call *call, CUcontext ctx);
 void ct_after_ctx_pop(ct_call *call);

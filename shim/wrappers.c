@@ -158,12 +158,14 @@ CT_HOT_TLS unsigned ct_wrapper_depth;
 
 
 const ct_entry ct_entries[CT_N_ENTRIES] = {
-#define CT_WRAP(name, family, ...) [CT_ID_##name] = {#name, #family, (void *)name},
-#define CT_PTDS(name, family, ...) CT_WRAP(name, family) CT_WRAP(name##_ptds, family)
-#define CT_PTSZ(name, family, ...) CT_WRAP(name, family) CT_WRAP(name##_ptsz, family)
+#define CT_ENTRY(name, family, per_thread) [CT_ID_##name] = {#name, #family, (void *)name, per_thread},
+#define CT_WRAP(name, family, ...) CT_ENTRY(name, family, false)
+#define CT_PTDS(name, family, ...) CT_ENTRY(name, family, false) CT_ENTRY(name##_ptds, family, true)
+#define CT_PTSZ(name, family, ...) CT_ENTRY(name, family, false) CT_ENTRY(name##_ptsz, family, true)
 #include "intercept.def"
     CT_WRAP(cuGetProcAddress, cuGetProcAddress)
     CT_WRAP(cuGetProcAddress_v2, cuGetProcAddress)
+#undef CT_ENTRY
 #undef CT_WRAP
 #undef CT_PTDS
 #undef CT_PTSZ

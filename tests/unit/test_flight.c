@@ -21,7 +21,7 @@ static void setup(void)
 {
     f = ct_flight_new();
     cr_assert(f);
-    ring = ct_flight_ring_take(f);
+    ring = ct_flight_ring_take(f, 7);
     cr_assert(ring);
     next_seq = 1;
 }
@@ -40,7 +40,7 @@ static const ct_flight_stream s1 = {0x51, CTX, 0}, s2 = {0x52, CTX, 0};
 static uint64_t launch_on(ct_flight_ring *r, const ct_flight_stream *s, uint64_t what)
 {
     ct_flight_work w = {.seq = next_seq++, .epoch = ct_flight_epoch(f), .what = what, .stream = *s,
-                        .grid = {4, 1, 1}, .block = {256, 1, 1}, .thread = 7, .kind = CT_FLIGHT_LAUNCH};
+                        .grid = {4, 1, 1}, .block = {256, 1, 1}, .kind = CT_FLIGHT_LAUNCH};
     ct_flight_record(f, r, &w);
     return w.seq;
 }
@@ -145,14 +145,18 @@ Test(flight, a_wait_on_an_event_carries_a_proof_across_streams)
 
 Test(flight, default_streams_are_per_context_and_per_thread)
 {
+    /* A per-thread default stream is its launching thread's: ring 7's here, ring 8's there. */
     const ct_flight_stream mine = {0, CTX, 7}, theirs = {0, CTX, 8}, elsewhere = {0, OTHER_CTX, 0};
+    ct_flight_ring *other = ct_flight_ring_take(f, 8);
     launch(&mine, 0xa);
-    uint64_t t = launch(&theirs, 0xb);
+    uint64_t t = launch_on(other, &theirs, 0xb);
     launch(&elsewhere, 0xc);
     ct_flight_prove_stream(f, &mine, ct_flight_begin_proof(f));
     ct_suspect s[4];
     cr_assert_eq(suspects(s, 4), 1, "the other context's launch is not this context's suspect");
     cr_assert_eq(s[0].work.seq, t);
+    cr_assert_eq(s[0].work.thread, 8, "the launching thread is its ring's");
+    cr_assert_eq(s[0].work.stream.thread, 8);
     cr_assert_eq(ct_flight_suspects(f, OTHER_CTX, s, 4), 1);
     cr_assert_eq(ct_flight_suspects(f, 0, s, 4), 2, "context 0: every context");
 }
@@ -187,14 +191,14 @@ Test(flight, a_full_window_is_pruned_of_what_a_proof_covered)
 
 Test(flight, a_ring_outlives_its_thread_and_is_taken_over)
 {
-    ct_flight_ring *other = ct_flight_ring_take(f);
+    ct_flight_ring *other = ct_flight_ring_take(f, 8);
     cr_assert(other && other != ring);
     uint64_t left = launch_on(other, &s2, 0xb);
     ct_flight_ring_release(f, other);
     ct_suspect s[4];
     cr_assert_eq(suspects(s, 4), 1, "its launch may still run");
     cr_assert_eq(s[0].work.seq, left);
-    cr_assert_eq(ct_flight_ring_take(f), other, "taken over, not made anew");
+    cr_assert_eq(ct_flight_ring_take(f, 9), other, "taken over, not made anew");
 }
 
 Test(flight, nothing_launched_no_suspects)
@@ -206,13 +210,13 @@ Test(flight, nothing_launched_no_suspects)
 
 static void *launcher(void *arg)
 {
-    ct_flight_ring *r = ct_flight_ring_take(f);
+    ct_flight_ring *r = ct_flight_ring_take(f, 9);
     const ct_flight_stream *s = arg;
     for (int i = 0; i < 2000; i++) {
-        ct_flight_work w = {.seq = 1000000 + (uint64_t)i, .epoch = ct_flight_epoch(f), .stream = *s, .thread = 9};
+        ct_flight_work w = {.seq = 1000000 + (uint64_t)i, .epoch = ct_flight_epoch(f), .stream = *s};
         ct_flight_record(f, r, &w);
-        if (i % 100 == 0)
-            ct_flight_prove_stream(f, s, ct_flight_begin_proof(f));
+        if (i % 100 == 0) /* the context: the launches its ring dropped go too */
+            ct_flight_prove_context(f, CTX, ct_flight_begin_proof(f));
     }
     ct_flight_ring_release(f, r);
     return NULL;
@@ -229,4 +233,16 @@ Test(flight, suspects_can_be_asked_while_others_launch)
     pthread_join(t, NULL);
     size_t n = suspects(s, CT_FLIGHT_PINNED + CT_FLIGHT_RECENT);
     cr_assert_leq(n, 99, "launches after the last proof only");
+}
+
+Test(flight, dropped_launches_are_counted_until_their_context_is_proven)
+{
+    const unsigned n = CT_FLIGHT_PINNED + CT_FLIGHT_RECENT + 10;
+    for (unsigned i = 0; i < n; i++)
+        launch(&s1, 0x100 + i);
+    ct_flight_prove_stream(f, &s1, ct_flight_begin_proof(f));
+    ct_suspect s[4];
+    cr_assert_eq(suspects(s, 4), 10, "their streams are not kept: a stream's proof leaves them counted");
+    ct_flight_prove_context(f, CTX, ct_flight_begin_proof(f));
+    cr_assert_eq(suspects(s, 4), 0);
 }
