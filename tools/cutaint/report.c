@@ -362,6 +362,44 @@ static void on_image(ct_process *p, const event_in *in)
     get_strv(in, CT_KEY(image, kernels, STRS), &im->kernels);
 }
 
+static void get_suspect(ct_suspect *s, const event_in *in)
+{
+    *s = (ct_suspect){ .api = get_str(in, CT_KEY(suspect, api, STR)),
+                       .kernel = get_str(in, CT_KEY(suspect, kernel, STR)),
+                       .graph = get_str(in, CT_KEY(suspect, graph, HEX)),
+                       .launch = int_or(in, CT_KEY(suspect, launch, INT), 0),
+                       .stream = get_str(in, CT_KEY(suspect, stream, HEX)),
+                       .thread = int_or(in, CT_KEY(suspect, thread, INT), 0),
+                       .prime = bool_or(in, CT_KEY(suspect, prime, BOOL), false),
+                       .repro = get_str(in, CT_KEY(suspect, repro, STR)) };
+    s->has_dims = get_dims(in, CT_KEY(suspect, grid, DIMS), s->grid) && get_dims(in, CT_KEY(suspect, block, DIMS), s->block);
+}
+
+/* The suspects a loss names, the first CT_SUSPECTS_MAX of them kept, and
+ * how many there were; an event without the keys (older) has none. */
+static void get_suspects(ct_process *p, const event_in *in)
+{
+    const jv *arr = field(in, CT_KEY(context_lost, suspects, OBJS), JV_ARRAY);
+    int64_t total = 0;
+    bool has_total = get_int(in, CT_KEY(context_lost, suspects_total, INT), &total);
+    p->has_suspects = arr || has_total;
+    if (arr)
+        p->suspects = ct_xcalloc(arr->count < CT_SUSPECTS_MAX ? arr->count : CT_SUSPECTS_MAX, sizeof *p->suspects);
+    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e)) {
+        if (e->type != JV_OBJECT)
+            continue;
+        if (p->n_suspects == CT_SUSPECTS_MAX) {
+            p->suspects_dropped++;
+            continue;
+        }
+        event_in sub = { in->doc, e };
+        get_suspect(&p->suspects[p->n_suspects++], &sub);
+    }
+    assert(p->n_suspects <= CT_SUSPECTS_MAX && "what is kept is bounded");
+    uint64_t listed = p->n_suspects + p->suspects_dropped;
+    p->suspects_total = total > 0 && (uint64_t)total > listed ? (uint64_t)total : listed;
+}
+
 static void on_context_lost(ct_process *p, const event_in *in)
 {
     if (p->context_lost)
@@ -370,6 +408,7 @@ static void on_context_lost(ct_process *p, const event_in *in)
     p->lost_reason = get_str(in, CT_KEY(context_lost, reason, STR));
     p->lost_simulated = bool_or(in, CT_KEY(context_lost, simulated, BOOL), false);
     p->lost_seq = p->seq;
+    get_suspects(p, in);
 }
 
 static void on_exit_event(ct_process *p, const event_in *in)
@@ -582,6 +621,15 @@ static void image_note_free(ct_image_note *im)
     strv_free(&im->kernels);
 }
 
+static void suspect_free(ct_suspect *s)
+{
+    free(s->api);
+    free(s->kernel);
+    free(s->graph);
+    free(s->stream);
+    free(s->repro);
+}
+
 static void process_free(ct_process *p)
 {
     strv_free(&p->argv);
@@ -600,6 +648,9 @@ static void process_free(ct_process *p)
         image_note_free(&p->images[i]);
     free(p->images);
     free(p->lost_reason);
+    for (size_t i = 0; i < p->n_suspects; i++)
+        suspect_free(&p->suspects[i]);
+    free(p->suspects);
 }
 
 void ct_report_free(ct_report *r)

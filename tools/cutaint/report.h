@@ -116,6 +116,23 @@ typedef struct ct_image_note {
     bool stand_in;           /* cutaint answered the runtime with a stand-in handle */
 } ct_image_note;
 
+/* A launch not proven finished when the context was lost (a `suspect` of
+ * the context_lost event): cutaint orders them, it cannot know which one
+ * faulted. */
+#define CT_SUSPECTS_MAX 16   /* kept per loss: the event holds at most as many */
+typedef struct ct_suspect {
+    char *api;
+    char *kernel;            /* NULL: a graph launch */
+    char *graph;             /* hex; "0x0" for a kernel launch */
+    int64_t launch;          /* 0 unknown */
+    char *stream;
+    bool has_dims;
+    int64_t grid[3], block[3];
+    int64_t thread;
+    bool prime;              /* the oldest on its stream: where to look first */
+    char *repro;
+} ct_suspect;
+
 typedef struct ct_process {
     long pid;
     const char *file;        /* the report file it was first seen in */
@@ -136,6 +153,11 @@ typedef struct ct_process {
     bool lost_simulated;
     char *lost_reason;
     size_t lost_seq;
+    bool has_suspects;       /* the event had suspects (older reports: none) */
+    ct_suspect *suspects;    /* in the event's order, at most CT_SUSPECTS_MAX */
+    size_t n_suspects;
+    uint64_t suspects_dropped; /* listed in the event past those kept */
+    uint64_t suspects_total; /* its suspects_total, never below those listed */
     bool has_exit;
     ct_exit exit;
     size_t seq;              /* events read so far */

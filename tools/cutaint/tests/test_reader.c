@@ -241,3 +241,68 @@ Test(reader, a_failure_may_name_an_image_the_report_lacks)
     cr_assert_null(ct_process_image(p, 2));
     cr_assert_not(ct_process_failure(p, 2)->has_image, "image: null is none");
 }
+
+/* ---- a lost context's suspects -------------------------------------------- */
+
+/* Two streams, each with its prime (the default one's a kernel launch, the
+ * other's a graph launch), kept in the event's order. */
+Test(reader, a_loss_keeps_its_suspects_in_order)
+{
+    read_data(&r, "context_lost_suspects.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert(p->context_lost && p->has_suspects);
+    cr_assert_eq(p->n_suspects, 4);
+    cr_assert_eq(p->suspects_total, 4);
+    cr_assert_eq(p->suspects_dropped, 0);
+    const ct_suspect *s = p->suspects;
+    cr_assert_str_eq(s[0].kernel, "fill(float*, int, float)");
+    cr_assert(s[0].prime);
+    cr_assert_eq(s[0].launch, 1);
+    cr_assert(s[0].has_dims);
+    cr_assert_eq(s[0].grid[0], 4);
+    cr_assert_eq(s[0].block[0], 256);
+    cr_assert_eq(s[0].thread, 32663);
+    cr_assert_str_eq(s[0].repro, "compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash");
+    cr_assert_str_eq(s[1].kernel, "crash(float*)");
+    cr_assert_not(s[1].prime);
+    cr_assert_null(s[2].kernel, "a graph launch has no kernel");
+    cr_assert_str_eq(s[2].api, "cuGraphLaunch");
+    cr_assert_str_eq(s[2].graph, "0x55d0c0de1000");
+    cr_assert_str_eq(s[2].stream, "0x5a5a0000");
+    cr_assert(s[2].prime);
+    cr_assert_null(s[2].repro);
+    cr_assert_str_eq(s[3].kernel, "scale(float*, int)");
+    cr_assert_not(s[3].prime);
+}
+
+/* Written before the keys: no suspects, a total of 0, and not "none". */
+Test(reader, an_older_loss_has_no_suspects)
+{
+    read_data(&r, "context_lost.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert(p->context_lost);
+    cr_assert_not(p->has_suspects);
+    cr_assert_eq(p->n_suspects, 0);
+    cr_assert_eq(p->suspects_total, 0);
+}
+
+Test(reader, a_loss_with_every_launch_finished_has_none)
+{
+    read_data(&r, "context_lost_none.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert(p->has_suspects);
+    cr_assert_eq(p->n_suspects, 0);
+    cr_assert_eq(p->suspects_total, 0);
+}
+
+/* More listed than the event may hold: CT_SUSPECTS_MAX kept, the rest
+ * counted, the total as the event said it. */
+Test(reader, the_suspects_kept_are_bounded)
+{
+    read_data(&r, "context_lost_many.jsonl");
+    const ct_process *p = &r.procs[0];
+    cr_assert_eq(p->n_suspects, CT_SUSPECTS_MAX);
+    cr_assert_eq(p->suspects_dropped, 18 - CT_SUSPECTS_MAX);
+    cr_assert_eq(p->suspects_total, 20);
+    cr_assert_str_eq(p->suspects[CT_SUSPECTS_MAX - 1].kernel, "step15(float*)", "the first ones are kept");
+}
