@@ -8,6 +8,7 @@
  *     |  `- refused read: API, BYTES at ADDR (bytes it kept from the host)
  *     |- unusable image #N: WHY              (an image the driver refused)
  *     |- probe ... / CONTEXT LOST ...
+ *     |     prime suspect: KERNEL ...        (the oldest unfinished on a stream)
  *     `- exit: status S   (or a note that the log ends without one)
  *     verdict: ...
  *
@@ -244,6 +245,59 @@ static void image_line(tree *t, const ct_image_note *im, bool last)
     fputc('\n', t->out);
 }
 
+/* "prime suspect: crash(float*) launch #2 on stream 0x0 (grid 4x1x1, block
+ * 256x1x1, thread N)", or for a graph launch "prime suspect: graph 0x55..
+ * (cuGraphLaunch) on stream 0x..", then the line that replays it. */
+static void prime_suspect_lines(tree *t, const ct_suspect *s)
+{
+    detail(t, 1, false);
+    fputs("prime suspect: ", t->out);
+    if (s->kernel) {
+        ct_put_text(t->out, s->kernel, "");
+        if (s->launch)
+            fprintf(t->out, " launch #%" PRId64, s->launch);
+    } else {
+        fputs("graph ", t->out);
+        ct_put_text(t->out, s->graph, "?");
+        fputs(" (", t->out);
+        ct_put_text(t->out, s->api, "unknown API");
+        fputc(')', t->out);
+    }
+    fputs(" on stream ", t->out);
+    ct_put_text(t->out, s->stream, "?");
+    if (s->kernel && s->has_dims)
+        fprintf(t->out, " (grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64 "x%" PRId64
+                        ", thread %" PRId64 ")",
+                s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1], s->block[2], s->thread);
+    else if (s->kernel && s->thread)
+        fprintf(t->out, " (thread %" PRId64 ")", s->thread);
+    fputc('\n', t->out);
+    if (s->repro) {
+        detail(t, 1, false);
+        fputs("replay: ", t->out);
+        ct_put_text(t->out, s->repro, "");
+        fputc('\n', t->out);
+    }
+}
+
+/* How many suspects there were, and that none is known to be the one; an
+ * older report names none and gets no line. */
+static void suspects_count_line(tree *t, const ct_process *p)
+{
+    if (!p->has_suspects)
+        return;
+    detail(t, 1, false);
+    if (!p->suspects_total) {
+        fputs("no suspect: every launch on the context was proven finished\n", t->out);
+        return;
+    }
+    fprintf(t->out, "%" PRIu64 " suspect%s in all", p->suspects_total, ct_plural(p->suspects_total));
+    uint64_t listed = p->n_suspects + p->suspects_dropped;
+    if (listed < p->suspects_total)
+        fprintf(t->out, " (the report lists %" PRIu64 ")", listed);
+    fputs(": cutaint orders them, it cannot know which one faulted\n", t->out);
+}
+
 static void lost_line(tree *t, const ct_process *p, bool last)
 {
     node(t, 1, last);
@@ -255,6 +309,10 @@ static void lost_line(tree *t, const ct_process *p, bool last)
         detail(t, 1, false);
         fprintf(t->out, "after failure #%" PRId64 "\n", cause->id);
     }
+    for (size_t i = 0; i < p->n_suspects; i++)
+        if (p->suspects[i].prime)
+            prime_suspect_lines(t, &p->suspects[i]);
+    suspects_count_line(t, p);
 }
 
 static void exit_line(tree *t, const ct_process *p)

@@ -77,6 +77,53 @@ Test(render, context_loss_verdict)
     free(t);
 }
 
+/* The prime suspects under the CONTEXT LOST line, in the event's order (a
+ * kernel launch with its replay line, then a graph launch, which has none),
+ * then how many there were; the others are not named. */
+Test(render, a_loss_names_its_prime_suspects_in_order)
+{
+    char *t = text_of("context_lost_suspects.jsonl");
+    cr_assert(strstr(t, " every later driver call in this process returns the same status.\n"
+                        "  |     prime suspect: fill(float*, int, float) launch #1 on stream 0x0 (grid 4x1x1, block 256x1x1, "
+                        "thread 32663)\n"
+                        "  |     replay: compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash\n"
+                        "  |     prime suspect: graph 0x55d0c0de1000 (cuGraphLaunch) on stream 0x5a5a0000\n"
+                        "  |     4 suspects in all: cutaint orders them, it cannot know which one faulted\n"
+                        "  `- exit: status 70"),
+              "%s", t);
+    cr_assert_null(strstr(t, "crash(float*)"), "only the primes are named: %s", t);
+    cr_assert(strstr(t, "\n  verdict: CONTEXT LOST -- cuStreamSynchronize failed (CUDA_ERROR_ILLEGAL_ADDRESS), and a "
+                        "synchronize issued afterwards also failed"),
+              "%s", t);
+    free(t);
+}
+
+Test(render, an_older_loss_names_no_suspect)
+{
+    char *t = text_of("context_lost.jsonl");
+    cr_assert_null(strstr(t, "suspect"), "%s", t);
+    cr_assert(strstr(t, "  |     after failure #2\n  `- exit: status 70"), "%s", t);
+    free(t);
+}
+
+Test(render, a_loss_without_suspects_says_every_launch_finished)
+{
+    char *t = text_of("context_lost_none.jsonl");
+    cr_assert(strstr(t, " returns the same status.\n"
+                        "  |     no suspect: every launch on the context was proven finished\n"
+                        "  `- exit"),
+              "%s", t);
+    cr_assert_null(strstr(t, "prime suspect"), "%s", t);
+    free(t);
+}
+
+Test(render, more_suspects_than_listed_says_how_many_are)
+{
+    char *t = text_of("context_lost_many.jsonl");
+    cr_assert(strstr(t, "  |     20 suspects in all (the report lists 18): cutaint orders them"), "%s", t);
+    free(t);
+}
+
 Test(render, several_processes_get_an_overall_line)
 {
     read_data(&r, "multi_a.jsonl");
