@@ -156,6 +156,22 @@ static void image(ct_jsonl *j, const ct_image_note *im)
     ct_jsonl_close(j);
 }
 
+static void suspect(ct_jsonl *j, const ct_suspect *s)
+{
+    ct_jsonl_open_object(j, NULL);
+    ct_jsonl_str(j, CT_KEY(summary_suspect, api, STR), s->api);
+    ct_jsonl_str(j, CT_KEY(summary_suspect, kernel, STR), s->kernel);
+    ct_jsonl_str(j, CT_KEY(summary_suspect, graph, STR), s->graph);
+    ct_jsonl_int(j, CT_KEY(summary_suspect, launch, INT), s->launch);
+    ct_jsonl_str(j, CT_KEY(summary_suspect, stream, STR), s->stream);
+    dims(j, CT_KEY(summary_suspect, grid, DIMS), s->has_dims, s->grid);
+    dims(j, CT_KEY(summary_suspect, block, DIMS), s->has_dims, s->block);
+    ct_jsonl_int(j, CT_KEY(summary_suspect, thread, INT), s->thread);
+    ct_jsonl_bool(j, CT_KEY(summary_suspect, prime, BOOL), s->prime);
+    ct_jsonl_str(j, CT_KEY(summary_suspect, repro, STR), s->repro);
+    ct_jsonl_close(j);
+}
+
 static void exit_event(ct_jsonl *j, const ct_process *p)
 {
     const char *key = CT_KEY(summary_process, exit, OBJ);
@@ -186,6 +202,11 @@ static void process(ct_jsonl *j, const ct_process *p)
     ct_jsonl_bool(j, CT_KEY(summary_process, context_lost, BOOL), p->context_lost);
     ct_jsonl_str(j, CT_KEY(summary_process, context_lost_reason, STR), p->lost_reason);
     ct_jsonl_bool(j, CT_KEY(summary_process, context_lost_simulated, BOOL), p->lost_simulated);
+    ct_jsonl_open_array(j, CT_KEY(summary_process, context_lost_suspects, OBJS));
+    for (size_t i = 0; i < p->n_suspects; i++)
+        suspect(j, &p->suspects[i]);
+    ct_jsonl_close(j);
+    ct_jsonl_uint(j, CT_KEY(summary_process, context_lost_suspects_total, INT), p->suspects_total);
     counts(j, CT_KEY(summary_process, counts, OBJ), &c);
     ct_jsonl_open_array(j, CT_KEY(summary_process, failures, OBJS));
     for (size_t i = 0; i < p->n_failures; i++)

@@ -19,6 +19,7 @@ static const char *const all_logs[] = {
     "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
     "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
     "image_stand_in.jsonl", "image_unnumbered.jsonl", "image_missing.jsonl",
+    "context_lost_suspects.jsonl", "context_lost_none.jsonl", "context_lost_many.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
 
@@ -169,7 +170,7 @@ Test(render, json_summary_is_valid_json)
     const jv *procs = jsonr_get(&doc, root, "processes");
     cr_assert_eq(procs->count, r.n_procs);
     const jv *totals = jsonr_get(&doc, root, "totals");
-    cr_assert_eq(jsonr_get(&doc, totals, "contexts_lost")->i, 3);
+    cr_assert_eq(jsonr_get(&doc, totals, "contexts_lost")->i, 6);
     jsonr_free(&doc);
     free(t);
 }
@@ -297,5 +298,93 @@ Test(render, dot_draws_the_image_a_failure_descends_from)
     t = render_of("image_missing.jsonl", CT_FORMAT_DOT);
     cr_assert_null(strstr(t, "p0_i0 ->"), "image #1 is not the one failure #1 names: %s", t);
     cr_assert(strstr(t, "\\nfrom unusable image #2 (not in this report)\""), "%s", t);
+    free(t);
+}
+
+/* ---- a lost context's suspects in JSON and DOT ---------------------------- */
+
+static void assert_type(const jsonr_doc *doc, const jv *obj, const char *key, jv_type want)
+{
+    const jv *v = jsonr_get(doc, obj, key);
+    cr_assert(v && v->type == want, "%s is not of type %d", key, (int)want);
+}
+
+static void assert_str(const jsonr_doc *doc, const jv *obj, const char *key, const char *want)
+{
+    const jv *v = jsonr_get(doc, obj, key);
+    cr_assert(v && v->type == JV_STRING && v->len == strlen(want) && memcmp(v->str, want, v->len) == 0,
+              "%s is not \"%s\"", key, want);
+}
+
+static void assert_dims(const jsonr_doc *doc, const jv *obj, const char *key, int64_t x, int64_t y, int64_t z)
+{
+    const jv *arr = jsonr_get(doc, obj, key);
+    cr_assert(arr && arr->type == JV_ARRAY && arr->count == 3, "%s is not [x, y, z]", key);
+    const int64_t want[3] = { x, y, z };
+    int k = 0;
+    for (const jv *e = jsonr_first(doc, arr); e; e = jsonr_next(doc, e), k++)
+        cr_assert(e->type == JV_NUMBER && e->is_int && e->i == want[k], "%s[%d] is not %lld", key, k,
+                  (long long)want[k]);
+}
+
+Test(render, json_lists_a_loss_s_suspects_and_their_total)
+{
+    char *t = render_of("context_lost_suspects.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
+    cr_assert_eq(jsonr_get(&doc, proc, "context_lost_suspects")->count, 4);
+    assert_int(&doc, proc, "context_lost_suspects_total", 4);
+    const jv *fill = object_at(&doc, proc, "context_lost_suspects", 0);
+    assert_str(&doc, fill, "api", "cuLaunchKernel");
+    assert_str(&doc, fill, "kernel", "fill(float*, int, float)");
+    assert_str(&doc, fill, "graph", "0x0");
+    assert_int(&doc, fill, "launch", 1);
+    assert_str(&doc, fill, "stream", "0x0");
+    assert_dims(&doc, fill, "grid", 4, 1, 1);
+    assert_dims(&doc, fill, "block", 256, 1, 1);
+    assert_int(&doc, fill, "thread", 32663);
+    assert_type(&doc, fill, "prime", JV_TRUE);
+    assert_str(&doc, fill, "repro", "compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash");
+    assert_type(&doc, object_at(&doc, proc, "context_lost_suspects", 1), "prime", JV_FALSE);
+    const jv *graph = object_at(&doc, proc, "context_lost_suspects", 2);
+    assert_str(&doc, graph, "api", "cuGraphLaunch");
+    assert_type(&doc, graph, "kernel", JV_NULL);
+    assert_str(&doc, graph, "graph", "0x55d0c0de1000");
+    assert_str(&doc, graph, "stream", "0x5a5a0000");
+    assert_dims(&doc, graph, "grid", 0, 0, 0);
+    assert_type(&doc, graph, "prime", JV_TRUE);
+    assert_type(&doc, graph, "repro", JV_NULL);
+    jsonr_free(&doc);
+    free(t);
+}
+
+/* An older report and a loss with none both have [] and 0. */
+Test(render, json_of_a_loss_without_suspects_has_none)
+{
+    static const char *const logs[] = { "context_lost.jsonl", "context_lost_none.jsonl" };
+    for (size_t i = 0; i < 2; i++) {
+        char *t = render_of(logs[i], CT_FORMAT_JSON);
+        jsonr_doc doc = { 0 };
+        cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+        const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
+        const jv *list = jsonr_get(&doc, proc, "context_lost_suspects");
+        cr_assert(list && list->type == JV_ARRAY && list->count == 0, "%s: %s", logs[i], t);
+        assert_int(&doc, proc, "context_lost_suspects_total", 0);
+        jsonr_free(&doc);
+        free(t);
+        ct_report_free(&r);
+    }
+}
+
+Test(render, json_keeps_sixteen_suspects_and_the_whole_total)
+{
+    char *t = render_of("context_lost_many.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
+    cr_assert_eq(jsonr_get(&doc, proc, "context_lost_suspects")->count, 16);
+    assert_int(&doc, proc, "context_lost_suspects_total", 20);
+    jsonr_free(&doc);
     free(t);
 }
