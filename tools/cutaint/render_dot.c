@@ -1,8 +1,9 @@
 /*
  * render_dot.c - the report as a Graphviz digraph: one cluster per process;
  * nodes for failures (red), skip groups (amber), refused reads (blue),
- * unusable images (violet) and a lost context (dark red); edges follow the
- * taint: image -> root -> skip -> ... -> refused read.
+ * unusable images (violet), a lost context (dark red) and its prime
+ * suspects (rose); edges follow the taint: image -> root -> skip -> ... ->
+ * refused read, and prime suspect -> lost context.
  *
  * Owns: node naming and edge derivation.  A refused read's "path" (root,
  * then each skip) gives the chain; a path element names a skip group by its
@@ -214,6 +215,32 @@ static void lost_node(FILE *out, size_t proc, const ct_process *p)
     }
 }
 
+/* Each prime suspect of a loss, and an edge from it to the lost context:
+ * where to look first (the others are in the text and JSON views). */
+static void suspect_nodes(FILE *out, size_t proc, const ct_process *p)
+{
+    for (size_t i = 0; i < p->n_suspects; i++) {
+        const ct_suspect *s = &p->suspects[i];
+        if (!s->prime)
+            continue;
+        fprintf(out, "    p%zu_suspect%zu [label=\"prime suspect\\n", proc, i);
+        if (s->kernel) {
+            ct_put_dot(out, s->kernel);
+            if (s->launch)
+                fprintf(out, "\\nlaunch #%" PRId64, s->launch);
+        } else {
+            fputs("graph ", out);
+            ct_put_dot(out, s->graph);
+            fputs("\\n", out);
+            ct_put_dot(out, s->api);
+        }
+        fputs("\\non stream ", out);
+        ct_put_dot(out, s->stream);
+        close_node(out, "#e8a09a");
+        fprintf(out, "    p%zu_suspect%zu -> p%zu_lost;\n", proc, i, proc);
+    }
+}
+
 static void process_graph(FILE *out, size_t proc, const ct_process *p)
 {
     fprintf(out, "  subgraph cluster_p%zu {\n    label=\"pid %ld: ", proc, p->pid);
@@ -226,8 +253,10 @@ static void process_graph(FILE *out, size_t proc, const ct_process *p)
         failure_graph(out, proc, p, &p->failures[i]);
     for (size_t i = 0; i < p->n_images; i++)
         image_node(out, proc, p, i);
-    if (p->context_lost)
+    if (p->context_lost) {
         lost_node(out, proc, p);
+        suspect_nodes(out, proc, p);
+    }
     if (!p->n_failures && !p->context_lost)
         fprintf(out, "    p%zu_clean [label=\"no failures\", fillcolor=\"#c8e6c9\"];\n", proc);
     fputs("  }\n", out);

@@ -388,3 +388,25 @@ Test(render, json_keeps_sixteen_suspects_and_the_whole_total)
     jsonr_free(&doc);
     free(t);
 }
+
+/* Each prime suspect is a node with an edge to the lost context; the
+ * others are not drawn, and an older report draws none. */
+Test(render, dot_draws_the_prime_suspects_of_a_loss)
+{
+    char *t = render_of("context_lost_suspects.jsonl", CT_FORMAT_DOT);
+    cr_assert(strstr(t, "    p0_suspect0 [label=\"prime suspect\\nfill(float*, int, float)\\nlaunch #1\\non stream 0x0\""),
+              "%s", t);
+    cr_assert(strstr(t, "    p0_suspect0 -> p0_lost;\n"), "%s", t);
+    cr_assert(strstr(t, "    p0_suspect2 [label=\"prime suspect\\ngraph 0x55d0c0de1000\\ncuGraphLaunch\\non stream "
+                        "0x5a5a0000\""),
+              "%s", t);
+    cr_assert(strstr(t, "    p0_suspect2 -> p0_lost;\n"), "%s", t);
+    cr_assert_null(strstr(t, "p0_suspect1"), "not a prime: %s", t);
+    cr_assert_null(strstr(t, "p0_suspect3"), "not a prime: %s", t);
+    free(t);
+    ct_report_free(&r);
+    t = render_of("context_lost.jsonl", CT_FORMAT_DOT);
+    cr_assert(strstr(t, "p0_lost [label="), "%s", t);
+    cr_assert_null(strstr(t, "suspect"), "%s", t);
+    free(t);
+}
