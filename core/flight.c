@@ -58,7 +58,7 @@ typedef struct event_rec {
 } event_rec;
 
 struct ct_flight {
-    ct_flight_clock clock;           /* first: flight.h's inline readers cast to it */
+    ct_flight_streams streams;
     pthread_mutex_t lock;
     scope *scopes;
     size_t n_scopes;
@@ -67,15 +67,14 @@ struct ct_flight {
     ct_flight_ring *rings, *spare;
 };
 
-_Static_assert(offsetof(struct ct_flight, clock) == 0, "flight.h reads the clock through the handle");
+ct_flight_clock ct_flight_clock_now = {1, 0};
 
-ct_flight *ct_flight_new(void)
+ct_flight *ct_flight_new(ct_flight_streams streams)
 {
     ct_flight *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    atomic_init(&f->clock.epoch, 1);
-    atomic_init(&f->clock.generation, 0);
+    f->streams = streams;
     pthread_mutex_init(&f->lock, NULL);
     return f;
 }
@@ -104,16 +103,12 @@ void ct_flight_free(ct_flight *f)
 
 static void ring_clear(ct_flight_ring *r)
 {
-    for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++)
-        atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
     for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
         atomic_store_explicit(&r->recent[i].seq, 0, memory_order_relaxed);
+    for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++)
+        atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->n, 0, memory_order_relaxed);
     atomic_store_explicit(&r->n_pinned, 0, memory_order_relaxed);
-    atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
-    atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
-    r->pruned_at = 0;
-    r->claim = &r->pinned[0];
-    r->claim_drops = false;
 }
 
 void ct_flight_atfork_child(ct_flight *f)
@@ -135,8 +130,7 @@ ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread)
     }
     if (r) {
         r->thread = thread;
-        if (!r->claim)
-            r->claim = &r->pinned[0];
+        r->generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
     }
     pthread_mutex_unlock(&f->lock);
     return r;
@@ -159,8 +153,8 @@ void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
  * empty or being written.  The fields are plain: their owner writes them
  * between two writes of seq, and a read they tore is thrown away here, so
  * this reader is not instrumented for races. */
-__attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight_slot *s, uint64_t thread,
-                                                               ct_flight_work *w)
+__attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f, const ct_flight_slot *s,
+                                                               uint64_t thread, ct_flight_work *w)
 {
     ct_flight_slot *v = (ct_flight_slot *)s;
     uint64_t seq = atomic_load_explicit(&v->seq, memory_order_acquire);
@@ -171,16 +165,21 @@ __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight_slo
         .seq = seq,
         .epoch = v->epoch,
         .what = v->launch.what,
-        .stream = {kind & (CT_FLIGHT_PER_THREAD | CT_FLIGHT_LEGACY) ? 0 : v->launch.stream, v->context,
-                   kind & CT_FLIGHT_PER_THREAD ? thread : 0},
+        .stream = {v->launch.stream, v->context, 0},
+        .raw_stream = v->launch.stream,
         .thread = thread,
         .api = (uint32_t)(kind >> 8),
+        .index = v->index,
         .kind = (uint8_t)(kind & 0x0f),
     };
     memcpy(w->grid, v->launch.grid, sizeof w->grid);
     memcpy(w->block, v->launch.block, sizeof w->block);
     atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&v->seq, memory_order_relaxed) == seq;
+    if (atomic_load_explicit(&v->seq, memory_order_relaxed) != seq)
+        return false;
+    if (f->streams)
+        w->stream = f->streams(v->launch.stream, w->api, v->context, thread);
+    return true;
 }
 
 /* w into s, by its own thread. */
@@ -190,8 +189,9 @@ static void put_work(ct_flight_slot *s, const ct_flight_work *w)
     atomic_thread_fence(memory_order_release);
     s->epoch = w->epoch;
     s->context = w->stream.context;
-    s->kind = (uint64_t)w->api << 8 | (w->stream.thread ? CT_FLIGHT_PER_THREAD : 0) | w->kind;
-    s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
+    s->kind = (uint64_t)w->api << 8 | w->kind;
+    s->index = w->index;
+    s->launch = (ct_flight_launch){.what = w->what, .stream = w->raw_stream};
     memcpy(s->launch.grid, w->grid, sizeof w->grid);
     memcpy(s->launch.block, w->block, sizeof w->block);
     atomic_store_explicit(&s->seq, w->seq, memory_order_release);
@@ -203,8 +203,7 @@ void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
     s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
     memcpy(s->launch.grid, w->grid, sizeof w->grid);
     memcpy(s->launch.block, w->block, sizeof w->block);
-    ct_flight_commit(f, r, s, w->seq, w->stream.context,
-                     (uint64_t)w->api << 8 | (w->stream.thread ? CT_FLIGHT_PER_THREAD : 0) | w->kind);
+    ct_flight_commit(r, s, w->seq, w->stream.context, (uint64_t)w->api << 8 | w->kind);
 }
 
 static bool same_stream_of(const ct_flight_stream *a, const ct_flight_stream *b)
@@ -254,7 +253,7 @@ static void prove_locked(ct_flight *f, scope_key k, uint64_t upto, unsigned dept
     if (!s || s->proven >= upto)
         return;
     s->proven = upto;
-    atomic_fetch_add_explicit(&f->clock.generation, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ct_flight_clock_now.generation, 1, memory_order_relaxed);
     if (depth >= CT_FLIGHT_CHAIN)
         return;
     /* Copied: proving a waited-on stream may grow this table. */
@@ -277,7 +276,8 @@ static void prove(ct_flight *f, scope_key k, uint64_t upto)
 
 uint64_t ct_flight_begin_proof(ct_flight *f)
 {
-    return atomic_fetch_add_explicit(&f->clock.epoch, 1, memory_order_relaxed);
+    (void)f; /* the clock is the process's (flight.h) */
+    return atomic_fetch_add_explicit(&ct_flight_clock_now.epoch, 1, memory_order_relaxed);
 }
 
 void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto)
@@ -378,60 +378,46 @@ static bool unproven_locked(const ct_flight *f, const ct_flight_work *w)
     return ct_suspect_rule(w->epoch, &p);
 }
 
-/* Are the launches r dropped still unproven, as a whole?  Only a proof of
- * their context covers them: their streams are not kept. */
-static bool dropped_unproven_locked(const ct_flight *f, ct_flight_ring *r)
+/* The launches of r between its pinned part and its recent one: gone,
+ * counted.  All are older than the oldest recent launch, so a proof of
+ * its context at or after that one's epoch covers them; their streams are
+ * not known.  How many are still unproven. */
+static uint64_t dropped_locked(const ct_flight *f, ct_flight_ring *r)
 {
-    if (!atomic_load_explicit(&r->dropped, memory_order_relaxed))
-        return false;
-    uint64_t context = atomic_load_explicit(&r->dropped_context, memory_order_relaxed);
+    uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
+    if (n <= CT_FLIGHT_RECENT)
+        return 0;
+    unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_acquire);
+    ct_flight_work last, oldest;
+    uint64_t after = pinned && slot_read(f, &r->pinned[pinned - 1], r->thread, &last) ? last.index + 1 : 0;
+    uint64_t first_recent = n - CT_FLIGHT_RECENT;
+    if (first_recent <= after || !slot_read(f, &r->recent[first_recent % CT_FLIGHT_RECENT], r->thread, &oldest))
+        return 0;
     ct_proven p = {
-        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, context, 0}),
+        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, oldest.stream.context, 0}),
         .nonblocking = true, /* as if: their streams are not known */
     };
-    return ct_suspect_rule(atomic_load_explicit(&r->dropped_epoch, memory_order_relaxed), &p);
-}
-
-/* The launch in victim is about to be overwritten: counted.  Their newest
- * epoch is the last one's (a ring's epochs only grow); their context the
- * first one's, or 0 (any) once they differ. */
-__attribute__((no_sanitize("thread"))) void ct_flight_drop(ct_flight_ring *r, ct_flight_slot *victim)
-{
-    /* Only this thread writes them: a load and a store, no locked add. */
-    uint64_t context = victim->context, n = atomic_load_explicit(&r->dropped, memory_order_relaxed);
-    if (n == 0)
-        atomic_store_explicit(&r->dropped_context, context, memory_order_relaxed);
-    else if (atomic_load_explicit(&r->dropped_context, memory_order_relaxed) != context)
-        atomic_store_explicit(&r->dropped_context, 0, memory_order_relaxed);
-    atomic_store_explicit(&r->dropped_epoch, victim->epoch, memory_order_relaxed);
-    atomic_store_explicit(&r->dropped, n + 1, memory_order_release);
+    return ct_suspect_rule(oldest.epoch, &p) ? first_recent - after : 0;
 }
 
 /* ---- the ring --------------------------------------------------------------- */
 
-/* The pinned part full and a proof made since it was last pruned: keep the
- * unproven launches of pinned and recent, oldest first, as many as fit. */
+/* A proof was made since r was last pruned: its pinned part becomes the
+ * oldest launches still unproven, of the pinned part and then of the recent
+ * one (those newer than the pinned), as many as fit. */
 void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
 {
-    ct_flight_work keep[CT_FLIGHT_PINNED];
-    unsigned n = 0;
-    uint64_t recent = atomic_load_explicit(&r->n_recent, memory_order_relaxed);
-    uint64_t from = recent > CT_FLIGHT_RECENT ? recent - CT_FLIGHT_RECENT : 0;
-    uint64_t lost = 0;
+    ct_flight_work keep[CT_FLIGHT_PINNED], w;
+    unsigned n = 0, pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
+    uint64_t total = atomic_load_explicit(&r->n, memory_order_relaxed), next = 0;
     pthread_mutex_lock(&f->lock);
-    if (!dropped_unproven_locked(f, r))
-        atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
-    for (uint64_t i = 0; i < CT_FLIGHT_PINNED + (recent - from); i++) {
-        ct_flight_work w;
-        const ct_flight_slot *s =
-            i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[(from + i - CT_FLIGHT_PINNED) % CT_FLIGHT_RECENT];
-        if (!slot_read(s, r->thread, &w) || !unproven_locked(f, &w))
-            continue;
-        if (n < CT_FLIGHT_PINNED)
+    for (unsigned i = 0; i < pinned && n < CT_FLIGHT_PINNED; i++)
+        if (slot_read(f, &r->pinned[i], r->thread, &w) && (next = w.index + 1, unproven_locked(f, &w)))
             keep[n++] = w;
-        else
-            lost++;
-    }
+    for (uint64_t i = total > CT_FLIGHT_RECENT ? total - CT_FLIGHT_RECENT : 0; i < total && n < CT_FLIGHT_PINNED; i++)
+        if (i >= next && slot_read(f, &r->recent[i % CT_FLIGHT_RECENT], r->thread, &w) && w.index == i &&
+            unproven_locked(f, &w))
+            keep[n++] = w;
     pthread_mutex_unlock(&f->lock);
     for (unsigned i = 0; i < CT_FLIGHT_PINNED; i++) {
         if (i < n)
@@ -439,17 +425,11 @@ void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
         else
             atomic_store_explicit(&r->pinned[i].seq, 0, memory_order_relaxed);
     }
-    for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
-        atomic_store_explicit(&r->recent[i].seq, 0, memory_order_relaxed);
+    /* Full, it takes no more launches until the next proof: those after its
+     * last are in the recent part. */
     atomic_store_explicit(&r->n_pinned, n, memory_order_release);
-    atomic_store_explicit(&r->n_recent, 0, memory_order_relaxed);
-    r->claim = n < CT_FLIGHT_PINNED ? &r->pinned[n] : &r->recent[0];
-    r->claim_drops = false;
-    if (lost)
-        atomic_fetch_add_explicit(&r->dropped, lost, memory_order_relaxed);
-    r->pruned_at = generation;
+    r->generation = generation;
 }
-
 
 /* ---- suspects ----------------------------------------------------------------- */
 
@@ -492,19 +472,26 @@ static void rank(ranked *all, size_t n)
 }
 
 /* The unproven launches of context in every ring, into all (room for every
- * slot); how many, and *dropped the launches the rings counted but did not keep. */
+ * slot); how many, and *dropped the launches the rings counted but did not
+ * keep.  A launch both pinned and recent is taken once. */
 static size_t gather_locked(ct_flight *f, uint64_t context, ranked *all, uint64_t *dropped)
 {
     size_t n = 0;
     for (ct_flight_ring *r = f->rings; r; r = r->next) {
-        if (dropped_unproven_locked(f, r))
-            *dropped += atomic_load_explicit(&r->dropped, memory_order_relaxed);
-        for (unsigned i = 0; i < CT_FLIGHT_PINNED + CT_FLIGHT_RECENT; i++) {
-            const ct_flight_slot *s = i < CT_FLIGHT_PINNED ? &r->pinned[i] : &r->recent[i - CT_FLIGHT_PINNED];
-            ct_flight_work w;
-            if (slot_read(s, r->thread, &w) && (!context || w.stream.context == context) && unproven_locked(f, &w))
+        *dropped += dropped_locked(f, r);
+        unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_acquire);
+        uint64_t after = 0;
+        ct_flight_work w;
+        for (unsigned i = 0; i < pinned; i++)
+            if (slot_read(f, &r->pinned[i], r->thread, &w)) {
+                after = w.index + 1;
+                if ((!context || w.stream.context == context) && unproven_locked(f, &w))
+                    all[n++].s = (ct_suspect){.work = w};
+            }
+        for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
+            if (slot_read(f, &r->recent[i], r->thread, &w) && w.index >= after &&
+                (!context || w.stream.context == context) && unproven_locked(f, &w))
                 all[n++].s = (ct_suspect){.work = w};
-        }
     }
     return n;
 }

@@ -54,7 +54,8 @@
 #include <stdint.h>
 
 #define CT_FLIGHT_PINNED 32
-#define CT_FLIGHT_RECENT 32
+#define CT_FLIGHT_RECENT 64
+#define CT_FLIGHT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CT_FLIGHT_MAX_SCOPES 4096
 #define CT_FLIGHT_MAX_EVENTS 65536
 /* Waits remembered per stream: the newest. */
@@ -77,13 +78,16 @@ typedef struct ct_flight_work {
     uint32_t grid[3], block[3];
     uint64_t thread;         /* OS thread id */
     uint32_t api;            /* the caller's name for the entry point (the shim's table index) */
+    uint64_t index;          /* its place among its ring's launches (flight.c) */
+    uint64_t raw_stream;     /* the stream as the caller named it (stream: what it is) */
     uint8_t kind;            /* ct_flight_kind */
 } ct_flight_work;
 
 typedef struct ct_flight ct_flight;
 
-/* The first member of a ct_flight, read inline by every launch: the epoch
- * (from 1) and the count of proofs made. */
+/* The epoch (from 1) and the count of proofs made: read inline by every
+ * launch, so one for the process (ct_flight_clock_now), whatever ct_flight
+ * a caller holds. */
 typedef struct ct_flight_clock {
     atomic_uint_fast64_t epoch, generation;
 } ct_flight_clock;
@@ -91,7 +95,9 @@ typedef struct ct_flight_clock {
 /* The epoch a launch reads once the driver took it. */
 static inline uint64_t ct_flight_epoch(const ct_flight *f)
 {
-    return atomic_load_explicit(&((ct_flight_clock *)f)->epoch, memory_order_relaxed);
+    extern ct_flight_clock ct_flight_clock_now;
+    (void)f;
+    return atomic_load_explicit(&ct_flight_clock_now.epoch, memory_order_relaxed);
 }
 
 /* ---- a thread's ring (its fast path inline: a launch pays its stores) ---- */
@@ -109,78 +115,84 @@ typedef struct ct_flight_launch {
 /* One launch as a ring keeps it.  seq is 0 while the slot is written or
  * empty, and written last: a reader (flight.c) that finds the same non-zero
  * seq before and after reading the rest has read one whole launch.  kind:
- * the ct_flight_kind | CT_FLIGHT_PER_THREAD (the stream is the ring's
- * thread's per-thread default stream) | CT_FLIGHT_LEGACY | api << 8. */
+ * the ct_flight_kind | api << 8; launch.stream as the caller named it,
+ * which ct_flight_streams says the meaning of when the ring is read. */
 typedef struct ct_flight_slot {
     atomic_uint_fast64_t seq;
     uint64_t epoch, context, kind;
+    uint64_t index;                /* its place among its ring's launches, from 0 */
     ct_flight_launch launch;
 } ct_flight_slot;
-#define CT_FLIGHT_PER_THREAD 0x10
-#define CT_FLIGHT_LEGACY 0x20 /* launch.stream names the legacy default stream (stream 0 of its context) */
 
+/* A thread's ring: its newest CT_FLIGHT_RECENT launches, written in turn,
+ * and a copy of the oldest CT_FLIGHT_PINNED not proven at the last
+ * pruning, which each proof made since (a new generation) triggers at the
+ * thread's next launch. */
 typedef struct ct_flight_ring {
     struct ct_flight_ring *next, *next_spare;
     uint64_t thread;               /* the OS thread id of the thread that holds it */
-    uint64_t pruned_at;            /* the proof generation of the last pruning */
-    ct_flight_slot *claim;         /* where the next launch goes */
-    bool claim_drops;              /* ... overwriting a launch, which is then counted */
+    uint64_t generation;           /* the proof generation it was last pruned at */
+    atomic_uint_fast64_t n;        /* launches kept so far: the next one's index */
     atomic_uint n_pinned;
-    atomic_uint_fast64_t n_recent; /* launches past the pinned part since the last pruning */
-    /* Launches overwritten before a pruning kept them: counted, and the
-     * newest epoch among them; only a proof of their context covers them. */
-    atomic_uint_fast64_t dropped, dropped_epoch, dropped_context;
-    ct_flight_slot pinned[CT_FLIGHT_PINNED], recent[CT_FLIGHT_RECENT];
-    ct_flight_slot spare_slot;     /* the claim of a thread that has no ring to write */
+    ct_flight_slot recent[CT_FLIGHT_RECENT], pinned[CT_FLIGHT_PINNED];
 } ct_flight_ring;
 
-/* The ring's slow paths: a pruning (the pinned part full and a proof made
- * since the last one), a launch overwritten. */
+/* The proof clock every launch reads: the epoch (from 1) and the count of
+ * proofs made, the same for every ct_flight. */
+extern ct_flight_clock ct_flight_clock_now;
+
+/* The ring's slow path: a proof was made since its last pruning. */
 void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation);
-void ct_flight_drop(ct_flight_ring *r, ct_flight_slot *victim);
 
 /* The slot the calling thread's next launch is copied into, before the
  * driver is called; nothing is kept of it until ct_flight_commit. */
 static inline ct_flight_slot *ct_flight_claim(ct_flight *f, ct_flight_ring *r)
 {
-    if (atomic_load_explicit(&r->n_pinned, memory_order_relaxed) == CT_FLIGHT_PINNED) {
-        uint64_t generation = atomic_load_explicit(&((ct_flight_clock *)f)->generation, memory_order_relaxed);
-        if (generation != r->pruned_at)
-            ct_flight_prune(f, r, generation);
-    }
-    ct_flight_slot *s = r->claim;
-    if (r->claim_drops && atomic_load_explicit(&s->seq, memory_order_relaxed))
-        ct_flight_drop(r, s);
+    uint64_t generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
+    if (generation != r->generation)
+        ct_flight_prune(f, r, generation);
+    ct_flight_slot *s = &r->recent[atomic_load_explicit(&r->n, memory_order_relaxed) % CT_FLIGHT_RECENT];
     atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     return s;
 }
 
 /* The claimed launch was taken by the driver: kept, launch number seq, on
- * context, kind as ct_flight_slot's. */
-static inline void ct_flight_commit(ct_flight *f, ct_flight_ring *r, ct_flight_slot *s, uint64_t seq,
-                                    uint64_t context, uint64_t kind)
+ * context, kind as ct_flight_slot's; and pinned while the pinned part has
+ * room (the oldest launches since the last pruning). */
+static inline void ct_flight_commit(ct_flight_ring *r, ct_flight_slot *s, uint64_t seq, uint64_t context,
+                                    uint64_t kind)
 {
-    s->epoch = atomic_load_explicit(&((ct_flight_clock *)f)->epoch, memory_order_relaxed);
+    uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
+    s->epoch = atomic_load_explicit(&ct_flight_clock_now.epoch, memory_order_relaxed);
     s->context = context;
     s->kind = kind;
+    s->index = n;
     atomic_store_explicit(&s->seq, seq, memory_order_release);
+    atomic_store_explicit(&r->n, n + 1, memory_order_release);
     unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_relaxed);
-    if (pinned < CT_FLIGHT_PINNED) {
-        atomic_store_explicit(&r->n_pinned, ++pinned, memory_order_release);
-        r->claim = pinned < CT_FLIGHT_PINNED ? &r->pinned[pinned] : &r->recent[0];
-        return;
+    if (CT_FLIGHT_UNLIKELY(pinned < CT_FLIGHT_PINNED)) {
+        ct_flight_slot *p = &r->pinned[pinned];
+        atomic_store_explicit(&p->seq, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        p->epoch = s->epoch, p->context = context, p->kind = kind, p->index = n, p->launch = s->launch;
+        atomic_store_explicit(&p->seq, seq, memory_order_release);
+        atomic_store_explicit(&r->n_pinned, pinned + 1, memory_order_release);
     }
-    uint64_t n = atomic_load_explicit(&r->n_recent, memory_order_relaxed) + 1;
-    atomic_store_explicit(&r->n_recent, n, memory_order_release);
-    r->claim = &r->recent[n % CT_FLIGHT_RECENT];
-    r->claim_drops = n >= CT_FLIGHT_RECENT;
 }
 
 /* A whole launch into r at once (what the shim does in two steps). */
 void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w);
 
-ct_flight *ct_flight_new(void);
+/* What a stream handle, named through entry api by a thread on context,
+ * is: the caller's (the shim's: the driver's special handles and its
+ * per-thread entry points); given when the rings are read.  NULL: the
+ * handle as it is, 0 the context's default stream. */
+typedef ct_flight_stream (*ct_flight_streams)(uint64_t handle, uint32_t api, uint64_t context, uint64_t thread);
+
+/* streams: as above, for the rings' launches; the proof calls name their
+ * streams already resolved. */
+ct_flight *ct_flight_new(ct_flight_streams streams);
 void ct_flight_free(ct_flight *f);
 /* In a forked child: the mutex fresh, every ring emptied (the child runs
  * none of its parent's work). */

@@ -72,6 +72,18 @@ void ct_inflight_atfork_child(void)
 
 /* ---- streams ----------------------------------------------------------------- */
 
+/* What the stream a launch named is (core/flight.h's ct_flight_streams). */
+ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint64_t context, uint64_t thread)
+{
+    bool per_thread = handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD ||
+                      (handle == 0 && api < CT_N_ENTRIES && ct_entries[api].per_thread);
+    if (per_thread)
+        return (ct_flight_stream){0, context, thread};
+    if (handle == (uint64_t)(uintptr_t)CU_STREAM_LEGACY)
+        handle = 0;
+    return (ct_flight_stream){handle, context, 0};
+}
+
 /* The stream `s` a call of entry `id` names. */
 static ct_flight_stream stream_of(int id, CUstream s)
 {

@@ -23,19 +23,15 @@ static inline ct_flight_slot *ct_inflight_claim(void)
     return ct_flight_claim(ct_g.flight, r);
 }
 
-/* The launch in s, made through entry id (a _ptsz one makes stream 0 the
- * per-thread default stream), was taken by the driver: kept. */
+/* The launch in s, made through entry id, was taken by the driver: kept.
+ * Its stream stays as the program named it: which default stream that is
+ * (the entry tells) is worked out when the ring is read (inflight.c). */
 static inline void ct_inflight_commit(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
 {
     ct_flight_ring *r = ct_inflight_mine;
-    if (CT_UNLIKELY(s == &ct_inflight_unkept || !r))
-        return;
-    uint64_t stream = s->launch.stream;
-    uint64_t flags = stream == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD || (stream == 0 && ct_entries[id].per_thread)
-                         ? CT_FLIGHT_PER_THREAD
-                     : stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ? CT_FLIGHT_LEGACY
-                                                                        : 0;
-    ct_flight_commit(ct_g.flight, r, s, seq, ct_current_context(), (uint64_t)id << 8 | flags | kind);
+    if (CT_UNLIKELY(!r))
+        return; /* s is ct_inflight_unkept */
+    ct_flight_commit(r, s, seq, ct_current_context(), (uint64_t)id << 8 | kind);
 }
 
 #endif

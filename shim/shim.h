@@ -448,6 +448,8 @@ void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags);
 /* A synchronous copy's after hook: done, it proves what it was ordered after. */
 void ct_sync_copy_done(ct_call *call);
 void ct_inflight_atfork_child(void);
+/* What a stream handle a launch named is (core/flight.h's ct_flight_streams). */
+struct ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint64_t context, uint64_t thread);
 
 /* ---- standins.c: handles made up for the runtime ------------------------ */
 struct ct_image;

@@ -17,9 +17,16 @@ static ct_flight *f;
 static ct_flight_ring *ring;
 static uint64_t next_seq;
 
+/* As the shim's: handle 2 names the launching thread's per-thread default stream. */
+static ct_flight_stream streams(uint64_t handle, uint32_t api, uint64_t context, uint64_t thread)
+{
+    (void)api;
+    return handle == 2 ? (ct_flight_stream){0, context, thread} : (ct_flight_stream){handle, context, 0};
+}
+
 static void setup(void)
 {
-    f = ct_flight_new();
+    f = ct_flight_new(streams);
     cr_assert(f);
     ring = ct_flight_ring_take(f, 7);
     cr_assert(ring);
@@ -146,10 +153,10 @@ Test(flight, a_wait_on_an_event_carries_a_proof_across_streams)
 Test(flight, default_streams_are_per_context_and_per_thread)
 {
     /* A per-thread default stream is its launching thread's: ring 7's here, ring 8's there. */
-    const ct_flight_stream mine = {0, CTX, 7}, theirs = {0, CTX, 8}, elsewhere = {0, OTHER_CTX, 0};
+    const ct_flight_stream per_thread = {2, CTX, 0}, mine = {0, CTX, 7}, elsewhere = {0, OTHER_CTX, 0};
     ct_flight_ring *other = ct_flight_ring_take(f, 8);
-    launch(&mine, 0xa);
-    uint64_t t = launch_on(other, &theirs, 0xb);
+    launch(&per_thread, 0xa);
+    uint64_t t = launch_on(other, &per_thread, 0xb);
     launch(&elsewhere, 0xc);
     ct_flight_prove_stream(f, &mine, ct_flight_begin_proof(f));
     ct_suspect s[4];
