@@ -29,7 +29,16 @@
 
 #define CT_FLIGHT_CHAIN 8
 
-typedef enum scope_kind { SCOPE_CONTEXT = 1, SCOPE_STREAM, SCOPE_BLOCKING } scope_kind;
+typedef enum scope_kind { SCOPE_STREAM = 1 } scope_kind;
+
+/* A context's proofs, kept apart from the streams' and lock-free: a
+ * synchronous copy proves its context's blocking streams, and copies are
+ * frequent.  Open addressing; a context past the table's room is not
+ * recorded (more suspects, never fewer). */
+#define CT_FLIGHT_CONTEXTS 64
+typedef struct context_proofs {
+    atomic_uint_fast64_t context, proven, blocking;
+} context_proofs;
 
 typedef struct scope_key {
     uint64_t kind, handle, context, thread;
@@ -59,6 +68,7 @@ typedef struct event_rec {
 
 struct ct_flight {
     ct_flight_streams streams;
+    context_proofs contexts[CT_FLIGHT_CONTEXTS];
     pthread_mutex_t lock;
     scope *scopes;
     size_t n_scopes;
@@ -241,12 +251,6 @@ static scope *scope_locked(ct_flight *f, scope_key k)
     return s;
 }
 
-static uint64_t proven_locked(const ct_flight *f, scope_key k)
-{
-    const scope *s = find_locked(f, k);
-    return s ? s->proven : 0;
-}
-
 static void prove_locked(ct_flight *f, scope_key k, uint64_t upto, unsigned depth)
 {
     scope *s = scope_locked(f, k);
@@ -280,9 +284,48 @@ uint64_t ct_flight_begin_proof(ct_flight *f)
     return atomic_fetch_add_explicit(&ct_flight_clock_now.epoch, 1, memory_order_relaxed);
 }
 
+/* The proofs of context, claimed when add; NULL when it has none (or no room). */
+static context_proofs *context_of(ct_flight *f, uint64_t context, bool add)
+{
+    if (!context)
+        return NULL;
+    unsigned at = (unsigned)((context * 0x9E3779B97F4A7C15ull) >> 58) % CT_FLIGHT_CONTEXTS;
+    for (unsigned i = 0; i < CT_FLIGHT_CONTEXTS; i++) {
+        context_proofs *c = &f->contexts[(at + i) % CT_FLIGHT_CONTEXTS];
+        uint64_t key = atomic_load_explicit(&c->context, memory_order_acquire);
+        if (key == context)
+            return c;
+        if (key == 0) {
+            if (!add)
+                return NULL;
+            if (atomic_compare_exchange_strong(&c->context, &key, context) || key == context)
+                return c;
+        }
+    }
+    return NULL;
+}
+
+/* proven = max(proven, upto); a new proof counts in the generation. */
+static void raise_to(atomic_uint_fast64_t *proven, uint64_t upto)
+{
+    uint64_t now = atomic_load_explicit(proven, memory_order_relaxed);
+    while (now < upto && !atomic_compare_exchange_weak(proven, &now, upto))
+        ;
+    if (now < upto)
+        atomic_fetch_add_explicit(&ct_flight_clock_now.generation, 1, memory_order_relaxed);
+}
+
+static uint64_t context_proven(ct_flight *f, uint64_t context, bool blocking)
+{
+    context_proofs *c = context_of(f, context, false);
+    return c ? atomic_load_explicit(blocking ? &c->blocking : &c->proven, memory_order_acquire) : 0;
+}
+
 void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto)
 {
-    prove(f, (scope_key){SCOPE_CONTEXT, 0, context, 0}, upto);
+    context_proofs *c = upto ? context_of(f, context, true) : NULL;
+    if (c)
+        raise_to(&c->proven, upto);
 }
 
 void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t upto)
@@ -292,7 +335,9 @@ void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t up
 
 void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto)
 {
-    prove(f, (scope_key){SCOPE_BLOCKING, 0, context, 0}, upto);
+    context_proofs *c = upto ? context_of(f, context, true) : NULL;
+    if (c)
+        raise_to(&c->blocking, upto);
 }
 
 void ct_flight_nonblocking(ct_flight *f, uint64_t stream)
@@ -370,9 +415,9 @@ static bool unproven_locked(const ct_flight *f, const ct_flight_work *w)
     scope_key stream = stream_key(&w->stream);
     const scope *s = find_locked(f, stream);
     ct_proven p = {
-        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, w->stream.context, 0}),
+        .context = context_proven((ct_flight *)f, w->stream.context, false),
         .stream = s ? s->proven : 0,
-        .blocking = proven_locked(f, (scope_key){SCOPE_BLOCKING, 0, w->stream.context, 0}),
+        .blocking = context_proven((ct_flight *)f, w->stream.context, true),
         .nonblocking = s && s->nonblocking,
     };
     return ct_suspect_rule(w->epoch, &p);
@@ -394,7 +439,7 @@ static uint64_t dropped_locked(const ct_flight *f, ct_flight_ring *r)
     if (first_recent <= after || !slot_read(f, &r->recent[first_recent % CT_FLIGHT_RECENT], r->thread, &oldest))
         return 0;
     ct_proven p = {
-        .context = proven_locked(f, (scope_key){SCOPE_CONTEXT, 0, oldest.stream.context, 0}),
+        .context = context_proven((ct_flight *)f, oldest.stream.context, false),
         .nonblocking = true, /* as if: their streams are not known */
     };
     return ct_suspect_rule(oldest.epoch, &p) ? first_recent - after : 0;

@@ -125,9 +125,9 @@ typedef struct ct_flight_slot {
 } ct_flight_slot;
 
 /* A thread's ring: its newest CT_FLIGHT_RECENT launches, written in turn,
- * and a copy of the oldest CT_FLIGHT_PINNED not proven at the last
- * pruning, which each proof made since (a new generation) triggers at the
- * thread's next launch. */
+ * and a copy of its oldest CT_FLIGHT_PINNED not proven at the last
+ * pruning, which a full pinned part and a proof made since (a new
+ * generation) trigger at the thread's next launch. */
 typedef struct ct_flight_ring {
     struct ct_flight_ring *next, *next_spare;
     uint64_t thread;               /* the OS thread id of the thread that holds it */
@@ -148,9 +148,14 @@ void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation);
  * driver is called; nothing is kept of it until ct_flight_commit. */
 static inline ct_flight_slot *ct_flight_claim(ct_flight *f, ct_flight_ring *r)
 {
-    uint64_t generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
-    if (generation != r->generation)
-        ct_flight_prune(f, r, generation);
+    if (atomic_load_explicit(&r->n_pinned, memory_order_relaxed) == CT_FLIGHT_PINNED) {
+        /* Full: a proof made since may have freed room (copies prove, and a
+         * program may copy between every two launches: at most once per
+         * CT_FLIGHT_PINNED launches then). */
+        uint64_t generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
+        if (generation != r->generation)
+            ct_flight_prune(f, r, generation);
+    }
     ct_flight_slot *s = &r->recent[atomic_load_explicit(&r->n, memory_order_relaxed) % CT_FLIGHT_RECENT];
     atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
