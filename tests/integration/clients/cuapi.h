@@ -35,6 +35,7 @@
     X(cuCtxSetCurrent, 12000)           \
     X(cuCtxGetCurrent, 12000)           \
     X(cuCtxSynchronize, 12000)          \
+    X(cuCtxCreate, 12050)               \
     X(cuModuleLoadData, 12000)          \
     X(cuModuleGetFunction, 11030)       \
     X(cuModuleUnload, 12000)            \
@@ -49,6 +50,12 @@
     X(cuStreamCreate, 12000)            \
     X(cuStreamDestroy, 12000)           \
     X(cuStreamSynchronize, 12000)       \
+    X(cuStreamWaitEvent, 12000)         \
+    X(cuEventCreate, 12000)             \
+    X(cuEventRecord, 12000)             \
+    X(cuEventSynchronize, 12000)        \
+    X(cuEventQuery, 12000)              \
+    X(cuEventDestroy, 12000)            \
     X(cuLaunchKernel, 12000)            \
     X(cuGraphCreate, 12000)             \
     X(cuGraphAddMemsetNode, 12000)      \

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -392,6 +393,193 @@ static int sc_crash(int argc, char **argv)
     say("launch crash x", launch_on(0, k_crash, OK_BLOCK, N, p, NULL));
     say("sync", CU(cuStreamSynchronize)(0));
     say("sync again", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* ---- suspects: which launches a lost context's report names -------------
+ * fakecuda runs queued work only at a sync point, and crash's fault makes
+ * that sync (and every later one) answer CUDA_ERROR_ILLEGAL_ADDRESS: the
+ * launches themselves answer CUDA_SUCCESS.  Each scenario prints what every
+ * call returned, "stream NAME=0x..." for each stream it creates and
+ * "thread NAME=TID" for each thread that launches, so the test can match
+ * the report's suspects to them; it ends with "sync: ..." (cuCtxSynchronize)
+ * and returns 0. */
+static void show_thread(const char *name)
+{
+    printf("thread %s=%ld\n", name, (long)syscall(SYS_gettid));
+}
+
+static CUstream new_stream(const char *name, unsigned flags)
+{
+    CUstream s;
+    check("cuStreamCreate", CU(cuStreamCreate)(&s, flags));
+    printf("stream %s=0x%llx\n", name, (unsigned long long)(uintptr_t)s);
+    return s;
+}
+
+static CUresult crash_on(CUstream s, CUdeviceptr x)
+{
+    void *p[] = {&x};
+    return launch_on(s, k_crash, OK_BLOCK, N, p, NULL);
+}
+
+/* fill, proven by cuCtxSynchronize, then crash: crash alone. */
+static int sc_sus_alone(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    show_thread("main");
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    say("sync context", CU(cuCtxSynchronize)());
+    say("launch crash", crash_on(0, y));
+    say("sync", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* crash, then fill queued behind it on the same stream: both, crash prime. */
+static int sc_sus_queued(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    show_thread("main");
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch crash", crash_on(0, x));
+    say("launch fill y", fill(y, N, 1.0f, OK_BLOCK));
+    say("sync", CU(cuStreamSynchronize)(0));
+    return 0;
+}
+
+/* Two created streams.  argv[0] "synced": fill on s1, s1 synchronised, crash
+ * on s2.  "unsynced": fill on s1, crash on s2, fill on s1 again, nothing
+ * synchronised: s1 first (its oldest is older), both its fills, then s2. */
+static int sc_sus_streams(int argc, char **argv)
+{
+    bool synced = argc > 0 && strcmp(argv[0], "synced") == 0;
+    show_thread("main");
+    CUstream s1 = new_stream("s1", 0), s2 = new_stream("s2", 0);
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch fill s1", fill_on(s1, x, N, 1.0f, OK_BLOCK));
+    if (synced)
+        say("sync s1", CU(cuStreamSynchronize)(s1));
+    say("launch crash", crash_on(s2, y));
+    if (!synced)
+        say("launch fill s1 again", fill_on(s1, x, N, 2.0f, OK_BLOCK));
+    say("sync", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* Events.  argv[0]:
+ *   sync    fill on s1, e recorded on s1, cuEventSynchronize(e), crash on s1
+ *   query   the same with cuEventQuery(e) (fakecuda runs the work: success)
+ *   wait    fill on s1, e recorded on s1, s2 waits for e, fill on s2, s2
+ *           synchronised (which proves s1 through e's record), crash on s1
+ *   nowait  the same without the wait: s1's fill is not proven */
+static int sc_sus_events(int argc, char **argv)
+{
+    const char *how = argc > 0 ? argv[0] : "sync";
+    show_thread("main");
+    CUstream s1 = new_stream("s1", 0), s2 = new_stream("s2", 0);
+    CUevent e;
+    check("cuEventCreate", CU(cuEventCreate)(&e, 0));
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill s1", fill_on(s1, x, N, 1.0f, OK_BLOCK));
+    say("record e s1", CU(cuEventRecord)(e, s1));
+    if (strcmp(how, "sync") == 0) {
+        say("sync e", CU(cuEventSynchronize)(e));
+    } else if (strcmp(how, "query") == 0) {
+        say("query e", CU(cuEventQuery)(e));
+    } else {
+        if (strcmp(how, "wait") == 0)
+            say("s2 waits e", CU(cuStreamWaitEvent)(s2, e, 0));
+        say("launch fill s2", fill_on(s2, z, N, 3.0f, OK_BLOCK));
+        say("sync s2", CU(cuStreamSynchronize)(s2));
+    }
+    say("launch crash", crash_on(s1, y));
+    say("sync", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* A synchronous read on the legacy default stream after fills on it and on
+ * a created stream, then crash on the legacy stream.  argv[0]
+ * "nonblocking": the created stream is CU_STREAM_NON_BLOCKING, which the
+ * legacy stream does not wait for. */
+static int sc_sus_sync_copy(int argc, char **argv)
+{
+    bool nonblocking = argc > 0 && strcmp(argv[0], "nonblocking") == 0;
+    show_thread("main");
+    CUstream s = new_stream("s", nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT);
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    say("launch fill s", fill_on(s, y, N, 2.0f, OK_BLOCK));
+    show_read("x", x, BYTES);
+    say("launch crash", crash_on(0, z));
+    say("sync", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* Two threads launch into the primary context on the default stream, one
+ * after the other: A fills (and with argv[0] "synced" synchronises its
+ * stream), then B launches crash; the main thread synchronises the context. */
+struct sus_thread {
+    const char *name;
+    bool crash, synced;
+    CUdeviceptr buf;
+};
+
+static void *sus_thread_main(void *arg)
+{
+    struct sus_thread *t = arg;
+    char label[64];
+    show_thread(t->name);
+    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(ctx));
+    snprintf(label, sizeof label, "thread %s launch %s", t->name, t->crash ? "crash" : "fill");
+    say(label, t->crash ? crash_on(0, t->buf) : fill(t->buf, N, 1.0f, OK_BLOCK));
+    if (t->synced) {
+        snprintf(label, sizeof label, "thread %s sync stream", t->name);
+        say(label, CU(cuStreamSynchronize)(0));
+    }
+    return NULL;
+}
+
+static int sc_sus_threads(int argc, char **argv)
+{
+    bool synced = argc > 0 && strcmp(argv[0], "synced") == 0;
+    show_thread("main");
+    struct sus_thread t[2] = {{"A", false, synced, alloc(BYTES)}, {"B", true, false, alloc(BYTES)}};
+    for (int i = 0; i < 2; i++) {
+        pthread_t tid;
+        if (pthread_create(&tid, NULL, sus_thread_main, &t[i]) != 0 || pthread_join(tid, NULL) != 0)
+            exit(4);
+    }
+    say("sync", CU(cuCtxSynchronize)());
+    return 0;
+}
+
+/* A fill left unproven on the primary context; then a context of its own
+ * (cuCtxCreate, current from then on): a fill proven by its synchronise,
+ * and crash.  Only crash: the primary's fill is another context's. */
+static int sc_sus_context(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    show_thread("main");
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill primary", fill(x, N, 1.0f, OK_BLOCK));
+    CUdevice dev;
+    CUcontext mine;
+    CUmodule m;
+    CUfunction f_fill, f_crash;
+    check("cuDeviceGet", CU(cuDeviceGet)(&dev, 0));
+    check("cuCtxCreate", CU(cuCtxCreate)(&mine, NULL, 0, dev));
+    check("cuModuleLoadData", CU(cuModuleLoadData)(&m, "any bytes: the kernels are found by name"));
+    check("cuModuleGetFunction", CU(cuModuleGetFunction)(&f_fill, m, "_Z4fillPfif"));
+    check("cuModuleGetFunction", CU(cuModuleGetFunction)(&f_crash, m, "_Z5crashPf"));
+    CUdeviceptr y = alloc(BYTES), z = alloc(BYTES);
+    int n = N;
+    float v = 2.0f;
+    void *pf[] = {&y, &n, &v}, *pc[] = {&z};
+    say("launch fill mine", launch_on(0, f_fill, OK_BLOCK, N, pf, NULL));
+    say("sync mine", CU(cuCtxSynchronize)());
+    say("launch crash", launch_on(0, f_crash, OK_BLOCK, N, pc, NULL));
+    say("sync", CU(cuCtxSynchronize)());
     return 0;
 }
 
@@ -908,6 +1096,13 @@ static const client_scenario scenarios[] = {
     {"extra", sc_extra},
     {"refill", sc_refill},
     {"crash", sc_crash},
+    {"sus_alone", sc_sus_alone},
+    {"sus_queued", sc_sus_queued},
+    {"sus_streams", sc_sus_streams},
+    {"sus_events", sc_sus_events},
+    {"sus_sync_copy", sc_sus_sync_copy},
+    {"sus_threads", sc_sus_threads},
+    {"sus_context", sc_sus_context},
     {"null_args", sc_null_args},
     {"null_tainted", sc_null_tainted},
     {"driver_answers", sc_driver_answers},
