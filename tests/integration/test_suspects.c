@@ -13,7 +13,8 @@
  * event, a non-blocking stream, a per-thread default stream), so that
  * dropping a proof, or taking one where none was made, shows.  Also: a
  * simulated loss names only the injected call; the log and the health
- * file name the prime suspects; a healthy run names none.
+ * file name the prime suspects; a loss first seen by a query or at exit
+ * names them too; a healthy run names none.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -267,4 +268,37 @@ Test(suspects, none_when_healthy)
         h_report_free(&rep);
         h_free(&r);
     }
+}
+
+/* A loss first seen by a failing query, or by the check made at exit (a
+ * call cutaint does not check, then exit(1)): the latch names the suspects
+ * there too (clients/lifecycle.c, loss_then_exit: crash, then one look). */
+static const char *const first_seen[] = {"stream", "event", "unwrapped"};
+
+ParameterizedTestParameters(suspects, named_by_a_query_or_at_exit)
+{
+    return H_ROWS(first_seen);
+}
+
+ParameterizedTest(int *row, suspects, named_by_a_query_or_at_exit)
+{
+    const char *how = first_seen[*row];
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", how}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 70, "%s: exit status %d\n%s", how, r.status, r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int k = h_find(&rep, "context_lost", 0);
+    cr_assert(k >= 0, "%s: no context_lost: %s", how, h_events(&rep));
+    long long total = -1, launch = -1;
+    cr_expect(h_int(rep.line[k], "suspects_total", &total) && total == 1, "%s: %s", how, rep.line[k]);
+    cr_expect_eq(h_arr_len(rep.line[k], "suspects"), 1, "%s: %s", how, rep.line[k]);
+    char *obj = strdup(h_arr_str(rep.line[k], "suspects", 0));
+    cr_expect_str_eq(h_str(obj, "kernel"), CRASH, "%s: %s", how, obj);
+    cr_expect(h_int(obj, "launch", &launch) && launch == 1, "%s: %s", how, obj);
+    cr_expect_str_eq(h_str(obj, "prime"), "true", "%s: %s", how, obj);
+    free(obj);
+    h_report_free(&rep);
+    h_free(&r);
 }
