@@ -6,7 +6,8 @@ each starting with "report:". Exits 0 when every check passed, 1 otherwise.
 
   check_report.py REPORT [--require EVENT]... [--forbid EVENT]...
                   [--only EVENT,EVENT] [--kernel EVENT:SUBSTRING]...
-                  [--injected] [--unusable KERNEL:ERROR] [--exit-status N]
+                  [--injected] [--unusable KERNEL:ERROR] [--prime-suspect TEXT]
+                  [--exit-status N]
 
 --require EVENT          at least one line has "event": EVENT
 --forbid EVENT           no line has it
@@ -25,6 +26,10 @@ each starting with "report:". Exits 0 when every check passed, 1 otherwise.
                          "; KERNEL reported at: WHERE (failure #ID, N
                          occurrence(s))", WHERE the image event's api,
                          "launch" or "none", N counting its repeats
+--prime-suspect TEXT     every context_lost line lists at least one suspect,
+                         the first of them prime, suspects_total at least as
+                         many as listed, and a prime suspect whose "kernel"
+                         contains TEXT
 --exit-status N          the last exit line has "status": N
 """
 import argparse
@@ -108,6 +113,7 @@ def main() -> int:
     ap.add_argument("--path", action="append", default=[])
     ap.add_argument("--injected", action="store_true")
     ap.add_argument("--unusable")
+    ap.add_argument("--prime-suspect")
     ap.add_argument("--exit-status", type=int)
     a = ap.parse_args()
 
@@ -156,6 +162,24 @@ def main() -> int:
             bad.append(f"no refused_read path mentions {text!r} (paths: {paths[:3]})")
     if a.injected and not any(ev.get("injected") is True for ev in of("failure")):
         bad.append("no failure event has injected=true")
+    if a.prime_suspect is not None:
+        lost = of("context_lost")
+        if not lost:
+            bad.append("no context_lost event to name suspects")
+        for ev in lost:
+            sus = ev.get("suspects")
+            total = ev.get("suspects_total")
+            if not isinstance(sus, list) or not sus:
+                bad.append(f"a context_lost event names no suspect (suspects_total {total})")
+                continue
+            if not isinstance(total, int) or total < len(sus):
+                bad.append(f"context_lost suspects_total {total}, but {len(sus)} listed")
+            if sus[0].get("prime") is not True:
+                bad.append(f"the first suspect is not prime: {json.dumps(sus[0])[:300]}")
+            primes = [str(s.get("kernel")) for s in sus if s.get("prime") is True]
+            if not any(a.prime_suspect in k for k in primes):
+                bad.append(f"no prime suspect names a kernel containing {a.prime_suspect!r} "
+                           f"(prime suspects: {primes[:5]})")
     if a.exit_status is not None:
         exits = of("exit")
         if not exits:

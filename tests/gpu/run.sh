@@ -568,13 +568,18 @@ check_latched() {
     expect_rc "$s" base 0  # the bug: a dead context, and exit status 0
     expect "$s" base sync cudaErrorIllegalAddress
     expect_rc "$s" shim 70
-    check_report_of "$s" --require context_lost --exit-status 70
+    # The faulting kernel, wildptr.cu's only launch, is the prime suspect
+    # (fakecuda runs it as programs/fakecuda_kernels.c's write_results,
+    # which faults on the null slot as the GPU does).
+    check_report_of "$s" --require context_lost --prime-suspect write_results --exit-status 70
     if [[ ! -s $health ]]; then
         fail "no health file written"
     elif grep -q '^stale: written by run.sh' "$health"; then
         fail "the health file is still the stale one planted before the run"
     elif ! grep -q ILLEGAL_ADDRESS "$health"; then
         fail "the health file does not name CUDA_ERROR_ILLEGAL_ADDRESS: $(head -c 200 "$health")"
+    elif ! grep -q '^prime suspect: write_results' "$health"; then
+        fail "the health file names no prime suspect write_results: $(grep -m 1 suspect "$health" || echo none)"
     fi
 }
 
