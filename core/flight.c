@@ -140,6 +140,9 @@ ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread)
     }
     if (r) {
         r->thread = thread;
+        r->owners[r->n_owners % CT_FLIGHT_OWNERS].thread = thread;
+        r->owners[r->n_owners % CT_FLIGHT_OWNERS].from = atomic_load_explicit(&r->n, memory_order_relaxed);
+        r->n_owners++;
         r->generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
     }
     pthread_mutex_unlock(&f->lock);
@@ -159,12 +162,26 @@ void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
 
 /* ---- slots -------------------------------------------------------------- */
 
-/* One whole launch out of s, of the ring of thread; false when it is
- * empty or being written.  The fields are plain: their owner writes them
+/* The thread that made launch `index` of r: its holder then. */
+static uint64_t made_by(const ct_flight_ring *r, uint64_t index)
+{
+    unsigned known = r->n_owners < CT_FLIGHT_OWNERS ? r->n_owners : CT_FLIGHT_OWNERS;
+    uint64_t thread = r->thread;
+    for (unsigned k = 0; k < known; k++) {
+        unsigned at = (r->n_owners - 1 - k) % CT_FLIGHT_OWNERS;
+        thread = r->owners[at].thread;
+        if (r->owners[at].from <= index)
+            break;
+    }
+    return thread;
+}
+
+/* One whole launch out of s, of ring r; false when it is empty or being
+ * written.  The fields are plain: their owner writes them
  * between two writes of seq, and a read they tore is thrown away here, so
  * this reader is not instrumented for races. */
-__attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f, const ct_flight_slot *s,
-                                                               uint64_t thread, ct_flight_work *w)
+__attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f, const ct_flight_ring *r,
+                                                               const ct_flight_slot *s, ct_flight_work *w)
 {
     ct_flight_slot *v = (ct_flight_slot *)s;
     uint64_t seq = atomic_load_explicit(&v->seq, memory_order_acquire);
@@ -177,7 +194,6 @@ __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f,
         .what = v->launch.what,
         .stream = {v->launch.stream, v->context, 0},
         .raw_stream = v->launch.stream,
-        .thread = thread,
         .api = (uint32_t)(kind >> 8),
         .index = v->index,
         .kind = (uint8_t)(kind & 0x0f),
@@ -187,6 +203,8 @@ __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f,
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&v->seq, memory_order_relaxed) != seq)
         return false;
+    uint64_t thread = made_by(r, w->index);
+    w->thread = thread;
     if (f->streams)
         w->stream = f->streams(v->launch.stream, w->api, v->context, thread);
     return true;
@@ -434,9 +452,9 @@ static uint64_t dropped_locked(const ct_flight *f, ct_flight_ring *r)
         return 0;
     unsigned pinned = atomic_load_explicit(&r->n_pinned, memory_order_acquire);
     ct_flight_work last, oldest;
-    uint64_t after = pinned && slot_read(f, &r->pinned[pinned - 1], r->thread, &last) ? last.index + 1 : 0;
+    uint64_t after = pinned && slot_read(f, r, &r->pinned[pinned - 1], &last) ? last.index + 1 : 0;
     uint64_t first_recent = n - CT_FLIGHT_RECENT;
-    if (first_recent <= after || !slot_read(f, &r->recent[first_recent % CT_FLIGHT_RECENT], r->thread, &oldest))
+    if (first_recent <= after || !slot_read(f, r, &r->recent[first_recent % CT_FLIGHT_RECENT], &oldest))
         return 0;
     ct_proven p = {
         .context = context_proven((ct_flight *)f, oldest.stream.context, false),
@@ -457,10 +475,10 @@ void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
     uint64_t total = atomic_load_explicit(&r->n, memory_order_relaxed), next = 0;
     pthread_mutex_lock(&f->lock);
     for (unsigned i = 0; i < pinned && n < CT_FLIGHT_PINNED; i++)
-        if (slot_read(f, &r->pinned[i], r->thread, &w) && (next = w.index + 1, unproven_locked(f, &w)))
+        if (slot_read(f, r, &r->pinned[i], &w) && (next = w.index + 1, unproven_locked(f, &w)))
             keep[n++] = w;
     for (uint64_t i = total > CT_FLIGHT_RECENT ? total - CT_FLIGHT_RECENT : 0; i < total && n < CT_FLIGHT_PINNED; i++)
-        if (i >= next && slot_read(f, &r->recent[i % CT_FLIGHT_RECENT], r->thread, &w) && w.index == i &&
+        if (i >= next && slot_read(f, r, &r->recent[i % CT_FLIGHT_RECENT], &w) && w.index == i &&
             unproven_locked(f, &w))
             keep[n++] = w;
     pthread_mutex_unlock(&f->lock);
@@ -528,13 +546,13 @@ static size_t gather_locked(ct_flight *f, uint64_t context, ranked *all, uint64_
         uint64_t after = 0;
         ct_flight_work w;
         for (unsigned i = 0; i < pinned; i++)
-            if (slot_read(f, &r->pinned[i], r->thread, &w)) {
+            if (slot_read(f, r, &r->pinned[i], &w)) {
                 after = w.index + 1;
                 if ((!context || w.stream.context == context) && unproven_locked(f, &w))
                     all[n++].s = (ct_suspect){.work = w};
             }
         for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
-            if (slot_read(f, &r->recent[i], r->thread, &w) && w.index >= after &&
+            if (slot_read(f, r, &r->recent[i], &w) && w.index >= after &&
                 (!context || w.stream.context == context) && unproven_locked(f, &w))
                 all[n++].s = (ct_suspect){.work = w};
     }

@@ -55,6 +55,9 @@
 
 #define CT_FLIGHT_PINNED 32
 #define CT_FLIGHT_RECENT 64
+/* The holders a ring remembers: its launches older than the oldest are
+ * named by it. */
+#define CT_FLIGHT_OWNERS 4
 #define CT_FLIGHT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CT_FLIGHT_MAX_SCOPES 4096
 #define CT_FLIGHT_MAX_EVENTS 65536
@@ -131,6 +134,12 @@ typedef struct ct_flight_slot {
 typedef struct ct_flight_ring {
     struct ct_flight_ring *next, *next_spare;
     uint64_t thread;               /* the OS thread id of the thread that holds it */
+    /* Who held it from which launch on: a ring taken over keeps its ended
+     * thread's launches (they may still run), named by their own thread. */
+    struct {
+        uint64_t thread, from;
+    } owners[CT_FLIGHT_OWNERS];
+    unsigned n_owners;
     uint64_t generation;           /* the proof generation it was last pruned at */
     atomic_uint_fast64_t n;        /* launches kept so far: the next one's index */
     atomic_uint n_pinned;

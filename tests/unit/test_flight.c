@@ -206,6 +206,12 @@ Test(flight, a_ring_outlives_its_thread_and_is_taken_over)
     cr_assert_eq(suspects(s, 4), 1, "its launch may still run");
     cr_assert_eq(s[0].work.seq, left);
     cr_assert_eq(ct_flight_ring_take(f, 9), other, "taken over, not made anew");
+    uint64_t next = launch_on(other, &s2, 0xc);
+    cr_assert_eq(suspects(s, 4), 2);
+    cr_assert_eq(s[0].work.seq, left);
+    cr_assert_eq(s[0].work.thread, 8, "the ended thread's launch is still its own");
+    cr_assert_eq(s[1].work.seq, next);
+    cr_assert_eq(s[1].work.thread, 9);
 }
 
 Test(flight, nothing_launched_no_suspects)
