@@ -120,7 +120,7 @@ static void suspect_text(const ct_suspect_desc *d, char *out, size_t cap)
                  d->block[2], (unsigned long long)d->thread);
 }
 
-static void log_suspects(const suspects *s)
+static void log_suspects(const suspects *s, bool simulated)
 {
     if (s->total == 0) {
         ct_log(CT_LOG_ERROR, "   no suspect: every launch cutaint saw on this context was proven finished");
@@ -133,7 +133,9 @@ static void log_suspects(const suspects *s)
         suspect_text(&s->d[i], what, sizeof what);
         if (s->d[i].kernel && s->d[i].launch)
             ct_repro_line(s->d[i].launch, repro, sizeof repro);
-        ct_log(CT_LOG_ERROR, "   prime suspect: %s, the oldest launch not proven finished on its stream%s%s", what,
+        ct_log(CT_LOG_ERROR, "   prime suspect: %s, %s%s%s", what,
+               simulated ? "the call CUTAINT_INJECT made lose the context"
+                         : "the oldest launch not proven finished on its stream",
                repro[0] ? "; replay it: " : "", repro);
     }
     ct_log(CT_LOG_ERROR, "   %zu suspect%s in all (the report lists %zu): cutaint orders them, it cannot know "
@@ -148,7 +150,10 @@ static void write_health_file(const char *reason, const suspects *s)
         return;
     char text[CT_REASON_MAX + 2 + 2 * 1100], why[CT_WHY_MAX] = "";
     int n = snprintf(text, sizeof text, "%s\n", reason);
-    for (size_t i = 0, shown = 0; i < s->n && shown < 2 && n > 0 && (size_t)n < sizeof text; i++) {
+    size_t primes = 0, shown = 0;
+    for (size_t i = 0; i < s->n; i++)
+        primes += s->d[i].prime;
+    for (size_t i = 0; i < s->n && shown < 2 && n > 0 && (size_t)n < sizeof text; i++) {
         if (!s->d[i].prime)
             continue;
         char what[1024];
@@ -156,6 +161,8 @@ static void write_health_file(const char *reason, const suspects *s)
         n += snprintf(text + n, sizeof text - (size_t)n, "prime suspect: %s\n", what);
         shown++;
     }
+    if (primes > shown && n > 0 && (size_t)n < sizeof text)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%zu more prime suspects: see the report\n", primes - shown);
     if (n < 0 || (size_t)n >= sizeof text)
         n = (int)strlen(text);
     int rc = ct_marked_replace(ct_g.cfg.health_file, CT_HEALTH_MARKER, text, n > 0 ? (size_t)n : 0, true, why,
@@ -183,7 +190,7 @@ static void latch(const char *reason, bool simulated, bool at_exit, const ct_sus
     else
         gather_suspects(&s);
     ct_log(CT_LOG_ERROR, "%s", reason);
-    log_suspects(&s);
+    log_suspects(&s, simulated);
     ct_event_context_lost(reason, simulated, s.d, s.n, s.total);
     write_health_file(reason, &s);
     switch (ct_g.cfg.on_context_loss) {

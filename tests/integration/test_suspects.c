@@ -175,9 +175,12 @@ ParameterizedTest(int *row, suspects, named_exactly)
     cr_expect_eq(r.status, 70, "%s: exit status %d, want 70\n--- stdout\n%s--- stderr\n%s", c->name, r.status, r.out,
                  r.err);
     cr_expect(h_has_line(r.out, "sync: " ILLEGAL), "%s:\n%s", c->name, r.out);
-    if (c->inject)
+    if (c->inject) {
         cr_expect(h_has_line(r.out, "launch fill y: " ILLEGAL), "%s: the injected launch's answer:\n%s", c->name,
                   r.out);
+        cr_expect(strstr(r.err, "the call CUTAINT_INJECT made lose the context"),
+                  "%s: the log says the injected call is the suspect:\n%s", c->name, r.err);
+    }
     h_report rep;
     h_expect_report(&r, &rep);
     cr_expect_eq(h_count(&rep, "context_lost"), 1, "%s: events: %s", c->name, h_events(&rep));
