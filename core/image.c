@@ -1065,39 +1065,68 @@ static void kparam_record(kparams *k, uint8_t attr, const uint8_t *b, uint16_t l
         k->v[ordinal] = (ct_image_param){ le16(b + 6), size };
 }
 
-/* One walk over the n bytes of records at p.  A record running past them
- * is MALFORMED; a format not known ends the walk (its length cannot be
- * told), and with it what the table says of the parameters. */
-static ct_image_status kparams_walk(const uint8_t *p, uint64_t n, kparams *k)
+/* One record of an ELF attribute section (.nv.info, .nv.compat): [format
+ * u8][attribute u8][value u16]; format EIFMT_SVAL's value is the length
+ * of the payload that follows. */
+typedef struct nv_record {
+    uint8_t format, attr;
+    uint16_t value;
+    const uint8_t *payload; /* EIFMT_SVAL's, value bytes */
+} nv_record;
+
+/* Walks the n bytes of records at p, each to visit.  A record running past
+ * them is MALFORMED; a format not known ends the walk (its length cannot be
+ * told), and returns with *unknown set. */
+static ct_image_status nv_records(const uint8_t *p, uint64_t n, void (*visit)(const nv_record *, void *), void *ctx,
+                                  bool *unknown)
 {
     for (uint64_t i = 0; i < n;) {
         if (n - i < 4)
             return CT_IMAGE_MALFORMED;
-        uint8_t format = p[i], attr = p[i + 1];
-        uint16_t value = le16(p + i + 2);
+        nv_record r = {p[i], p[i + 1], le16(p + i + 2), p + i + 4};
         i += 4;
-        bool param = attr == EIATTR_KPARAM_INFO || attr == EIATTR_KPARAM_INFO_WIDE ||
-                     attr == EIATTR_PARAM_CBANK || attr == EIATTR_CBANK_PARAM_SIZE;
-        if (format == EIFMT_SVAL) {
-            if (value > n - i)
+        if (r.format == EIFMT_SVAL) {
+            if (r.value > n - i)
                 return CT_IMAGE_MALFORMED;
-            if (attr == EIATTR_KPARAM_INFO || attr == EIATTR_KPARAM_INFO_WIDE)
-                kparam_record(k, attr, p + i, value);
-            else if (attr == EIATTR_PARAM_CBANK && value == 8)
-                kparam_total(k, le16(p + i + 6)); /* u32 symbol, u16 bank offset, u16 size */
-            else if (param)
-                k->unsaid = true;
-            i += value;
-        } else if (format < EIFMT_NVAL || format > EIFMT_HVAL) {
-            k->unsaid = true;
+            i += r.value;
+        } else if (r.format < EIFMT_NVAL || r.format > EIFMT_HVAL) {
+            *unknown = true;
             break;
-        } else if (attr == EIATTR_CBANK_PARAM_SIZE && format == EIFMT_HVAL) {
-            kparam_total(k, value);
-        } else if (param) {
-            k->unsaid = true; /* a parameter's attribute in a form not seen */
         }
+        visit(&r, ctx);
     }
     return CT_IMAGE_OK;
+}
+
+/* A .nv.info record, as what it says of the parameters. */
+static void kparam_visit(const nv_record *r, void *ctx)
+{
+    kparams *k = ctx;
+    bool param = r->attr == EIATTR_KPARAM_INFO || r->attr == EIATTR_KPARAM_INFO_WIDE ||
+                 r->attr == EIATTR_PARAM_CBANK || r->attr == EIATTR_CBANK_PARAM_SIZE;
+    if (r->format == EIFMT_SVAL) {
+        if (r->attr == EIATTR_KPARAM_INFO || r->attr == EIATTR_KPARAM_INFO_WIDE)
+            kparam_record(k, r->attr, r->payload, r->value);
+        else if (r->attr == EIATTR_PARAM_CBANK && r->value == 8)
+            kparam_total(k, le16(r->payload + 6)); /* u32 symbol, u16 bank offset, u16 size */
+        else if (param)
+            k->unsaid = true;
+    } else if (r->attr == EIATTR_CBANK_PARAM_SIZE && r->format == EIFMT_HVAL) {
+        kparam_total(k, r->value);
+    } else if (param) {
+        k->unsaid = true; /* a parameter's attribute in a form not seen */
+    }
+}
+
+/* One walk over the n bytes of records at p; a format not known ends it,
+ * and with it what the table says of the parameters. */
+static ct_image_status kparams_walk(const uint8_t *p, uint64_t n, kparams *k)
+{
+    bool unknown = false;
+    ct_image_status st = nv_records(p, n, kparam_visit, k, &unknown);
+    if (unknown)
+        k->unsaid = true;
+    return st;
 }
 
 /* The layout a kernel's .nv.info records (n bytes at p) state: *count of
@@ -1188,29 +1217,19 @@ static ct_image_status elf_kernels(ct_image *img, elf *f)
     return st;
 }
 
-/* .nv.compat: records of [format u8][attribute u8][value u16], format 4's
- * value the length of the bytes that follow.  Attribute 9 set marks code
- * for that very architecture (sm_90a), where ABI 8's e_flags, as nvcc
- * 13.0 writes them, do not.  A format not seen yet ends the walk. */
+/* .nv.compat's records (nv_records): attribute 9 set marks code for that
+ * very architecture (sm_90a), where ABI 8's e_flags, as nvcc 13.0 writes
+ * them, do not.  A format not seen yet ends the walk. */
+static void compat_visit(const nv_record *r, void *specific)
+{
+    if (r->format != EIFMT_SVAL && r->attr == 9 && r->value)
+        *(bool *)specific = true;
+}
+
 static ct_image_status compat_specific(const uint8_t *p, uint64_t n, bool *specific)
 {
-    for (uint64_t i = 0; i < n;) {
-        if (n - i < 4)
-            return CT_IMAGE_MALFORMED;
-        uint8_t format = p[i], attr = p[i + 1];
-        uint16_t value = le16(p + i + 2);
-        i += 4;
-        if (format == 4) {
-            if (value > n - i)
-                return CT_IMAGE_MALFORMED;
-            i += value;
-        } else if (format < 1 || format > 3) {
-            break;
-        } else if (attr == 9 && value) {
-            *specific = true;
-        }
-    }
-    return CT_IMAGE_OK;
+    bool unknown = false;
+    return nv_records(p, n, compat_visit, specific, &unknown);
 }
 
 static ct_image_status elf_compat(ct_image *img, elf *f, ct_image_entry *e)
