@@ -45,8 +45,13 @@ for run in base shim; do
     fi
     expect $run launch "$refused"
     # Served stale without the shim; refused under it (unusable.sh has the whole story).
-    [ $run = base ] && expect $run memcpy cudaSuccess || expect $run memcpy "$refused"
-    [ $run = base ] && expect $run host stale || expect $run host poisoned
+    if [ $run = base ]; then
+        expect $run memcpy cudaSuccess
+        expect $run host stale
+    else
+        expect $run memcpy "$refused"
+        expect $run host poisoned
+    fi
 done
 
 if [ "$case" = healthy ]; then
