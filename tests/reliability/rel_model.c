@@ -18,7 +18,20 @@
  *     the model's root failure id and failure set;
  *   - a served read returns exactly the bytes the model holds;
  *   - every failure / skip event of the report is one the model predicted;
- *   - no context is ever latched; the program's exit status is its own.
+ *   - no context is latched but in a loss program, whose exit status is 70
+ *     (cutaint's), any other's its own.
+ * Loss programs (about 3 in 10, one thread only): after its ops the program
+ * synchronises the context, makes two streams (blocking, non-blocking) and
+ * runs a short tail: empty launches on the three streams (legacy, blocking,
+ * non-blocking), proofs (cuCtxSynchronize, cuStreamSynchronize of a created
+ * stream, a synchronous cuMemcpyDtoH on the legacy stream), a launch of
+ * fakecuda's crash, a few more launches and stream syncs (a sync whose
+ * drain reaches crash surfaces it: fakecuda runs one queue in submission
+ * order), and ends with the sync that surfaces it.  The model numbers every
+ * launch as cutaint does (every cuLaunchKernel*, skipped or failed too; a
+ * graph launch takes none) and applies docs/DESIGN.md "Suspects"'s proof
+ * rules; the context_lost event must list exactly the model's suspects
+ * (launch numbers, kernels, streams, order, prime flags) and total.
  *
  * Modes:
  *   rel_model [--programs N] [--ops M] [--seed S]      parent: N programs
@@ -259,6 +272,16 @@ typedef struct checker {
     char *rep_buf;
     size_t rep_len, rep_cap;
     uint64_t checked_reads, refused_reads, launches, skips, failures;
+    /* loss programs: launch numbers as cutaint gives them, the tail's launches */
+    uint64_t launch_no;
+    struct msus {
+        uint64_t launch;
+        int stream; /* 0 legacy, 1 blocking, 2 non-blocking */
+        bool crash, proven;
+    } sus[64];
+    unsigned n_sus;
+    CUstream tstream[3];
+    bool expect_loss, got_loss, lost;
     char err[1024];
     bool failed;
     /* threads mode */
@@ -426,6 +449,88 @@ static unsigned oldest(checker *c, const wrange *w, unsigned n)
 }
 
 /* ------------------------------------------------------------ report -- */
+/* The model's suspects in the report's order: streams by their oldest
+ * unproven launch, oldest first on each; prime[i]: first on its stream. */
+static unsigned model_suspects(const checker *c, unsigned *idx, bool *prime)
+{
+    int order[3], n_order = 0;
+    for (unsigned i = 0; i < c->n_sus; i++) {
+        if (c->sus[i].proven)
+            continue;
+        bool seen = false;
+        for (int j = 0; j < n_order; j++)
+            seen |= order[j] == c->sus[i].stream;
+        if (!seen)
+            order[n_order++] = c->sus[i].stream;
+    }
+    unsigned n = 0;
+    for (int j = 0; j < n_order; j++) {
+        bool first = true;
+        for (unsigned i = 0; i < c->n_sus; i++)
+            if (!c->sus[i].proven && c->sus[i].stream == order[j]) {
+                prime[n] = first;
+                idx[n++] = i;
+                first = false;
+            }
+    }
+    return n;
+}
+
+static void suspects_text(const checker *c, char *buf, size_t cap)
+{
+    unsigned idx[64];
+    bool prime[64];
+    unsigned n = model_suspects(c, idx, prime);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n && len + 40 < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s#%" PRIu64 "%s@%d%s", i ? " " : "", c->sus[idx[i]].launch,
+                                c->sus[idx[i]].crash ? "crash" : "empty", c->sus[idx[i]].stream, prime[i] ? "*" : "");
+}
+
+/* The context_lost event against the model's suspects, exactly. */
+static void check_suspects(checker *c, const jsonr_doc *doc, const jv *ev, const char *what)
+{
+    unsigned idx[64];
+    bool prime[64];
+    unsigned n = model_suspects(c, idx, prime);
+    char model[512];
+    suspects_text(c, model, sizeof model);
+    const jv *arr = jsonr_get(doc, ev, "suspects"), *total = jsonr_get(doc, ev, "suspects_total");
+    if (!total || total->i != (int64_t)n) {
+        fail(c, "%s: context_lost suspects_total %" PRId64 ", model %u [%s]", what, total ? total->i : -1, n, model);
+        return;
+    }
+    unsigned i = 0;
+    for (const jv *e = arr ? jsonr_first(doc, arr) : NULL; e; e = jsonr_next(doc, e), i++) {
+        const jv *l = jsonr_get(doc, e, "launch"), *p = jsonr_get(doc, e, "prime");
+        const jv *k = jsonr_get(doc, e, "kernel"), *st = jsonr_get(doc, e, "stream");
+        if (i >= n) {
+            fail(c, "%s: context_lost lists a suspect #%" PRId64 " past the model's %u [%s]", what, l ? l->i : -1, n,
+                 model);
+            return;
+        }
+        const struct msus *m = &c->sus[idx[i]];
+        const char *base = m->crash ? "crash" : "empty";
+        size_t bl = strlen(base);
+        char sname[32];
+        snprintf(sname, sizeof sname, "0x%llx", (unsigned long long)(uintptr_t)c->tstream[m->stream]);
+        bool kok = k && k->type == JV_STRING && k->len > bl && !memcmp(k->str, base, bl) && k->str[bl] == '(';
+        bool sok = st && st->type == JV_STRING && st->len == strlen(sname) && !memcmp(st->str, sname, st->len);
+        if (!l || l->i != (int64_t)m->launch || !p || (p->type == JV_TRUE) != prime[i] || !kok || !sok) {
+            fail(c, "%s: context_lost suspect %u is launch #%" PRId64 " %.*s on %.*s prime %s, model #%" PRIu64
+                    " %s on %s prime %s [model: %s]",
+                 what, i, l ? l->i : -1, k && k->type == JV_STRING ? (int)k->len : 1,
+                 k && k->type == JV_STRING ? k->str : "?", st && st->type == JV_STRING ? (int)st->len : 1,
+                 st && st->type == JV_STRING ? st->str : "?", p && p->type == JV_TRUE ? "true" : "false", m->launch,
+                 base, sname, prime[i] ? "true" : "false", model);
+            return;
+        }
+    }
+    if (i != (n < 16 ? n : 16))
+        fail(c, "%s: context_lost lists %u suspects, model %u [%s]", what, i, n, model);
+}
+
 /* Reads the report lines written since the last call and checks them
  * against the events this op was expected to produce. */
 static void check_report(checker *c, const char *what, int refused_code, unsigned root, const wrange *rd)
@@ -547,7 +652,14 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
             if (!c->failed && listed != (model_set < 8 ? model_set : 8) && listed != model_set)
                 fail(c, "%s: refused_read lists %u failures, model %u", what, listed, model_set);
         } else if (strcmp(evs, "context_lost") == 0) {
-            fail(c, "%s: context_lost latched", what);
+            if (!c->expect_loss || c->got_loss) {
+                fail(c, "%s: context_lost latched", what);
+                break;
+            }
+            c->got_loss = true;
+            check_suspects(c, &doc, root_v, what);
+            if (c->failed)
+                break;
         }
     }
     jsonr_free(&doc);
@@ -902,11 +1014,13 @@ static void op_dtod(checker *c, const op *o)
     check_report(c, "dtod", 0, 0, NULL);
 }
 
-static void op_dtoh(checker *c, const op *o)
+/* True when it proved the legacy stream's blocking streams done: a
+ * cuMemcpyDtoH the driver answered with success. */
+static bool op_dtoh(checker *c, const op *o)
 {
     int sl = pick_slot(c, o->r[0]);
     if (sl < 0)
-        return;
+        return false;
     slot *s = &c->s[sl];
     uint64_t off, len;
     pick_range(s, o->r[1], o->r[2], o->r[3] % 4 == 0 ? 1 : 4, &off, &len);
@@ -948,6 +1062,7 @@ static void op_dtoh(checker *c, const op *o)
     }
     free(buf);
     check_report(c, "dtoh", refused_code, root, &rd);
+    return !unified && r == CUDA_SUCCESS;
 }
 
 /* ---- launches ---- */
@@ -1211,6 +1326,8 @@ static void op_launch(checker *c, const op *o)
         r = cuLaunchKernel(f, (unsigned)grid, 1, 1, block, 1, 1, smem, 0, kp, NULL);
     }
     c->launches++;
+    if (!graph) /* shim/launch.c: every launch not captured takes a number; a graph launch takes none */
+        c->launch_no++;
     if (injected || driver) {
         int e = injected ? injected : driver;
         expect_rc(c, api, r, e);
@@ -1385,6 +1502,133 @@ static void describe_op(const op *o, char *buf, size_t cap)
              o->r[5]);
 }
 
+/* ---- loss programs: a crash, and the suspects the loss names ---- */
+static bool loss_program(uint64_t pseed)
+{
+    uint64_t s = pseed ^ 0x1055ULL;
+    return rnd(&s, 10) < 3;
+}
+
+/* A proof the driver answered with success: stream -1 the context, 3 the
+ * legacy stream's blocking streams (legacy and blocking), else that stream. */
+static void model_prove(checker *c, int stream)
+{
+    for (unsigned i = 0; i < c->n_sus; i++)
+        if (stream == -1 || c->sus[i].stream == stream || (stream == 3 && c->sus[i].stream != 2))
+            c->sus[i].proven = true;
+}
+
+typedef struct tail_state {
+    CUfunction crash_fn;
+    int crash_stream;    /* -1: no crash queued */
+    bool after_crash[3]; /* a launch queued on it behind crash */
+} tail_state;
+
+static void tail_launch(checker *c, tail_state *t, int st, bool crash)
+{
+    const char *mangled = crash ? "_Z5crashPf" : k_mangled[K_EMPTY], *base = crash ? "crash" : "empty";
+    prog_cfg before = c->cfg;
+    int injected = ct_inject_fire(&c->cfg, true, mangled, base);
+    int driver = injected ? 0 : fc_fault_fire(&c->cfg, true, mangled);
+    if ((injected || driver) && t->crash_stream >= 0) {
+        /* A launch failing behind crash has the shim probe the context,
+         * which may surface the loss there: not launched. */
+        c->cfg = before;
+        return;
+    }
+    CUdeviceptr z[4] = {0};
+    void *kp[4] = {&z[0], &z[1], &z[2], &z[3]};
+    CUresult r = cuLaunchKernel(crash ? t->crash_fn : c->fn[K_EMPTY], 1, 1, 1, 32, 1, 1, 0, c->tstream[st], kp, NULL);
+    c->launches++;
+    c->launch_no++;
+    int e = injected ? injected : driver;
+    expect_rc(c, crash ? "tail: cuLaunchKernel(crash)" : "tail: cuLaunchKernel(empty)", r, e);
+    if (e) { /* failed at once: never ran, no suspect */
+        mint(c, "cuLaunchKernel", base, e, 0, NULL, 0);
+    } else if (c->n_sus < 64) {
+        c->sus[c->n_sus++] = (struct msus){c->launch_no, st, crash, false};
+        if (crash)
+            t->crash_stream = st;
+        else if (t->crash_stream >= 0)
+            t->after_crash[st] = true;
+    }
+    check_report(c, crash ? "tail crash" : "tail launch", 0, 0, NULL);
+}
+
+/* Does a sync of stream st (-1: the context) drain through crash?
+ * fakecuda's one queue: a stream's drain runs everything up to its last
+ * item; the legacy stream's and the context's, everything. */
+static bool drains_crash(const tail_state *t, int st)
+{
+    return t->crash_stream >= 0 && (st <= 0 || st == t->crash_stream || t->after_crash[st]);
+}
+
+/* A sync; the one that drains crash surfaces the loss, which must name
+ * exactly the model's suspects.  True when the context was lost. */
+static bool tail_sync(checker *c, tail_state *t, int st)
+{
+    bool surfaces = drains_crash(t, st);
+    c->expect_loss = surfaces;
+    CUresult r = st < 0 ? cuCtxSynchronize() : cuStreamSynchronize(c->tstream[st]);
+    expect_rc(c, st < 0 ? "tail: cuCtxSynchronize" : "tail: cuStreamSynchronize", r,
+              surfaces ? CUDA_ERROR_ILLEGAL_ADDRESS : 0);
+    if (r == CUDA_SUCCESS)
+        model_prove(c, st);
+    check_report(c, st < 0 ? "tail ctx sync" : "tail stream sync", 0, 0, NULL);
+    if (surfaces && !c->got_loss)
+        fail(c, "tail: the sync that surfaced crash latched no context_lost");
+    c->expect_loss = false;
+    return surfaces;
+}
+
+/* The tail of a loss program (after its ops, whichever ran). */
+static void loss_tail(checker *c, uint64_t pseed)
+{
+    uint64_t s = pseed ^ 0x7a11ULL;
+    tail_state t = {.crash_stream = -1};
+    expect_rc(c, "tail: cuCtxSynchronize first", cuCtxSynchronize(), 0); /* proves all before */
+    check_report(c, "tail start", 0, 0, NULL);
+    if (cuModuleGetFunction(&t.crash_fn, g_mod, "_Z5crashPf") != CUDA_SUCCESS ||
+        cuStreamCreate(&c->tstream[1], 0) != CUDA_SUCCESS ||
+        cuStreamCreate(&c->tstream[2], CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        fail(c, "tail: no crash kernel or streams");
+        return;
+    }
+    c->tstream[0] = NULL;
+    unsigned pre = rnd(&s, 9), post = rnd(&s, 5);
+    for (unsigned i = 0; i < pre && !c->failed; i++) {
+        unsigned w = rnd(&s, 10);
+        if (w < 6) {
+            tail_launch(c, &t, (int)rnd(&s, 3), false);
+        } else if (w < 8) {
+            tail_sync(c, &t, 1 + (int)rnd(&s, 2));
+        } else if (w < 9) {
+            op o = {.kind = OP_DTOH};
+            for (int j = 0; j < 12; j++)
+                o.r[j] = (uint32_t)splitmix(&s);
+            if (op_dtoh(c, &o))
+                model_prove(c, 3);
+        } else {
+            tail_sync(c, &t, -1);
+        }
+    }
+    if (c->failed)
+        return;
+    tail_launch(c, &t, (int)rnd(&s, 3), true);
+    for (unsigned i = 0; i < post && !c->failed; i++) {
+        if (rnd(&s, 3) < 2) {
+            tail_launch(c, &t, (int)rnd(&s, 3), false);
+        } else if (tail_sync(c, &t, 1 + (int)rnd(&s, 2))) {
+            c->lost = true;
+            return;
+        }
+    }
+    if (c->failed)
+        return;
+    int last = rnd(&s, 2) ? -1 : t.crash_stream >= 0 ? t.crash_stream : (int)rnd(&s, 3);
+    c->lost = tail_sync(c, &t, last);
+}
+
 static void init_driver(checker *c)
 {
     CUdevice dev;
@@ -1440,9 +1684,20 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
             status = 1;
         }
     }
+    if (status == 0 && loss_program(pseed) && !nocheck) {
+        loss_tail(&c, pseed);
+        if (c.failed) {
+            char model[512];
+            suspects_text(&c, model, sizeof model);
+            printf("MISMATCH op %u (loss tail, model suspects [%s]): %s\n", nops, model, c.err);
+            fflush(stdout);
+            status = 1;
+        }
+    }
     if (status == 0)
-        printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64 "\n",
-               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures);
+        printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64
+               " lost=%d\n",
+               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures, c.lost ? 1 : 0);
     free(run);
     free(ops);
     free(c.f);
@@ -1515,6 +1770,15 @@ static void run_child(uint64_t pseed, unsigned nops, const char *keep, child_out
     }
 }
 
+/* A program passed: the child said OK, and exited with 70 (cutaint's, for
+ * a lost context) iff it said its context was lost, else 0. */
+static bool child_ok(const child_out *co)
+{
+    if (strncmp(co->line, "OK ", 3) != 0)
+        return false;
+    return co->status == (strstr(co->line, " lost=1") ? 70 : 0);
+}
+
 /* ddmin over the op indices that run. */
 static unsigned minimise(uint64_t pseed, unsigned nops, unsigned *keep, unsigned nkeep)
 {
@@ -1537,7 +1801,7 @@ static unsigned minimise(uint64_t pseed, unsigned nops, unsigned *keep, unsigned
             child_out co;
             run_child(pseed, nops, list, &co);
             runs++;
-            if (co.status != 0) {
+            if (!child_ok(&co)) {
                 memcpy(keep, cand, sizeof *cand * nc);
                 nkeep = nc;
                 gran = gran > 2 ? gran - 1 : 2;
@@ -1765,12 +2029,12 @@ int main(int argc, char **argv)
     self_path[l] = '\0';
     printf("rel_model: REL_SEED=%" PRIu64 " programs=%lu ops=%lu\n", seed, programs, nops);
     fflush(stdout);
-    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0;
+    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0, lost = 0;
     for (unsigned long p = 0; p < programs; p++) {
         uint64_t ps = seed * 0x100000001b3ULL + p + 1;
         child_out co;
         run_child(ps, (unsigned)nops, NULL, &co);
-        if (co.status != 0) {
+        if (!child_ok(&co)) {
             prog_cfg cfg;
             make_cfg(ps, &cfg);
             printf("FAIL program %lu (program seed %" PRIu64 ", status %d): %s\n  CUTAINT_INJECT='%s' "
@@ -1803,8 +2067,10 @@ int main(int argc, char **argv)
                    co.line, REL_SHIM, REL_FAKECUDA_DIR, cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
             return 1;
         }
-        unsigned long a, b, cc, d, e;
-        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu", &a, &b, &cc, &d, &e) == 5) {
+        unsigned long a, b, cc, d, e, f;
+        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu", &a, &b, &cc, &d,
+                   &e, &f) == 6) {
+            lost += f;
             reads += a;
             refused += b;
             launches += cc;
@@ -1813,7 +2079,7 @@ int main(int argc, char **argv)
         }
     }
     printf("rel_model: %lu programs x %lu ops OK: %" PRIu64 " reads checked (%" PRIu64 " refused), %" PRIu64
-           " launches, %" PRIu64 " skips, %" PRIu64 " failures\n",
-           programs, nops, reads, refused, launches, skips, failures);
+           " launches, %" PRIu64 " skips, %" PRIu64 " failures, %" PRIu64 " contexts lost (suspects checked)\n",
+           programs, nops, reads, refused, launches, skips, failures, lost);
     return 0;
 }
