@@ -187,16 +187,15 @@ __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f,
     uint64_t seq = atomic_load_explicit(&v->seq, memory_order_acquire);
     if (!seq)
         return false;
-    uint64_t kind = v->kind;
     *w = (ct_flight_work){
         .seq = seq,
         .epoch = v->epoch,
         .what = v->launch.what,
         .stream = {v->launch.stream, v->context, 0},
         .raw_stream = v->launch.stream,
-        .api = (uint32_t)(kind >> 8),
+        .api = v->api,
         .index = v->index,
-        .kind = (uint8_t)(kind & 0x0f),
+        .kind = (uint8_t)v->kind,
     };
     memcpy(w->grid, v->launch.grid, sizeof w->grid);
     memcpy(w->block, v->launch.block, sizeof w->block);
@@ -217,7 +216,8 @@ static void put_work(ct_flight_slot *s, const ct_flight_work *w)
     atomic_thread_fence(memory_order_release);
     s->epoch = w->epoch;
     s->context = w->stream.context;
-    s->kind = (uint64_t)w->api << 8 | w->kind;
+    s->api = w->api;
+    s->kind = w->kind;
     s->index = w->index;
     s->launch = (ct_flight_launch){.what = w->what, .stream = w->raw_stream};
     memcpy(s->launch.grid, w->grid, sizeof w->grid);
@@ -231,7 +231,7 @@ void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
     s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
     memcpy(s->launch.grid, w->grid, sizeof w->grid);
     memcpy(s->launch.block, w->block, sizeof w->block);
-    ct_flight_commit(r, s, w->seq, w->stream.context, (uint64_t)w->api << 8 | w->kind);
+    ct_flight_commit(r, s, w->seq, w->stream.context, w->api, w->kind);
 }
 
 static bool same_stream_of(const ct_flight_stream *a, const ct_flight_stream *b)

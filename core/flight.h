@@ -95,10 +95,14 @@ typedef struct ct_flight_clock {
     atomic_uint_fast64_t epoch, generation;
 } ct_flight_clock;
 
+/* The proof clock every launch reads: the epoch (from 1) and the count of
+ * proofs made, the same for every ct_flight.  Hidden: the library that
+ * holds core reads it straight, not through its GOT. */
+extern __attribute__((visibility("hidden"))) ct_flight_clock ct_flight_clock_now;
+
 /* The epoch a launch reads once the driver took it. */
 static inline uint64_t ct_flight_epoch(const ct_flight *f)
 {
-    extern ct_flight_clock ct_flight_clock_now;
     (void)f;
     return atomic_load_explicit(&ct_flight_clock_now.epoch, memory_order_relaxed);
 }
@@ -118,11 +122,13 @@ typedef struct ct_flight_launch {
 /* One launch as a ring keeps it.  seq is 0 while the slot is written or
  * empty, and written last: a reader (flight.c) that finds the same non-zero
  * seq before and after reading the rest has read one whole launch.  kind:
- * the ct_flight_kind | api << 8; launch.stream as the caller named it,
- * which ct_flight_streams says the meaning of when the ring is read. */
+ * the ct_flight_kind, api the caller's entry; launch.stream as the caller
+ * named it, which ct_flight_streams says the meaning of when the ring is
+ * read. */
 typedef struct ct_flight_slot {
     atomic_uint_fast64_t seq;
-    uint64_t epoch, context, kind;
+    uint64_t epoch, context;
+    uint32_t api, kind;
     uint64_t index;                /* its place among its ring's launches, from 0 */
     ct_flight_launch launch;
 } ct_flight_slot;
@@ -146,40 +152,58 @@ typedef struct ct_flight_ring {
     ct_flight_slot recent[CT_FLIGHT_RECENT], pinned[CT_FLIGHT_PINNED];
 } ct_flight_ring;
 
-/* The proof clock every launch reads: the epoch (from 1) and the count of
- * proofs made, the same for every ct_flight. */
-extern ct_flight_clock ct_flight_clock_now;
-
 /* The ring's slow path: a proof was made since its last pruning. */
 void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation);
 
-/* The slot the calling thread's next launch is copied into, before the
- * driver is called; nothing is kept of it until ct_flight_commit. */
-static inline ct_flight_slot *ct_flight_claim(ct_flight *f, ct_flight_ring *r)
+/* The recent slot r's next launch goes to, emptied for it. */
+static inline ct_flight_slot *ct_flight_next_slot(ct_flight_ring *r)
 {
-    if (atomic_load_explicit(&r->n_pinned, memory_order_relaxed) == CT_FLIGHT_PINNED) {
-        /* Full: a proof made since may have freed room (copies prove, and a
-         * program may copy between every two launches: at most once per
-         * CT_FLIGHT_PINNED launches then). */
-        uint64_t generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
-        if (generation != r->generation)
-            ct_flight_prune(f, r, generation);
-    }
     ct_flight_slot *s = &r->recent[atomic_load_explicit(&r->n, memory_order_relaxed) % CT_FLIGHT_RECENT];
     atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     return s;
 }
 
+/* A proof made since the last pruning may have freed room in a full
+ * pinned part (copies prove, and a program may copy between every two
+ * launches: at most once per CT_FLIGHT_PINNED launches then).  The
+ * generation first: while no proof is made, that is the one test. */
+static inline bool ct_flight_must_prune(const ct_flight_ring *r, uint64_t generation)
+{
+    return CT_FLIGHT_UNLIKELY(generation != r->generation) &&
+           atomic_load_explicit(&r->n_pinned, memory_order_relaxed) == CT_FLIGHT_PINNED;
+}
+
+/* The slot the calling thread's next launch is copied into, before the
+ * driver is called; nothing is kept of it until ct_flight_commit. */
+static inline ct_flight_slot *ct_flight_claim(ct_flight *f, ct_flight_ring *r)
+{
+    uint64_t generation = atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed);
+    if (ct_flight_must_prune(r, generation))
+        ct_flight_prune(f, r, generation);
+    return ct_flight_next_slot(r);
+}
+
+/* ct_flight_claim for the common launch, which prunes nothing: NULL when
+ * r must be pruned first (ct_flight_claim then).  Calls nothing. */
+static inline ct_flight_slot *ct_flight_claim_fast(ct_flight_ring *r)
+{
+    if (ct_flight_must_prune(r, atomic_load_explicit(&ct_flight_clock_now.generation, memory_order_relaxed)))
+        return NULL;
+    return ct_flight_next_slot(r);
+}
+
 /* The claimed launch was taken by the driver: kept, launch number seq, on
- * context, kind as ct_flight_slot's; and pinned while the pinned part has
- * room (the oldest launches since the last pruning). */
+ * context, through entry api, of kind (ct_flight_kind); and pinned while
+ * the pinned part has room (the oldest launches since the last pruning).
+ * No call: the shim's after hook stays a leaf. */
 static inline void ct_flight_commit(ct_flight_ring *r, ct_flight_slot *s, uint64_t seq, uint64_t context,
-                                    uint64_t kind)
+                                    uint32_t api, uint32_t kind)
 {
     uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
     s->epoch = atomic_load_explicit(&ct_flight_clock_now.epoch, memory_order_relaxed);
     s->context = context;
+    s->api = api;
     s->kind = kind;
     s->index = n;
     atomic_store_explicit(&s->seq, seq, memory_order_release);
@@ -189,7 +213,8 @@ static inline void ct_flight_commit(ct_flight_ring *r, ct_flight_slot *s, uint64
         ct_flight_slot *p = &r->pinned[pinned];
         atomic_store_explicit(&p->seq, 0, memory_order_relaxed);
         atomic_thread_fence(memory_order_release);
-        p->epoch = s->epoch, p->context = context, p->kind = kind, p->index = n, p->launch = s->launch;
+        p->epoch = s->epoch, p->context = context, p->api = api, p->kind = kind, p->index = n;
+        p->launch = s->launch;
         atomic_store_explicit(&p->seq, seq, memory_order_release);
         atomic_store_explicit(&r->n_pinned, pinned + 1, memory_order_release);
     }

@@ -64,6 +64,13 @@ ct_flight_ring *ct_inflight_ring_first(void)
     return ct_inflight_mine = r;
 }
 
+void ct_inflight_commit_slow(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
+{
+    ct_flight_ring *r = ct_inflight_mine;
+    if (r) /* else s is ct_inflight_unkept */
+        ct_flight_commit(r, s, seq, ct_current_context(), (uint32_t)id, kind);
+}
+
 void ct_inflight_atfork_child(void)
 {
     if (ct_g.flight)

@@ -23,15 +23,38 @@ static inline ct_flight_slot *ct_inflight_claim(void)
     return ct_flight_claim(ct_g.flight, r);
 }
 
+/* ct_inflight_claim for the common launch, calling nothing: NULL when the
+ * thread has no ring yet or its ring must be pruned (ct_inflight_claim
+ * then). */
+static inline ct_flight_slot *ct_inflight_claim_fast(void)
+{
+    ct_flight_ring *r = ct_inflight_mine;
+    return CT_UNLIKELY(!r) ? NULL : ct_flight_claim_fast(r);
+}
+
+/* ct_inflight_commit for the common launch, calling nothing: false when
+ * the thread has no ring or its context mirror is unknown
+ * (ct_inflight_commit_slow then). */
+static inline bool ct_inflight_commit_fast(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
+{
+    ct_flight_ring *r = ct_inflight_mine;
+    if (CT_UNLIKELY(!r || !ct_mirror.known))
+        return false;
+    ct_flight_commit(r, s, seq, ct_mirror.ctx, (uint32_t)id, kind);
+    return true;
+}
+
+/* A commit whose thread has no ring or whose context mirror is unknown
+ * (inflight.c): out of line, so that the common one calls nothing. */
+void ct_inflight_commit_slow(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind);
+
 /* The launch in s, made through entry id, was taken by the driver: kept.
  * Its stream stays as the program named it: which default stream that is
  * (the entry tells) is worked out when the ring is read (inflight.c). */
 static inline void ct_inflight_commit(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
 {
-    ct_flight_ring *r = ct_inflight_mine;
-    if (CT_UNLIKELY(!r))
-        return; /* s is ct_inflight_unkept */
-    ct_flight_commit(r, s, seq, ct_current_context(), (uint64_t)id << 8 | kind);
+    if (!ct_inflight_commit_fast(s, id, seq, kind))
+        ct_inflight_commit_slow(s, id, seq, kind);
 }
 
 #endif

@@ -33,6 +33,7 @@
  *   NUMBER_BLOCK numbers at once, then probes one at a time again.
  */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,22 +51,36 @@
 static struct {
     _Alignas(64) atomic_uint_fast64_t next;
 } launches_numbered;
-static CT_HOT_TLS struct {
-    uint64_t last, block_end;
-    unsigned interleaved;  /* launches in a row that found a gap before them */
+/* A thread's launch numbers (within current: the launch's one TLS block). */
+typedef struct numbering {
+    uint64_t last;
+    union {
+        struct {
+            uint32_t left;         /* numbers of a block taken after last, not yet handed out */
+            uint32_t interleaved;  /* launches in a row that found a gap before them */
+        };
+        uint64_t either;           /* 0: neither (the common launch: one test) */
+    };
 } numbering;
 
 /* What the launch in flight on this thread needs between before and after.
  * Its bindings live in the thread's scratch (scratch.c), taken only when a
  * launch is decoded: with none, in and out are empty.  decoded: in and out
- * are known, and a success releases out. */
+ * are known, and a success releases out.  kernel_known: kernel was looked
+ * up for this launch (else it is an earlier launch's). */
 static CT_HOT_TLS struct {
     ct_flight_slot *slot;    /* the launch, copied into its thread's ring (inflight.h) */
     ct_kernel *kernel;
     uint64_t seq;
-    bool decoded;
+    union {
+        struct {
+            bool decoded, kernel_known;
+        };
+        uint32_t fresh;      /* 0: neither, as a launch begins (one store) */
+    };
     unsigned n_in, n_out;
     ct_range *in, *out;      /* valid once decoded */
+    numbering numbering;     /* beside the rest: the launch's one TLS address */
 } current;
 
 /* The launch in flight, as its slot holds it. */
@@ -86,15 +101,20 @@ static inline void **launch_extra(void)
     return (void **)(uintptr_t)current.slot->launch.extra;
 }
 
+/* ct_flight_launch is laid out as ct_launch: a launch is copied whole. */
+_Static_assert(sizeof(ct_flight_launch) == sizeof(ct_launch), "ct_flight_launch is a ct_launch");
+_Static_assert(offsetof(ct_flight_launch, what) == offsetof(ct_launch, f) &&
+                   offsetof(ct_flight_launch, grid) == offsetof(ct_launch, grid) &&
+                   offsetof(ct_flight_launch, block) == offsetof(ct_launch, block) &&
+                   offsetof(ct_flight_launch, stream) == offsetof(ct_launch, stream) &&
+                   offsetof(ct_flight_launch, params) == offsetof(ct_launch, params) &&
+                   offsetof(ct_flight_launch, extra) == offsetof(ct_launch, extra),
+               "ct_flight_launch is a ct_launch");
+
 /* The launch copied into slot s, which then holds it for the after hook. */
 static inline void hold(ct_flight_slot *s, const ct_launch *launch)
 {
-    s->launch.what = (uint64_t)(uintptr_t)launch->f;
-    memcpy(s->launch.grid, launch->grid, sizeof s->launch.grid);
-    memcpy(s->launch.block, launch->block, sizeof s->launch.block);
-    s->launch.stream = (uint64_t)(uintptr_t)launch->stream;
-    s->launch.params = (uint64_t)(uintptr_t)launch->params;
-    s->launch.extra = (uint64_t)(uintptr_t)launch->extra;
+    memcpy(&s->launch, launch, sizeof s->launch);
     current.slot = s;
 }
 
@@ -348,22 +368,39 @@ __attribute__((noinline)) static bool check_inputs(ct_call *call, const ct_words
     return true;
 }
 
-static uint64_t next_launch_number(void)
+/* next_launch_number, in a block or after gaps. */
+__attribute__((noinline)) static uint64_t next_launch_number_rare(void)
 {
-    if (numbering.last < numbering.block_end)
-        return ++numbering.last;
-    uint64_t take = numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
+    if (current.numbering.left) {
+        current.numbering.left--;
+        return ++current.numbering.last;
+    }
+    uint64_t take = current.numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
     uint64_t n = atomic_fetch_add_explicit(&launches_numbered.next, take, memory_order_relaxed) + 1;
-    assert(n > numbering.last && "launch numbers increase along each thread");
-    numbering.interleaved = take > 1 || n == numbering.last + 1 ? 0 : numbering.interleaved + 1;
-    numbering.last = n;
-    numbering.block_end = n + take - 1;
+    assert(n > current.numbering.last && "launch numbers increase along each thread");
+    current.numbering.interleaved =
+        take > 1 || n == current.numbering.last + 1 ? 0 : current.numbering.interleaved + 1;
+    current.numbering.last = n;
+    current.numbering.left = (uint32_t)(take - 1);
     return n;
+}
+
+static inline uint64_t next_launch_number(void)
+{
+    if (CT_UNLIKELY(current.numbering.either != 0))
+        return next_launch_number_rare();
+    /* No block, and the last launch found no gap: the rare path's, one at a
+     * time (a gap: the number before this one is not this thread's last). */
+    uint64_t before = atomic_fetch_add_explicit(&launches_numbered.next, 1, memory_order_relaxed);
+    assert(before >= current.numbering.last && "launch numbers increase along each thread");
+    if (CT_UNLIKELY(before != current.numbering.last))
+        current.numbering.interleaved = 1;
+    return current.numbering.last = before + 1;
 }
 
 uint64_t ct_launch_number_last(void)
 {
-    return numbering.last;
+    return current.numbering.last;
 }
 
 void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint32_t block[3])
@@ -380,6 +417,7 @@ void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_rang
                         const ct_range **out, unsigned *n_out)
 {
     current.kernel = k;
+    current.kernel_known = true;
     static CT_HOT_TLS ct_flight_slot node; /* a node, not a launch: never kept */
     hold(&node, &(ct_launch){.params = params, .extra = extra});
     decode();
@@ -388,9 +426,10 @@ void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_rang
 
 /* A launch with taint somewhere or injection rules: out of line, so the
  * happy path's frame stays small. */
-__attribute__((noinline)) static bool before_checked(ct_call *call, const ct_launch *launch, bool tainted)
+__attribute__((noinline)) static bool before_checked(ct_call *call, bool tainted)
 {
-    current.kernel = ct_kernel_for(launch->f);
+    current.kernel = ct_kernel_for(launch_f());
+    current.kernel_known = true;
     call->kernel = current.kernel ? current.kernel->pretty : NULL;
     if (current.kernel &&
         ct_call_inject(call, CT_INJECT_LAUNCH, current.kernel->mangled, current.kernel->base))
@@ -438,8 +477,9 @@ __attribute__((noinline)) static bool launched_stand_in(ct_call *call, const ct_
         return false;
     hold(ct_inflight_claim(), launch); /* never committed: the driver never sees it */
     current.seq = next_launch_number();
-    current.decoded = false;
+    current.fresh = 0;
     current.kernel = ct_kernel_described((uint64_t)(uintptr_t)launch->f);
+    current.kernel_known = true;
     call->kernel = current.kernel ? current.kernel->pretty : NULL;
     call->result = error;
     call->answered = true; /* nothing reached the driver: no probe */
@@ -447,31 +487,69 @@ __attribute__((noinline)) static bool launched_stand_in(ct_call *call, const ct_
     return true;
 }
 
-bool ct_before_launch(ct_call *call, const ct_launch *launch)
+/* The launch copied into slot s and numbered: checked when taint exists
+ * somewhere or injection rules do. */
+static inline bool begun(ct_call *call, const ct_launch *launch, ct_flight_slot *s)
+{
+    hold(s, launch);
+    current.seq = next_launch_number();
+    current.fresh = 0; /* not decoded, its kernel not looked up */
+    /* Injection rules first: then only call lives across the store's call. */
+    if (CT_UNLIKELY(ct_g.cfg.inject.n != 0))
+        return before_checked(call, ct_store_tainted(ct_g.store));
+    if (!ct_store_tainted(ct_g.store))
+        return true;
+    return before_checked(call, true);
+}
+
+/* A launch while stand-ins or captures exist, or whose thread has no ring
+ * yet or a ring to prune first: out of line, so that the common launch calls
+ * nothing but ct_store_tainted. */
+__attribute__((noinline)) static bool before_launch_rare(ct_call *call, const ct_launch *launch)
 {
     if (CT_UNLIKELY(ct_stand_ins_exist()) && launched_stand_in(call, launch))
         return false;
     if (ct_captured(call, launch->stream)) /* recorded, not run: the graph launch is checked */
         return true;
-    hold(ct_inflight_claim(), launch);
-    current.seq = next_launch_number();
-    current.decoded = false;
-    current.kernel = NULL;
-    bool tainted = ct_store_tainted(ct_g.store);
-    if (ct_g.cfg.inject.n == 0 && !tainted)
-        return true;
-    return before_checked(call, launch, tainted);
+    return begun(call, launch, ct_inflight_claim());
 }
 
-void ct_after_launch(ct_call *call)
+bool ct_before_launch(ct_call *call, const ct_launch *launch)
+{
+    ct_flight_slot *s;
+    /* Neither stand-ins nor captures: one test of both. */
+    if (CT_UNLIKELY((atomic_load_explicit(&ct_stand_ins_made, memory_order_relaxed) |
+                     atomic_load_explicit(&ct_captures_live, memory_order_relaxed)) != 0) ||
+        CT_UNLIKELY(!(s = ct_inflight_claim_fast())))
+        return before_launch_rare(call, launch);
+    return begun(call, launch, s);
+}
+
+/* A launch the driver failed: settled as a failure.  A launch that
+ * succeeded whose thread has no ring or no known context: committed the
+ * long way.  Out of line, so that the common after hook calls nothing but
+ * ct_written. */
+__attribute__((noinline)) static void after_launch_rare(ct_call *call)
 {
     if (call->result == CUDA_SUCCESS) {
-        ct_inflight_commit(current.slot, call->id, current.seq, CT_FLIGHT_LAUNCH);
+        ct_inflight_commit_slow(current.slot, call->id, current.seq, CT_FLIGHT_LAUNCH);
         if (current.decoded)
             ct_written(ct_g.store, current.out, current.n_out);
         return;
     }
-    if (!current.kernel)
+    if (!current.kernel_known || !current.kernel)
         current.kernel = ct_kernel_for(launch_f());
+    current.kernel_known = true;
     settle_failure(call, 0);
+}
+
+void ct_after_launch(ct_call *call)
+{
+    if (CT_UNLIKELY(call->result != CUDA_SUCCESS) ||
+        CT_UNLIKELY(!ct_inflight_commit_fast(current.slot, call->id, current.seq, CT_FLIGHT_LAUNCH))) {
+        after_launch_rare(call);
+        return;
+    }
+    if (current.decoded)
+        ct_written(ct_g.store, current.out, current.n_out);
 }

@@ -54,6 +54,9 @@
 #include "taint.h"
 
 #define CT_EXPORT __attribute__((visibility("default")))
+/* The library's own data its hot paths read: addressed straight, not
+ * through the GOT. */
+#define CT_HIDDEN __attribute__((visibility("hidden")))
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- the table ------------------------------------------------------- */
@@ -166,7 +169,7 @@ typedef struct ct_shim {
     atomic_uint_fast64_t unusable_images; /* image events: loads and lookups the driver refused */
 } ct_shim;
 
-extern ct_shim ct_g;
+extern CT_HIDDEN ct_shim ct_g;
 /* How many wrappers the calling thread is inside (0 outside cutaint).  An
  * exit that starts with it above 0 interrupted cutaint or the driver on
  * this thread (a signal handler, a callback calling exit()): exit-time work
@@ -365,7 +368,7 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch);
 void ct_after_launch(ct_call *call);
 /* ---- graphs.c ---------------------------------------------------------- */
 /* Captures begun and not yet ended: 0 outside any capture. */
-extern atomic_uint ct_captures_live;
+extern CT_HIDDEN atomic_uint ct_captures_live;
 bool ct_captured_ask(ct_call *call, CUstream s);
 /* Is s capturing (work on it recorded, not run)?  Then the call is passed
  * through untouched (call->tracked false).  One load outside a capture. */
@@ -453,7 +456,7 @@ struct ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint6
 
 /* ---- standins.c: handles made up for the runtime ------------------------ */
 struct ct_image;
-extern atomic_uint ct_stand_ins_made;
+extern CT_HIDDEN atomic_uint ct_stand_ins_made;
 static inline bool ct_stand_ins_exist(void)
 {
     return atomic_load_explicit(&ct_stand_ins_made, memory_order_relaxed) != 0;
