@@ -29,8 +29,6 @@
 
 #define CT_FLIGHT_CHAIN 8
 
-typedef enum scope_kind { SCOPE_STREAM = 1 } scope_kind;
-
 /* A context's proofs, kept apart from the streams' and lock-free: a
  * synchronous copy proves its context's blocking streams, and copies are
  * frequent.  Open addressing; a context past the table's room is not
@@ -40,9 +38,10 @@ typedef struct context_proofs {
     atomic_uint_fast64_t context, proven, blocking;
 } context_proofs;
 
-typedef struct scope_key {
-    uint64_t kind, handle, context, thread;
-} scope_key;
+/* A stream's proofs are keyed by the stream as stream_key names it: a
+ * created stream by its handle alone, a default one by its context and
+ * (per-thread) thread. */
+typedef ct_flight_stream scope_key;
 
 typedef struct wait_link {
     uint64_t at;           /* the epoch the wait began */
@@ -243,7 +242,7 @@ static bool same_stream_of(const ct_flight_stream *a, const ct_flight_stream *b)
 
 static scope_key stream_key(const ct_flight_stream *s)
 {
-    return (scope_key){SCOPE_STREAM, s->handle, s->handle ? 0 : s->context, s->handle ? 0 : s->thread};
+    return (scope_key){s->handle, s->handle ? 0 : s->context, s->handle ? 0 : s->thread};
 }
 
 static scope *find_locked(const ct_flight *f, scope_key k)
@@ -361,7 +360,7 @@ void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto)
 void ct_flight_nonblocking(ct_flight *f, uint64_t stream)
 {
     pthread_mutex_lock(&f->lock);
-    scope *s = scope_locked(f, (scope_key){SCOPE_STREAM, stream, 0, 0});
+    scope *s = scope_locked(f, (scope_key){stream, 0, 0});
     if (s)
         s->nonblocking = true;
     pthread_mutex_unlock(&f->lock);
