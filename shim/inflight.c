@@ -91,16 +91,10 @@ ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint64_t con
     return (ct_flight_stream){handle, context, 0};
 }
 
-/* The stream `s` a call of entry `id` names. */
+/* The stream `s` a call of entry `id` names, on the calling thread. */
 static ct_flight_stream stream_of(int id, CUstream s)
 {
-    uint64_t handle = (uint64_t)(uintptr_t)s;
-    ct_flight_stream k = {0, ct_current_context(), 0};
-    if (handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD || (handle == 0 && ct_entries[id].per_thread))
-        k.thread = ct_thread_id();
-    else if (handle != (uint64_t)(uintptr_t)CU_STREAM_LEGACY)
-        k.handle = handle;
-    return k;
+    return ct_inflight_streams((uint64_t)(uintptr_t)s, (uint32_t)id, ct_current_context(), ct_thread_id());
 }
 
 /* ---- proofs --------------------------------------------------------------------- */
