@@ -23,8 +23,7 @@ esac
 "$program" "$mode" >"$work/base.out" 2>"$work/base.err"
 status=$?
 [ "$status" -eq 0 ] || fail "base: exit status $status, expected 0"
-env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" "$mode" \
-    >"$work/shim.out" 2>"$work/shim.err"
+under_shim "$program" "$mode"
 status=$?
 cat "$work/base.out" "$work/shim.out"
 grep '^==[0-9]*== cutaint' "$work/shim.err"

@@ -26,8 +26,7 @@ healthy | arch) faults= ;;
 esac
 export FAKECUDA_FAULTS=$faults
 "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" \
-    >"$work/shim.out" 2>"$work/shim.err" || fail "shim: exit status $?"
+under_shim "$program" || fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 report=$work/report.jsonl
 event() { grep '"event":"image"' "$report"; }

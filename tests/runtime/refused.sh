@@ -11,8 +11,7 @@ shim=$1 program=$2
 . "$(dirname "$0")/judge.sh"
 
 "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" "$program" >"$work/shim.out" 2>"$work/shim.err" ||
-    fail "shim: exit status $?"
+under_shim "$program" || fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 
 expect base launch cudaErrorInvalidValue

@@ -40,8 +40,7 @@ late) want=cudaErrorNoKernelImageForDevice driver_error=CUDA_ERROR_NO_BINARY_FOR
 esac
 export FAKECUDA_LOG=debug
 "$program" "$how" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" CUTAINT_ERROR_EXITCODE=42 "$program" "$how" \
-    >"$work/shim.out" 2>"$work/shim.err"
+under_shim CUTAINT_ERROR_EXITCODE=42 "$program" "$how"
 status=$?
 cat "$work/base.out" "$work/shim.out"
 grep '^==[0-9]*== cutaint' "$work/shim.err"
