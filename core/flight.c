@@ -138,7 +138,6 @@ ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread)
         f->rings = r;
     }
     if (r) {
-        r->thread = thread;
         r->owners[r->n_owners % CT_FLIGHT_OWNERS].thread = thread;
         r->owners[r->n_owners % CT_FLIGHT_OWNERS].from = atomic_load_explicit(&r->n, memory_order_relaxed);
         r->n_owners++;
@@ -165,7 +164,7 @@ void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
 static uint64_t made_by(const ct_flight_ring *r, uint64_t index)
 {
     unsigned known = r->n_owners < CT_FLIGHT_OWNERS ? r->n_owners : CT_FLIGHT_OWNERS;
-    uint64_t thread = r->thread;
+    uint64_t thread = 0; /* a ring is read only once taken: it has a holder */
     for (unsigned k = 0; k < known; k++) {
         unsigned at = (r->n_owners - 1 - k) % CT_FLIGHT_OWNERS;
         thread = r->owners[at].thread;

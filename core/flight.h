@@ -139,9 +139,9 @@ typedef struct ct_flight_slot {
  * generation) trigger at the thread's next launch. */
 typedef struct ct_flight_ring {
     struct ct_flight_ring *next, *next_spare;
-    uint64_t thread;               /* the OS thread id of the thread that holds it */
-    /* Who held it from which launch on: a ring taken over keeps its ended
-     * thread's launches (they may still run), named by their own thread. */
+    /* Who held it from which launch on, the newest its present holder: a
+     * ring taken over keeps its ended thread's launches (they may still
+     * run), named by their own thread. */
     struct {
         uint64_t thread, from;
     } owners[CT_FLIGHT_OWNERS];
