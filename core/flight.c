@@ -207,6 +207,15 @@ __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f,
     return true;
 }
 
+/* w's launch as a slot holds it, its stream as the caller named it. */
+static ct_flight_launch launch_of(const ct_flight_work *w, uint64_t stream)
+{
+    ct_flight_launch l = {.what = w->what, .stream = stream};
+    memcpy(l.grid, w->grid, sizeof w->grid);
+    memcpy(l.block, w->block, sizeof w->block);
+    return l;
+}
+
 /* w into s, by its own thread. */
 static void put_work(ct_flight_slot *s, const ct_flight_work *w)
 {
@@ -217,18 +226,14 @@ static void put_work(ct_flight_slot *s, const ct_flight_work *w)
     s->api = w->api;
     s->kind = w->kind;
     s->index = w->index;
-    s->launch = (ct_flight_launch){.what = w->what, .stream = w->raw_stream};
-    memcpy(s->launch.grid, w->grid, sizeof w->grid);
-    memcpy(s->launch.block, w->block, sizeof w->block);
+    s->launch = launch_of(w, w->raw_stream);
     atomic_store_explicit(&s->seq, w->seq, memory_order_release);
 }
 
 void ct_flight_record(ct_flight *f, ct_flight_ring *r, const ct_flight_work *w)
 {
     ct_flight_slot *s = ct_flight_claim(f, r);
-    s->launch = (ct_flight_launch){.what = w->what, .stream = w->stream.handle};
-    memcpy(s->launch.grid, w->grid, sizeof w->grid);
-    memcpy(s->launch.block, w->block, sizeof w->block);
+    s->launch = launch_of(w, w->stream.handle);
     ct_flight_commit(r, s, w->seq, w->stream.context, w->api, w->kind);
 }
 
