@@ -138,6 +138,11 @@ typedef struct ct_flight_slot {
  * pruning, which a full pinned part and a proof made since (a new
  * generation) trigger at the thread's next launch. */
 typedef struct ct_flight_ring {
+    /* What every launch reads first, at the ring's start. */
+    uint64_t generation;           /* the proof generation it was last pruned at */
+    atomic_uint_fast64_t n;        /* launches kept so far: the next one's index */
+    atomic_uint n_pinned;
+    ct_flight_slot recent[CT_FLIGHT_RECENT], pinned[CT_FLIGHT_PINNED];
     struct ct_flight_ring *next, *next_spare;
     /* Who held it from which launch on, the newest its present holder: a
      * ring taken over keeps its ended thread's launches (they may still
@@ -146,10 +151,6 @@ typedef struct ct_flight_ring {
         uint64_t thread, from;
     } owners[CT_FLIGHT_OWNERS];
     unsigned n_owners;
-    uint64_t generation;           /* the proof generation it was last pruned at */
-    atomic_uint_fast64_t n;        /* launches kept so far: the next one's index */
-    atomic_uint n_pinned;
-    ct_flight_slot recent[CT_FLIGHT_RECENT], pinned[CT_FLIGHT_PINNED];
 } ct_flight_ring;
 
 /* The ring's slow path: a proof was made since its last pruning. */
