@@ -91,8 +91,9 @@ ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint64_t con
     return (ct_flight_stream){handle, context, 0};
 }
 
-/* The stream `s` a call of entry `id` names, on the calling thread. */
-static ct_flight_stream stream_of(int id, CUstream s)
+/* The stream `s` a call of entry `id` names, on the calling thread.  Out
+ * of line: inlined, it widened a synchronous copy's common path. */
+__attribute__((noinline)) static ct_flight_stream stream_of(int id, CUstream s)
 {
     return ct_inflight_streams((uint64_t)(uintptr_t)s, (uint32_t)id, ct_current_context(), ct_thread_id());
 }
