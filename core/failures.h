@@ -15,6 +15,9 @@
  *   into the live failure with an occurrence count instead of a new id; it
  *   keeps its first occurrence's description and its latest launch number.
  * - A failure keeps its newest CT_SKIPS_KEPT skip records and a total count.
+ * - A failure keeps the keys of its newest CT_ATTEMPTS_KEPT distinct
+ *   attempts (launches the driver refused at once), for recognising a
+ *   retry; a cap drops a key, which only makes a retry of it skipped.
  */
 #ifndef CT_FAILURES_H
 #define CT_FAILURES_H
@@ -26,6 +29,7 @@ typedef uint32_t ct_failure_id; /* 0 means "no failure" */
 
 #define CT_SKIPS_KEPT 16
 #define CT_SKIP_SPANS 4
+#define CT_ATTEMPTS_KEPT 4
 
 /* [lo, hi): absolute device addresses. */
 typedef struct ct_span {
@@ -46,6 +50,15 @@ typedef struct ct_failure_desc {
     uint64_t thread;         /* OS thread id of the caller */
     int64_t time_ns;         /* CLOCK_REALTIME */
 } ct_failure_desc;
+
+/* What makes a launch the same work again: the function launched, its
+ * parameter bytes (pointers and scalars, in order; ct_launch_key_params),
+ * and its threads in all (grid times block). */
+typedef struct ct_launch_key {
+    uint64_t function;
+    uint64_t params;         /* 64-bit hash of the bytes, their count mixed in */
+    uint64_t threads;
+} ct_launch_key;
 
 typedef struct ct_skip_desc {
     const char *api;

@@ -202,6 +202,59 @@ ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
     return ct_skip_rule(root_of(s, in, n, root, error), has_context);
 }
 
+uint64_t ct_launch_key_add(uint64_t h, const void *bytes, size_t n)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; b && i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A final avalanche (splitmix64's), so keys that differ in one byte differ
+ * all over. */
+uint64_t ct_launch_key_end(uint64_t h, uint64_t total_bytes)
+{
+    h ^= total_bytes * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
+}
+
+uint64_t ct_launch_threads(const uint32_t grid[3], const uint32_t block[3])
+{
+    uint64_t t = 1;
+    for (int i = 0; i < 6; i++) {
+        uint64_t d = i < 3 ? grid[i] : block[i - 3];
+        t = d && t > UINT64_MAX / d ? UINT64_MAX : t * d;
+    }
+    return t;
+}
+
+/* Does now redo one of f's attempts? */
+static bool repeats_an_attempt(const ct_attempts_view *f, void *ctx)
+{
+    const ct_launch_key *now = ctx;
+    if (!f->intact)
+        return false;
+    for (uint32_t i = 0; i < f->n_keys; i++)
+        if (f->keys[i].function == now->function && f->keys[i].params == now->params &&
+            now->threads >= f->keys[i].threads)
+            return true;
+    return false;
+}
+
+bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried)
+{
+    ct_failure_id oldest = 0;
+    bool retry = f && !f->context_lost && f->n_in <= CT_RETRY_WORDS_MAX && f->n_out <= CT_RETRY_WORDS_MAX &&
+                 ct_carried_within(s, f->in, f->n_in, f->out, f->n_out, repeats_an_attempt, (void *)&f->key,
+                                   &oldest) &&
+                 oldest != 0;
+    if (retried)
+        *retried = retry ? oldest : 0;
+    return retry;
+}
+
 ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
                              ct_failure_id *root, int *error, size_t *at)
 {

@@ -83,6 +83,41 @@ ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t
 /* A launch reading in[n] (its outputs are wherever its arguments point). */
 ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
                                ct_context_query has_context, ct_failure_id *root, int *error);
+/* ---- retries: a launch that redoes one the driver refused ------------- */
+
+/* A launch's key is built as its parameters are read: start from
+ * CT_LAUNCH_PARAMS_SEED, add each parameter's bytes in order, then end
+ * it (which mixes in how many bytes there were). */
+#define CT_LAUNCH_PARAMS_SEED 0x9e3779b97f4a7c15ULL
+uint64_t ct_launch_key_add(uint64_t h, const void *bytes, size_t n);
+uint64_t ct_launch_key_end(uint64_t h, uint64_t total_bytes);
+/* grid times block, saturating. */
+uint64_t ct_launch_threads(const uint32_t grid[3], const uint32_t block[3]);
+
+/* More words than this in a launch's inputs or outputs: never taken for a
+ * retry (the look is quadratic in them). */
+#define CT_RETRY_WORDS_MAX 64
+
+typedef struct ct_retry_facts {
+    ct_launch_key key;
+    const ct_range *in, *out;  /* the launch's inputs and outputs */
+    size_t n_in, n_out;
+    bool context_lost;         /* the latch is set: what failed may have run in part */
+} ct_retry_facts;
+
+/* A launch an input of which carries a failure (ct_launch_rule said
+ * CT_SKIP): is it a retry, to be handed to the driver after all?  Yes only
+ * when every byte of in that carries a failure lies in out (the retry
+ * writes again what the refused launch was to write) and carries an intact
+ * failure (taint.h) one of whose attempts key repeats: the same function,
+ * byte-identical parameters, at least as many threads.  Anything else
+ * carried - a const input the failure reached, a skip's outputs, another
+ * failure - keeps it skipped, and so does a lost context (its failures
+ * were reported later: work may have run in part).  *retried receives the
+ * oldest failure it retries, 0 when none.  Its success then releases out
+ * as any launch's does. */
+bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried);
+
 /* A graph launch whose merged read set is reads[n].  *root and *error as
  * ct_copy_rule's; *at (may be NULL) receives the index of the first read
  * carrying the root, the one the skip names (0 when none carries one).

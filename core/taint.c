@@ -35,6 +35,11 @@
  *   one per turn.
  * - Out of memory never loses taint: when no record can be had, one
  *   stand-in record embedded in the store carries every such failure.
+ * - Intact (taint.h, ct_taint_refused_launch): a record is intact only
+ *   while every occurrence of it was a launch refused at once whose
+ *   outputs carried nothing or only intact failures, and no skip has
+ *   passed it on; any other occurrence or a skip ends it for good.  The
+ *   out-of-memory stand-in is never intact.
  * - Every operation but an unshown scope's enter and successful exit runs
  *   under the store's lock (a pthread rwlock that
  *   prefers writers): held alone by whatever changes anything, shared by
@@ -84,6 +89,9 @@ typedef struct failure {
     uint64_t last_launch;       /* the latest occurrence's launch number */
     uint64_t skips_total;
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* ring; the next goes to total % KEPT */
+    bool intact;                /* see the invariants */
+    uint32_t n_attempts;
+    ct_launch_key attempts[CT_ATTEMPTS_KEPT]; /* oldest first, distinct */
     struct failure *pinned;     /* provisional only: the failure it keeps alive */
     struct failure *next_free;
     UT_hash_handle hh_id;
@@ -256,6 +264,8 @@ static void record_init(failure *f, ct_failure_id id, const ct_failure_desc *des
     f->occurrences = 1;
     f->last_launch = desc->launch_seq;
     f->skips_total = 0;
+    f->intact = false;
+    f->n_attempts = 0;
     f->pinned = NULL;
 }
 
@@ -550,6 +560,130 @@ static void note_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void
     uint64_t base = ct_alloc_base(a);
     if (skip->n_spans < CT_SKIP_SPANS)
         skip->spans[skip->n_spans++] = (ct_span){base + off, base + end};
+}
+
+/* --- attempts: what a retry must repeat --------------------------------- */
+
+/* r clipped as each_span clips it, in absolute addresses; false when it
+ * starts outside every known allocation or is empty. */
+static bool span_of(ct_store *s, const ct_range *r, uint64_t *lo, uint64_t *hi)
+{
+    ct_alloc *a = r->len ? ct_allocmap_find(s->map, r->addr) : NULL;
+    if (!a)
+        return false;
+    uint64_t base = ct_alloc_base(a), size = ct_alloc_size(a), off = r->addr - base;
+    *lo = r->addr;
+    *hi = base + (r->len == CT_TO_END || r->len > size - off ? size : off + r->len);
+    return true;
+}
+
+/* Does the union of w's spans hold every byte of [lo, hi)?  Quadratic in
+ * n, which the caller keeps small. */
+static bool spans_cover(ct_store *s, const ct_range *w, size_t n, uint64_t lo, uint64_t hi)
+{
+    uint64_t at = lo;
+    while (at < hi) {
+        uint64_t reached = at;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a, b;
+            if (span_of(s, &w[i], &a, &b) && a <= at && b > reached)
+                reached = b;
+        }
+        if (reached == at)
+            return false;
+        at = reached;
+    }
+    return true;
+}
+
+typedef struct intact_look {
+    bool intact;
+} intact_look;
+
+static void note_intact(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    intact_look *look = ctx;
+    const ct_claims *c = ct_alloc_claims(a);
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    for (size_t i = ct_claims_first_after(v, c->n, off); look->intact && i < c->n && v[i].off < end; i++) {
+        const failure *f = find_record(s, v[i].id);
+        look->intact = f && f->intact;
+    }
+}
+
+/* Does every byte of w carry nothing, or only intact failures? */
+static bool footprint_intact(ct_store *s, const ct_range *w, size_t n)
+{
+    intact_look look = {true};
+    each_range(s, w, n, note_intact, &look);
+    return look.intact;
+}
+
+static bool same_work(const ct_launch_key *a, const ct_launch_key *b)
+{
+    return a->function == b->function && a->params == b->params;
+}
+
+/* key becomes f's newest attempt: one of the same work keeps the fewest
+ * threads any attempt had (a retry needs at least as many as one of
+ * them); the oldest goes when they are all taken. */
+static void keep_attempt(failure *f, const ct_launch_key *key)
+{
+    ct_launch_key kept = *key;
+    uint32_t i = 0;
+    while (i < f->n_attempts && !same_work(&f->attempts[i], key))
+        i++;
+    if (i < f->n_attempts) {
+        if (f->attempts[i].threads < kept.threads)
+            kept.threads = f->attempts[i].threads;
+    } else if (f->n_attempts == CT_ATTEMPTS_KEPT) {
+        i = 0;
+    } else {
+        f->n_attempts++;
+    }
+    memmove(&f->attempts[i], &f->attempts[i + 1], (f->n_attempts - 1 - i) * sizeof *f->attempts);
+    f->attempts[f->n_attempts - 1] = kept;
+}
+
+typedef struct within_look {
+    const ct_range *out;
+    size_t n_out;
+    ct_attempts_accept accept;
+    void *ctx;
+    bool within;
+    ct_failure_id oldest;
+} within_look;
+
+static void note_within(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    within_look *look = ctx;
+    const ct_claims *c = ct_alloc_claims(a);
+    ct_claim one;
+    const ct_claim *v = ct_claims_view(c, &one);
+    uint64_t base = ct_alloc_base(a);
+    for (size_t i = ct_claims_first_after(v, c->n, off); look->within && i < c->n && v[i].off < end; i++) {
+        const failure *f = find_record(s, v[i].id);
+        if (look->oldest == 0 || v[i].id < look->oldest)
+            look->oldest = v[i].id;
+        uint64_t lo = base + (v[i].off > off ? v[i].off : off), hi = base + (v[i].end < end ? v[i].end : end);
+        ct_attempts_view view = {v[i].id, f && f->intact, f ? f->n_attempts : 0, f ? f->attempts : NULL};
+        look->within = f && look->accept(&view, look->ctx) && spans_cover(s, look->out, look->n_out, lo, hi);
+    }
+}
+
+bool ct_carried_within(ct_store *s, const ct_range *in, size_t n_in, const ct_range *out, size_t n_out,
+                       ct_attempts_accept accept, void *ctx, ct_failure_id *oldest)
+{
+    within_look look = {out, n_out, accept, ctx, true, 0};
+    if (s && in && accept && ct_store_tainted(s)) {
+        lock_to_look(s);
+        each_range(s, in, n_in, note_within, &look);
+        unlock_look(s);
+    }
+    if (oldest)
+        *oldest = look.oldest;
+    return look.within;
 }
 
 /* Where a skip's outputs lie: the first CT_SKIP_SPANS ranges of w, clipped
@@ -951,15 +1085,20 @@ ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
     return sl->id;
 }
 
-/* Mint or fold the failure of work that did not write w, and taint w. */
-static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed,
+/* Mint or fold the failure of work that did not write w, and taint w.
+ * key: a launch refused at once, else NULL (which ends intact). */
+static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed, const ct_launch_key *key,
                                   const ct_range *w, size_t n, ct_occurrence *occ)
 {
+    bool over_intact = key && footprint_intact(s, w, n);
     bool fresh;
     failure *f = mint_or_fold(s, failed, &fresh);
     ct_failure_id id = f->id;
     if (occ)
         *occ = (ct_occurrence){ fresh, f->occurrences, f->desc.launch_seq };
+    f->intact = over_intact && f != &s->oom && (fresh || f->intact);
+    if (key)
+        keep_attempt(f, key);
     each_range(s, w, n, set_span, f);
     release_if_unclaimed(s, f);
     return id;
@@ -983,7 +1122,7 @@ static ct_failure_id exit_placed(ct_store *s, ct_failure_id provisional, const c
         p->pinned = NULL;
     ct_failure_id id = 0;
     if (failed)
-        id = taint_locked(s, failed, w, n, occ);
+        id = taint_locked(s, failed, NULL, w, n, occ);
     else
         each_range(s, w, n, clear_span, NULL);
     if (displaced)
@@ -1064,7 +1203,19 @@ ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
     if (!s || !failed)
         return 0;
     lock(s);
-    ct_failure_id id = taint_locked(s, failed, w, n, occ);
+    ct_failure_id id = taint_locked(s, failed, NULL, w, n, occ);
+    unlock(s);
+    return id;
+}
+
+ct_failure_id ct_taint_refused_launch(ct_store *s, const ct_failure_desc *failed, const ct_launch_key *key,
+                                      const ct_range *w, size_t n, ct_occurrence *occ)
+{
+    no_occurrence(occ);
+    if (!s || !failed || !key)
+        return 0;
+    lock(s);
+    ct_failure_id id = taint_locked(s, failed, key, w, n, occ);
     unlock(s);
     return id;
 }
@@ -1135,6 +1286,7 @@ void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
     }
     if (skip)
         record_skip(s, f, skip, w, n);
+    f->intact = false; /* its bytes now include work that never ran */
     each_range(s, w, n, set_span, f);
     release_if_unclaimed(s, f);
     unlock(s);

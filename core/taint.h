@@ -133,6 +133,32 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
 ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
                        const ct_range *w, size_t n, ct_occurrence *occ);
 
+/* A launch the driver refused at once (the launch call itself returned
+ * the error: nothing of it ran): ct_taint, and the failure keeps key as one
+ * of its attempts.  It stays *intact* (ct_attempts_view) only while every
+ * occurrence was such a launch whose outputs carried nothing, or only
+ * intact failures, and no skip has passed it on: then every byte carrying
+ * it still holds what it held before the launch, nothing stale. */
+ct_failure_id ct_taint_refused_launch(ct_store *s, const ct_failure_desc *failed, const ct_launch_key *key,
+                                      const ct_range *w, size_t n, ct_occurrence *occ);
+
+/* What a failure says to a launch that may retry it. */
+typedef struct ct_attempts_view {
+    ct_failure_id id;
+    bool intact;                 /* see ct_taint_refused_launch */
+    uint32_t n_keys;             /* its newest distinct attempts, oldest first */
+    const ct_launch_key *keys;
+} ct_attempts_view;
+typedef bool (*ct_attempts_accept)(const ct_attempts_view *f, void *ctx);
+
+/* Under one look at the store: does every byte of in that carries a
+ * failure lie within out (both clipped as every operation clips them), and
+ * does accept take the failure it carries?  *oldest (may be NULL) receives
+ * the oldest failure met, 0 when no byte of in carries one.  accept is
+ * called under the store's lock: it must only look at its arguments. */
+bool ct_carried_within(ct_store *s, const ct_range *in, size_t n_in, const ct_range *out, size_t n_out,
+                       ct_attempts_accept accept, void *ctx, ct_failure_id *oldest);
+
 /* The failure carried by any byte of r (the oldest, when several), or 0.
  * *error receives that failure's error (may be NULL). */
 ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *error);

@@ -486,3 +486,118 @@ Test(rules, a_launch_is_a_suspect_until_a_proof_covers_its_epoch)
     cr_assert(ct_suspect_rule(5, &(ct_proven){.blocking = 5, .nonblocking = true}), "not a non-blocking one");
     cr_assert_not(ct_suspect_rule(5, &(ct_proven){.stream = 5, .nonblocking = true}));
 }
+
+/* ---- retries ------------------------------------------------------------ */
+
+#define FN 0x4000u
+static const ct_range to_end_a = {A, CT_TO_END};
+
+static ct_launch_key key(uint64_t params, uint64_t threads) { return (ct_launch_key){FN, params, threads}; }
+
+/* A launch of FN over A (read and written) the driver refused at once. */
+static ct_failure_id refused_launch(const char *kernel, int error, ct_launch_key k, ct_range w)
+{
+    ct_failure_desc d = {.error = error, .api = "cuLaunchKernel", .kernel = kernel};
+    return ct_taint_refused_launch(s, &d, &k, &w, 1, NULL);
+}
+
+static bool retries(ct_launch_key k, const ct_range *in, size_t n_in, const ct_range *out, size_t n_out,
+                    ct_failure_id *retried)
+{
+    ct_retry_facts f = {.key = k, .in = in, .n_in = n_in, .out = out, .n_out = n_out};
+    return ct_retry_rule(s, &f, retried);
+}
+
+Test(rules, the_same_work_with_as_many_threads_retries_a_refused_launch)
+{
+    ct_failure_id f = refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    ct_failure_id retried = 0;
+    cr_assert(retries(key(7, 4096), &to_end_a, 1, &to_end_a, 1, &retried), "the same launch again");
+    cr_assert_eq(retried, f);
+    cr_assert(retries(key(7, 8192), &to_end_a, 1, &to_end_a, 1, NULL), "more threads in all");
+    cr_assert_not(retries(key(7, 2048), &to_end_a, 1, &to_end_a, 1, &retried), "fewer threads: part unwritten");
+    cr_assert_eq(retried, 0);
+    cr_assert_not(retries(key(8, 4096), &to_end_a, 1, &to_end_a, 1, NULL), "other parameter bytes");
+    ct_launch_key other_fn = {FN + 1, 7, 4096};
+    cr_assert_not(retries(other_fn, &to_end_a, 1, &to_end_a, 1, NULL), "another function");
+    ct_retry_facts lost = {.key = key(7, 4096), .in = &to_end_a, .n_in = 1, .out = &to_end_a, .n_out = 1,
+                           .context_lost = true};
+    cr_assert_not(ct_retry_rule(s, &lost, NULL), "a lost context: the failure may have run in part");
+}
+
+Test(rules, a_retry_must_write_every_carried_byte_it_reads)
+{
+    refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    ct_range upper = {A + 1024, CT_TO_END};
+    cr_assert_not(retries(key(7, 4096), &to_end_a, 1, &upper, 1, NULL),
+                  "bytes below its outputs carry the failure: a const input the failure reached");
+    ct_range pieces[2] = {{A, 1024}, {A + 1024, CT_TO_END}};
+    cr_assert(retries(key(7, 4096), &to_end_a, 1, pieces, 2, NULL), "outputs that together cover it");
+}
+
+Test(rules, any_other_failure_carried_keeps_a_retry_skipped)
+{
+    refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    ct_failure_id other = taint(B, 16);
+    ct_range both[2] = {to_end_a, {B, CT_TO_END}};
+    ct_failure_id retried = 0;
+    cr_assert_not(retries(key(7, 4096), both, 2, both, 2, &retried), "B carries failure #%u", other);
+    cr_assert_not(retries(key(7, 4096), &(ct_range){B, CT_TO_END}, 1, &(ct_range){B, CT_TO_END}, 1, NULL),
+                  "a failure that was not a refused launch");
+}
+
+Test(rules, a_failure_a_skip_passed_on_is_retried_no_more)
+{
+    ct_failure_id f = refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    ct_skip_desc skip = {.api = "cuLaunchKernel", .kernel = "next", .launch_seq = 2, .needed = A};
+    ct_range b = {B, CT_TO_END};
+    ct_propagate(s, f, &skip, &b, 1);
+    cr_assert_not(retries(key(7, 4096), &to_end_a, 1, &to_end_a, 1, NULL),
+                  "its bytes may now hold work that never ran");
+}
+
+Test(rules, a_launch_refused_over_stale_bytes_leaves_no_retry)
+{
+    ct_failure_id stale = taint(A, 16); /* not a refused launch: its bytes are stale */
+    refused_launch("k2", ERR_LAUNCH, key(7, 4096), to_end_a); /* another failure, over them */
+    cr_assert_not(retries(key(7, 4096), &to_end_a, 1, &to_end_a, 1, NULL), "A held failure #%u's stale bytes",
+                  stale);
+}
+
+Test(rules, a_refused_retry_keeps_its_failure_retryable_with_the_fewest_threads)
+{
+    ct_failure_id f = refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    cr_assert_eq(refused_launch("k", ERR_LAUNCH, key(7, 2048), to_end_a), f, "folded");
+    cr_assert(retries(key(7, 2048), &to_end_a, 1, &to_end_a, 1, NULL), "as many threads as one attempt");
+    ct_failure_id g = refused_launch("k", ERR_LAUNCH + 1, key(7, 1024), to_end_a);
+    cr_assert_neq(g, f, "another error: another failure over the same bytes");
+    ct_failure_id retried = 0;
+    cr_assert(retries(key(7, 1024), &to_end_a, 1, &to_end_a, 1, &retried), "a retry of a retry");
+    cr_assert_eq(retried, g);
+}
+
+Test(rules, only_the_newest_attempts_are_kept)
+{
+    ct_failure_id f = 0;
+    for (uint64_t p = 1; p <= CT_ATTEMPTS_KEPT + 1; p++)
+        f = refused_launch("k", ERR_LAUNCH, key(p, 64), to_end_a);
+    cr_assert(f);
+    cr_assert_not(retries(key(1, 64), &to_end_a, 1, &to_end_a, 1, NULL), "the oldest attempt was dropped");
+    cr_assert(retries(key(2, 64), &to_end_a, 1, &to_end_a, 1, NULL), "the others are kept");
+    cr_assert(retries(key(CT_ATTEMPTS_KEPT + 1, 64), &to_end_a, 1, &to_end_a, 1, NULL));
+}
+
+Test(rules, the_launch_key_tells_parameter_bytes_and_threads_apart)
+{
+    uint32_t grid[3] = {2, 1, 1}, block[3] = {2048, 1, 1}, wide[3] = {1u << 31, 65535, 65535};
+    cr_assert_eq(ct_launch_threads(grid, block), 4096);
+    cr_assert_eq(ct_launch_threads(wide, block), UINT64_MAX, "saturates");
+    float one = 1.0f, two = 2.0f;
+    uint64_t h1 = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 4);
+    uint64_t h2 = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &two, sizeof two), 4);
+    uint64_t again = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 4);
+    cr_assert_eq(h1, again);
+    cr_assert_neq(h1, h2);
+    cr_assert_neq(h1, ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 8),
+                  "the byte count is mixed in");
+}
