@@ -429,6 +429,21 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
     emit(&j);
 }
 
+void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_seq)
+{
+    ct_log(CT_LOG_INFO, "launch #%llu of %s retried failure #%u and succeeded: its outputs no longer carry it",
+           (unsigned long long)launch_seq, kernel ? kernel : "an unknown kernel", retried);
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, CT_EVENT(retry)))
+        return;
+    ct_jsonl_uint(&j, CT_KEY(retry, failure, INT), retried);
+    ct_jsonl_str(&j, CT_KEY(retry, kernel, STR), kernel);
+    ct_jsonl_uint(&j, CT_KEY(retry, launch, INT), launch_seq);
+    ct_jsonl_uint(&j, CT_KEY(retry, thread, INT), ct_thread_id());
+    emit(&j);
+}
+
 static const char *subject(const ct_failure_info *f)
 {
     return f->desc.kernel ? f->desc.kernel : f->desc.api;

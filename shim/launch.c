@@ -17,6 +17,11 @@
  *   kernel it used to be (kernels.c).
  * - A skipped launch is not handed to the driver; its outputs take the root
  *   failure's id, never a new one.
+ * - A launch the driver refused at once leaves its key (function,
+ *   parameter bytes, threads) on its failure, and one whose inputs carry
+ *   only what such a launch was to write is a retry (core's
+ *   ct_retry_rule): handed to the driver, its success releases its
+ *   outputs.  Keys are made only then, never on the happy path.
  * - A launch opens no provisional write scope, whether or not taint exists
  *   elsewhere: its outputs are tainted when the driver reports the failure,
  *   by the same rule whatever unrelated memory carries.  A successful launch
@@ -80,6 +85,7 @@ static CT_HOT_TLS struct {
     };
     unsigned n_in, n_out;
     ct_range *in, *out;      /* valid once decoded */
+    ct_failure_id retrying;  /* valid once decoded: the failure this launch retries, 0 none */
     numbering numbering;     /* beside the rest: the launch's one TLS address */
 } current;
 
@@ -176,19 +182,27 @@ static unsigned bind_params(const ct_kernel *k, void **params, const ct_words *r
     return b.n;
 }
 
-/* The packed buffer of `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs. */
-static unsigned bind_extra(const ct_kernel *k, void **extra, const ct_words *room)
+/* The packed buffer of `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE
+ * pairs) and its size; NULL with none or an empty one. */
+static const unsigned char *extra_buffer(void **extra, size_t *size)
 {
-    bindings b = {room->bound, room->roles, 0, room->cap};
     const unsigned char *buffer = NULL;
-    size_t size = 0;
+    *size = 0;
     for (unsigned i = 0; i < 2 * CT_MAX_EXTRA_PAIRS && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
         if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
             buffer = extra[i + 1];
         else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-            size = *(const size_t *)extra[i + 1];
+            *size = *(const size_t *)extra[i + 1];
     }
-    if (!buffer || size == 0)
+    return *size ? buffer : NULL;
+}
+
+static unsigned bind_extra(const ct_kernel *k, void **extra, const ct_words *room)
+{
+    bindings b = {room->bound, room->roles, 0, room->cap};
+    size_t size;
+    const unsigned char *buffer = extra_buffer(extra, &size);
+    if (!buffer)
         return 0;
     if (!k->layout_known) {
         bind_words(&b, buffer, 0, size, CT_ROLE_READWRITE);
@@ -295,6 +309,7 @@ static unsigned bind_launch(ct_scratch *room, ct_words *w)
 static void split(const ct_words *w, unsigned n)
 {
     current.decoded = true;
+    current.retrying = 0;
     current.in = w->in;
     current.out = w->out;
     current.n_in = current.n_out = 0;
@@ -317,6 +332,7 @@ static void decode(void)
 {
     ct_scratch *room = room_to_decode();
     current.decoded = true;
+    current.retrying = 0;
     current.n_in = current.n_out = 0;
     ct_words w;
     if (room) {
@@ -336,6 +352,45 @@ static ct_failure_desc describe_launch(const ct_call *call, CUresult error)
     memcpy(d.block, current.slot->launch.block, sizeof d.block);
     d.stream = current.slot->launch.stream;
     return d;
+}
+
+/* What makes the launch in flight the same work again (core/failures.h):
+ * its function, its kernel's name and parameter bytes as its layout reads
+ * them, its threads. */
+static ct_launch_key launch_key(void)
+{
+    const ct_kernel *k = current.kernel;
+    const ct_flight_launch *l = &current.slot->launch;
+    uint64_t h = CT_LAUNCH_PARAMS_SEED, total = 0;
+    if (k && k->pretty)
+        h = ct_launch_key_add(h, k->pretty, strlen(k->pretty));
+    void **params = launch_params(), **extra = launch_extra();
+    for (unsigned i = 0; k && params && i < k->n_params; i++) {
+        h = ct_launch_key_add(h, params[i], params[i] ? k->params[i].size : 0);
+        total += params[i] ? k->params[i].size : 0;
+    }
+    size_t size = 0;
+    const unsigned char *buffer = k && !params && extra ? extra_buffer(extra, &size) : NULL;
+    if (buffer) {
+        h = ct_launch_key_add(h, buffer, size);
+        total += size;
+    }
+    return (ct_launch_key){l->what, ct_launch_key_end(h, total), ct_launch_threads(l->grid, l->block)};
+}
+
+/* A launch an input of which carries a failure: a retry of a launch the
+ * driver refused (core's ct_retry_rule)?  Then it runs. */
+static bool retries(void)
+{
+    ct_retry_facts f = {
+        .key = launch_key(),
+        .in = current.in,
+        .n_in = current.n_in,
+        .out = current.out,
+        .n_out = current.n_out,
+        .context_lost = ct_latch_is_set(ct_g.latch),
+    };
+    return ct_retry_rule(ct_g.store, &f, &current.retrying);
 }
 
 static bool skip(ct_call *call, ct_failure_id root, int error)
@@ -363,7 +418,8 @@ __attribute__((noinline)) static bool check_inputs(ct_call *call, const ct_words
     split(w, n);
     ct_failure_id root = 0;
     int error = 0;
-    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP)
+    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP &&
+        !retries())
         return skip(call, root, error);
     return true;
 }
@@ -459,7 +515,8 @@ static void settle_failure(ct_call *call, uint32_t image)
         decode();
     ct_failure_desc failed = describe_launch(call, call->result);
     failed.image = image;
-    ct_settle_writes(call, current.out, current.n_out, &failed);
+    ct_launch_key key = launch_key();
+    ct_settle_refused_launch(call, current.out, current.n_out, &failed, &key);
     call->kernel = failed.kernel;
 }
 
@@ -525,6 +582,16 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     return begun(call, launch, s);
 }
 
+/* A decoded launch that succeeded is its outputs' last writer; a retry
+ * says what it cleared.  Out of line, so the after hook reaches it by a
+ * tail call and saves no register. */
+__attribute__((noinline)) static void release_outputs(void)
+{
+    ct_written(ct_g.store, current.out, current.n_out);
+    if (CT_UNLIKELY(current.retrying))
+        ct_event_retry(current.retrying, current.kernel ? current.kernel->pretty : NULL, current.seq);
+}
+
 /* A launch the driver failed: settled as a failure.  A launch that
  * succeeded whose thread has no ring or no known context: committed the
  * long way.  Out of line, so that the common after hook calls nothing but
@@ -534,7 +601,7 @@ __attribute__((noinline)) static void after_launch_rare(ct_call *call)
     if (call->result == CUDA_SUCCESS) {
         ct_inflight_commit_slow(current.slot, call->id, current.seq, CT_FLIGHT_LAUNCH);
         if (current.decoded)
-            ct_written(ct_g.store, current.out, current.n_out);
+            release_outputs();
         return;
     }
     if (!current.kernel_known || !current.kernel)
@@ -551,5 +618,5 @@ void ct_after_launch(ct_call *call)
         return;
     }
     if (current.decoded)
-        ct_written(ct_g.store, current.out, current.n_out);
+        release_outputs();
 }

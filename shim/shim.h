@@ -223,6 +223,10 @@ void ct_after_plain(ct_call *call);
  * failure taints it with the real failure (reported on first occurrence).
  * Returns the failure id (0 on success). */
 ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed);
+/* A launch the driver (or an injection) refused at once: its outputs w take
+ * the failure, which keeps key for recognising a retry (core/taint.h). */
+ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
+                                       const ct_launch_key *key);
 /* Work skipped because an input carries `root`: w takes the same failure,
  * the skip is recorded and reported, and the call answered as
  * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
@@ -555,6 +559,8 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
 /* A failure folded into live failure id: d describes this occurrence. */
 void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurrence *occ, bool injected);
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
+/* A launch retried failure `retried` and succeeded: its outputs were released. */
+void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_seq);
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,
                       int returned, bool poisoned);
 void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost);

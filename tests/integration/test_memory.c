@@ -76,7 +76,10 @@ Test(memory, mappings_side_by_side_are_one_run)
     h_expect_lines(&r, lines);
     h_report rep;
     h_expect_report(&r, &rep);
-    cr_expect_eq(h_count(&rep, "skip"), 2, "the second fill and the fill through c: %s", h_events(&rep));
+    /* The second fill is the first again (a retry: the driver refuses it
+     * once more); the fill through c, with another value, is skipped. */
+    cr_expect_eq(h_count(&rep, "repeat"), 1, "the second fill: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "skip"), 1, "the fill through c: %s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }

@@ -5,9 +5,10 @@
  * cudaMemcpy. Without cutaint that copy succeeds and hands over whatever the
  * buffer held; under cutaint it must fail, with the host buffer poisoned.
  * Then the program does it right: it clears the buffer with cudaMemset (a
- * non-const pointer is an input too, so a launch over the stale buffer would
- * be skipped), relaunches correctly and reads back correct values; and once
- * more after cudaDeviceReset().
+ * non-const pointer is an input too, and 4 blocks of 256 are fewer threads in
+ * all than the refused 2048: no retry, so a launch over the stale buffer
+ * would be skipped; retry.cu has the retries), relaunches correctly and
+ * reads back correct values; and once more after cudaDeviceReset().
  *
  * fill's mangled name is fakecuda's built-in fill. Prints "RESULT key=value"
  * lines for tests/runtime/refused.sh: launch and memcpy (error names), host
