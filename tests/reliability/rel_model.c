@@ -11,13 +11,20 @@
  * errors fakecuda returns at once, FAKECUDA_FAULTS codes, CUTAINT_INJECT
  * launch and api specs), runs each one in a child process under the shim on
  * fakecuda, and checks every result against a reference model that runs in
- * the same process on host memory:
+ * the same process on host memory.  Retry ops launch the last refused launch
+ * again (docs/DESIGN.md, "Retries"): valid with as many threads in all, with
+ * fewer, with another value, after the same failure reached a const input of
+ * it, or refused once more; the model decides retries by the documented rule
+ * (intact failures, attempts, carried bytes within the outputs) and asserts
+ * that no retry it runs reads bytes a skip left stale (its own per-byte
+ * record of skipped work), so the rule is checked sound as well as followed:
  *   - a read is refused iff some byte read carries a failure (its last writer
  *     failed or was skipped); the refusal returns the root failure's code, the
  *     host buffer holds the poison byte, and the report's refused_read names
  *     the model's root failure id and failure set;
  *   - a served read returns exactly the bytes the model holds;
- *   - every failure / skip event of the report is one the model predicted;
+ *   - every failure / skip / retry event of the report is one the model
+ *     predicted;
  *   - no context is latched but in a loss program, whose exit status is 70
  *     (cutaint's), any other's its own.
  * Loss programs (about 3 in 10, one thread only): after its ops the program
@@ -55,6 +62,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,9 +219,10 @@ static int fc_fault_fire(prog_cfg *c, bool launch, const char *name)
 }
 
 /* ----------------------------------------------------------- programs -- */
-enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_CONTEXT, OP_UNLOAD, OP_N };
+enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_CONTEXT, OP_UNLOAD,
+       OP_RETRY, OP_N };
 static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync",
-                                     "context", "unload"};
+                                     "context", "unload", "retry"};
 typedef struct op {
     uint8_t kind;
     uint32_t r[12];
@@ -221,7 +230,7 @@ typedef struct op {
 
 static void gen_ops(uint64_t pseed, unsigned n, op *ops)
 {
-    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 32, 20, 3, 1, 1};
+    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 28, 20, 3, 1, 1, 4};
     uint64_t s = pseed;
     for (unsigned i = 0; i < n; i++) {
         unsigned w = rnd(&s, 100), k = 0;
@@ -242,6 +251,7 @@ typedef struct slot {
     uint64_t size;
     uint8_t *data;
     uint32_t *taint; /* model failure id per byte, 0 = written */
+    uint8_t *stale;  /* 1: a skip's output since the last successful write: the bytes lack work that never ran */
     /* A window of virtual memory (op_alloc_run): two granules mapped side by
      * side from run, the window straddling the seam between them.  0: a
      * cuMemAlloc allocation. */
@@ -250,12 +260,50 @@ typedef struct slot {
     bool mapped[2];
 } slot;
 
+/* What makes a launch the same work again (docs/DESIGN.md, "Retries"):
+ * the function handle, the parameter bytes (compared whole), threads in all. */
+#define ATTEMPTS_KEPT 4
+typedef struct attempt {
+    uint64_t fn;
+    unsigned char bytes[64];
+    size_t len;
+    uint64_t threads;
+} attempt;
+
 typedef struct mfail {
     int error;
     unsigned long occurrences;
     char api[48];
     char kernel[32]; /* base name; "" for none */
+    /* every occurrence a launch refused at once over bytes carrying nothing
+     * or intact failures, and no skip passed it on */
+    bool intact;
+    unsigned n_att;
+    attempt att[ATTEMPTS_KEPT]; /* oldest first */
 } mfail;
+
+typedef struct binding {
+    CUdeviceptr p;
+    bool write; /* non-const: read and written */
+} binding;
+
+/* Everything a launch passes and the model needs to run it again: a
+ * retry repeats a refused one's description (op_retry). */
+typedef struct launch_desc {
+    unsigned k;
+    unsigned char params[64];
+    size_t poff[4], psz[4];
+    unsigned np;
+    binding bind[4];
+    unsigned nb;
+    slot where[4];             /* each binding's slot as it was (base, size) */
+    int n;
+    float fv;
+    uint64_t grid;
+    unsigned block, smem, how;
+    bool invalid;
+    uint64_t av2;              /* elements from the second pointer on: what gather and count_fill may index */
+} launch_desc;
 
 typedef struct checker {
     int tid;              /* -1: single-threaded program */
@@ -268,6 +316,11 @@ typedef struct checker {
     unsigned exp_new[8], n_exp_new;
     unsigned exp_repeat[8], n_exp_repeat;
     unsigned exp_skip_root[8], n_exp_skip;
+    unsigned exp_retry[8], n_exp_retry;
+    bool minted_fresh, fold_was_intact; /* what the last mint found */
+    uint64_t retries;
+    launch_desc refused;  /* the last launch refused at once, for op_retry */
+    bool has_refused;
     int rep_fd;
     char *rep_buf;
     size_t rep_len, rep_cap;
@@ -407,6 +460,9 @@ static unsigned mint(checker *c, const char *api, const char *kernel, int error,
                 f->occurrences++;
                 if (c->n_exp_repeat < 8)
                     c->exp_repeat[c->n_exp_repeat++] = id;
+                c->minted_fresh = false;
+                c->fold_was_intact = f->intact;
+                f->intact = false; /* a refused launch sets it again (refused_launch) */
                 return id;
             }
         }
@@ -418,6 +474,9 @@ static unsigned mint(checker *c, const char *api, const char *kernel, int error,
     unsigned id = ++c->n_fail;
     c->f[id].error = error;
     c->f[id].occurrences = 1;
+    c->f[id].intact = false;
+    c->f[id].n_att = 0;
+    c->minted_fresh = true;
     snprintf(c->f[id].api, sizeof c->f[id].api, "%s", api);
     snprintf(c->f[id].kernel, sizeof c->f[id].kernel, "%s", kernel ? kernel : "");
     if (c->n_exp_new < 8)
@@ -426,13 +485,106 @@ static unsigned mint(checker *c, const char *api, const char *kernel, int error,
     return id;
 }
 
+/* w's bytes carry id from now on (0: written, and so no longer stale). */
 static void set_taint(checker *c, const wrange *w, unsigned n, unsigned id)
 {
     for (unsigned k = 0; k < n; k++) {
         slot *s = &c->s[w[k].slot];
-        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++) {
             s->taint[b] = id;
+            if (!id)
+                s->stale[b] = 0;
+        }
     }
+}
+
+/* Work reading root's bytes was skipped: w takes root, lacks what the work
+ * would have written, and root is intact no more. */
+static void skipped(checker *c, const wrange *w, unsigned n, unsigned root)
+{
+    set_taint(c, w, n, root);
+    for (unsigned k = 0; k < n; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+            s->stale[b] = 1;
+    }
+    c->f[root].intact = false;
+    c->exp_skip_root[c->n_exp_skip++] = root;
+    c->skips++;
+}
+
+/* Every byte of w carries nothing or an intact failure. */
+static bool footprint_intact(checker *c, const wrange *w, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+            if (s->taint[b] && !c->f[s->taint[b]].intact)
+                return false;
+    }
+    return true;
+}
+
+static bool same_work(const attempt *a, const attempt *b)
+{
+    return a->fn == b->fn && a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* A launch refused at once minted or folded id over out (before out took
+ * it): its attempt is kept, the fewest threads of the same work's, the
+ * oldest dropped past ATTEMPTS_KEPT; intact as docs/DESIGN.md says. */
+static void refused_launch(checker *c, unsigned id, const attempt *a, bool over_intact)
+{
+    mfail *f = &c->f[id];
+    f->intact = over_intact && (c->minted_fresh || c->fold_was_intact);
+    attempt kept = *a;
+    unsigned i = 0;
+    while (i < f->n_att && !same_work(&f->att[i], a))
+        i++;
+    if (i < f->n_att) {
+        if (f->att[i].threads < kept.threads)
+            kept.threads = f->att[i].threads;
+    } else if (f->n_att == ATTEMPTS_KEPT) {
+        i = 0;
+    } else {
+        f->n_att++;
+    }
+    memmove(&f->att[i], &f->att[i + 1], (f->n_att - 1 - i) * sizeof *f->att);
+    f->att[f->n_att - 1] = kept;
+}
+
+/* A launch (a) whose inputs carry a failure: a retry?  Every carried byte
+ * it reads lies in its outputs and carries an intact failure one of whose
+ * attempts it repeats with at least as many threads. */
+static bool retries(checker *c, const attempt *a, const wrange *in, unsigned nin, const wrange *out, unsigned nout)
+{
+    for (unsigned k = 0; k < nin; k++) {
+        slot *s = &c->s[in[k].slot];
+        for (uint64_t b = in[k].off; b < in[k].off + in[k].len && b < s->size; b++) {
+            unsigned t = s->taint[b];
+            if (!t)
+                continue;
+            const mfail *f = &c->f[t];
+            bool repeats = false;
+            for (unsigned i = 0; i < f->n_att && !repeats; i++)
+                repeats = same_work(&f->att[i], a) && a->threads >= f->att[i].threads;
+            if (!f->intact || !repeats || !in_ranges(out, nout, in[k].slot, b))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Does any byte of w lack work that never ran? */
+static bool any_stale(checker *c, const wrange *w, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        slot *s = &c->s[w[k].slot];
+        for (uint64_t b = w[k].off; b < w[k].off + w[k].len && b < s->size; b++)
+            if (s->stale[b])
+                return true;
+    }
+    return false;
 }
 
 /* Lowest failure id carried by any byte of w, 0 if none. */
@@ -547,7 +699,7 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
             break;
         c->rep_len += (size_t)n;
     }
-    unsigned got_new = 0, got_repeat = 0, got_skip = 0, got_refused = 0;
+    unsigned got_new = 0, got_repeat = 0, got_skip = 0, got_retry = 0, got_refused = 0;
     size_t start = 0;
     jsonr_doc doc = {0};
     for (size_t i = 0; i < c->rep_len; i++) {
@@ -619,6 +771,17 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
                 fail(c, "%s: skip propagates failure %" PRId64 ", model %u", what, fid ? fid->i : -1, want);
                 break;
             }
+        } else if (strcmp(evs, "retry") == 0) {
+            const jv *fid = jsonr_get(&doc, root_v, "failure");
+            if (got_retry >= c->n_exp_retry) {
+                fail(c, "%s: unexpected retry event (failure %" PRId64 ")", what, fid ? fid->i : -1);
+                break;
+            }
+            unsigned want = c->exp_retry[got_retry++];
+            if (!fid || fid->i != (int64_t)want) {
+                fail(c, "%s: retry of failure %" PRId64 ", model %u", what, fid ? fid->i : -1, want);
+                break;
+            }
         } else if (strcmp(evs, "refused_read") == 0) {
             got_refused++;
             const jv *r = jsonr_get(&doc, root_v, "root"), *code = jsonr_get(&doc, root_v, "code");
@@ -671,10 +834,12 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
         fail(c, "%s: %u repeat events, model %u", what, got_repeat, c->n_exp_repeat);
     if (!c->failed && got_skip != c->n_exp_skip)
         fail(c, "%s: %u skip events, model %u", what, got_skip, c->n_exp_skip);
+    if (!c->failed && got_retry != c->n_exp_retry)
+        fail(c, "%s: %u retry events, model %u", what, got_retry, c->n_exp_retry);
     if (!c->failed && got_refused != (refused_code ? 1u : 0u))
         fail(c, "%s: %u refused_read events, model %u", what, got_refused, refused_code ? 1u : 0u);
 done:
-    c->n_exp_new = c->n_exp_repeat = c->n_exp_skip = 0;
+    c->n_exp_new = c->n_exp_repeat = c->n_exp_skip = c->n_exp_retry = 0;
 }
 
 /* --------------------------------------------------------- executing -- */
@@ -751,6 +916,7 @@ static void fill_slot(slot *s, CUdeviceptr base, uint64_t size)
     s->size = size;
     s->data = malloc(size);
     s->taint = calloc(size, sizeof *s->taint);
+    s->stale = calloc(size, 1);
     memset(s->data, FC_STALE, size);
 }
 
@@ -794,6 +960,7 @@ static void unmap_granule(checker *c, slot *s, int i)
     uint64_t keep_from = i == 0 ? seam - s->base : 0, keep_to = i == 0 ? s->size : seam - s->base;
     memmove(s->data, s->data + keep_from, keep_to - keep_from);
     memmove(s->taint, s->taint + keep_from, (keep_to - keep_from) * sizeof *s->taint);
+    memmove(s->stale, s->stale + keep_from, keep_to - keep_from);
     s->base += keep_from;
     s->size = keep_to - keep_from;
 }
@@ -836,6 +1003,7 @@ static void drop_slot(slot *s)
 {
     free(s->data);
     free(s->taint);
+    free(s->stale);
     memset(s, 0, sizeof *s);
 }
 
@@ -1005,9 +1173,7 @@ static void op_dtod(checker *c, const op *o)
     unsigned root = injected ? 0 : oldest(c, &sr, 1);
     if (root) { /* skipped: the destination takes the same failure */
         expect_rc(c, api, r, 0);
-        set_taint(c, &dr, 1, root);
-        c->exp_skip_root[c->n_exp_skip++] = root;
-        c->skips++;
+        skipped(c, &dr, 1, root);
     } else { /* not overlapping (above), so the bytes copy like a host write's */
         write_settle(c, api, unified ? NULL : api, dr, injected, r, src->data + so);
     }
@@ -1066,10 +1232,6 @@ static bool op_dtoh(checker *c, const op *o)
 }
 
 /* ---- launches ---- */
-typedef struct binding {
-    CUdeviceptr p;
-    bool write; /* non-const: read and written */
-} binding;
 
 static CUdeviceptr ptr_in(checker *c, uint32_t rs, uint32_t ro, unsigned elems_min, uint64_t *avail)
 {
@@ -1117,19 +1279,20 @@ static CUresult launch_as_graph(checker *c, CUfunction f, unsigned grid, unsigne
     return r;
 }
 
-static void op_launch(checker *c, const op *o)
+
+static bool describe_launch(checker *c, const op *o, launch_desc *d)
 {
     unsigned k = o->r[0] % K_N;
     uint64_t av1 = 0, av2 = 0, av3 = 0;
-    unsigned char params[64];
-    size_t poff[4], psz[4];
+    unsigned char *params = d->params;
+    size_t *poff = d->poff, *psz = d->psz;
     unsigned np = 0;
-    binding bind[4];
+    binding *bind = d->bind;
     unsigned nb = 0;
     int n = 0;
     float fv = (float[]){0.5f, -1.0f, 1.0f, 2.0f, 0.0f}[o->r[8] % 5];
     uint64_t threads_needed = 1;
-    memset(params, 0, sizeof params);
+    memset(params, 0, sizeof d->params);
 #define PUT(off, v)                                                                                                    \
     do {                                                                                                               \
         __typeof__(v) v_ = (v);                                                                                        \
@@ -1141,7 +1304,7 @@ static void op_launch(checker *c, const op *o)
     case K_FILL: {
         CUdeviceptr out = ptr_in(c, o->r[1], o->r[2], 0, &av1);
         if (!out)
-            return;
+            return false;
         n = (int)(o->r[3] % (av1 + 1));
         PUT(0, out);
         PUT(8, n);
@@ -1153,7 +1316,7 @@ static void op_launch(checker *c, const op *o)
     case K_SAXPY: {
         CUdeviceptr x = ptr_in(c, o->r[1], o->r[2], 0, &av1), y = ptr_in(c, o->r[4], o->r[5], 0, &av2);
         if (!x || !y)
-            return;
+            return false;
         uint64_t m = av1 < av2 ? av1 : av2;
         n = (int)(o->r[3] % (m + 1));
         PUT(0, n);
@@ -1169,12 +1332,12 @@ static void op_launch(checker *c, const op *o)
         CUdeviceptr out = ptr_in(c, o->r[1], o->r[2], 0, &av1), in = ptr_in(c, o->r[4], o->r[5], 1, &av2),
                     idx = ptr_in(c, o->r[6], o->r[7], 0, &av3);
         if (!out || !in || !idx)
-            return;
+            return false;
         uint64_t m = av1 < av3 ? av1 : av3;
         n = (int)(o->r[3] % (m + 1));
         uint64_t oo, io;
         if (slot_of(c, out, &oo) == slot_of(c, idx, &io))
-            return; /* writing the indices while reading them would run off the end */
+            return false; /* writing the indices while reading them would run off the end */
         PUT(0, out);
         PUT(8, in);
         PUT(16, idx);
@@ -1188,11 +1351,18 @@ static void op_launch(checker *c, const op *o)
     case K_COPY_PAIR: {
         CUdeviceptr in = ptr_in(c, o->r[1], o->r[2], 0, &av1), out = ptr_in(c, o->r[4], o->r[5], 0, &av2);
         if (!in || !out)
-            return;
+            return false;
         uint64_t m = av1 < av2 ? av1 : av2;
         n = (int)(o->r[3] % (m + 1));
-        struct { CUdeviceptr in, out; int n; } pr = {in, out, n};
-        PUT(0, pr);
+        /* Copied member by member into the zeroed parameters: a struct's
+         * copy may leave its padding undefined, which the shim's scan of
+         * the struct's words then reads (valgrind says so). */
+        struct { CUdeviceptr in, out; int n; } pr;
+        memcpy(params + offsetof(__typeof__(pr), in), &in, sizeof in);
+        memcpy(params + offsetof(__typeof__(pr), out), &out, sizeof out);
+        memcpy(params + offsetof(__typeof__(pr), n), &n, sizeof n);
+        poff[np] = 0;
+        psz[np++] = sizeof pr;
         bind[nb++] = (binding){in, true}; /* a pointer inside a struct: read and written */
         bind[nb++] = (binding){out, true};
         threads_needed = (uint64_t)n;
@@ -1201,7 +1371,7 @@ static void op_launch(checker *c, const op *o)
     case K_REDUCE: {
         CUdeviceptr in = ptr_in(c, o->r[1], o->r[2], 0, &av1), out = ptr_in(c, o->r[4], o->r[5], 1, &av2);
         if (!in || !out)
-            return;
+            return false;
         n = (int)(o->r[3] % (av1 + 1));
         PUT(0, in);
         PUT(8, out);
@@ -1213,7 +1383,7 @@ static void op_launch(checker *c, const op *o)
     case K_SCALE: {
         CUdeviceptr d = ptr_in(c, o->r[1], o->r[2], 0, &av1);
         if (!d)
-            return;
+            return false;
         n = (int)(o->r[3] % (av1 + 1));
         PUT(0, d);
         PUT(8, n);
@@ -1225,7 +1395,7 @@ static void op_launch(checker *c, const op *o)
     case K_COUNT_FILL: {
         CUdeviceptr cnt = ptr_in(c, o->r[1], o->r[2], 1, &av1), out = ptr_in(c, o->r[4], o->r[5], 0, &av2);
         if (!cnt || !out)
-            return;
+            return false;
         PUT(0, cnt);
         PUT(8, out);
         bind[nb++] = (binding){cnt, false};
@@ -1248,6 +1418,17 @@ static void op_launch(checker *c, const op *o)
     }
     }
 #undef PUT
+    d->k = k;
+    d->av2 = av2;
+    d->np = np;
+    d->nb = nb;
+    d->n = n;
+    d->fv = fv;
+    for (unsigned i = 0; i < nb; i++) {
+        uint64_t off;
+        slot *s = slot_of(c, bind[i].p, &off);
+        d->where[i] = s ? *s : (slot){0};
+    }
     /* grid / block: valid, short (covers fewer elements), or invalid */
     unsigned block = (unsigned[]){32, 64, 128, 256}[o->r[9] % 4];
     uint64_t grid = threads_needed ? (threads_needed + block - 1) / block : 1;
@@ -1262,8 +1443,26 @@ static void op_launch(checker *c, const op *o)
         smem = 1u << 20;
         invalid = true;
     }
-    /* How the parameters are passed */
-    unsigned how = o->r[11] % 8;
+    d->grid = grid;
+    d->block = block;
+    d->smem = smem;
+    d->invalid = invalid;
+    d->how = o->r[11] % 8; /* how the parameters are passed */
+    return true;
+}
+
+static void issue_launch(checker *c, const launch_desc *d)
+{
+    unsigned k = d->k, np = d->np, nb = d->nb, block = d->block, smem = d->smem, how = d->how;
+    uint64_t grid = d->grid;
+    int n = d->n;
+    float fv = d->fv;
+    bool invalid = d->invalid;
+    uint64_t av2 = d->av2;
+    unsigned char params[64];
+    memcpy(params, d->params, sizeof params);
+    const size_t *poff = d->poff, *psz = d->psz;
+    const binding *bind = d->bind;
     void *kp[4];
     for (unsigned i = 0; i < np; i++)
         kp[i] = params + poff[i];
@@ -1304,6 +1503,15 @@ static void op_launch(checker *c, const op *o)
     const char *api = graph ? "cuGraphLaunch" : how == 7 ? "cuLaunchKernelEx" : "cuLaunchKernel";
     int injected = c->tid < 0 && !graph ? ct_inject_fire(&c->cfg, true, k_mangled[k], k_base[k]) : 0;
     unsigned root = injected ? 0 : oldest(c, in, nin);
+    attempt key = {.fn = (uint64_t)(uintptr_t)c->fn[k], .len = bufsize, .threads = grid * block};
+    memcpy(key.bytes, params, bufsize);
+    unsigned retried = root && !graph && !c->lost && retries(c, &key, in, nin, out, nout) ? root : 0;
+    if (retried && c->tid >= 0)
+        return; /* cutaint folds failures across threads, the model does not: whether it retries is not known */
+    if (retried && any_stale(c, in, nin))
+        fail(c, "model: a retry of failure %u reads bytes a skip left stale", retried);
+    if (retried)
+        root = 0;
     int driver = 0;
     if (!injected && !root) {
         if (invalid)
@@ -1331,15 +1539,24 @@ static void op_launch(checker *c, const op *o)
     if (injected || driver) {
         int e = injected ? injected : driver;
         expect_rc(c, api, r, e);
-        set_taint(c, out, nout, mint(c, api, graph ? NULL : k_base[k], e, 0, NULL, 0));
+        bool over_intact = footprint_intact(c, out, nout);
+        unsigned id = mint(c, api, graph ? NULL : k_base[k], e, 0, NULL, 0);
+        if (id && !graph) {
+            refused_launch(c, id, &key, over_intact);
+            c->refused = *d;
+            c->has_refused = true;
+        }
+        set_taint(c, out, nout, id);
     } else if (root) {
         expect_rc(c, api, r, 0);
-        set_taint(c, out, nout, root);
-        c->exp_skip_root[c->n_exp_skip++] = root;
-        c->skips++;
+        skipped(c, out, nout, root);
     } else {
         expect_rc(c, api, r, 0);
         set_taint(c, out, nout, 0);
+        if (retried) {
+            c->exp_retry[c->n_exp_retry++] = retried;
+            c->retries++;
+        }
         /* run the kernel on the model's memory, exactly as fakecuda does */
         uint64_t threads = grid * block;
         uint64_t m = n <= 0 ? 0 : (uint64_t)n < threads ? (uint64_t)n : threads;
@@ -1416,6 +1633,69 @@ static void op_launch(checker *c, const op *o)
     check_report(c, "launch", 0, 0, NULL);
 }
 
+static void op_launch(checker *c, const op *o)
+{
+    launch_desc d;
+    if (describe_launch(c, o, &d))
+        issue_launch(c, &d);
+}
+
+/* saxpy refused writing its own x: the same failure (api, kernel, error)
+ * over d's const input, so that d's retry reads it outside its outputs. */
+static void refuse_over_x(checker *c, const launch_desc *d)
+{
+    launch_desc over = *d;
+    memcpy(over.params + 16, over.params + 8, sizeof(CUdeviceptr));
+    over.bind[1] = (binding){over.bind[0].p, true};
+    over.where[1] = over.where[0];
+    if (!over.invalid) {
+        over.block = 2048;
+        over.invalid = true;
+    }
+    issue_launch(c, &over);
+}
+
+/* The last launch refused at once, again (docs/DESIGN.md, "Retries"):
+ * valid, with as many threads in all (a retry), with fewer (a near miss),
+ * with another value (other work), after the failure reached a const input
+ * of it (saxpy; a near miss), or refused once more (a retry refused
+ * again).  Only while every slot it binds is the one it bound. */
+static void op_retry(checker *c, const op *o)
+{
+    if (c->tid >= 0 || !c->has_refused)
+        return;
+    launch_desc d = c->refused;
+    for (unsigned i = 0; i < d.nb; i++) {
+        uint64_t off;
+        const slot *s = slot_of(c, d.bind[i].p, &off);
+        if (!s || s->base != d.where[i].base || s->size != d.where[i].size)
+            return;
+    }
+    uint64_t threads = d.grid * d.block;
+    unsigned variant = o->r[0] % 7;
+    if (variant == 6 && d.k == K_SAXPY && d.how != 5 && d.how != 7) {
+        refuse_over_x(c, &d);
+        variant = 0;
+    }
+    size_t fv_at = d.k == K_FILL || d.k == K_SCALE ? 12 : d.k == K_SAXPY ? 4 : 0;
+    if (variant != 5) { /* a configuration the driver takes */
+        d.block = 32u << (o->r[1] % 4);
+        d.grid = (threads + d.block - 1) / d.block;
+        if (variant == 3 && threads > 32) {
+            d.block = 32;
+            d.grid = (threads - 1) / 32;
+        }
+        if (variant == 4 && fv_at) {
+            d.fv += 1.0f;
+            memcpy(d.params + fv_at, &d.fv, sizeof d.fv);
+        }
+        d.smem = 0;
+        d.invalid = false;
+        d.how = o->r[2] % 8;
+    }
+    issue_launch(c, &d);
+}
+
 /* ---- contexts and modules coming and going (one thread only) ---- */
 static CUcontext g_ctx;
 static bool g_primary; /* g_ctx is the primary context, retained once */
@@ -1457,6 +1737,7 @@ static void op_context(checker *c, const op *o)
     for (int i = 0; i < MAX_SLOTS; i++)
         if (c->s[i].live && !c->s[i].run)
             drop_slot(&c->s[i]);
+    c->has_refused = false; /* its function is gone */
     g_primary = o->r[1] % 2;
     r = g_primary ? cuDevicePrimaryCtxRetain(&g_ctx, 0) : cuCtxCreate(&g_ctx, NULL, 0, 0);
     if (r == CUDA_SUCCESS && g_primary)
@@ -1472,6 +1753,7 @@ static void op_unload(checker *c, const op *o)
     if (c->tid >= 0)
         return;
     expect_rc(c, "cuModuleUnload", cuModuleUnload(g_mod), 0);
+    c->has_refused = false; /* its function is gone */
     if (!load_kernels(c, o->r[0]))
         fail(c, "unload: the next module");
     check_report(c, "unload", 0, 0, NULL);
@@ -1489,6 +1771,7 @@ static void run_op(checker *c, const op *o)
     case OP_DTOH: op_dtoh(c, o); break;
     case OP_CONTEXT: op_context(c, o); break;
     case OP_UNLOAD: op_unload(c, o); break;
+    case OP_RETRY: op_retry(c, o); break;
     default:
         expect_rc(c, "sync", o->r[0] % 2 ? cuCtxSynchronize() : cuStreamSynchronize(0), 0);
         check_report(c, "sync", 0, 0, NULL);
@@ -1696,8 +1979,8 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     }
     if (status == 0)
         printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64
-               " lost=%d\n",
-               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures, c.lost ? 1 : 0);
+               " lost=%d retries=%" PRIu64 "\n",
+               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures, c.lost ? 1 : 0, c.retries);
     free(run);
     free(ops);
     free(c.f);
@@ -1865,7 +2148,10 @@ static void *thread_main(void *arg)
             CUresult r = cuLaunchKernel(c->fn[K_SAXPY], (unsigned)(n + 63) / 64, 1, 1, 64, 1, 1, 0, 0, kp, NULL);
             if (r != CUDA_SUCCESS)
                 fail(c, "thread %d: saxpy with shared input returned %d", t->tid, (int)r);
-            set_taint(c, &w, 1, root); /* skipped: y takes the failure; ran: y is written */
+            if (root) /* skipped: y takes the failure; ran: y is written */
+                skipped(c, &w, 1, root);
+            else
+                set_taint(c, &w, 1, 0);
             if (!root) {
                 for (int i = 0; i < n; i++) {
                     float xv, yv;
@@ -2029,7 +2315,7 @@ int main(int argc, char **argv)
     self_path[l] = '\0';
     printf("rel_model: REL_SEED=%" PRIu64 " programs=%lu ops=%lu\n", seed, programs, nops);
     fflush(stdout);
-    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0, lost = 0;
+    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0, lost = 0, retries = 0;
     for (unsigned long p = 0; p < programs; p++) {
         uint64_t ps = seed * 0x100000001b3ULL + p + 1;
         child_out co;
@@ -2067,10 +2353,11 @@ int main(int argc, char **argv)
                    co.line, REL_SHIM, REL_FAKECUDA_DIR, cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
             return 1;
         }
-        unsigned long a, b, cc, d, e, f;
-        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu", &a, &b, &cc, &d,
-                   &e, &f) == 6) {
+        unsigned long a, b, cc, d, e, f, g;
+        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu retries=%lu", &a,
+                   &b, &cc, &d, &e, &f, &g) == 7) {
             lost += f;
+            retries += g;
             reads += a;
             refused += b;
             launches += cc;
@@ -2079,7 +2366,8 @@ int main(int argc, char **argv)
         }
     }
     printf("rel_model: %lu programs x %lu ops OK: %" PRIu64 " reads checked (%" PRIu64 " refused), %" PRIu64
-           " launches, %" PRIu64 " skips, %" PRIu64 " failures, %" PRIu64 " contexts lost (suspects checked)\n",
-           programs, nops, reads, refused, launches, skips, failures, lost);
+           " launches, %" PRIu64 " skips, %" PRIu64 " retries, %" PRIu64 " failures, %" PRIu64
+           " contexts lost (suspects checked)\n",
+           programs, nops, reads, refused, launches, skips, retries, failures, lost);
     return 0;
 }
