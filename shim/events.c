@@ -454,7 +454,28 @@ static const char *skip_subject(const ct_skip_desc *s)
     return s->kernel ? s->kernel : s->api;
 }
 
-/* "fill(...) [failed, launch #1] -> saxpy(...) [skipped, launch #2] -> this read" */
+/* The i-th skip on a refusal's path. */
+static const ct_skip_desc *path_skip(const ct_failure_info *root, uint32_t i)
+{
+    assert(i < root->path_len && root->path_len <= CT_SKIPS_KEPT && root->path[i] < root->n_skips &&
+           "a path indexes the skips kept");
+    return &root->skips[root->path[i]];
+}
+
+/* How many skips from the i-th on the path on are of its subject. */
+static uint32_t path_run(const ct_failure_info *root, uint32_t i)
+{
+    const char *what = skip_subject(path_skip(root, i));
+    uint32_t n = 1;
+    while (i + n < root->path_len && strcmp(skip_subject(path_skip(root, i + n)), what) == 0)
+        n++;
+    return n;
+}
+
+/* "fill(...) [failed, launch #1] -> fill(...) [skipped 12 times, launches
+ * #2..#13] -> saxpy(...) [skipped, launch #14] -> this read": a run of skips
+ * of one kernel (or copy API) is one element, so a failure that spreads
+ * through one kernel again and again reads as one step, not as a wall. */
 static void format_path(const ct_failure_info *root, char *out, size_t cap)
 {
     size_t n = 0;
@@ -469,13 +490,17 @@ static void format_path(const ct_failure_info *root, char *out, size_t cap)
     CT_APPEND("]");
     if (root->path_cut)
         CT_APPEND(" -> ... (older skips not kept)");
-    assert(root->path_len <= CT_SKIPS_KEPT && "a path indexes the skips kept");
-    for (uint32_t i = 0; i < root->path_len; i++) {
-        assert(root->path[i] < root->n_skips && "a path indexes the skips kept");
-        const ct_skip_desc *s = &root->skips[root->path[i]];
-        CT_APPEND(" -> %s [skipped", skip_subject(s));
-        if (s->launch_seq)
-            CT_APPEND(", launch #%llu", (unsigned long long)s->launch_seq);
+    for (uint32_t i = 0, run; i < root->path_len; i += run) {
+        run = path_run(root, i);
+        const ct_skip_desc *first = path_skip(root, i), *last = path_skip(root, i + run - 1);
+        CT_APPEND(" -> %s [skipped", skip_subject(first));
+        if (run > 1)
+            CT_APPEND(" %u times", run);
+        if (run == 1 && first->launch_seq)
+            CT_APPEND(", launch #%llu", (unsigned long long)first->launch_seq);
+        else if (run > 1 && first->launch_seq && last->launch_seq)
+            CT_APPEND(", launches #%llu..#%llu", (unsigned long long)first->launch_seq,
+                      (unsigned long long)last->launch_seq);
         CT_APPEND("]");
     }
     CT_APPEND(" -> this read");
@@ -552,7 +577,7 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
     ct_jsonl_open_array(&j, CT_KEY(refused_read, path, STRS));
     ct_jsonl_str(&j, NULL, subject(root));
     for (uint32_t i = 0; i < root->path_len; i++)
-        ct_jsonl_str(&j, NULL, skip_subject(&root->skips[root->path[i]]));
+        ct_jsonl_str(&j, NULL, skip_subject(path_skip(root, i)));
     ct_jsonl_close(&j);
     if (root->path_cut)
         ct_jsonl_bool(&j, CT_KEY(refused_read, path_cut, BOOL), true);

@@ -2,7 +2,8 @@
  * test_refused.c - reads of bytes no successful work wrote: a failed launch
  * whose error is ignored, read back (refused with the root failure's code,
  * the host buffer poisoned, one log line naming the kernel and the error);
- * the two-hop path fill(x) -> saxpy(x -> y) -> read y; CUTAINT_POISON and
+ * the two-hop path fill(x) -> saxpy(x -> y) -> read y; a path through one
+ * kernel's skips again and again, folded; CUTAINT_POISON and
  * CUTAINT_ON_SKIP change exactly what they say; a pitched 2D/3D read is
  * poisoned and counted row by row; a long run of skips looks nothing up;
  * a read past the end, and work with no context current, are the driver's.
@@ -109,6 +110,31 @@ Test(refused, on_skip_error_returns_roots_code_at_once)
         NULL,
     };
     h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* fill(x) fails and 12 more fills of x are skipped: the log's path names
+ * that kernel's run of skips once, with its count and launches (the root
+ * stays its own step), never each skip after the other. */
+#define FILL_RUN FILL " [failed, launch #1] -> " FILL " [skipped 12 times, launches #2..#13]"
+
+Test(refused, a_path_through_one_kernel_again_and_again_is_folded)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"cascade"}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",
+        "fill x again: 12 launches, failed: 0",
+        "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read x slice: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    cr_expect_eq(h_count_containing(r.err, "path: " FILL_RUN " -> saxpy(int, float, float const*, float*) [skipped, "
+                                           "launch #14] -> this read"), 1, "y's path:\n%s", r.err);
+    cr_expect_geq(h_count_containing(r.err, "path: " FILL_RUN " -> this read"), 1, "x's path:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, "[skipped, launch #2]"), 0, "a skip of the run on its own:\n%s", r.err);
     h_free(&r);
 }
 

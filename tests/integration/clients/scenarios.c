@@ -388,6 +388,25 @@ static int sc_refill(int argc, char **argv)
     return 0;
 }
 
+/* One failure spreads: fill(x) fails, 12 more fills of x are skipped (each
+ * may read x), saxpy(x -> y) is skipped, y is read, then argv[0] (default
+ * 13) reads of 512 bytes of x, a slice at a time, round the buffer. */
+static int sc_cascade(int argc, char **argv)
+{
+    int reads = argc > 0 ? atoi(argv[0]) : 13;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    say("launch fill x", fill(x, N, 1.0f, BAD_BLOCK));
+    int failed = 0;
+    for (int i = 0; i < 12; i++)
+        failed += fill(x, N, 2.0f, OK_BLOCK) != CUDA_SUCCESS;
+    printf("fill x again: 12 launches, failed: %d\n", failed);
+    say("launch saxpy x y", saxpy(N, 2.0f, x, y, OK_BLOCK));
+    show_read("y", y, BYTES);
+    for (int i = 0; i < reads; i++)
+        show_read("x slice", x + (CUdeviceptr)(i % 8) * 512, 512);
+    return 0;
+}
+
 /* A kernel that faults at execution; the program ignores it and returns 0. */
 static int sc_crash(int argc, char **argv)
 {
@@ -1100,6 +1119,7 @@ static const client_scenario scenarios[] = {
     {"struct", sc_struct},
     {"extra", sc_extra},
     {"refill", sc_refill},
+    {"cascade", sc_cascade},
     {"crash", sc_crash},
     {"sus_alone", sc_sus_alone},
     {"sus_queued", sc_sus_queued},
