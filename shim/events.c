@@ -3,10 +3,11 @@
  * tools (docs/REPORT.md).
  *
  * Log lines look like valgrind's ("==PID== cutaint: ..."), go to stderr or
- * CUTAINT_LOG_FILE, and are filtered by CUTAINT_LOG.  Refused reads print a
- * full explanation for the first CT_REFUSALS_SHOWN of them (like a
- * sanitizer's print limit), then one line saying the rest go to the report;
- * so do repeats of a folded failure (CT_REPEATS_SHOWN).
+ * CUTAINT_LOG_FILE, and are filtered by CUTAINT_LOG.  The first
+ * CT_REFUSALS_SHOWN refused reads are logged (like a sanitizer's print
+ * limit), then one line says the rest go to the report; so are repeats of a
+ * folded failure (CT_REPEATS_SHOWN).  A refused read is explained in full,
+ * unless it tells the same story as one before it: then in one line.
  * Report events are one JSON line each, one write(2), at the moment they
  * happen.
  *
@@ -258,6 +259,8 @@ static void sink_after_fork(ct_sink *s, const char *tmpl, char *path, size_t cap
     ct_sink_init(s, path);
 }
 
+static void forget_stories(void);
+
 /* The child writes its own start event when it calls the driver, into its
  * own report and log when the paths have %p (opened then), else the
  * parent's. */
@@ -266,8 +269,10 @@ void ct_events_after_fork(void)
     thread_id = 0;
     atomic_store(&start_written, false);
     ct_sink_atfork_child(&stderr_sink);
-    if (strstr(log_template, "%p"))
+    if (strstr(log_template, "%p")) {
         atomic_store(&log_refused, false);
+        forget_stories();
+    }
     sink_after_fork(&log_sink, log_template, ct_g.cfg.log_file, sizeof ct_g.cfg.log_file);
     sink_after_fork(&report_sink, report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
 }
@@ -521,20 +526,112 @@ static const char *occurrences_text(const ct_failure_info *f, char *out, size_t 
     return out;
 }
 
+/* ---- refused reads that tell the same story ---------------------------------- */
+
+/* Reads refused for the same root, by the same path (its subjects, as the
+ * event's path names them), through the same API, with the same answer
+ * and poisoning and the same other failures carried, differ only in where
+ * and how much they read (docs/DESIGN.md): after the first such read's
+ * full block, each takes one line.  A slot is claimed once, by CAS, and
+ * kept for the process: stories are few, and a read whose story finds the
+ * table full is told in full.  Concurrent readers of one story may each
+ * count the other's read in their line's numbers; no lock, no allocation. */
+#define CT_STORIES 16
+
+typedef struct story {
+    atomic_uint_least64_t key; /* 0: free */
+    atomic_uint_least64_t reads, bytes;
+} story;
+
+static story stories[CT_STORIES];
+
+#define CT_FNV_OFFSET 0xcbf29ce484222325ull
+#define CT_FNV_PRIME 0x100000001b3ull
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * CT_FNV_PRIME;
+    return h;
+}
+
+/* A string with its NUL, so that "ab","c" and "a","bc" differ. */
+static uint64_t hash_text(uint64_t h, const char *s)
+{
+    return hash_bytes(h, s, strlen(s) + 1);
+}
+
+static uint64_t hash_word(uint64_t h, uint64_t w)
+{
+    return hash_bytes(h, &w, sizeof w);
+}
+
+static uint64_t story_key(const char *api, const ct_refusal *r, int returned, bool poisoned)
+{
+    const ct_failure_info *root = &r->failures[0];
+    uint64_t h = hash_text(CT_FNV_OFFSET, api);
+    h = hash_word(h, (uint64_t)(uint32_t)returned);
+    h = hash_word(h, poisoned);
+    for (size_t i = 0; i < r->n_kept; i++)
+        h = hash_word(h, r->failures[i].id);
+    h = hash_text(h, subject(root));
+    for (uint32_t i = 0; i < root->path_len; i++)
+        h = hash_text(h, skip_subject(path_skip(root, i)));
+    return h ? h : 1;
+}
+
+/* How many reads of this story so far, this one included, and their bytes
+ * (*bytes_so_far); 0 when the table has no room for it. */
+static uint64_t story_told(uint64_t key, uint64_t bytes, uint64_t *bytes_so_far)
+{
+    for (size_t i = 0; i < CT_STORIES; i++) {
+        story *st = &stories[i];
+        uint64_t seen = 0;
+        if (!atomic_compare_exchange_strong(&st->key, &seen, key) && seen != key)
+            continue;
+        *bytes_so_far = atomic_fetch_add(&st->bytes, bytes) + bytes;
+        return atomic_fetch_add(&st->reads, 1) + 1;
+    }
+    return 0;
+}
+
+/* A child logging into a file of its own (%p) tells each story anew there. */
+static void forget_stories(void)
+{
+    for (size_t i = 0; i < CT_STORIES; i++) {
+        atomic_store(&stories[i].key, 0);
+        atomic_store(&stories[i].reads, 0);
+        atomic_store(&stories[i].bytes, 0);
+    }
+}
+
+/* What the root did to the bytes, as a refusal's first line says it. */
+static const char *root_outcome(const ct_failure_info *root)
+{
+    return root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error);
+}
+
 static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned,
                         bool poisoned)
 {
     char occurrences[160];
+    uint64_t so_far = 0;
+    uint64_t told = story_told(story_key(api, r, returned, poisoned), bytes, &so_far);
     if (nth_shown(&refusals_logged, CT_REFUSALS_SHOWN, "refused reads") > ct_g.cfg.log)
         return;
     const ct_failure_info *root = &r->failures[0];
+    if (told > 1) {
+        ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s, again failure #%u by the same path "
+               "(%llu such reads so far, %llu bytes)", api, (unsigned long long)bytes, (unsigned long long)addr,
+               subject(root), root_outcome(root), root->id, (unsigned long long)told, (unsigned long long)so_far);
+        return;
+    }
     char path[2048];
     format_path(root, path, sizeof path);
     /* The first line alone names the read, the root cause and the path, so a
      * grep for "refused" finds the whole story. */
     ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s; path: %s", api, (unsigned long long)bytes,
-           (unsigned long long)addr, subject(root),
-           root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error), path);
+           (unsigned long long)addr, subject(root), root_outcome(root), path);
     ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
            (unsigned long long)r->tainted_bytes);
     if (root->provisional)

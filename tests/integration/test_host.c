@@ -7,8 +7,9 @@
  * program's chdir(); a full disk is said once; an exit() from a signal
  * handler that interrupted cutaint never hangs; a setuid program ignores
  * every CUTAINT_ variable; a kill leaves no temporary behind; a forked
- * child's %p log is its own; small things (exit(-1), unreachable injection
- * rules, the cutaint command's own variables).
+ * child's %p log is its own, and tells its parent's stories anew; small
+ * things (exit(-1), unreachable injection rules, the cutaint command's own
+ * variables).
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -494,6 +495,38 @@ Test(host, forked_children_log_into_their_own_percent_p_file)
 }
 
 /* ---- 9. small ones --------------------------------------------------------------------- */
+
+/* A child reading the bytes its parent was refused tells the parent's
+ * story: one line in the log they share, in full in a %p log of its own,
+ * which holds no earlier block to refer to. */
+Test(host, a_forked_child_tells_its_parents_story_in_full_in_its_own_log)
+{
+    static const char *const again = "again failure #1 by the same path (2 such reads so far, 8192 bytes)";
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"fork_reread"}}, &r);
+    h_expect_ended(&r);
+    cr_expect(h_has_line(r.out, "read child: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    cr_expect_eq(h_count_containing(r.err, "of these bytes were never written"), 1, "%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, again), 1, "%s", r.err);
+    h_free(&r);
+
+    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"fork_reread"}, .env = {"CUTAINT_LOG_FILE=@DIR@/log-%p"}}, &r);
+    h_expect_ended(&r);
+    DIR *d = opendir(r.dir);
+    int logs = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "log-", 4) != 0)
+            continue;
+        logs++;
+        char *text = h_slurp(h_path(&r, e->d_name));
+        cr_expect_eq(h_count_containing(text, "of these bytes were never written"), 1, "%s:\n%s", e->d_name, text);
+        cr_expect_eq(h_count_containing(text, "again failure"), 0, "%s:\n%s", e->d_name, text);
+        free(text);
+    }
+    closedir(d);
+    cr_expect_eq(logs, 2, "a parent and its child: %d log files", logs);
+    h_free(&r);
+}
 
 Test(host, exit_minus_one_is_reported_as_255)
 {

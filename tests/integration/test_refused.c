@@ -3,7 +3,8 @@
  * whose error is ignored, read back (refused with the root failure's code,
  * the host buffer poisoned, one log line naming the kernel and the error);
  * the two-hop path fill(x) -> saxpy(x -> y) -> read y; a path through one
- * kernel's skips again and again, folded; CUTAINT_POISON and
+ * kernel's skips again and again, folded, and its reads after the first
+ * one line each; CUTAINT_POISON and
  * CUTAINT_ON_SKIP change exactly what they say; a pitched 2D/3D read is
  * poisoned and counted row by row; a long run of skips looks nothing up;
  * a read past the end, and work with no context current, are the driver's.
@@ -135,6 +136,36 @@ Test(refused, a_path_through_one_kernel_again_and_again_is_folded)
                                            "launch #14] -> this read"), 1, "y's path:\n%s", r.err);
     cr_expect_geq(h_count_containing(r.err, "path: " FILL_RUN " -> this read"), 1, "x's path:\n%s", r.err);
     cr_expect_eq(h_count_containing(r.err, "[skipped, launch #2]"), 0, "a skip of the run on its own:\n%s", r.err);
+    h_free(&r);
+}
+
+/* The 13 reads of x tell one story (root, path, API, answer, poison): the
+ * first is explained in full, each later one takes one line with how many
+ * such reads there were and their bytes; y's read, by another path, has
+ * its own full block.  Shown or not, every read counts, and the report
+ * keeps each. */
+static const char *const again[] = {"refused read: cuMemcpyDtoH_v2 of 512 bytes at 0x",
+                                    ": " FILL " CUDA_ERROR_INVALID_VALUE, again failure #1 by the same path (", NULL};
+
+Test(refused, a_read_telling_a_story_told_before_takes_one_line)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"cascade"}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(h_count_containing(r.err, "of these bytes were never written"), 2, "y's and x's first:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, "path: " FILL_RUN " -> this read"), 1, "x's first:\n%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err, again), 8, "10 refusals shown, 2 in full:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, "(9 such reads so far, 4608 bytes)"), 1, "%s", r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "refused_read"), 14, "%s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"cascade"}, .env = {"CUTAINT_LOG=info"}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(h_count_lines_with(r.err, again), 12, "every refusal shown:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, "(13 such reads so far, 6656 bytes)"), 1, "%s", r.err);
     h_free(&r);
 }
 

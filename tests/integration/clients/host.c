@@ -15,6 +15,8 @@
  *   sigterm_in_hostfn     the same handler; a host function the driver runs
  *                         inside cuStreamSynchronize raises SIGTERM
  *   fork_fail N           N forked children each fail a launch and read it
+ *   fork_reread           a failed launch read back, then again by a forked
+ *                         child
  *   secure                a failed launch read back, and what the loader
  *                         said of secure execution (AT_SECURE)
  *   read_unwritable       a refused read into a read-only page and into a
@@ -56,15 +58,20 @@ static CUresult fill(CUdeviceptr x, unsigned block)
     return cuLaunchKernel(k_fill, (N + block - 1) / block, 1, 1, block, 1, 1, 0, NULL, params, NULL);
 }
 
+static void read_back(const char *label, CUdeviceptr x)
+{
+    unsigned char host[BYTES];
+    memset(host, 0x11, sizeof host);
+    describe(label, cuMemcpyDtoH(host, x, BYTES), host, BYTES);
+}
+
 /* A launch that fails, its output read back: cutaint refuses the read. */
 static void failed_launch_read(const char *label)
 {
     CUdeviceptr x;
     check("cuMemAlloc", cuMemAlloc(&x, BYTES));
     say("launch fill x", fill(x, 2048));
-    unsigned char host[BYTES];
-    memset(host, 0x11, sizeof host);
-    describe(label, cuMemcpyDtoH(host, x, BYTES), host, BYTES);
+    read_back(label, x);
     say("free", cuMemFree(x));
 }
 
@@ -152,6 +159,25 @@ static int sc_fork_fail(int argc, char **argv)
     return 0;
 }
 
+/* A failed launch read back, then read again by a forked child. */
+static int sc_fork_reread(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x;
+    check("cuMemAlloc", cuMemAlloc(&x, BYTES));
+    say("launch fill x", fill(x, 2048));
+    read_back("parent", x);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        read_back("child", x);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return 0;
+}
+
 static int sc_secure(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -181,7 +207,7 @@ static const client_scenario scenarios[] = {
     {"close_stderr", sc_close_stderr},       {"close_fds", sc_close_fds},
     {"chdir_crash", sc_chdir_crash},         {"sigterm_in_event", sc_sigterm_in_event},
     {"sigterm_in_hostfn", sc_sigterm_in_hostfn}, {"fork_fail", sc_fork_fail},
-    {"secure", sc_secure},
+    {"fork_reread", sc_fork_reread},         {"secure", sc_secure},
 };
 
 int main(int argc, char **argv)
