@@ -6,6 +6,7 @@
  *     |  |  from unusable image #N: API ...  (the image its kernel is in)
  *     |  |- skipped launch #N: KERNEL         (work it kept from running)
  *     |  `- refused read: API, BYTES at ADDR (bytes it kept from the host)
+ *     |        path: ROOT -> KERNEL (N times) (how the failure got there)
  *     |- unusable image #N: WHY              (an image the driver refused)
  *     |- probe ... / CONTEXT LOST ...
  *     |     prime suspect: KERNEL ...        (the oldest unfinished on a stream)
@@ -25,6 +26,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <string.h>
 
 #define BACKTRACE_SHOWN 4
 #define TREE_DEPTH 3
@@ -162,17 +164,36 @@ static void skip_line(tree *t, const ct_skip_group *g, bool last)
             ct_plural((unsigned long long)g->produced));
 }
 
+/* How many elements from the i-th on are the same text. */
+static size_t run_at(const ct_strv *path, size_t i)
+{
+    size_t n = 1;
+    while (i + n < path->n && strcmp(path->v[i + n], path->v[i]) == 0)
+        n++;
+    return n;
+}
+
+/* "path: fill(float*, int, float) (13 times) -> saxpy(...)": a run of one
+ * kernel (or copy API) in a row is one step with its count, so a failure
+ * that spread through one kernel again and again reads at a glance. */
+static void path_line(tree *t, const ct_strv *path)
+{
+    detail(t, 2, false);
+    fputs("path: ", t->out);
+    for (size_t i = 0, run; i < path->n; i += run) {
+        run = run_at(path, i);
+        fputs(i ? " -> " : "", t->out);
+        ct_put_text(t->out, path->v[i], "");
+        if (run > 1)
+            fprintf(t->out, " (%zu times)", run);
+    }
+    fputc('\n', t->out);
+}
+
 static void read_details(tree *t, const ct_read *rd, int64_t root)
 {
-    if (rd->path.n) {
-        detail(t, 2, false);
-        fputs("path: ", t->out);
-        for (size_t i = 0; i < rd->path.n; i++) {
-            fputs(i ? " -> " : "", t->out);
-            ct_put_text(t->out, rd->path.v[i], "");
-        }
-        fputc('\n', t->out);
-    }
+    if (rd->path.n)
+        path_line(t, &rd->path);
     bool others = false;
     for (size_t i = 0; i < rd->n_failures; i++) {
         if (rd->failures[i] == root)

@@ -1,9 +1,9 @@
 /*
  * test_render.c - the three views: the text tree says what the brief asks
  * (root failure, skips, reads, verdicts, notes, the unusable image a
- * failure descends from), hostile report text never
- * reaches the output as control bytes, DOT is accepted by Graphviz and
- * JSON by a strict parser.
+ * failure descends from, a path's run of one kernel folded), hostile report
+ * text never reaches the output as control bytes, DOT is accepted by
+ * Graphviz and JSON by a strict parser.
  */
 #include "helpers.h"
 
@@ -19,7 +19,7 @@ static const char *const all_logs[] = {
     "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
     "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
     "image_stand_in.jsonl", "image_unnumbered.jsonl", "image_missing.jsonl",
-    "context_lost_suspects.jsonl", "context_lost_none.jsonl", "context_lost_many.jsonl",
+    "context_lost_suspects.jsonl", "context_lost_none.jsonl", "context_lost_many.jsonl", "cascade.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
 
@@ -58,6 +58,27 @@ Test(render, a_folded_failure_shows_its_count_and_both_launches)
     cr_assert(strstr(t, "failure #1: fill(float*, int, float) -> CUDA_ERROR_INVALID_VALUE (1), 3 occurrences"), "%s", t);
     cr_assert(strstr(t, "at cuLaunchKernel, launch #1, latest launch #9,"), "%s", t);
     cr_assert(strstr(t, "verdict: 1 root failure (3 occurrences), 0 skipped launches"), "%s", t);
+    free(t);
+}
+
+/* One failure spread through fill again and again (cascade.jsonl): a path
+ * names a run of one kernel once, with its count, and the same kernel later
+ * on, after another, as a step of its own; a path of distinct steps (the
+ * demo's) reads as it always did. */
+Test(render, a_path_through_one_kernel_again_and_again_is_folded)
+{
+    char *t = text_of("cascade.jsonl");
+    cr_assert(strstr(t, "  |  |- refused read: cuMemcpyDtoH_v2, 4096 bytes at 0x7f02e0c01000 -> returned "
+                        "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"
+                        "  |  |     path: fill(float*, int, float) (13 times) -> saxpy(int, float, float const*, float*) "
+                        "-> fill(float*, int, float)\n"),
+              "%s", t);
+    cr_assert(strstr(t, "     path: fill(float*, int, float) (13 times)\n"), "%s", t);
+    cr_assert_null(strstr(t, "fill(float*, int, float) -> fill"), "%s", t);
+    free(t);
+    ct_report_free(&r);
+    t = text_of("demo.jsonl");
+    cr_assert(strstr(t, "     path: fill(float*, int, float) -> saxpy(int, float, float const*, float*)\n"), "%s", t);
     free(t);
 }
 
