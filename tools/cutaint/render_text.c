@@ -5,8 +5,9 @@
  *     |- failure #ID: WHAT -> ERROR          (root cause)
  *     |  |  from unusable image #N: API ...  (the image its kernel is in)
  *     |  |- skipped launch #N: KERNEL         (work it kept from running)
- *     |  `- refused read: API, BYTES at ADDR (bytes it kept from the host)
- *     |        path: ROOT -> KERNEL (N times) (how the failure got there)
+ *     |  |- refused read: API, BYTES at ADDR (bytes it kept from the host)
+ *     |  |     path: ROOT -> KERNEL (N times) (how the failure got there)
+ *     |  `- refused N reads: API, BYTES in all (reads that tell one story)
  *     |- unusable image #N: WHY              (an image the driver refused)
  *     |- probe ... / CONTEXT LOST ...
  *     |     prime suspect: KERNEL ...        (the oldest unfinished on a stream)
@@ -208,17 +209,31 @@ static void read_details(tree *t, const ct_read *rd, int64_t root)
         fputc('\n', t->out);
 }
 
-static void read_line(tree *t, const ct_read *rd, int64_t root, bool last)
+/* "refused read: API, N bytes at ADDR -> ...", or for reads that tell the
+ * same story "refused 13 reads: API, 6656 bytes in all, the first at ADDR
+ * -> ...", and under it the path they share. */
+static void read_line(tree *t, const ct_failure *f, const ct_read_group *g, bool last)
 {
+    const ct_read *rd = &f->reads[g->first];
+    bool one = g->count == 1;
     node(t, 2, last);
-    fputs("refused read: ", t->out);
+    if (one)
+        fputs("refused read: ", t->out);
+    else
+        fprintf(t->out, "refused %" PRIu64 " reads: ", g->count);
     ct_put_text(t->out, rd->api, "unknown API");
-    fprintf(t->out, ", %" PRId64 " byte%s at ", rd->bytes, ct_plural((unsigned long long)rd->bytes));
+    if (one)
+        fprintf(t->out, ", %" PRId64 " byte%s at ", rd->bytes, ct_plural((unsigned long long)rd->bytes));
+    else
+        fprintf(t->out, ", %" PRId64 " bytes in all, the first at ", g->bytes);
     ct_put_text(t->out, rd->address, "?");
     fputs(" -> returned ", t->out);
     ct_put_text(t->out, rd->returned, "an error");
-    fputs(rd->poisoned ? "; host buffer poisoned\n" : "; host buffer left as it was\n", t->out);
-    read_details(t, rd, root);
+    if (rd->poisoned)
+        fputs(one ? "; host buffer poisoned\n" : "; host buffers poisoned\n", t->out);
+    else
+        fputs(one ? "; host buffer left as it was\n" : "; host buffers left as they were\n", t->out);
+    read_details(t, rd, f->id);
 }
 
 static void failure_tree(tree *t, const ct_process *p, const ct_failure *f, bool last)
@@ -228,8 +243,8 @@ static void failure_tree(tree *t, const ct_process *p, const ct_failure *f, bool
     failure_details(t, p, f);
     for (size_t i = 0; i < f->n_skips; i++)
         skip_line(t, &f->skips[i], i + 1 == f->n_skips && !f->n_reads);
-    for (size_t i = 0; i < f->n_reads; i++)
-        read_line(t, &f->reads[i], f->id, i + 1 == f->n_reads);
+    for (size_t i = 0; i < f->n_read_groups; i++)
+        read_line(t, f, &f->read_groups[i], i + 1 == f->n_read_groups);
 }
 
 /* ---- the rest of a process --------------------------------------------- */

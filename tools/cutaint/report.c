@@ -2,11 +2,12 @@
  * report.c - reads cutaint JSON Lines reports into the model of report.h.
  *
  * Owns: the bounded line reader, the event table (one handler per event
- * name) and the model's memory.  Invariants: see report.h; in particular a
- * line is held only up to CT_REPORT_LINE_MAX bytes, a bad line changes
- * nothing but the file's counters, and values of the wrong JSON type read as
- * absent instead of failing the line (a reader that rejects a whole event
- * over one odd field would hide the failure it describes).
+ * name), the folding of skips and refused reads into their groups, and the
+ * model's memory.  Invariants: see report.h; in particular a line is held
+ * only up to CT_REPORT_LINE_MAX bytes, a bad line changes nothing but the
+ * file's counters, and values of the wrong JSON type read as absent
+ * instead of failing the line (a reader that rejects a whole event over one
+ * odd field would hide the failure it describes).
  */
 #include "report.h"
 
@@ -316,6 +317,58 @@ static void get_ids(const event_in *in, const char *key, ct_read *rd)
         }
 }
 
+static bool same_path(const ct_strv *a, const ct_strv *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool same_failures(const ct_read *a, const ct_read *b)
+{
+    return a->n_failures == b->n_failures &&
+           (!a->n_failures || memcmp(a->failures, b->failures, a->n_failures * sizeof *a->failures) == 0);
+}
+
+/* Reads of one failure that tell the same story (report.h): the root is
+ * theirs already, address and bytes may differ. */
+static bool same_story(const ct_read *a, const ct_read *b)
+{
+    return same_text(a->api, b->api) && same_text(a->returned, b->returned) && a->poisoned == b->poisoned &&
+           same_failures(a, b) && same_path(&a->path, &b->path);
+}
+
+/* Bytes summed without overflowing, whatever a hostile report says. */
+static int64_t add_bytes(int64_t sum, int64_t bytes)
+{
+    int64_t total;
+    if (__builtin_add_overflow(sum, bytes, &total))
+        return bytes > 0 ? INT64_MAX : INT64_MIN;
+    return total;
+}
+
+/* Puts the failure's newest read into the group of its story, or a new
+ * one; the newest group first, as reads of one story tend to come
+ * together. */
+static void group_read(ct_failure *f)
+{
+    size_t last = f->n_reads - 1;
+    const ct_read *rd = &f->reads[last];
+    for (size_t i = f->n_read_groups; i > 0; i--) {
+        ct_read_group *g = &f->read_groups[i - 1];
+        if (same_story(&f->reads[g->first], rd)) {
+            g->count++;
+            g->bytes = add_bytes(g->bytes, rd->bytes);
+            return;
+        }
+    }
+    *CT_PUSH(f->read_groups, f->n_read_groups, f->cap_read_groups) =
+        (ct_read_group){ .first = last, .count = 1, .bytes = rd->bytes };
+}
+
 static void on_refused_read(ct_process *p, const event_in *in)
 {
     ct_read rd = { .api = get_str(in, CT_KEY(refused_read, api, STR)), .address = get_str(in, CT_KEY(refused_read, address, HEX)),
@@ -330,6 +383,7 @@ static void on_refused_read(ct_process *p, const event_in *in)
     get_int(in, CT_KEY(refused_read, root, INT), &root);
     ct_failure *f = failure_for(p, root);
     *CT_PUSH(f->reads, f->n_reads, f->cap_reads) = rd;
+    group_read(f);
     p->read_events++;
 }
 
@@ -609,6 +663,7 @@ static void failure_free(ct_failure *f)
         strv_free(&rd->path);
     }
     free(f->reads);
+    free(f->read_groups);
 }
 
 static void image_note_free(ct_image_note *im)

@@ -59,6 +59,15 @@ typedef struct ct_read {
     ct_strv path;            /* root, then each skip, oldest first */
 } ct_read;
 
+/* Refused reads of one failure that tell the same story: the same api,
+ * path, returned, poisoned and failures carried; they differ only in where
+ * and how much they read (docs/DESIGN.md). */
+typedef struct ct_read_group {
+    size_t first;            /* its first read, an index into the failure's reads */
+    uint64_t count;
+    int64_t bytes;           /* of them all */
+} ct_read_group;
+
 typedef struct ct_failure {
     int64_t id;
     bool described;          /* a "failure" event was seen */
@@ -81,8 +90,10 @@ typedef struct ct_failure {
     size_t seq;              /* line order within the process */
     ct_skip_group *skips;
     size_t n_skips, cap_skips;
-    ct_read *reads;
+    ct_read *reads;          /* each, in the report's order */
     size_t n_reads, cap_reads;
+    ct_read_group *read_groups; /* in the order of their first reads */
+    size_t n_read_groups, cap_read_groups;
 } ct_failure;
 
 typedef struct ct_probe {

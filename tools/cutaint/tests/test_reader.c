@@ -2,8 +2,9 @@
  * test_reader.c - the report reader on the hand-written logs of
  * tests/data: the demo's report, a killed process (no exit event, last
  * line cut), corrupt lines of every kind, several processes in several
- * files, a failure folded twice, lines over the length limit, and the
- * image events a launch failure names (numbered or, older, not).
+ * files, a failure folded twice, lines over the length limit, the image
+ * events a launch failure names (numbered or, older, not), and refused
+ * reads grouped by the story they tell.
  */
 #include "helpers.h"
 
@@ -41,6 +42,26 @@ Test(reader, demo_report_builds_the_chain)
     cr_assert_eq(f->reads[0].path.n, 2);
     cr_assert_eq(p->n_probes, 1);
     cr_assert_not(ct_file_note_any(&r.files[0]));
+}
+
+/* cascade.jsonl: every read of failure #1 is kept, and in exactly one
+ * group; the 13 of x that tell one story are one group, in the place of
+ * its first read, with their bytes summed. */
+Test(reader, refused_reads_are_kept_and_grouped_by_story)
+{
+    read_data(&r, "cascade.jsonl");
+    const ct_failure *f = &r.procs[0].failures[0];
+    cr_assert_eq(f->n_reads, 18);
+    cr_assert_eq(f->n_read_groups, 6);
+    uint64_t grouped = 0;
+    for (size_t i = 0; i < f->n_read_groups; i++)
+        grouped += f->read_groups[i].count;
+    cr_assert_eq(grouped, f->n_reads);
+    const ct_read_group *x = &f->read_groups[1];
+    cr_assert_eq(x->first, 1);
+    cr_assert_eq(x->count, 13);
+    cr_assert_eq(x->bytes, 13 * 512);
+    cr_assert_eq(f->read_groups[2].first, 14, "the next story starts after the 13");
 }
 
 Test(reader, killed_process_has_no_exit_and_a_cut_line)

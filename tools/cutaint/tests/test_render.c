@@ -1,9 +1,10 @@
 /*
  * test_render.c - the three views: the text tree says what the brief asks
  * (root failure, skips, reads, verdicts, notes, the unusable image a
- * failure descends from, a path's run of one kernel folded), hostile report
- * text never reaches the output as control bytes, DOT is accepted by
- * Graphviz and JSON by a strict parser.
+ * failure descends from, a path's run of one kernel folded, the reads of one
+ * story on one line), hostile report text never reaches the output as
+ * control bytes, DOT is accepted by Graphviz and JSON by a strict parser
+ * (and lists every read).
  */
 #include "helpers.h"
 
@@ -79,6 +80,39 @@ Test(render, a_path_through_one_kernel_again_and_again_is_folded)
     ct_report_free(&r);
     t = text_of("demo.jsonl");
     cr_assert(strstr(t, "     path: fill(float*, int, float) -> saxpy(int, float, float const*, float*)\n"), "%s", t);
+    free(t);
+}
+
+/* Of cascade.jsonl's reads under failure #1, the 13 of x that tell one
+ * story (API, path, answer, poisoning, failures carried) are one line with
+ * their count and bytes; y's, by another path, and the reads of x differing
+ * from them in one of the others each stay a line of their own, as a read
+ * always read; the verdict counts every read. */
+Test(render, refused_reads_that_tell_one_story_are_one_line)
+{
+    char *t = text_of("cascade.jsonl");
+    cr_assert(strstr(t, "  |  |- refused 13 reads: cuMemcpyDtoH_v2, 6656 bytes in all, the first at 0x7f02e0c00000 -> "
+                        "returned CUDA_ERROR_INVALID_VALUE; host buffers poisoned\n"
+                        "  |  |     path: fill(float*, int, float) (13 times)\n"
+                        "  |  |- refused read: cuMemcpyDtoH_v2, 512 bytes at 0x7f02e0c00200 -> returned "
+                        "CUDA_ERROR_INVALID_VALUE; host buffer left as it was\n"
+                        "  |  |     path: fill(float*, int, float) (13 times)\n"
+                        "  |  |- refused read: cuMemcpyDtoHAsync_v2, 512 bytes at 0x7f02e0c00600 -> returned "
+                        "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"
+                        "  |  |     path: fill(float*, int, float) (13 times)\n"
+                        "  |  |- refused read: cuMemcpyDtoH_v2, 512 bytes at 0x7f02e0c00800 -> returned "
+                        "CUDA_SUCCESS; host buffer poisoned\n"
+                        "  |  |     path: fill(float*, int, float) (13 times)\n"
+                        "  |  `- refused read: cuMemcpyDtoH_v2, 512 bytes at 0x7f02e0c00400 -> returned "
+                        "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"
+                        "  |        path: fill(float*, int, float) (13 times)\n"
+                        "  |        the bytes also carry failure #2\n"),
+              "%s", t);
+    cr_assert(strstr(t, "  |  |- refused read: cuMemcpyDtoH_v2, 4096 bytes at 0x7f02e0c01000 -> returned "
+                        "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"),
+              "%s", t);
+    cr_assert_null(strstr(t, "bytes at 0x7f02e0c00e00"), "a read of the story on its own: %s", t);
+    cr_assert(strstr(t, "verdict: 2 root failures, 14 skipped launches, 18 refused reads; context intact"), "%s", t);
     free(t);
 }
 
@@ -319,6 +353,20 @@ Test(render, dot_draws_the_image_a_failure_descends_from)
     t = render_of("image_missing.jsonl", CT_FORMAT_DOT);
     cr_assert_null(strstr(t, "p0_i0 ->"), "image #1 is not the one failure #1 names: %s", t);
     cr_assert(strstr(t, "\\nfrom unusable image #2 (not in this report)\""), "%s", t);
+    free(t);
+}
+
+/* The summary is for machines: every read of a story is listed, as the
+ * report has it. */
+Test(render, json_lists_each_read_of_a_story)
+{
+    char *t = render_of("cascade.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *fill = object_at(&doc, object_at(&doc, jsonr_root(&doc), "processes", 0), "failures", 0);
+    cr_assert_eq(jsonr_get(&doc, fill, "refused_reads")->count, 18, "%s", t);
+    assert_int(&doc, object_at(&doc, fill, "refused_reads", 2), "bytes", 512);
+    jsonr_free(&doc);
     free(t);
 }
 
