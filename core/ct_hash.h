@@ -2,7 +2,8 @@
  * ct_hash.h - the one place uthash is included, for core and the shim alike,
  * and the configuration every table in cutaint runs with.
  *
- * Owns: uthash's out-of-memory mode and bucket policy.
+ * Owns: uthash's out-of-memory mode and bucket policy, and the byte hash
+ * cutaint's own keys use.
  *
  * Invariants:
  * - No other file includes <uthash.h> (tests/unit/uthash_mode.sh checks).
@@ -16,6 +17,19 @@
 #define CT_HASH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* FNV-1a over n bytes, going on from h (CT_FNV_OFFSET to begin): the hash
+ * of cutaint's own keys (failure folds, launch keys, the log's stories). */
+#define CT_FNV_OFFSET 0xcbf29ce484222325ULL
+static inline uint64_t ct_fnv1a(uint64_t h, const void *bytes, size_t n)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; b && i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
 
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>

@@ -202,14 +202,6 @@ ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
     return ct_skip_rule(root_of(s, in, n, root, error), has_context);
 }
 
-uint64_t ct_launch_key_add(uint64_t h, const void *bytes, size_t n)
-{
-    const unsigned char *b = bytes;
-    for (size_t i = 0; b && i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 /* A final avalanche (splitmix64's), so keys that differ in one byte differ
  * all over. */
 uint64_t ct_launch_key_end(uint64_t h, uint64_t total_bytes)

@@ -85,11 +85,10 @@ ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
                                ct_context_query has_context, ct_failure_id *root, int *error);
 /* ---- retries: a launch that redoes one the driver refused ------------- */
 
-/* A launch's key is built as its parameters are read: start from
- * CT_LAUNCH_PARAMS_SEED, add each parameter's bytes in order, then end
- * it (which mixes in how many bytes there were). */
-#define CT_LAUNCH_PARAMS_SEED 0x9e3779b97f4a7c15ULL
-uint64_t ct_launch_key_add(uint64_t h, const void *bytes, size_t n);
+/* A launch key's params are hashed as the parameters are read: ct_fnv1a
+ * (ct_hash.h) from CT_FNV_OFFSET over the kernel's name and each
+ * parameter's bytes in order, then ended here, which mixes in how many
+ * bytes there were and spreads every bit over the whole word. */
 uint64_t ct_launch_key_end(uint64_t h, uint64_t total_bytes);
 /* grid times block, saturating. */
 uint64_t ct_launch_threads(const uint32_t grid[3], const uint32_t block[3]);

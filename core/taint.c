@@ -382,18 +382,16 @@ static void claim_unref(void *owner, ct_failure_id id)
 
 /* --- folding identical repeats ----------------------------------------- */
 
+/* A string with its NUL, so that "ab","c" and "a","bc" differ. */
 static uint64_t hash_str(uint64_t h, const char *str)
 {
-    if (!str)
-        return (h ^ 0xff) * 0x100000001b3ULL; /* NULL differs from "" */
-    for (; *str; str++)
-        h = (h ^ (unsigned char)*str) * 0x100000001b3ULL;
-    return (h ^ 0) * 0x100000001b3ULL;
+    static const unsigned char null_mark = 0xff; /* NULL differs from "" */
+    return str ? ct_fnv1a(h, str, strlen(str) + 1) : ct_fnv1a(h, &null_mark, 1);
 }
 
 static uint64_t fold_key(const ct_failure_desc *d)
 {
-    uint64_t h = hash_str(hash_str(0xcbf29ce484222325ULL, d->api), d->kernel);
+    uint64_t h = hash_str(hash_str(CT_FNV_OFFSET, d->api), d->kernel);
     return (h ^ (uint32_t)d->error) * 0x100000001b3ULL;
 }
 

@@ -42,6 +42,7 @@
 #include "image.h"
 #include "jsonl.h"
 #include "schema.h"
+#include "ct_hash.h"
 #include "ct_status.h"
 #include "signature.h"
 #include "shim.h"
@@ -545,25 +546,15 @@ typedef struct story {
 
 static story stories[CT_STORIES];
 
-#define CT_FNV_OFFSET 0xcbf29ce484222325ull
-#define CT_FNV_PRIME 0x100000001b3ull
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((const unsigned char *)p)[i]) * CT_FNV_PRIME;
-    return h;
-}
-
 /* A string with its NUL, so that "ab","c" and "a","bc" differ. */
 static uint64_t hash_text(uint64_t h, const char *s)
 {
-    return hash_bytes(h, s, strlen(s) + 1);
+    return ct_fnv1a(h, s, strlen(s) + 1);
 }
 
 static uint64_t hash_word(uint64_t h, uint64_t w)
 {
-    return hash_bytes(h, &w, sizeof w);
+    return ct_fnv1a(h, &w, sizeof w);
 }
 
 static uint64_t story_key(const char *api, const ct_refusal *r, int returned, bool poisoned)

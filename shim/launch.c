@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ct_hash.h"
 #include "inflight.h"
 #include "kernels.h"
 #include "shim.h"
@@ -361,18 +362,18 @@ static ct_launch_key launch_key(void)
 {
     const ct_kernel *k = current.kernel;
     const ct_flight_launch *l = &current.slot->launch;
-    uint64_t h = CT_LAUNCH_PARAMS_SEED, total = 0;
+    uint64_t h = CT_FNV_OFFSET, total = 0;
     if (k && k->pretty)
-        h = ct_launch_key_add(h, k->pretty, strlen(k->pretty));
+        h = ct_fnv1a(h, k->pretty, strlen(k->pretty));
     void **params = launch_params(), **extra = launch_extra();
     for (unsigned i = 0; k && params && i < k->n_params; i++) {
-        h = ct_launch_key_add(h, params[i], params[i] ? k->params[i].size : 0);
+        h = ct_fnv1a(h, params[i], params[i] ? k->params[i].size : 0);
         total += params[i] ? k->params[i].size : 0;
     }
     size_t size = 0;
     const unsigned char *buffer = k && !params && extra ? extra_buffer(extra, &size) : NULL;
     if (buffer) {
-        h = ct_launch_key_add(h, buffer, size);
+        h = ct_fnv1a(h, buffer, size);
         total += size;
     }
     return (ct_launch_key){l->what, ct_launch_key_end(h, total), ct_launch_threads(l->grid, l->block)};

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "ct_hash.h"
 #include "ct_status.h"
 #include "rules.h"
 
@@ -593,11 +594,11 @@ Test(rules, the_launch_key_tells_parameter_bytes_and_threads_apart)
     cr_assert_eq(ct_launch_threads(grid, block), 4096);
     cr_assert_eq(ct_launch_threads(wide, block), UINT64_MAX, "saturates");
     float one = 1.0f, two = 2.0f;
-    uint64_t h1 = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 4);
-    uint64_t h2 = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &two, sizeof two), 4);
-    uint64_t again = ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 4);
+    uint64_t h1 = ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 4);
+    uint64_t h2 = ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &two, sizeof two), 4);
+    uint64_t again = ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 4);
     cr_assert_eq(h1, again);
     cr_assert_neq(h1, h2);
-    cr_assert_neq(h1, ct_launch_key_end(ct_launch_key_add(CT_LAUNCH_PARAMS_SEED, &one, sizeof one), 8),
+    cr_assert_neq(h1, ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 8),
                   "the byte count is mixed in");
 }
