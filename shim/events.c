@@ -439,6 +439,7 @@ void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_s
 {
     ct_log(CT_LOG_INFO, "launch #%llu of %s retried failure #%u and succeeded: its outputs no longer carry it",
            (unsigned long long)launch_seq, kernel ? kernel : "an unknown kernel", retried);
+    atomic_fetch_add(&ct_g.retries, 1);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(retry)))
@@ -863,14 +864,17 @@ void ct_event_summary(void)
     bool lost = ct_latch_is_set(ct_g.latch);
     if ((!failures && !skips && !refused && !lost && !images) || !atomic_load(&start_written))
         return;
-    char folded[64] = "", unusable[64] = "";
+    uint64_t retries = atomic_load(&ct_g.retries);
+    char folded[64] = "", retried[64] = "", unusable[64] = "";
     if (occurrences > failures)
         snprintf(folded, sizeof folded, " (%llu occurrences)", (unsigned long long)occurrences);
+    if (retries)
+        snprintf(retried, sizeof retried, ", %llu retried", (unsigned long long)retries);
     if (images)
         snprintf(unusable, sizeof unusable, ", %llu unusable image%s", (unsigned long long)images,
                  images == 1 ? "" : "s");
-    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped, %llu refused read%s%s; %s",
-           (unsigned long long)failures, failures == 1 ? "" : "s", folded, (unsigned long long)skips,
+    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped%s, %llu refused read%s%s; %s",
+           (unsigned long long)failures, failures == 1 ? "" : "s", folded, (unsigned long long)skips, retried,
            (unsigned long long)refused, refused == 1 ? "" : "s", unusable,
            lost ? "the CUDA context was LOST" : "the CUDA context is intact");
 }
@@ -889,6 +893,7 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl_uint(&j, CT_KEY(exit, failures, INT), atomic_load(&ct_g.failures));
     ct_jsonl_uint(&j, CT_KEY(exit, occurrences, INT), atomic_load(&ct_g.occurrences));
     ct_jsonl_uint(&j, CT_KEY(exit, skips, INT), atomic_load(&ct_g.skips));
+    ct_jsonl_uint(&j, CT_KEY(exit, retries, INT), atomic_load(&ct_g.retries));
     ct_jsonl_uint(&j, CT_KEY(exit, refused_reads, INT), atomic_load(&ct_g.refused_reads));
     ct_jsonl_uint(&j, CT_KEY(exit, failed_reads, INT), atomic_load(&ct_g.failed_reads));
     ct_jsonl_bool(&j, CT_KEY(exit, context_lost, BOOL), ct_latch_is_set(ct_g.latch));

@@ -164,6 +164,7 @@ typedef struct ct_shim {
     atomic_uint_fast64_t failures;     /* distinct failures minted */
     atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
     atomic_uint_fast64_t skips;
+    atomic_uint_fast64_t retries;      /* retries of refused launches that succeeded */
     atomic_uint_fast64_t refused_reads;
     atomic_uint_fast64_t failed_reads; /* reads to the host the driver (or CUTAINT_INJECT) failed */
     atomic_uint_fast64_t unusable_images; /* image events: loads and lookups the driver refused */

@@ -39,6 +39,9 @@ void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
     if (c->skipped_copies && n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped cop%s",
                       (unsigned long long)c->skipped_copies, c->skipped_copies == 1 ? "y" : "ies");
+    if (c->retries && n >= 0 && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu retried launch%s", (unsigned long long)c->retries,
+                      c->retries == 1 ? "" : "es");
     if (n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu refused read%s",
                       (unsigned long long)c->refused_reads, ct_plural(c->refused_reads));
@@ -56,6 +59,7 @@ ct_counts ct_report_counts(const ct_report *r)
         total.occurrences += c.occurrences;
         total.skips += c.skips;
         total.skipped_copies += c.skipped_copies;
+        total.retries += c.retries;
         total.refused_reads += c.refused_reads;
         total.unusable_images += c.unusable_images;
     }

@@ -54,6 +54,7 @@ static void counts(ct_jsonl *j, const char *key, const ct_counts *c)
     ct_jsonl_uint(j, CT_KEY(summary_counts, occurrences, INT), c->occurrences);
     ct_jsonl_uint(j, CT_KEY(summary_counts, skips, INT), c->skips);
     ct_jsonl_uint(j, CT_KEY(summary_counts, skipped_copies, INT), c->skipped_copies);
+    ct_jsonl_uint(j, CT_KEY(summary_counts, retries, INT), c->retries);
     ct_jsonl_uint(j, CT_KEY(summary_counts, refused_reads, INT), c->refused_reads);
     ct_jsonl_uint(j, CT_KEY(summary_counts, unusable_images, INT), c->unusable_images);
     ct_jsonl_close(j);
@@ -113,6 +114,8 @@ static void failure(ct_jsonl *j, const ct_failure *f)
         ct_jsonl_int(j, CT_KEY(summary_failure, image, INT), f->image);
     else
         ct_jsonl_null(j, CT_KEY(summary_failure, image, INT));
+    ct_jsonl_uint(j, CT_KEY(summary_failure, retries, INT), f->retries);
+    ct_jsonl_int(j, CT_KEY(summary_failure, retry_launch, INT), f->retry_launch);
     ct_jsonl_open_array(j, CT_KEY(summary_failure, skips, OBJS));
     for (size_t i = 0; i < f->n_skips; i++)
         skip(j, &f->skips[i]);

@@ -119,6 +119,19 @@ static void origin_line(tree *t, const ct_process *p, const ct_failure *f, bool 
     fputc('\n', t->out);
 }
 
+/* "retried by launch #3, which succeeded: its outputs are written again"
+ * (docs/DESIGN.md, "Retries"). */
+static void retry_line(tree *t, const ct_failure *f, bool children)
+{
+    detail(t, 1, children);
+    if (f->retries == 1)
+        fprintf(t->out, "retried by launch #%" PRId64 ", which succeeded", f->retry_launch);
+    else
+        fprintf(t->out, "retried %" PRIu64 " times, the first by launch #%" PRId64 ", and succeeded", f->retries,
+                f->retry_launch);
+    fputs(": the outputs it left unwritten are written\n", t->out);
+}
+
 static void failure_details(tree *t, const ct_process *p, const ct_failure *f)
 {
     bool children = f->n_skips || f->n_reads;
@@ -127,6 +140,8 @@ static void failure_details(tree *t, const ct_process *p, const ct_failure *f)
     if (f->has_image)
         origin_line(t, p, f, children);
     where_line(t, f, children);
+    if (f->retries)
+        retry_line(t, f, children);
     for (size_t i = 0; i < f->backtrace.n && i < BACKTRACE_SHOWN; i++) {
         detail(t, 1, children);
         fputs(i ? "   " : "by ", t->out);

@@ -473,10 +473,19 @@ static void on_exit_event(ct_process *p, const event_in *in)
                          .failures = int_or(in, CT_KEY(exit, failures, INT), 0),
                          .occurrences = int_or(in, CT_KEY(exit, occurrences, INT), 0),
                          .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
+                         .retries = int_or(in, CT_KEY(exit, retries, INT), -1),
                          .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
                          .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
                          .unusable_images = int_or(in, CT_KEY(exit, unusable_images, INT), -1),
                          .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false) };
+}
+
+static void on_retry(ct_process *p, const event_in *in)
+{
+    ct_failure *f = failure_for(p, int_or(in, CT_KEY(retry, failure, INT), 0));
+    if (!f->retries++)
+        f->retry_launch = int_or(in, CT_KEY(retry, launch, INT), 0);
+    p->retry_events++;
 }
 
 static const struct {
@@ -487,6 +496,7 @@ static const struct {
     { CT_EVENT(failure), on_failure },
     { CT_EVENT(repeat), on_repeat },
     { CT_EVENT(skip), on_skip },
+    { CT_EVENT(retry), on_retry },
     { CT_EVENT(refused_read), on_refused_read },
     { CT_EVENT(probe), on_probe },
     { CT_EVENT(image), on_image },
@@ -577,7 +587,7 @@ int ct_report_read(ct_report *r, FILE *f, const char *path)
 
 ct_counts ct_process_counts(const ct_process *p)
 {
-    ct_counts c = { .failures = p->n_failures, .skips = p->skip_events,
+    ct_counts c = { .failures = p->n_failures, .skips = p->skip_events, .retries = p->retry_events,
                     .refused_reads = p->read_events, .unusable_images = p->n_images };
     for (size_t i = 0; i < p->n_failures; i++) {
         const ct_failure *f = &p->failures[i];
@@ -591,6 +601,8 @@ ct_counts ct_process_counts(const ct_process *p)
         c.failures = p->exit.failures > 0 ? (uint64_t)p->exit.failures : 0;
         c.occurrences = p->exit.occurrences > 0 ? (uint64_t)p->exit.occurrences : 0;
         c.skips = p->exit.skips > 0 ? (uint64_t)p->exit.skips : 0;
+        if (p->exit.retries >= 0) /* older reports have no count: keep the events' */
+            c.retries = (uint64_t)p->exit.retries;
         c.refused_reads = p->exit.refused_reads > 0 ? (uint64_t)p->exit.refused_reads : 0;
         if (p->exit.unusable_images >= 0) /* older reports have no count: keep the events' */
             c.unusable_images = (uint64_t)p->exit.unusable_images;

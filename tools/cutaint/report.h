@@ -87,6 +87,8 @@ typedef struct ct_failure {
     int64_t image;           /* that image's number (ct_image_note.number) */
     uint64_t occurrences;
     int64_t last_launch;     /* the latest occurrence's launch (repeat events); 0 unknown */
+    uint64_t retries;        /* retry events naming it */
+    int64_t retry_launch;    /* the first retry's launch number; 0 none */
     size_t seq;              /* line order within the process */
     ct_skip_group *skips;
     size_t n_skips, cap_skips;
@@ -105,7 +107,7 @@ typedef struct ct_probe {
 
 typedef struct ct_exit {
     int64_t status, program_status;
-    int64_t failures, occurrences, skips, refused_reads, failed_reads, unusable_images;
+    int64_t failures, occurrences, skips, retries, refused_reads, failed_reads, unusable_images;
     bool context_lost;
 } ct_exit;
 
@@ -159,7 +161,7 @@ typedef struct ct_process {
     size_t n_probes, cap_probes;
     ct_image_note *images;
     size_t n_images, cap_images;
-    uint64_t skip_events, read_events;
+    uint64_t skip_events, read_events, retry_events;
     bool context_lost;
     bool lost_simulated;
     char *lost_reason;
@@ -207,7 +209,7 @@ void ct_report_free(ct_report *r);
 /* The counts a verdict uses: the exit event's when the process got that far
  * (the shim may keep less detail than it counts), else what the log shows. */
 typedef struct ct_counts {
-    uint64_t failures, occurrences, skips, refused_reads, unusable_images;
+    uint64_t failures, occurrences, skips, retries, refused_reads, unusable_images;
     uint64_t skipped_copies; /* of skips: device copies rather than launches */
 } ct_counts;
 ct_counts ct_process_counts(const ct_process *p);

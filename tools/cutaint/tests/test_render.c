@@ -2,7 +2,7 @@
  * test_render.c - the three views: the text tree says what the brief asks
  * (root failure, skips, reads, verdicts, notes, the unusable image a
  * failure descends from, a path's run of one kernel folded, the reads of one
- * story on one line), hostile report text never reaches the output as
+ * story on one line, the launch that retried a failure), hostile report text never reaches the output as
  * control bytes, DOT is accepted by Graphviz and JSON by a strict parser
  * (and lists every read).
  */
@@ -21,6 +21,7 @@ static const char *const all_logs[] = {
     "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
     "image_stand_in.jsonl", "image_unnumbered.jsonl", "image_missing.jsonl",
     "context_lost_suspects.jsonl", "context_lost_none.jsonl", "context_lost_many.jsonl", "cascade.jsonl",
+    "retry.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
 
@@ -366,6 +367,33 @@ Test(render, json_lists_each_read_of_a_story)
     const jv *fill = object_at(&doc, object_at(&doc, jsonr_root(&doc), "processes", 0), "failures", 0);
     cr_assert_eq(jsonr_get(&doc, fill, "refused_reads")->count, 18, "%s", t);
     assert_int(&doc, object_at(&doc, fill, "refused_reads", 2), "bytes", 512);
+    jsonr_free(&doc);
+    free(t);
+}
+
+/* retry.jsonl: fill refused with 2048 threads (#1), then with 1024 (#2,
+ * injected), then retried with 256 by launch #3, which succeeded. */
+Test(render, a_retried_failure_names_the_launch_that_redid_it)
+{
+    char *t = text_of("retry.jsonl");
+    const char *second = strstr(t, "failure #2:");
+    cr_assert(second, "%s", t);
+    cr_assert(strstr(second, "retried by launch #3, which succeeded"), "%s", t);
+    cr_assert(strstr(t, "retried by") == strstr(second, "retried by"), "failure #1 was retried by no launch: %s", t);
+    cr_assert(strstr(t, "verdict: 2 root failures, 0 skipped launches, 1 retried launch, 0 refused reads"), "%s", t);
+    free(t);
+}
+
+Test(render, json_counts_retries_and_links_them_to_their_failure)
+{
+    char *t = render_of("retry.jsonl", CT_FORMAT_JSON);
+    jsonr_doc doc = { 0 };
+    cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
+    const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
+    assert_int(&doc, object_at(&doc, proc, "failures", 0), "retries", 0);
+    assert_int(&doc, object_at(&doc, proc, "failures", 1), "retries", 1);
+    assert_int(&doc, object_at(&doc, proc, "failures", 1), "retry_launch", 3);
+    assert_int(&doc, jsonr_get(&doc, proc, "counts"), "retries", 1);
     jsonr_free(&doc);
     free(t);
 }
