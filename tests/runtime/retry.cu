@@ -17,6 +17,9 @@
  *              work, skipped
  *   tainted    saxpy's retry reads x, which another failed launch was to
  *              write: skipped whatever it retries
+ *   async      fill faults as it runs (FAKECUDA_FAULTS fault from retry.sh):
+ *              the driver reports it later, the context is lost, and the
+ *              same fill again is no retry: nothing is served
  * Each case prints "RESULT launch=" (the last launch's error), "RESULT
  * memcpy=" and "RESULT host=" (correct, poisoned or stale).  fill and saxpy
  * are fakecuda's built-ins (runtime_test.cuh).
@@ -79,8 +82,13 @@ int main(int argc, char **argv)
         (void)cudaGetLastError();
         saxpy<<<N / 256, 256>>>(N, 0.5f, x, d);   /* x is no output of it */
         read_back(d, 0.0f);
+    } else if (!std::strcmp(c, "async")) {
+        fill_with(d, 256, 2.0f);
+        std::printf("RESULT sync=%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        fill_with(d, 256, 2.0f);
+        read_back(d, 2.0f);
     } else {
-        std::printf("usage: retry adaptive|warmup|ladder|fewer|other|tainted\n");
+        std::printf("usage: retry adaptive|warmup|ladder|fewer|other|tainted|async\n");
         return 2;
     }
     return 0;

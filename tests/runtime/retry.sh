@@ -64,5 +64,15 @@ refused other
 run tainted
 expect tainted host correct
 refused tainted
+# A fault the driver reports later: the context is lost (cutaint's 70), and
+# the same launch again is no retry.
+rm -f "$work/report.jsonl"
+under_shim FAKECUDA_FAULTS='launch:_Z4fill*#1=fault' "$program" async
+status=$?
+[ "$status" -eq 70 ] || fail "async: exit status $status, expected 70"
+expect shim sync cudaErrorIllegalAddress
+[ "$(result shim memcpy)" != cudaSuccess ] || fail "async: the read after the loss was served"
+[ "$(count retry)" -eq 0 ] || fail "async: a retry event after the context was lost"
+grep -q '"event":"context_lost"' "$work/report.jsonl" || fail "async: no context_lost in the report"
 cat "$work"/*.out
 exit $bad
