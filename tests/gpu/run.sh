@@ -62,9 +62,10 @@ PROGRAMS=(
 INJECT='CUTAINT_INJECT=launch:*FillFunctor*#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
 
 # badconfig.cu's scale(const float* in, float* out, ...) overwrites out: a
-# non-const pointer is read and written by default, so without this the
-# corrected relaunch over the tainted out would be skipped too (the model's
-# conservative default; README "Choices").
+# non-const pointer is read and written by default.  Its corrected relaunch
+# has as many threads in all as the refused one, so it is a retry and runs
+# either way (rt_retry); with this it runs as a plain launch over a
+# write-only output (the rt_refused_read scenarios).
 SCALE_ROLES='CUTAINT_ARGS=scale=r,w'
 
 # Scenarios, run in this order: name | command ({BIN}: compiled programs,
@@ -77,6 +78,7 @@ SCENARIOS=(
     "rt_refused_read|{BIN}/badconfig||CUTAINT_LOG=debug $SCALE_ROLES|check_refused|60|base shim"
     "rt_refused_read_ptsz|{BIN}/badconfig_ptsz||CUTAINT_LOG=debug $SCALE_ROLES|check_refused|60|base shim"
     "rt_shared_refused_read|{BIN}/badconfig_shared||CUTAINT_LOG=debug $SCALE_ROLES|check_refused|60|base shim"
+    "rt_retry|{BIN}/badconfig||CUTAINT_LOG=debug|check_retry|60|base shim"
     "rt_context_lost|{BIN}/wildptr||CUTAINT_LOG=debug|check_latched|60|base shim"
     "drv_refused_read_cubin|{BIN}/driver_api {BIN}/driver_kernels.cubin||CUTAINT_LOG=debug|check_refused|60|base shim"
     "drv_refused_read_ptx|{BIN}/driver_api {BIN}/driver_kernels.ptx||CUTAINT_LOG=debug|check_refused|60|base shim"
@@ -560,6 +562,20 @@ check_refused() {
     expect "$s" shim retry_host correct
     check_report_of "$s" --require failure --require refused_read --kernel failure:scale \
         --path scale --forbid context_lost --exit-status 0
+    health_removed "$s"
+}
+
+# badconfig without CUTAINT_ARGS: the relaunch with 256 threads per block is
+# a retry of the refused one (the same parameters, as many threads in all),
+# so it runs and its read is served (docs/DESIGN.md, "Retries").
+check_retry() {
+    local s=$1
+    expect_rc "$s" shim 0
+    expect "$s" shim host poisoned
+    expect "$s" shim retry_memcpy cudaSuccess CUDA_SUCCESS
+    expect "$s" shim retry_host correct
+    check_report_of "$s" --require failure --require refused_read --require retry --forbid skip \
+        --forbid context_lost --exit-status 0
     health_removed "$s"
 }
 
