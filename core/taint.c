@@ -594,28 +594,40 @@ static bool spans_cover(ct_store *s, const ct_range *w, size_t n, uint64_t lo, u
     return true;
 }
 
-typedef struct intact_look {
-    bool intact;
-} intact_look;
-
-static void note_intact(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+/* Calls fn for each claim over [off, end) of a, clipped to it, in absolute
+ * addresses, while fn says go on; false when it stopped. */
+typedef bool (*claim_fn)(ct_store *s, ct_failure_id id, uint64_t lo, uint64_t hi, void *ctx);
+static bool each_claim(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, claim_fn fn, void *ctx)
 {
-    intact_look *look = ctx;
     const ct_claims *c = ct_alloc_claims(a);
     ct_claim one;
     const ct_claim *v = ct_claims_view(c, &one);
-    for (size_t i = ct_claims_first_after(v, c->n, off); look->intact && i < c->n && v[i].off < end; i++) {
-        const failure *f = find_record(s, v[i].id);
-        look->intact = f && f->intact;
-    }
+    uint64_t base = ct_alloc_base(a);
+    for (size_t i = ct_claims_first_after(v, c->n, off); i < c->n && v[i].off < end; i++)
+        if (!fn(s, v[i].id, base + (v[i].off > off ? v[i].off : off), base + (v[i].end < end ? v[i].end : end), ctx))
+            return false;
+    return true;
+}
+
+static bool claim_intact(ct_store *s, ct_failure_id id, uint64_t lo, uint64_t hi, void *ctx)
+{
+    (void)lo, (void)hi, (void)ctx;
+    const failure *f = find_record(s, id);
+    return f && f->intact;
+}
+
+static void note_intact(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
+{
+    bool *intact = ctx;
+    *intact = *intact && each_claim(s, a, off, end, claim_intact, NULL);
 }
 
 /* Does every byte of w carry nothing, or only intact failures? */
 static bool footprint_intact(ct_store *s, const ct_range *w, size_t n)
 {
-    intact_look look = {true};
-    each_range(s, w, n, note_intact, &look);
-    return look.intact;
+    bool intact = true;
+    each_range(s, w, n, note_intact, &intact);
+    return intact;
 }
 
 static bool same_work(const ct_launch_key *a, const ct_launch_key *b)
@@ -653,21 +665,20 @@ typedef struct within_look {
     ct_failure_id oldest;
 } within_look;
 
+static bool claim_within(ct_store *s, ct_failure_id id, uint64_t lo, uint64_t hi, void *ctx)
+{
+    within_look *look = ctx;
+    const failure *f = find_record(s, id);
+    if (look->oldest == 0 || id < look->oldest)
+        look->oldest = id;
+    ct_attempts_view view = {id, f && f->intact, f ? f->n_attempts : 0, f ? f->attempts : NULL};
+    return f && look->accept(&view, look->ctx) && spans_cover(s, look->out, look->n_out, lo, hi);
+}
+
 static void note_within(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
 {
     within_look *look = ctx;
-    const ct_claims *c = ct_alloc_claims(a);
-    ct_claim one;
-    const ct_claim *v = ct_claims_view(c, &one);
-    uint64_t base = ct_alloc_base(a);
-    for (size_t i = ct_claims_first_after(v, c->n, off); look->within && i < c->n && v[i].off < end; i++) {
-        const failure *f = find_record(s, v[i].id);
-        if (look->oldest == 0 || v[i].id < look->oldest)
-            look->oldest = v[i].id;
-        uint64_t lo = base + (v[i].off > off ? v[i].off : off), hi = base + (v[i].end < end ? v[i].end : end);
-        ct_attempts_view view = {v[i].id, f && f->intact, f ? f->n_attempts : 0, f ? f->attempts : NULL};
-        look->within = f && look->accept(&view, look->ctx) && spans_cover(s, look->out, look->n_out, lo, hi);
-    }
+    look->within = look->within && each_claim(s, a, off, end, claim_within, look);
 }
 
 bool ct_carried_within(ct_store *s, const ct_range *in, size_t n_in, const ct_range *out, size_t n_out,
