@@ -2,6 +2,9 @@
  * test_ptx.c - the directions of a PTX kernel's parameters (core/ptx.h).
  *
  * Suite ptx: PTX written here, one construct at a time, whole and broken.
+ * Suite ptx_nvcc: the PTX tests/unit/meson.build has nvcc write from
+ * ptx_kernels.cu (plain, -lineinfo, -G), found in CT_PTX_DIR; meson
+ * reports it skipped where there is no nvcc.
  *
  * Directions are written one letter per parameter: L loaded through, S
  * stored through, B both, - neither.
@@ -623,4 +626,110 @@ Test(ptx, statement_caps)
     cr_assert_eq(with_operands(257, false), -1, "operands past the cap");
     cr_assert_eq(with_operands(4096, true), 1);
     cr_assert_eq(with_operands(4097, true), -1, "names past the cap");
+}
+
+/* ---- suite ptx_nvcc: what nvcc writes ---------------------------------------------------------- */
+
+static text load(const char *file)
+{
+    const char *dir = getenv("CT_PTX_DIR");
+    if (!dir || !*dir)
+        cr_skip_test("CT_PTX_DIR is not set: meson test runs these on the PTX nvcc writes");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: not built", path);
+    text t = { 0 };
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
+        chunk[n] = '\0';
+        add(&t, chunk);
+    }
+    fclose(f);
+    return t;
+}
+
+/* ptx_kernels.cu's kernels and the directions it says of each. */
+static const struct { const char *name, *want; } nvcc_kernels[] = {
+    { "_Z8sum_intoPfS_i", "SL-" },
+    { "_Z5scalePfi", "B-" },
+    { "_Z12atomic_countPi", "B" },
+    { "_Z9copy_pair4Pair", "B" },
+    { "_Z6gather4PairPf", "LS" },
+    { "_Z6unusedPfi", "--" },
+    { "_Z9read_onlyPKfPf", "LS" },
+    { "_Z4leakPf", "B" },
+    { "_Z5callsPfS_", "BL" },
+    { "_Z5chasePPfS_", "LS" },
+    { "_Z10async_copyPKfPf", "LS" },
+    { "_Z8mma_tilePK6__halfS1_Pfj", "LLS-" },
+    { "_Z7indexed5TableiPf", "BBB" },
+};
+#define N_NVCC (sizeof nvcc_kernels / sizeof *nvcc_kernels)
+
+Test(ptx_nvcc, directions)
+{
+    text t = load("ptx_kernels.ptx");
+    for (size_t i = 0; i < N_NVCC; i++)
+        assert_dirs(t.p, nvcc_kernels[i].name, nvcc_kernels[i].want);
+    /* and every entry nvcc wrote is one of them */
+    size_t entries = 0;
+    for (const char *p = t.p; (p = strstr(p, ".entry ")); p++)
+        entries++;
+    cr_assert_eq(entries, N_NVCC, "%zu entries in ptx_kernels.ptx, %zu known", entries, N_NVCC);
+    free(t.p);
+}
+
+/* -lineinfo: the same code with .loc lines (some naming inlined functions). */
+Test(ptx_nvcc, lineinfo)
+{
+    text t = load("ptx_kernels_lineinfo.ptx");
+    cr_assert(strstr(t.p, "inlined_at"), "-lineinfo writes .loc lines");
+    for (size_t i = 0; i < N_NVCC; i++)
+        assert_dirs(t.p, nvcc_kernels[i].name, nvcc_kernels[i].want);
+    free(t.p);
+}
+
+/* -G: debug sections at the top level and unoptimised bodies, which copy
+ * parameters through local memory (an escape: BOTH); every direction of
+ * the optimised build is still there. */
+Test(ptx_nvcc, debug_build)
+{
+    text t = load("ptx_kernels_debug.ptx");
+    cr_assert(strstr(t.p, ".section"), "-G writes debug sections");
+    char out[MAX_LETTERS + 1];
+    for (size_t i = 0; i < N_NVCC; i++) {
+        const char *name = nvcc_kernels[i].name, *want = nvcc_kernels[i].want;
+        const char *got = answer_n(t.p, t.n, name, out);
+        cr_assert(got && strlen(got) == strlen(want), "%s: %s", name, got ? got : "unreadable");
+        for (size_t j = 0; want[j]; j++) {
+            unsigned w = (unsigned)(strchr("-LSB", want[j]) - "-LSB"), g = (unsigned)(strchr("-LSB", got[j]) - "-LSB");
+            cr_assert((w & g) == w, "%s: parameter %zu is %c, optimised %c", name, j, got[j], want[j]);
+        }
+    }
+    free(t.p);
+}
+
+/* Every cut of nvcc's text: -1 until the entry's body is whole, then its answer. */
+Test(ptx_nvcc, cut_at_every_offset)
+{
+    text t = load("ptx_kernels.ptx");
+    static const size_t cases[] = { 0, 4, 11 };
+    char out[MAX_LETTERS + 1], entry[256];
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *name = nvcc_kernels[cases[c]].name, *want = nvcc_kernels[cases[c]].want;
+        snprintf(entry, sizeof entry, ".entry %s(", name);
+        const char *at = strstr(t.p, entry);
+        cr_assert(at, "%s", name);
+        size_t end = (size_t)(strstr(at, "\n}\n") - t.p) + 2;
+        for (size_t n = 0; n <= end + 64 && n <= t.n; n++) {
+            const char *got = answer_n(t.p, n, name, out);
+            if (n < end)
+                cr_assert(!got, "%s cut at %zu of %zu: read as %s", name, n, end, got);
+            else
+                cr_assert(got && strcmp(got, want) == 0, "%s cut at %zu: %s", name, n, got ? got : "unreadable");
+        }
+    }
+    free(t.p);
 }
