@@ -14,7 +14,7 @@ if [ ! -f "$build/build.ninja" ]; then
     CC=clang meson setup "$build" "$here" -Dfuzz=true -Dtests=disabled \
         -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
-targets=(fuzz_config fuzz_args fuzz_inject fuzz_signature fuzz_report fuzz_image)
+targets=(fuzz_config fuzz_args fuzz_inject fuzz_signature fuzz_report fuzz_image fuzz_ptx)
 ninja -C "$build" "${targets[@]/#/tests/fuzz/}" >/dev/null
 scratch=$(mktemp -d /tmp/cutaint-fuzz.XXXXXX)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
