@@ -45,6 +45,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "ptx.h"
+
 #define FATBIN_MAGIC 0xba55ed50u
 #define WRAPPER_BYTES 24
 #define FATBIN_HEADER 16
@@ -142,6 +144,14 @@ static ct_image_status span_read_some(const span *s, uint64_t off, uint8_t *dst,
 
 /* ---- what was found ------------------------------------------------------- */
 
+/* One PTX entry's directions for a kernel: arch 0 for bare PTX text. */
+typedef struct ptx_dirs {
+    unsigned arch;
+    uint32_t n;
+    uint8_t *v;
+} ptx_dirs;
+#define DIRS_KEPT 8 /* PTX entries' directions kept per kernel; more are dropped (unknown) */
+
 /* A kept kernel's parameter layout (img->layouts[i] is img->kernels[i]'s). */
 struct ct_image_layout {
     bool known;               /* some entry's table said it */
@@ -150,6 +160,8 @@ struct ct_image_layout {
     uint8_t kinds;            /* 1 << kind for every kind of entry that said one */
     uint32_t n;               /* its parameters; past CT_IMAGE_MAX_PARAMS only counted */
     ct_image_param *v;        /* n of them when kept, NULL when none or not kept */
+    uint32_t n_dirs;          /* ct_image_read_directions: one per PTX entry holding it */
+    ptx_dirs dirs[DIRS_KEPT];
 };
 
 /* The index of kept name (n bytes), SIZE_MAX when it is not kept. */
@@ -300,6 +312,15 @@ typedef struct ptx_scan {
     bool ptr;              /* .ptr: the state space and .align that follow are the pointee's */
     bool pointee_align;    /* the .align being read is the pointee's */
     ct_image_param params[CT_IMAGE_MAX_PARAMS];
+    /* ct_image_read_directions: the kept kernels this text's .entry lines
+     * named, and where in the text each .entry stands, so each kernel's
+     * body is read from there, not found again from the text's start */
+    uint32_t n_named;
+    uint32_t named[CT_IMAGE_MAX_KERNELS];
+    uint64_t named_at[CT_IMAGE_MAX_KERNELS];
+    uint64_t at;           /* the text offset of the bytes being stepped through */
+    uint64_t tok_at;       /* ... where the token being read began */
+    uint64_t entry_at;     /* ... where the last .entry began */
 } ptx_scan;
 
 /* [A-Za-z0-9_$.%] as a bitmap of ASCII: the scan's innermost test. */
@@ -440,6 +461,10 @@ static void ptx_params_done(ptx_scan *p, bool said)
     p->want = WANT_ANY;
     if (!said || p->kernel == SIZE_MAX)
         return;
+    if (p->n_named < CT_IMAGE_MAX_KERNELS) {
+        p->named_at[p->n_named] = p->entry_at;
+        p->named[p->n_named++] = (uint32_t)p->kernel;
+    }
     ct_image_status st = set_layout(p->img, p->kernel, CT_ENTRY_PTX, p->params, p->n_params);
     if (st != CT_IMAGE_OK)
         ptx_fail(p, st);
@@ -533,6 +558,7 @@ static void ptx_param_punct(ptx_scan *p, uint8_t c)
 static void ptx_any(ptx_scan *p)
 {
     if (token_is(p, ".entry")) {
+        p->entry_at = p->tok_at;
         p->want = WANT_NAME;
     } else if (token_is(p, ".target") && !p->target_seen) {
         p->target_seen = true;
@@ -615,6 +641,8 @@ static void ptx_code_byte(ptx_scan *p, uint8_t c)
 /* n token characters that go on with the token (kept up to its room). */
 static void ptx_token_chars(ptx_scan *p, const uint8_t *b, size_t n)
 {
+    if (p->tok_len == 0)
+        p->tok_at = p->at;
     if (p->tok_len < sizeof p->tok) {
         size_t room = sizeof p->tok - p->tok_len;
         memcpy(p->tok + p->tok_len, b, n < room ? n : room);
@@ -697,8 +725,11 @@ static void ptx_feed(ptx_scan *p, const uint8_t *b, size_t n, bool *ended, size_
 {
     const uint8_t *nul = memchr(b, '\0', n);
     size_t text = nul ? (size_t)(nul - b) : n;
-    for (size_t i = 0; i < text && !p->stop;)
+    uint64_t from = p->at;
+    for (size_t i = 0; i < text && !p->stop;) {
+        p->at = from + i;
         i += ptx_step(p, b + i, text - i);
+    }
     if (nul && !p->stop) {
         *ended = true;
         *used = text + 1;
@@ -706,11 +737,63 @@ static void ptx_feed(ptx_scan *p, const uint8_t *b, size_t n, bool *ended, size_
     }
 }
 
+/* The text held for directions: grown as it is read, dropped (NULL) past
+ * CT_IMAGE_MAX_INFLATED or when memory runs out: then no directions. */
+typedef struct held_text {
+    char *p;
+    size_t n, cap;
+    bool dropped;
+} held_text;
+
+static void hold_text(held_text *t, const uint8_t *b, size_t n)
+{
+    if (t->dropped)
+        return;
+    if (t->n + n > CT_IMAGE_MAX_INFLATED) {
+        t->dropped = true;
+        return;
+    }
+    if (t->n + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 1u << 16;
+        while (cap < t->n + n)
+            cap *= 2;
+        char *grown = realloc(t->p, cap);
+        if (!grown) {
+            t->dropped = true;
+            return;
+        }
+        t->p = grown;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->n, b, n);
+    t->n += n;
+}
+
+/* The directions of every kernel the text named, for the entry of arch. */
+static void keep_directions(ct_image *img, const ptx_scan *p, const held_text *t, unsigned arch)
+{
+    uint8_t *dirs = malloc(CT_IMAGE_MAX_PARAMS);
+    for (uint32_t i = 0; dirs && !t->dropped && i < p->n_named; i++) {
+        ct_image_layout *l = &img->layouts[p->named[i]];
+        uint64_t at = p->named_at[i] < t->n ? p->named_at[i] : 0;
+        int n = ct_ptx_directions(t->p + at, t->n - at, img->kernels[p->named[i]], dirs, CT_IMAGE_MAX_PARAMS);
+        if (n < 0 || n > CT_IMAGE_MAX_PARAMS || l->n_dirs == DIRS_KEPT)
+            continue;
+        uint8_t *copy = malloc(n ? (size_t)n : 1);
+        if (!copy)
+            break;
+        memcpy(copy, dirs, (size_t)n);
+        l->dirs[l->n_dirs++] = (ptx_dirs){arch, (uint32_t)n, copy};
+    }
+    free(dirs);
+}
+
 /* PTX text in s: an entry's payload (entry given: it ends at its NUL or the
  * payload's end), or bare text, which ends at its NUL and sets the image's
  * form and size. */
 static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *entry)
 {
+    held_text text = {0};
     ptx_scan *p = calloc(1, sizeof *p); /* the lexer's and want's first values are 0 */
     uint8_t *buf = malloc(CHUNK);
     if (!p || !buf) {
@@ -737,12 +820,18 @@ static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *en
             break;
         }
         size_t used = n;
+        p->at = off;
         ptx_feed(p, buf, n, &ended, &used);
+        if (img->directions)
+            hold_text(&text, buf, used);
         off += used;
         if (ended && !entry && img->form == CT_IMAGE_PTX)
             img->bytes = off;
     }
     ct_image_status st = p->status;
+    if (img->directions && st == CT_IMAGE_OK)
+        keep_directions(img, p, &text, entry ? entry->arch : 0);
+    free(text.p);
     free(buf);
     free(p);
     return st;
@@ -1590,14 +1679,19 @@ static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *b
     }
     if (memcmp(m, "\x7f" "ELF", 4) == 0)
         return read_cubin(img, s);
+    /* PTX opens with white space, a comment or .version: anything else is
+     * no image, known without setting up the text's reader (every load a
+     * program makes is read, most of them images, some made-up names). */
+    if (m[0] != '.' && m[0] != '/' && m[0] != ' ' && m[0] != '\t' && m[0] != '\n' && m[0] != '\r')
+        return CT_IMAGE_OK;
     return read_ptx(img, s, NULL);
 }
 
 static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
-                                  const uint64_t *base)
+                                  const uint64_t *base, bool directions)
 {
     assert(img && fetch);
-    *img = (ct_image){ 0 };
+    *img = (ct_image){ .directions = directions };
     span s = { fetch, ctx, 0, limit ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED };
     img->status = read_form(img, &s, base);
     assert_image(img);
@@ -1606,12 +1700,18 @@ static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx
 
 ct_image_status ct_image_read(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit)
 {
-    return read_image(img, fetch, ctx, limit, NULL);
+    return read_image(img, fetch, ctx, limit, NULL, false);
 }
 
 ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, uint64_t base)
 {
-    return read_image(img, fetch, ctx, limit, &base);
+    return read_image(img, fetch, ctx, limit, &base, false);
+}
+
+ct_image_status ct_image_read_directions(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
+                                         const uint64_t *base)
+{
+    return read_image(img, fetch, ctx, limit, base, true);
 }
 
 void ct_image_free(ct_image *img)
@@ -1621,6 +1721,8 @@ void ct_image_free(ct_image *img)
     for (size_t i = 0; i < img->n_kernels; i++) {
         free(img->kernels[i]);
         free(img->layouts[i].v);
+        for (uint32_t d = 0; d < img->layouts[i].n_dirs; d++)
+            free(img->layouts[i].dirs[d].v);
     }
     free(img->kernels);
     free(img->layouts);
@@ -1700,6 +1802,47 @@ ct_image_fit ct_image_fit_for(const ct_image *img, unsigned cc)
     if (img->entries_total > img->n_entries)
         return CT_FIT_UNKNOWN; /* an entry not kept may hold SASS that runs */
     return ptx ? CT_FIT_PTX : CT_FIT_NONE;
+}
+
+/* The architecture of the code that runs on cc, as its PTX would state it:
+ * the latest SASS that runs, else the latest PTX the driver JITs; 0 for
+ * bare PTX text; false when nothing runs. */
+static bool running_arch(const ct_image *img, unsigned cc, unsigned *arch)
+{
+    if (img->form == CT_IMAGE_PTX) {
+        *arch = 0;
+        return true;
+    }
+    unsigned sass = 0, ptx = 0;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const ct_image_entry *e = &img->entries[i];
+        if (e->kind == CT_ENTRY_SASS && sass_runs(e, cc) && e->arch > sass)
+            sass = e->arch;
+        if (e->kind == CT_ENTRY_PTX && ptx_jits(e, cc) && e->arch > ptx)
+            ptx = e->arch;
+    }
+    *arch = sass ? sass : ptx;
+    return *arch != 0 && ct_image_fit_for(img, cc) != CT_FIT_UNKNOWN;
+}
+
+int ct_image_kernel_directions(const ct_image *img, const char *mangled, unsigned cc, uint8_t *out, unsigned cap)
+{
+    size_t k = mangled && img->directions ? find_name(img, mangled, strlen(mangled)) : SIZE_MAX;
+    unsigned arch;
+    if (k == SIZE_MAX || !running_arch(img, cc, &arch))
+        return -1;
+    const ct_image_layout *l = &img->layouts[k];
+    for (uint32_t d = 0; d < l->n_dirs; d++) {
+        const ptx_dirs *pd = &l->dirs[d];
+        if (pd->arch != arch)
+            continue;
+        if (l->known && !l->conflicted && l->n != pd->n)
+            return -1; /* the PTX does not describe the code that runs */
+        for (uint32_t i = 0; i < pd->n && i < cap; i++)
+            out[i] = pd->v[i];
+        return (int)pd->n;
+    }
+    return -1;
 }
 
 /* ---- describing it ---------------------------------------------------------- */

@@ -108,6 +108,7 @@ typedef struct ct_image {
     uint64_t wrapped;               /* WRAPPER: the address its fatbin pointer holds */
     bool followed;                  /* WRAPPER: that fatbin was read (ct_image_read_at) */
     bool out_of_memory;             /* MALFORMED because memory, or CT_IMAGE_MAX_TABLES, ran out */
+    bool directions;                /* read by ct_image_read_directions: PTX kernels' directions kept */
 } ct_image;
 
 /* Reads the image at offset 0 of what fetch serves, at most limit bytes (0:
@@ -123,6 +124,12 @@ ct_image_status ct_image_read(ct_image *img, ct_image_fetch fetch, void *ctx, ui
  * then the fatbin's. */
 ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
                                  uint64_t base);
+/* ct_image_read (base NULL) or ct_image_read_at, and every PTX entry's
+ * kernels' parameter directions (core/ptx.h) are kept too: the whole text
+ * of each PTX entry (inflated, at most CT_IMAGE_MAX_INFLATED) is held
+ * while its directions are found. */
+ct_image_status ct_image_read_directions(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
+                                         const uint64_t *base);
 void ct_image_free(ct_image *img);
 
 /* Does the image hold kernel `mangled`?  Unknown (false, *known false) when
@@ -140,6 +147,16 @@ typedef struct ct_image_param {
  * a readable parameter table; one of more than CT_IMAGE_MAX_PARAMS
  * parameters is not kept, so not readable here). */
 int ct_image_kernel_params(const ct_image *img, const char *mangled, ct_image_param *out, unsigned cap);
+
+/* Kernel `mangled`'s parameter directions (ct_ptx_dir) as the PTX of the
+ * code that runs on a device of compute capability cc states them: bare
+ * PTX text; the PTX entry the driver would JIT when no SASS runs; or, when
+ * SASS runs, the PTX entry of that very SASS's architecture (compiled
+ * alongside it).  At most cap into out; returns how many parameters, or -1
+ * when no such PTX was read (SASS only, another architecture's PTX, an
+ * image not read by ct_image_read_directions) or its parameter count
+ * disagrees with the kernel's layout: nothing is known then. */
+int ct_image_kernel_directions(const ct_image *img, const char *mangled, unsigned cc, uint8_t *out, unsigned cap);
 
 /* What a device of compute capability cc (major * 10 + minor) can do with
  * the image: run an entry's SASS (same major, minor at most the device's;

@@ -1,15 +1,18 @@
 /* fuzz_image: the kernel image reader (core/image.h) on arbitrary bytes.
  * The first byte says how the rest is read: bit 0, with the input's size
  * as the limit (else with none, fetches past the input failing); bit 1,
- * with base 0, so that a wrapper's pointer is an offset into the input.
+ * with base 0, so that a wrapper's pointer is an offset into the input;
+ * bit 2, with directions (ct_image_read_directions, as every load is read).
  * Every query is then asked, and its answer held to image.h's promises
- * (each kept kernel's parameter layout among them). */
+ * (each kept kernel's parameter layout among them, and its directions for
+ * every device, each a ct_ptx_dir). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "image.h"
+#include "ptx.h"
 
 static void check_describe(const ct_image *img)
 {
@@ -71,11 +74,28 @@ static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
     check_describe(img);
 }
 
+/* Every kept kernel's directions, on devices of every capability cutaint
+ * meets: -1, or that many values each a ct_ptx_dir. */
+static void check_directions(const ct_image *img)
+{
+    static const unsigned ccs[] = { 50, 70, 80, 86, 89, 90, 100, 120 };
+    uint8_t dirs[64];
+    for (size_t k = 0; k < img->n_kernels; k++)
+        for (size_t c = 0; c < sizeof ccs / sizeof *ccs; c++) {
+            int n = ct_image_kernel_directions(img, img->kernels[k], ccs[c], dirs, sizeof dirs);
+            if (n < -1 || (n >= 0 && !img->directions))
+                abort();
+            for (int i = 0; i < n && i < (int)sizeof dirs; i++)
+                if (dirs[i] > CT_PTX_BOTH)
+                    abort();
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    bool limited = data[0] & 1, at_zero = data[0] & 2;
+    bool limited = data[0] & 1, at_zero = data[0] & 2, directions = data[0] & 4;
     /* a copy of its own, so that AddressSanitizer sees a read past the end */
     uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
     if (!copy)
@@ -84,11 +104,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ct_image_bytes in = { copy, size - 1 };
     ct_image img;
     uint64_t limit = limited ? in.n : 0;
-    ct_image_status st = at_zero ? ct_image_read_at(&img, ct_image_fetch_bytes, &in, limit, 0)
-                                : ct_image_read(&img, ct_image_fetch_bytes, &in, limit);
+    uint64_t zero = 0;
+    ct_image_status st = directions ? ct_image_read_directions(&img, ct_image_fetch_bytes, &in, limit,
+                                                               at_zero ? &zero : NULL)
+                         : at_zero  ? ct_image_read_at(&img, ct_image_fetch_bytes, &in, limit, 0)
+                                    : ct_image_read(&img, ct_image_fetch_bytes, &in, limit);
     if (st != img.status || st > CT_IMAGE_MALFORMED)
         abort();
     check(&img, &in, limited);
+    check_directions(&img);
     ct_image_free(&img);
     free(copy);
     return 0;

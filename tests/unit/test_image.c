@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "image.h"
+#include "ptx.h"
 
 /* ---- bytes ------------------------------------------------------------------ */
 
@@ -1631,6 +1632,52 @@ Test(image_nvcc, params)
         assert_params(&img, "many", 40, many, c->file);
         assert_params(&img, "large", 3, large, c->file);
         cr_assert_eq(img.param_conflicts, 0, "%s: SASS and PTX agree", c->file);
+        ct_image_free(&img);
+        blob_free(&b);
+    }
+}
+
+/* Directions come from the PTX of the code that runs (docs/IMAGES.md,
+ * "Parameter directions"): fill(float *p, ...) and plain(int *q) only
+ * store, twice<double>(double *p) loads and stores. */
+Test(image_nvcc, directions_of_the_code_that_runs)
+{
+    static const struct {
+        const char *file;
+        unsigned cc;
+        bool known;
+    } cases[] = {
+        { "sm90_compute90.fatbin", 90, true },        /* sm_90 SASS runs; its compute_90 twin */
+        { "sm80_compute90.fatbin", 90, true },        /* no SASS for 9.0: compute_90 is JIT-compiled */
+        { "sm80_compute90_all.fatbin", 90, true },    /* the same, every entry compressed */
+        { "compute90.fatbin", 90, true },
+        { "compute80.ptx", 90, true },                /* bare PTX: what the driver compiles */
+        { "sm80_compute90.fatbin", 80, false },       /* sm_80 SASS runs: compute_90 PTX is other code */
+        { "sm80.fatbin", 80, false },                 /* SASS only */
+        { "compute90.fatbin", 80, false },            /* nothing runs on 8.0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        blob b = load(cases[i].file, strstr(cases[i].file, ".ptx") != NULL);
+        source s = { b.p, b.n, 0 };
+        ct_image img;
+        cr_assert_eq(ct_image_read_directions(&img, fetch, &s, b.n, NULL), CT_IMAGE_OK, "%s", cases[i].file);
+        uint8_t d[3] = { 9, 9, 9 };
+        int n = ct_image_kernel_directions(&img, "_Z4fillPfif", cases[i].cc, d, 3);
+        if (!cases[i].known) {
+            cr_assert_eq(n, -1, "%s on %u", cases[i].file, cases[i].cc);
+        } else {
+            cr_assert_eq(n, 3, "%s on %u", cases[i].file, cases[i].cc);
+            /* v goes to a call (helper(v)): an escape, but 4 bytes are no pointer */
+            cr_assert(d[0] == CT_PTX_STORES && d[1] == CT_PTX_UNUSED, "%s: %u %u", cases[i].file, d[0], d[1]);
+            cr_assert_eq(ct_image_kernel_directions(&img, "plain", cases[i].cc, d, 3), 1);
+            cr_assert_eq(d[0], CT_PTX_STORES, "%s: plain", cases[i].file);
+            cr_assert_eq(ct_image_kernel_directions(&img, "_Z5twiceIdEvPT_", cases[i].cc, d, 3), 1);
+            cr_assert_eq(d[0], CT_PTX_BOTH, "%s: twice", cases[i].file);
+        }
+        ct_image_free(&img);
+        /* Read without directions, nothing is known. */
+        cr_assert_eq(read_blob(&img, &b, b.n), CT_IMAGE_OK);
+        cr_assert_eq(ct_image_kernel_directions(&img, "_Z4fillPfif", cases[i].cc, d, 3), -1);
         ct_image_free(&img);
         blob_free(&b);
     }

@@ -12,8 +12,10 @@
  *   ptx_zstd  the same PTX, zstd-compressed (level 1): inflated, then scanned
  * and reads each R times (default 5) through two fetches: memcpy, and
  * process_vm_readv on the bench's own memory (what the shim does to the
- * program's).  One line per case and fetch, the median over reps:
- *   image case=ptx fetch=pvr bytes=B content=C kernels=K ms=T mbps=M
+ * program's), each as a refusal reads it and as every load is read (with
+ * the PTX's parameter directions, ct_image_read_directions).  One line per
+ * case, fetch and read, the median over reps:
+ *   image case=ptx fetch=pvr read=directions bytes=B content=C kernels=K ms=T mbps=M
  * mbps is content (N MB, 10^6 bytes each) per second of reading.
  */
 #ifndef _GNU_SOURCE
@@ -274,13 +276,16 @@ static void run(const char *name, blob *image, size_t content, int reps)
         { "memcpy", ct_image_fetch_bytes }, { "pvr", fetch_pvr },
     };
     ct_image_bytes bytes = { image->p, image->n };
-    for (size_t f = 0; f < sizeof fetches / sizeof *fetches; f++) {
+    for (size_t k = 0; k < 2 * sizeof fetches / sizeof *fetches; k++) {
+        size_t f = k / 2;
+        bool directions = k % 2;
         double ms[MAX_REPS];
         size_t kernels = 0;
         for (int r = 0; r < reps; r++) {
             ct_image img;
             double t0 = now_ms();
-            ct_image_status st = ct_image_read(&img, fetches[f].fetch, &bytes, 0);
+            ct_image_status st = directions ? ct_image_read_directions(&img, fetches[f].fetch, &bytes, 0, NULL)
+                                            : ct_image_read(&img, fetches[f].fetch, &bytes, 0);
             ms[r] = now_ms() - t0;
             kernels = img.kernels_total;
             ct_image_free(&img);
@@ -291,8 +296,9 @@ static void run(const char *name, blob *image, size_t content, int reps)
         }
         qsort(ms, (size_t)reps, sizeof *ms, by_value);
         double median = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
-        printf("image case=%s fetch=%s bytes=%zu content=%zu kernels=%zu ms=%.3f mbps=%.0f\n", name,
-               fetches[f].name, image->n, content, kernels, median, content / 1e6 / (median / 1e3));
+        printf("image case=%s fetch=%s read=%s bytes=%zu content=%zu kernels=%zu ms=%.3f mbps=%.0f\n", name,
+               fetches[f].name, directions ? "directions" : "plain", image->n, content, kernels, median,
+               content / 1e6 / (median / 1e3));
     }
 }
 
