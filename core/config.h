@@ -38,6 +38,10 @@ typedef enum {
     CT_ROLE_READ,        /* "r" */
     CT_ROLE_WRITE,       /* "w": written without being read (no skip on taint) */
     CT_ROLE_READWRITE,   /* "rw" */
+    CT_ROLE_STORE,       /* not in the grammar: the kernel's PTX stores through it and never loads
+                          * (core/ptx.h).  Written somewhere, extent unknown: no skip on its taint,
+                          * tainted when the launch fails, not released when it succeeds (only a
+                          * retry's success releases it) */
 } ct_role;
 
 typedef struct ct_arg_rule {

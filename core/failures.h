@@ -63,6 +63,8 @@ typedef struct ct_launch_key {
 typedef struct ct_skip_desc {
     const char *api;
     const char *kernel;      /* NULL for a skipped device copy */
+    const char *roles;       /* a skipped launch's parameter roles ("rw,r,-"), or NULL */
+    const char *roles_from;  /* what decided them ("ptx", "signature", "size") */
     uint64_t launch_seq;
     uint64_t needed;         /* the tainted input address that stopped it */
     uint64_t graph, node;    /* a skipped graph launch: its exec and the node reading needed; else 0 */

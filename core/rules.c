@@ -105,8 +105,20 @@ int ct_batch_result(bool refused, int refused_code, bool skipped, int skip_resul
     return skipped ? skip_result : root_error;
 }
 
-ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t size, const ct_arg_rule *rule)
+static uint8_t role_of_direction(uint8_t dir)
 {
+    switch (dir) {
+    case CT_PTX_LOADS: return CT_ROLE_READ;
+    case CT_PTX_STORES: return CT_ROLE_STORE;
+    case CT_PTX_UNUSED: return CT_ROLE_IGNORE;
+    default: return CT_ROLE_READWRITE;
+    }
+}
+
+ct_param_role ct_param_role_rule(const ct_param_facts *f, unsigned i, uint32_t size)
+{
+    const ct_signature *sig = f->sig;
+    const ct_arg_rule *rule = f->rule;
     ct_param_role r;
     if (sig && i < sig->n_params) {
         uint8_t kind = sig->kind[i];
@@ -118,6 +130,11 @@ ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t s
         r.role = size >= 8 ? CT_ROLE_READWRITE : CT_ROLE_IGNORE;
         r.scan = size > 8;
     }
+    /* What the code does wins over what the signature says, for anything
+     * that can hold a pointer (a uint64_t used as one, a const pointer
+     * stored through after a cast). */
+    if (f->dirs && i < f->n_dirs && size >= 8)
+        r.role = role_of_direction(f->dirs[i]);
     if (rule && i < rule->n_roles && rule->role[i] != CT_ROLE_DEFAULT)
         r.role = rule->role[i];
     return r;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "ptx.h"
 #include "signature.h"
 #include "taint.h"
 
@@ -224,8 +225,19 @@ typedef struct ct_param_role {
     uint8_t role; /* ct_role */
     bool scan;
 } ct_param_role;
-/* sig NULL: none; rule NULL: no CUTAINT_ARGS rule names the kernel. */
-ct_param_role ct_param_role_rule(const ct_signature *sig, unsigned i, uint32_t size, const ct_arg_rule *rule);
+typedef struct ct_param_facts {
+    const ct_signature *sig;  /* NULL: none */
+    const uint8_t *dirs;      /* the kernel's PTX directions (ct_ptx_dir), n_dirs of them; NULL: none
+                               * (SASS only, PTX not of the code that runs, or unreadable) */
+    unsigned n_dirs;
+    const ct_arg_rule *rule;  /* NULL: no CUTAINT_ARGS rule names the kernel */
+} ct_param_facts;
+/* Parameter i of size bytes.  Decided in order: the CUTAINT_ARGS rule's
+ * role; else the PTX's direction (loads only: read; stores only: store;
+ * both: read and written; never used as an address: not memory); else
+ * the signature's kind; else the size.  Whether words are scanned comes
+ * from the signature or the size. */
+ct_param_role ct_param_role_rule(const ct_param_facts *f, unsigned i, uint32_t size);
 
 /* After a simulated loss (CUTAINT_INJECT ...=context_lost), whether a call
  * of this entry-point family still reaches the driver: only the ways out

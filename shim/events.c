@@ -40,6 +40,7 @@
 #include "errnames.h"
 #include "files.h"
 #include "image.h"
+#include "kernels.h"
 #include "jsonl.h"
 #include "schema.h"
 #include "ct_hash.h"
@@ -334,7 +335,7 @@ static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
     ct_jsonl_uint(j, CT_KEY_OF_BOTH(failure, repeat, launch, INT), d->launch_seq);
 }
 
-void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const ct_kernel *k)
 {
     if (d->kernel)
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s (%s, launch #%llu, grid %ux%ux%u, block %ux%ux%u)%s; "
@@ -361,6 +362,10 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected)
     if (d->kernel && d->launch_seq)
         repro_field(&j, d->launch_seq);
     backtrace_field(&j);
+    if (k && k->roles) {
+        ct_jsonl_str(&j, CT_KEY(failure, roles, STR), k->roles);
+        ct_jsonl_str(&j, CT_KEY(failure, roles_from, STR), k->roles_from);
+    }
     if (d->image)
         ct_jsonl_uint(&j, CT_KEY(failure, image, INT), d->image);
     else
@@ -431,6 +436,10 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
         ct_jsonl_hex(&j, CT_KEY(skip, node, HEX), s->node);
     }
     ct_jsonl_uint(&j, CT_KEY(skip, produced, INT), s->produced);
+    if (s->roles) {
+        ct_jsonl_str(&j, CT_KEY(skip, roles, STR), s->roles);
+        ct_jsonl_str(&j, CT_KEY(skip, roles_from, STR), s->roles_from);
+    }
     ct_jsonl_uint(&j, CT_KEY(skip, thread, INT), s->thread);
     emit(&j);
 }

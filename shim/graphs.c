@@ -248,9 +248,12 @@ static bool decode_kernel(ct_node_uses *n, CUfunction f, void **params, void **e
     if (!k)
         return true;
     const ct_range *in, *out;
-    unsigned n_in, n_out;
-    ct_launch_bindings(k, params, extra, &in, &n_in, &out, &n_out);
-    return add_ranges(n, in, n_in, true, false) && add_ranges(n, out, n_out, false, true);
+    unsigned n_in, n_out, n_release;
+    ct_launch_bindings(k, params, extra, &in, &n_in, &out, &n_out, &n_release);
+    /* Stores of unknown extent are tainted by a failed graph launch and
+     * never released by a good one, as a too-tall copy's span is. */
+    return add_ranges(n, in, n_in, true, false) && add_ranges(n, out, n_release, false, true) &&
+           add_uses(n, out + n_release, n_out - n_release, (ct_use){.write = true, .span = true});
 }
 
 static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)

@@ -13,9 +13,11 @@
  * launch itself, the refusal is answered with a stand-in (core's
  * ct_stand_in_rule, standins.c), so that the launch reaches cutaint.
  *
- * A load that succeeds is not read: it costs one registry entry (its
- * handle, where its image lies), so that a lookup failing later can read
- * the image it names.
+ * A load that succeeds is read once, while its image surely exists (the
+ * program may free it as soon as the load returns), for the parameter
+ * directions its PTX states (core/ptx.h, docs/IMAGES.md); the registry
+ * keeps them, and where the image lies, so that a lookup failing later can
+ * read the image it names.
  *
  * Invariants:
  * - An image is read only after the driver refused it or a lookup in it,
@@ -49,6 +51,8 @@ typedef struct loaded {
     uint64_t address;
     char *path;
     bool runtime;  /* NVIDIA's runtime's own image (preserved): a failed lookup in it may be stood in for */
+    ct_image *read; /* read at load with its PTX's directions (owned); NULL when it could not be */
+    uint64_t library; /* a library's module: the library, whose entry holds what was read */
     UT_hash_handle hh;
 } loaded;
 
@@ -82,8 +86,8 @@ static bool fetch_file(void *ctx, uint64_t offset, void *dst, size_t len)
 }
 
 /* Reads the image at address (at most size bytes, 0: what its headers
- * say), or in the file at path. */
-static void read_image(ct_image *img, uint64_t address, uint64_t size, const char *path)
+ * say), or in the file at path; with its PTX's directions or not. */
+static void read_image_as(ct_image *img, uint64_t address, uint64_t size, const char *path, bool directions)
 {
     if (path) {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -91,6 +95,8 @@ static void read_image(ct_image *img, uint64_t address, uint64_t size, const cha
         if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             memset(img, 0, sizeof *img);
             img->status = CT_IMAGE_UNREADABLE;
+        } else if (directions) {
+            ct_image_read_directions(img, fetch_file, &fd, (uint64_t)st.st_size, NULL);
         } else {
             ct_image_read(img, fetch_file, &fd, (uint64_t)st.st_size);
         }
@@ -100,7 +106,31 @@ static void read_image(ct_image *img, uint64_t address, uint64_t size, const cha
     }
     /* Offsets from the image's address, so that a wrapper's pointer to its
      * fatbin (an address) is an offset too. */
-    ct_image_read_at(img, fetch_memory, &address, size, address);
+    if (directions)
+        ct_image_read_directions(img, fetch_memory, &address, size, &address);
+    else
+        ct_image_read_at(img, fetch_memory, &address, size, address);
+}
+
+static void read_image(ct_image *img, uint64_t address, uint64_t size, const char *path)
+{
+    read_image_as(img, address, size, path, false);
+}
+
+/* A loaded image, read for its directions, on the heap; NULL when out of
+ * memory or unreadable (its kernels' roles then come from their
+ * signatures). */
+static ct_image *read_loaded(uint64_t address, const char *path)
+{
+    ct_image *img = calloc(1, sizeof *img);
+    if (!img)
+        return NULL;
+    read_image_as(img, address, 0, path, true);
+    if (img->status == CT_IMAGE_OK)
+        return img;
+    ct_image_free(img);
+    free(img);
+    return NULL;
 }
 
 /* ---- what the device is ---------------------------------------------------- */
@@ -262,16 +292,31 @@ static bool stands_in_for(const ct_call *call, bool lookup, bool runtime_image)
 
 /* ---- the registry ------------------------------------------------------------ */
 
-static void remember(uint64_t handle, uint64_t address, const char *path, bool runtime)
+static void forget_entry(loaded *e)
+{
+    if (!e)
+        return;
+    release(e->read);
+    free(e->path);
+    free(e);
+}
+
+/* handle was loaded from the image at address (or path); read: what was
+ * read of it (taken), or library: the library it is a module of. */
+static void remember(uint64_t handle, uint64_t address, const char *path, bool runtime, ct_image *read,
+                     uint64_t library)
 {
     loaded *e = calloc(1, sizeof *e);
     if (!e || (path && !(e->path = strdup(path)))) {
         free(e);
+        release(read);
         return; /* a later failed lookup cannot say what the image held */
     }
     e->handle = handle;
     e->address = address;
     e->runtime = runtime;
+    e->read = read;
+    e->library = library;
     pthread_mutex_lock(&images_lock);
     loaded *old;
     HASH_FIND(hh, images, &handle, sizeof handle, old);
@@ -280,14 +325,9 @@ static void remember(uint64_t handle, uint64_t address, const char *path, bool r
     HASH_ADD(hh, images, handle, sizeof e->handle, e);
     bool added = ct_hash_added(&e->hh);
     pthread_mutex_unlock(&images_lock);
-    if (old) {
-        free(old->path);
-        free(old);
-    }
-    if (!added) {
-        free(e->path);
-        free(e);
-    }
+    forget_entry(old);
+    if (!added)
+        forget_entry(e);
 }
 
 /* Where the image of handle lies: false when cutaint did not see it load.
@@ -314,7 +354,8 @@ void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, cons
 {
     if (call->result == CUDA_SUCCESS) {
         if (handle)
-            remember(handle, (uint64_t)(uintptr_t)image, path, false);
+            remember(handle, (uint64_t)(uintptr_t)image, path, false, read_loaded((uint64_t)(uintptr_t)image, path),
+                     0);
         return;
     }
     if (image || path)
@@ -331,7 +372,7 @@ void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, 
             /* A look at the wrapper's magic, not a read of the fatbin: the healthy load stays cheap. */
             uint32_t magic = 0;
             bool wrapper = kept && fetch_memory(&address, 0, &magic, sizeof magic) && magic == CT_IMAGE_WRAPPER_MAGIC;
-            remember((uint64_t)(uintptr_t)*library, address, NULL, wrapper);
+            remember((uint64_t)(uintptr_t)*library, address, NULL, wrapper, read_loaded(address, NULL), 0);
         }
         return;
     }
@@ -366,7 +407,7 @@ void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library
     char *path = NULL;
     bool runtime;
     if (call->result == CUDA_SUCCESS && module && where(library, &address, &path, &runtime))
-        remember(module, address, path, false);
+        remember(module, address, path, false, NULL, library);
     free(path);
 }
 
@@ -429,9 +470,21 @@ bool ct_before_image_unload(ct_call *call, uint64_t handle)
     if (e)
         HASH_DELETE(hh, images, e);
     pthread_mutex_unlock(&images_lock);
-    if (e) {
-        free(e->path);
-        free(e);
-    }
+    forget_entry(e);
     return true;
+}
+
+int ct_image_directions(uint64_t owner, const char *mangled, uint8_t *out, unsigned cap)
+{
+    unsigned cc = current_device().cc; /* a driver call: before the lock */
+    int n = -1;
+    pthread_mutex_lock(&images_lock);
+    loaded *e;
+    HASH_FIND(hh, images, &owner, sizeof owner, e);
+    if (e && e->library)
+        HASH_FIND(hh, images, &e->library, sizeof e->library, e);
+    if (e && e->read && cc)
+        n = ct_image_kernel_directions(e->read, mangled, cc, out, cap);
+    pthread_mutex_unlock(&images_lock);
+    return n;
 }

@@ -4,8 +4,10 @@
  *
  * A kernel's description is built once, the first time a launch needs it:
  * from cuFuncGetParamInfo when the driver has it, else from the mangled
- * signature; roles from the demangled signature (const T* is read only),
- * CUTAINT_ARGS overriding.
+ * signature; roles from what the image's PTX of the code that runs loads
+ * and stores through each parameter (images.c read it at load), else from
+ * the demangled signature (const T* is read only), CUTAINT_ARGS overriding
+ * (core's ct_param_role_rule).
  *
  * Handles are reused: once a module or library is unloaded, or the context
  * of a module destroyed, the driver hands out the same handles for other
@@ -30,6 +32,7 @@
  */
 #include <assert.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,15 +294,46 @@ static unsigned layout_from_driver(CUfunction f, ct_param *out, unsigned cap)
     return n;
 }
 
-/* Each parameter's role, as core's ct_param_role_rule decides it. */
+/* "r,s,-": each parameter's role as a letter (r read, w written whole,
+ * s stored through, rw both, - not memory), for the log and the report. */
+static void roles_text(const ct_kernel *k, char *out, size_t cap)
+{
+    static const char *const letter[] = {
+        [CT_ROLE_DEFAULT] = "?", [CT_ROLE_IGNORE] = "-", [CT_ROLE_READ] = "r",
+        [CT_ROLE_WRITE] = "w",   [CT_ROLE_READWRITE] = "rw", [CT_ROLE_STORE] = "s",
+    };
+    size_t n = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < k->n_params && n < cap; i++) {
+        int m = snprintf(out + n, cap - n, "%s%s", i ? "," : "", letter[k->params[i].role]);
+        n += m > 0 ? (size_t)m : 0;
+    }
+}
+
+/* Each parameter's role, as core's ct_param_role_rule decides it, from
+ * the directions the kernel's PTX states where it was read at load. */
 static void assign_roles(ct_kernel *k, const ct_signature *sig, bool have_sig)
 {
-    const ct_arg_rule *rule = ct_args_match(&ct_g.cfg.args, k->mangled, k->base);
+    uint8_t *dirs = k->n_params ? malloc(k->n_params) : NULL;
+    int n_dirs = dirs && k->mangled ? ct_image_directions(k->owner, k->mangled, dirs, k->n_params) : -1;
+    const ct_param_facts facts = {
+        .sig = have_sig ? sig : NULL,
+        .dirs = n_dirs >= 0 ? dirs : NULL,
+        .n_dirs = n_dirs >= 0 ? (unsigned)n_dirs : 0,
+        .rule = ct_args_match(&ct_g.cfg.args, k->mangled, k->base),
+    };
     for (unsigned i = 0; i < k->n_params; i++) {
-        ct_param_role r = ct_param_role_rule(have_sig ? sig : NULL, i, k->params[i].size, rule);
+        ct_param_role r = ct_param_role_rule(&facts, i, k->params[i].size);
         k->params[i].role = r.role;
         k->params[i].scan = r.scan;
     }
+    free(dirs);
+    k->roles_from = facts.dirs ? "ptx" : have_sig ? "signature" : "size";
+    char roles[256];
+    roles_text(k, roles, sizeof roles);
+    k->roles = ct_store_intern(ct_g.store, roles);
+    ct_log(CT_LOG_DEBUG, "%s: parameter roles %s (from the %s%s)", k->pretty, roles, k->roles_from,
+           facts.rule ? ", CUTAINT_ARGS over it" : "");
 }
 
 /* Without a driver layout, a signature made only of pointers and values still

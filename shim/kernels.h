@@ -23,6 +23,8 @@ typedef struct ct_kernel {
     const char *base;      /* qualified name without parameters */
     atomic_bool described;
     bool layout_known;
+    const char *roles;      /* interned "rw,r,-": each parameter's role (kernels.c, roles_text) */
+    const char *roles_from; /* "ptx", "signature" or "size": what decided the roles (CUTAINT_ARGS aside) */
     unsigned n_params;
     ct_param *params;
     UT_hash_handle hh;
@@ -52,8 +54,10 @@ uint64_t ct_launch_number_last(void);
 void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint32_t block[3]);
 
 /* A graph's kernel node decoded as a launch of k with these parameters
- * (launch.c): its inputs and outputs, valid until the thread's next launch. */
+ * (launch.c): its inputs and outputs, valid until the thread's next launch.
+ * The first *n_release outputs are released by a success; the rest are
+ * stores of unknown extent (CT_ROLE_STORE), tainted by a failure only. */
 void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
-                        const ct_range **out, unsigned *n_out);
+                        const ct_range **out, unsigned *n_out, unsigned *n_release);
 
 #endif

@@ -17,6 +17,9 @@
  *   kernel it used to be (kernels.c).
  * - A skipped launch is not handed to the driver; its outputs take the root
  *   failure's id, never a new one.
+ * - A parameter only stored through (CT_ROLE_STORE: its PTX says so) is an
+ *   output, never an input: a failure taints it, a success leaves what it
+ *   carries unless the launch retries the refused one that left it.
  * - A launch the driver refused at once leaves its key (function,
  *   parameter bytes, threads) on its failure, and one whose inputs carry
  *   only what such a launch was to write is a retry (core's
@@ -85,6 +88,7 @@ static CT_HOT_TLS struct {
         uint32_t fresh;      /* 0: neither, as a launch begins (one store) */
     };
     unsigned n_in, n_out;
+    unsigned n_release;      /* out[0, n_release) a success releases; the rest are stores (CT_ROLE_STORE) */
     ct_range *in, *out;      /* valid once decoded */
     ct_failure_id retrying;  /* valid once decoded: the failure this launch retries, 0 none */
     numbering numbering;     /* beside the rest: the launch's one TLS address */
@@ -306,7 +310,8 @@ static unsigned bind_launch(ct_scratch *room, ct_words *w)
     return bind_into(w);
 }
 
-/* The n bound words as inputs and outputs, by role. */
+/* The n bound words as inputs and outputs, by role: the outputs a success
+ * releases first, the stores after them. */
 static void split(const ct_words *w, unsigned n)
 {
     current.decoded = true;
@@ -321,6 +326,10 @@ static void split(const ct_words *w, unsigned n)
         if (role == CT_ROLE_WRITE || role == CT_ROLE_READWRITE)
             current.out[current.n_out++] = w->bound[i];
     }
+    current.n_release = current.n_out;
+    for (unsigned i = 0; i < n; i++)
+        if (w->roles[i] == CT_ROLE_STORE)
+            current.out[current.n_out++] = w->bound[i];
 }
 
 /* Without a kernel or scratch the launch goes unchecked: nothing bound. */
@@ -334,7 +343,7 @@ static void decode(void)
     ct_scratch *room = room_to_decode();
     current.decoded = true;
     current.retrying = 0;
-    current.n_in = current.n_out = 0;
+    current.n_in = current.n_out = current.n_release = 0;
     ct_words w;
     if (room) {
         unsigned n = bind_launch(room, &w);
@@ -379,25 +388,34 @@ static ct_launch_key launch_key(void)
     return (ct_launch_key){l->what, ct_launch_key_end(h, total), ct_launch_threads(l->grid, l->block)};
 }
 
-/* A launch an input of which carries a failure: a retry of a launch the
- * driver refused (core's ct_retry_rule)?  Then it runs. */
-static bool retries(void)
+/* Does this launch retry the refused launch whose failure in carries,
+ * writing out (core's ct_retry_rule)?  *retried: that failure. */
+static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out,
+                         ct_failure_id *retried)
 {
     ct_retry_facts f = {
         .key = launch_key(),
-        .in = current.in,
-        .n_in = current.n_in,
-        .out = current.out,
-        .n_out = current.n_out,
+        .in = in,
+        .n_in = n_in,
+        .out = out,
+        .n_out = n_out,
         .context_lost = ct_latch_is_set(ct_g.latch),
     };
-    return ct_retry_rule(ct_g.store, &f, &current.retrying);
+    return ct_retry_rule(ct_g.store, &f, retried);
+}
+
+/* A launch an input of which carries a failure: a retry?  Then it runs. */
+static bool retries(void)
+{
+    return retries_into(current.in, current.n_in, current.out, current.n_out, &current.retrying);
 }
 
 static bool skip(ct_call *call, ct_failure_id root, int error)
 {
     ct_skip_desc s = {
         .kernel = current.kernel ? current.kernel->pretty : NULL,
+        .roles = current.kernel ? current.kernel->roles : NULL,
+        .roles_from = current.kernel ? current.kernel->roles_from : NULL,
         .launch_seq = current.seq,
         .needed = current.n_in ? current.in[0].addr : 0,
     };
@@ -471,7 +489,7 @@ void ct_launch_in_flight(uint64_t *seq, uint64_t *stream, uint32_t grid[3], uint
 /* graphs.c's kernel nodes: the launch's decoder, through this thread's
  * record (no launch is in flight on the thread then). */
 void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_range **in, unsigned *n_in,
-                        const ct_range **out, unsigned *n_out)
+                        const ct_range **out, unsigned *n_out, unsigned *n_release)
 {
     current.kernel = k;
     current.kernel_known = true;
@@ -479,6 +497,7 @@ void ct_launch_bindings(ct_kernel *k, void **params, void **extra, const ct_rang
     hold(&node, &(ct_launch){.params = params, .extra = extra});
     decode();
     *in = current.in, *n_in = current.n_in, *out = current.out, *n_out = current.n_out;
+    *n_release = current.n_release;
 }
 
 /* A launch with taint somewhere or injection rules: out of line, so the
@@ -517,7 +536,7 @@ static void settle_failure(ct_call *call, uint32_t image)
     ct_failure_desc failed = describe_launch(call, call->result);
     failed.image = image;
     ct_launch_key key = launch_key();
-    ct_settle_refused_launch(call, current.out, current.n_out, &failed, &key);
+    ct_settle_refused_launch(call, current.out, current.n_out, &failed, &key, current.kernel);
     call->kernel = failed.kernel;
 }
 
@@ -583,12 +602,29 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     return begun(call, launch, s);
 }
 
-/* A decoded launch that succeeded is its outputs' last writer; a retry
- * says what it cleared.  Out of line, so the after hook reaches it by a
- * tail call and saves no register. */
+/* A launch that succeeded and stores through parameters of unknown extent
+ * leaves what they carry, unless it retries the refused launch whose
+ * failure they carry: then it wrote what that launch was to write. */
+static void release_stores(void)
+{
+    const ct_range *stores = current.out + current.n_release;
+    unsigned n = current.n_out - current.n_release;
+    ct_failure_id retried = 0;
+    if (!ct_read_failure(ct_g.store, stores, n, NULL) || !retries_into(stores, n, stores, n, &retried))
+        return;
+    ct_written(ct_g.store, stores, n);
+    if (!current.retrying)
+        current.retrying = retried;
+}
+
+/* A decoded launch that succeeded is the last writer of the outputs it
+ * releases; a retry says what it cleared.  Out of line, so the after hook
+ * reaches it by a tail call and saves no register. */
 __attribute__((noinline)) static void release_outputs(void)
 {
-    ct_written(ct_g.store, current.out, current.n_out);
+    ct_written(ct_g.store, current.out, current.n_release);
+    if (CT_UNLIKELY(current.n_out > current.n_release))
+        release_stores();
     if (CT_UNLIKELY(current.retrying))
         ct_event_retry(current.retrying, current.kernel ? current.kernel->pretty : NULL, current.seq);
 }

@@ -267,13 +267,13 @@ static void enter_scope(ct_call *call)
 /* What a failure's settling tells: the counters, and a failure or repeat
  * event. */
 static void tell_failed(const ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                        ct_failure_id id, const ct_occurrence *occ)
+                        ct_failure_id id, const ct_occurrence *occ, const struct ct_kernel *k)
 {
     tell_if_managed(w, n);
     atomic_fetch_add(&ct_g.occurrences, 1);
     if (occ->is_new && id) {
         atomic_fetch_add(&ct_g.failures, 1);
-        ct_event_failure(id, failed, call->injected);
+        ct_event_failure(id, failed, call->injected, k);
     } else if (id) {
         ct_event_repeat(id, failed, occ, call->injected);
     }
@@ -284,16 +284,16 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
     ct_occurrence occ;
     ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &occ);
     if (failed)
-        tell_failed(call, w, n, failed, id, &occ);
+        tell_failed(call, w, n, failed, id, &occ, NULL);
     return id;
 }
 
 ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                                       const ct_launch_key *key)
+                                       const ct_launch_key *key, const struct ct_kernel *k)
 {
     ct_occurrence occ;
     ct_failure_id id = ct_taint_refused_launch(ct_g.store, failed, key, w, n, &occ);
-    tell_failed(call, w, n, failed, id, &occ);
+    tell_failed(call, w, n, failed, id, &occ, k);
     return id;
 }
 

@@ -226,8 +226,9 @@ void ct_after_plain(ct_call *call);
 ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed);
 /* A launch the driver (or an injection) refused at once: its outputs w take
  * the failure, which keeps key for recognising a retry (core/taint.h). */
+struct ct_kernel;
 ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                                       const ct_launch_key *key);
+                                       const ct_launch_key *key, const struct ct_kernel *k);
 /* Work skipped because an input carries `root`: w takes the same failure,
  * the skip is recorded and reported, and the call answered as
  * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
@@ -434,6 +435,11 @@ void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, C
  * otherwise, or out of memory.  Freed with ct_image_release. */
 struct ct_image *ct_image_of(uint64_t owner);
 void ct_image_release(struct ct_image *img);
+/* Kernel `mangled` of owner (a module or library): its parameters'
+ * directions (core/ptx.h) as the PTX of the code that runs on the current
+ * device states them, read when owner loaded; at most cap into out.  -1
+ * when not known (core/image.h, ct_image_kernel_directions). */
+int ct_image_directions(uint64_t owner, const char *mangled, uint8_t *out, unsigned cap);
 /* cuModuleUnload, cuLibraryUnload: the handle's image is forgotten first. */
 bool ct_before_image_unload(ct_call *call, uint64_t handle);
 void ct_images_atfork_child(void);
@@ -556,7 +562,8 @@ void ct_events_set_argv(int argc, char **argv);
 void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
 void ct_event_summary(void);     /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
-void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected);
+/* k: a launch's kernel, whose parameter roles the event names; NULL otherwise. */
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const struct ct_kernel *k);
 /* A failure folded into live failure id: d describes this occurrence. */
 void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurrence *occ, bool injected);
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);

@@ -31,12 +31,15 @@ served() {
     [ "$(count skip)" -eq 0 ] || fail "$1: $(count skip) skips in the report"
     [ "$(count refused_read)" -eq 0 ] || fail "$1: a refused read in the report"
 }
-# refused CASE: no retry; the launch skipped and the read refused.
+# refused CASE SKIPS: no retry; the read refused, after SKIPS skipped
+# launches.  fill only stores through out (its PTX says so: docs/IMAGES.md),
+# so a fill that is no retry runs, out keeping its taint, and is no skip;
+# saxpy reads y, and is skipped.
 refused() {
     expect "$1_shim" memcpy cudaErrorInvalidValue
     expect "$1_shim" host poisoned
     [ "$(count retry)" -eq 0 ] || fail "$1: a retry event in the report"
-    [ "$(count skip)" -eq 1 ] || fail "$1: $(count skip) skips in the report, expected 1"
+    [ "$(count skip)" -eq "$2" ] || fail "$1: $(count skip) skips in the report, expected $2"
     [ "$(count refused_read)" -eq 1 ] || fail "$1: $(count refused_read) refused reads, expected 1"
 }
 
@@ -57,13 +60,13 @@ expect shim host correct
 [ "$(count retry)" -eq 1 ] || fail "warmup injected: no retry event"
 run fewer
 expect fewer host stale
-refused fewer
+refused fewer 0
 run other
 expect other host correct
-refused other
+refused other 0
 run tainted
 expect tainted host correct
-refused tainted
+refused tainted 1
 # A fault the driver reports later: the context is lost (cutaint's 70), and
 # the same launch again is no retry.
 rm -f "$work/report.jsonl"

@@ -363,22 +363,43 @@ Test(rules, a_parameter_role_comes_from_the_rule_then_the_signature_then_the_siz
         {2, 24, CT_ROLE_READWRITE, true}, {3, 8, CT_ROLE_IGNORE, false},
     };
     for (size_t k = 0; k < sizeof from_sig / sizeof *from_sig; k++) {
-        ct_param_role r = ct_param_role_rule(&sig, from_sig[k].i, from_sig[k].size, NULL);
+        ct_param_role r = ct_param_role_rule(&(ct_param_facts){.sig = &sig}, from_sig[k].i, from_sig[k].size);
         cr_expect_eq(r.role, from_sig[k].role, "parameter %u", from_sig[k].i);
         cr_expect_eq(r.scan, from_sig[k].scan, "parameter %u", from_sig[k].i);
     }
     /* No signature (or past its end): the size says. */
-    cr_expect_eq(ct_param_role_rule(NULL, 0, 8, NULL).role, CT_ROLE_READWRITE);
-    cr_expect(!ct_param_role_rule(NULL, 0, 8, NULL).scan);
-    cr_expect(ct_param_role_rule(NULL, 0, 16, NULL).scan);
-    cr_expect_eq(ct_param_role_rule(NULL, 0, 4, NULL).role, CT_ROLE_IGNORE);
-    cr_expect_eq(ct_param_role_rule(&sig, 7, 8, NULL).role, CT_ROLE_READWRITE);
+    cr_expect_eq(ct_param_role_rule(&(ct_param_facts){0}, 0, 8).role, CT_ROLE_READWRITE);
+    cr_expect(!ct_param_role_rule(&(ct_param_facts){0}, 0, 8).scan);
+    cr_expect(ct_param_role_rule(&(ct_param_facts){0}, 0, 16).scan);
+    cr_expect_eq(ct_param_role_rule(&(ct_param_facts){0}, 0, 4).role, CT_ROLE_IGNORE);
+    cr_expect_eq(ct_param_role_rule(&(ct_param_facts){.sig = &sig}, 7, 8).role, CT_ROLE_READWRITE);
     /* CUTAINT_ARGS overrides the role, never the scan; "default" keeps it. */
     ct_arg_rule rule = {.n_roles = 3, .role = {CT_ROLE_WRITE, CT_ROLE_DEFAULT, CT_ROLE_IGNORE}};
-    cr_expect_eq(ct_param_role_rule(&sig, 0, 8, &rule).role, CT_ROLE_WRITE);
-    cr_expect_eq(ct_param_role_rule(&sig, 1, 8, &rule).role, CT_ROLE_READWRITE);
-    ct_param_role r = ct_param_role_rule(&sig, 2, 24, &rule);
+    const ct_param_facts ruled = {.sig = &sig, .rule = &rule};
+    cr_expect_eq(ct_param_role_rule(&ruled, 0, 8).role, CT_ROLE_WRITE);
+    cr_expect_eq(ct_param_role_rule(&ruled, 1, 8).role, CT_ROLE_READWRITE);
+    ct_param_role r = ct_param_role_rule(&ruled, 2, 24);
     cr_expect(r.role == CT_ROLE_IGNORE && r.scan);
+}
+
+Test(rules, the_ptx_direction_wins_over_the_signature_and_loses_to_the_rule)
+{
+    ct_signature sig = {.n_params = 5, .kind = {CT_PARAM_PTR, CT_PARAM_CONST_PTR, CT_PARAM_PTR, CT_PARAM_AGGREGATE,
+                                                CT_PARAM_VALUE}};
+    const uint8_t dirs[] = {CT_PTX_LOADS, CT_PTX_STORES, CT_PTX_UNUSED, CT_PTX_BOTH, CT_PTX_LOADS};
+    const ct_param_facts f = {.sig = &sig, .dirs = dirs, .n_dirs = 5};
+    cr_expect_eq(ct_param_role_rule(&f, 0, 8).role, CT_ROLE_READ, "float *in, only loaded through");
+    cr_expect_eq(ct_param_role_rule(&f, 1, 8).role, CT_ROLE_STORE, "a const pointer the code stores through");
+    cr_expect_eq(ct_param_role_rule(&f, 2, 8).role, CT_ROLE_IGNORE, "never used as an address");
+    ct_param_role agg = ct_param_role_rule(&f, 3, 16);
+    cr_expect(agg.role == CT_ROLE_READWRITE && agg.scan, "a struct: both, its words still scanned");
+    cr_expect_eq(ct_param_role_rule(&f, 4, 8).role, CT_ROLE_READ, "a uint64_t the code loads through");
+    cr_expect_eq(ct_param_role_rule(&f, 4, 4).role, CT_ROLE_IGNORE, "4 bytes hold no pointer");
+    ct_arg_rule rule = {.n_roles = 1, .role = {CT_ROLE_READWRITE}};
+    const ct_param_facts ruled = {.sig = &sig, .dirs = dirs, .n_dirs = 5, .rule = &rule};
+    cr_expect_eq(ct_param_role_rule(&ruled, 0, 8).role, CT_ROLE_READWRITE, "CUTAINT_ARGS overrides");
+    const ct_param_facts short_dirs = {.sig = &sig, .dirs = dirs, .n_dirs = 1};
+    cr_expect_eq(ct_param_role_rule(&short_dirs, 1, 8).role, CT_ROLE_READ, "past the directions: the signature");
 }
 
 /* A batch answered whole returns a refusal's code, else its skip's answer,
