@@ -40,6 +40,12 @@
  * rules; the context_lost event must list exactly the model's suspects
  * (launch numbers, kernels, streams, order, prime flags) and total.
  *
+ * Half the programs (odd program seeds) load their module as PTX text whose
+ * code does what fakecuda's kernels do with their pointers (ptx_module), so
+ * cutaint takes the parameters' roles from it (docs/IMAGES.md, "Parameter
+ * directions"): outputs only stored through are no inputs and keep their
+ * taint through a success that is no retry; the model follows the same
+ * roles.
  * Modes:
  *   rel_model [--programs N] [--ops M] [--seed S]      parent: N programs
  *   rel_model --threads T [--ops M] [--seed S]         T threads, one process
@@ -284,7 +290,8 @@ typedef struct mfail {
 
 typedef struct binding {
     CUdeviceptr p;
-    bool write; /* non-const: read and written */
+    bool write;  /* non-const: read and written */
+    bool stored; /* ... unless the module's PTX says only stored through: written, extent unknown */
 } binding;
 
 /* Everything a launch passes and the model needs to run it again: a
@@ -308,6 +315,7 @@ typedef struct launch_desc {
 typedef struct checker {
     int tid;              /* -1: single-threaded program */
     bool strict_report;   /* check the report line by line */
+    bool ptx;             /* its module is PTX text: the kernels' directions come from it (ptx_module) */
     prog_cfg cfg;
     slot s[MAX_SLOTS];
     mfail *f;             /* f[id], id from 1 */
@@ -1309,7 +1317,7 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         PUT(0, out);
         PUT(8, n);
         PUT(12, fv);
-        bind[nb++] = (binding){out, true};
+        bind[nb++] = (binding){out, true, c->ptx};
         threads_needed = (uint64_t)n;
         break;
     }
@@ -1323,8 +1331,8 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         PUT(4, fv);
         PUT(8, x);
         PUT(16, y);
-        bind[nb++] = (binding){x, false};
-        bind[nb++] = (binding){y, true};
+        bind[nb++] = (binding){x, false, false};
+        bind[nb++] = (binding){y, true, false};
         threads_needed = (uint64_t)n;
         break;
     }
@@ -1342,9 +1350,9 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         PUT(8, in);
         PUT(16, idx);
         PUT(24, n);
-        bind[nb++] = (binding){out, true};
-        bind[nb++] = (binding){in, false};
-        bind[nb++] = (binding){idx, false};
+        bind[nb++] = (binding){out, true, c->ptx};
+        bind[nb++] = (binding){in, false, false};
+        bind[nb++] = (binding){idx, false, false};
         threads_needed = (uint64_t)n;
         break;
     }
@@ -1363,8 +1371,8 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         memcpy(params + offsetof(__typeof__(pr), n), &n, sizeof n);
         poff[np] = 0;
         psz[np++] = sizeof pr;
-        bind[nb++] = (binding){in, true}; /* a pointer inside a struct: read and written */
-        bind[nb++] = (binding){out, true};
+        bind[nb++] = (binding){in, true, false}; /* a pointer inside a struct: read and written */
+        bind[nb++] = (binding){out, true, false};
         threads_needed = (uint64_t)n;
         break;
     }
@@ -1376,8 +1384,8 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         PUT(0, in);
         PUT(8, out);
         PUT(16, n);
-        bind[nb++] = (binding){in, false};
-        bind[nb++] = (binding){out, true};
+        bind[nb++] = (binding){in, false, false};
+        bind[nb++] = (binding){out, true, c->ptx};
         break;
     }
     case K_SCALE: {
@@ -1388,7 +1396,7 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         PUT(0, d);
         PUT(8, n);
         PUT(12, fv);
-        bind[nb++] = (binding){d, true}; /* extern "C": read and written */
+        bind[nb++] = (binding){d, true, false}; /* extern "C": read and written */
         threads_needed = (uint64_t)n;
         break;
     }
@@ -1398,8 +1406,8 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
             return false;
         PUT(0, cnt);
         PUT(8, out);
-        bind[nb++] = (binding){cnt, false};
-        bind[nb++] = (binding){out, true};
+        bind[nb++] = (binding){cnt, false, false};
+        bind[nb++] = (binding){out, true, c->ptx};
         break;
     }
     default: { /* empty(void*, void*, void*, void*): pointers may be NULL, freed or foreign */
@@ -1411,8 +1419,8 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
             else if (how == 3) /* foreign: a host address, never inside the device arena */
                 p = (CUdeviceptr)(uintptr_t)(foreign_bytes + o->r[5 + i] % sizeof foreign_bytes);
             PUT((size_t)(8 * i), p);
-            if (p && how < 3)
-                bind[nb++] = (binding){p, true};
+            if (p && how < 3 && !c->ptx) /* its PTX uses none of them */
+                bind[nb++] = (binding){p, true, false};
         }
         break;
     }
@@ -1470,17 +1478,27 @@ static void issue_launch(checker *c, const launch_desc *d)
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize, CU_LAUNCH_PARAM_END};
 
     /* ---- the model decides before the call: ranges, inject, skip, driver ---- */
+    /* out: what a success releases, then the stores (out + nrel: what a
+     * failure taints too, a success only when it retries) */
     wrange in[4], out[4];
-    unsigned nin = 0, nout = 0;
+    unsigned nin = 0, nout = 0, nrel;
     for (unsigned i = 0; i < nb; i++) {
         uint64_t off;
         slot *s = slot_of(c, bind[i].p, &off);
         if (!s)
             continue;
         wrange w = {(int)(s - c->s), off, s->size - off};
-        in[nin++] = w;
-        if (bind[i].write)
+        if (!bind[i].stored)
+            in[nin++] = w;
+        if (bind[i].write && !bind[i].stored)
             out[nout++] = w;
+    }
+    nrel = nout;
+    for (unsigned i = 0; i < nb; i++) {
+        uint64_t off;
+        slot *s = slot_of(c, bind[i].p, &off);
+        if (s && bind[i].stored)
+            out[nout++] = (wrange){(int)(s - c->s), off, s->size - off};
     }
     /* count_fill / gather read device data to index: only launch what the model knows is in range */
     if (k == K_COUNT_FILL || k == K_GATHER) {
@@ -1552,8 +1570,16 @@ static void issue_launch(checker *c, const launch_desc *d)
         skipped(c, out, nout, root);
     } else {
         expect_rc(c, api, r, 0);
-        set_taint(c, out, nout, 0);
-        if (retried) {
+        set_taint(c, out, nrel, 0);
+        /* Stores keep what they carry, unless this launch retries it
+         * (graph launches release none: docs/DESIGN.md, "Retries"). */
+        unsigned stores_carry = oldest(c, out + nrel, nout - nrel);
+        if (stores_carry && !graph && !c->lost && retries(c, &key, out + nrel, nout - nrel, out + nrel, nout - nrel)) {
+            set_taint(c, out + nrel, nout - nrel, 0);
+            if (!retried)
+                retried = stores_carry;
+        }
+        if (retried && !graph) {
             c->exp_retry[c->n_exp_retry++] = retried;
             c->retries++;
         }
@@ -1646,7 +1672,7 @@ static void refuse_over_x(checker *c, const launch_desc *d)
 {
     launch_desc over = *d;
     memcpy(over.params + 16, over.params + 8, sizeof(CUdeviceptr));
-    over.bind[1] = (binding){over.bind[0].p, true};
+    over.bind[1] = (binding){over.bind[0].p, true, false};
     over.where[1] = over.where[0];
     if (!over.invalid) {
         over.block = 2048;
@@ -1703,9 +1729,59 @@ static CUmodule g_mod;
 
 /* A module, and its kernels taken in an order of `order`'s choosing, so
  * that the handles of an unloaded module go to other kernels. */
+/* fakecuda's built-in kernels as PTX whose code does what fakecuda's do
+ * with their pointers (docs/IMAGES.md, "Parameter directions"): fill,
+ * gather, reduce and count_fill only store through their outputs, saxpy
+ * loads x and loads and stores y, copy_pair's struct is loaded from and
+ * stored to, scale (extern "C") loads and stores, crash stores, empty uses
+ * none. */
+static const char ptx_module[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry _Z4fillPfif(.param .u64 _Z4fillPfif_param_0, .param .u32 _Z4fillPfif_param_1,"
+    " .param .f32 _Z4fillPfif_param_2)\n{\n .reg .b64 %rd<4>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z4fillPfif_param_0];\n ld.param.f32 %f1, [_Z4fillPfif_param_2];\n"
+    " cvta.to.global.u64 %rd2, %rd1;\n st.global.f32 [%rd2], %f1;\n ret;\n}\n"
+    ".visible .entry _Z5saxpyifPKfPf(.param .u32 _Z5saxpyifPKfPf_param_0, .param .f32 _Z5saxpyifPKfPf_param_1,"
+    " .param .u64 _Z5saxpyifPKfPf_param_2, .param .u64 _Z5saxpyifPKfPf_param_3)\n{\n .reg .b64 %rd<5>;"
+    " .reg .f32 %f<4>;\n ld.param.u64 %rd1, [_Z5saxpyifPKfPf_param_2];\n"
+    " ld.param.u64 %rd2, [_Z5saxpyifPKfPf_param_3];\n cvta.to.global.u64 %rd3, %rd1;\n"
+    " cvta.to.global.u64 %rd4, %rd2;\n ld.global.f32 %f1, [%rd3];\n ld.global.f32 %f2, [%rd4];\n"
+    " add.f32 %f3, %f1, %f2;\n st.global.f32 [%rd4], %f3;\n ret;\n}\n"
+    ".visible .entry _Z6gatherPfPKfPKii(.param .u64 _Z6gatherPfPKfPKii_param_0,"
+    " .param .u64 _Z6gatherPfPKfPKii_param_1, .param .u64 _Z6gatherPfPKfPKii_param_2,"
+    " .param .u32 _Z6gatherPfPKfPKii_param_3)\n{\n .reg .b64 %rd<9>; .reg .b32 %r<2>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z6gatherPfPKfPKii_param_0];\n ld.param.u64 %rd2, [_Z6gatherPfPKfPKii_param_1];\n"
+    " ld.param.u64 %rd3, [_Z6gatherPfPKfPKii_param_2];\n cvta.to.global.u64 %rd4, %rd3;\n"
+    " ld.global.u32 %r1, [%rd4];\n cvta.to.global.u64 %rd5, %rd2;\n mul.wide.s32 %rd6, %r1, 4;\n"
+    " add.s64 %rd7, %rd5, %rd6;\n ld.global.f32 %f1, [%rd7];\n cvta.to.global.u64 %rd8, %rd1;\n"
+    " st.global.f32 [%rd8], %f1;\n ret;\n}\n"
+    ".visible .entry _Z9copy_pair4Pair(.param .align 8 .b8 _Z9copy_pair4Pair_param_0[24])\n{\n"
+    " .reg .b64 %rd<5>; .reg .f32 %f<2>;\n ld.param.u64 %rd1, [_Z9copy_pair4Pair_param_0];\n"
+    " ld.param.u64 %rd2, [_Z9copy_pair4Pair_param_0+8];\n cvta.to.global.u64 %rd3, %rd1;\n"
+    " cvta.to.global.u64 %rd4, %rd2;\n ld.global.f32 %f1, [%rd3];\n st.global.f32 [%rd4], %f1;\n ret;\n}\n"
+    ".visible .entry _Z6reducePKfPfi(.param .u64 _Z6reducePKfPfi_param_0, .param .u64 _Z6reducePKfPfi_param_1,"
+    " .param .u32 _Z6reducePKfPfi_param_2)\n{\n .reg .b64 %rd<5>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z6reducePKfPfi_param_0];\n ld.param.u64 %rd2, [_Z6reducePKfPfi_param_1];\n"
+    " cvta.to.global.u64 %rd3, %rd1;\n cvta.to.global.u64 %rd4, %rd2;\n ld.global.f32 %f1, [%rd3];\n"
+    " st.global.f32 [%rd4], %f1;\n ret;\n}\n"
+    ".visible .entry scale(.param .u64 scale_param_0, .param .u32 scale_param_1, .param .f32 scale_param_2)\n{\n"
+    " .reg .b64 %rd<3>; .reg .f32 %f<4>;\n ld.param.u64 %rd1, [scale_param_0];\n"
+    " ld.param.f32 %f1, [scale_param_2];\n cvta.to.global.u64 %rd2, %rd1;\n ld.global.f32 %f2, [%rd2];\n"
+    " mul.f32 %f3, %f2, %f1;\n st.global.f32 [%rd2], %f3;\n ret;\n}\n"
+    ".visible .entry _Z10count_fillPKiPf(.param .u64 _Z10count_fillPKiPf_param_0,"
+    " .param .u64 _Z10count_fillPKiPf_param_1)\n{\n .reg .b64 %rd<5>; .reg .b32 %r<2>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z10count_fillPKiPf_param_0];\n ld.param.u64 %rd2, [_Z10count_fillPKiPf_param_1];\n"
+    " cvta.to.global.u64 %rd3, %rd1;\n ld.global.u32 %r1, [%rd3];\n cvt.rn.f32.s32 %f1, %r1;\n"
+    " cvta.to.global.u64 %rd4, %rd2;\n st.global.f32 [%rd4], %f1;\n ret;\n}\n"
+    ".visible .entry _Z5crashPf(.param .u64 _Z5crashPf_param_0)\n{\n .reg .b64 %rd<2>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z5crashPf_param_0];\n mov.f32 %f1, 0f00000000;\n st.global.f32 [%rd1], %f1;\n"
+    " ret;\n}\n"
+    ".visible .entry _Z5emptyPvS_S_S_(.param .u64 _Z5emptyPvS_S_S__param_0, .param .u64 _Z5emptyPvS_S_S__param_1,"
+    " .param .u64 _Z5emptyPvS_S_S__param_2, .param .u64 _Z5emptyPvS_S_S__param_3)\n{\n ret;\n}\n";
+
 static bool load_kernels(checker *c, uint32_t order)
 {
-    if (cuModuleLoadData(&g_mod, "fakecuda-module") != CUDA_SUCCESS)
+    if (cuModuleLoadData(&g_mod, c->ptx ? (const void *)ptx_module : "fakecuda-module") != CUDA_SUCCESS)
         return false;
     unsigned start = order % K_N;
     bool backwards = (order / K_N) % 2;
@@ -1928,6 +2004,7 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     c.tid = -1;
     bool nocheck = getenv("REL_NOCHECK") != NULL;
     c.strict_report = !nocheck;
+    c.ptx = pseed % 2; /* half the programs with PTX directions */
     c.f = calloc(MAX_FAIL + 1, sizeof *c.f);
     make_cfg(pseed, &c.cfg);
     const char *rep = getenv("CUTAINT_REPORT");
