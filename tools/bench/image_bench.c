@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "clock.h"
 #include "image.h"
 
 #define MAX_REPS 64
@@ -257,18 +258,6 @@ static bool fetch_pvr(void *ctx, uint64_t off, void *dst, size_t len)
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void run(const char *name, blob *image, size_t content, int reps)
 {
@@ -283,10 +272,10 @@ static void run(const char *name, blob *image, size_t content, int reps)
         size_t kernels = 0;
         for (int r = 0; r < reps; r++) {
             ct_image img;
-            double t0 = now_ms();
+            double t0 = bench_now_ms();
             ct_image_status st = directions ? ct_image_read_directions(&img, fetches[f].fetch, &bytes, 0, NULL)
                                             : ct_image_read(&img, fetches[f].fetch, &bytes, 0);
-            ms[r] = now_ms() - t0;
+            ms[r] = bench_now_ms() - t0;
             kernels = img.kernels_total;
             ct_image_free(&img);
             if (st != CT_IMAGE_OK) {
@@ -294,8 +283,7 @@ static void run(const char *name, blob *image, size_t content, int reps)
                 exit(1);
             }
         }
-        qsort(ms, (size_t)reps, sizeof *ms, by_value);
-        double median = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+        double median = bench_median(ms, reps);
         printf("image case=%s fetch=%s read=%s bytes=%zu content=%zu kernels=%zu ms=%.3f mbps=%.0f\n", name,
                fetches[f].name, directions ? "directions" : "plain", image->n, content, kernels, median,
                content / 1e6 / (median / 1e3));

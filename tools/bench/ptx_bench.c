@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ptx.h"
 
 #define MAX_REPS 64
@@ -161,18 +162,6 @@ static names entries_of(const blob *b)
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Kernels [from, to) of the text, each once; exits when one is unreadable,
  * or (check) answers other than p0 L, p1 S, p2 B, n -.  Past the last
@@ -181,7 +170,7 @@ static double time_kernels(const blob *b, const names *k, size_t from, size_t to
 {
     static const uint8_t want[4] = { CT_PTX_LOADS, CT_PTX_STORES, CT_PTX_BOTH, CT_PTX_UNUSED };
     uint8_t dirs[64];
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     for (size_t i = from; i < to; i++) {
         const char *name = i < k->n ? k->v[i] : "absent";
         int n = ct_ptx_directions(b->p, b->n, name, dirs, sizeof dirs);
@@ -192,7 +181,7 @@ static double time_kernels(const blob *b, const names *k, size_t from, size_t to
             exit(1);
         }
     }
-    return now_ms() - t0;
+    return bench_now_ms() - t0;
 }
 
 static double median(const blob *b, const names *k, size_t from, size_t to, bool check, int reps)
@@ -200,8 +189,7 @@ static double median(const blob *b, const names *k, size_t from, size_t to, bool
     double ms[MAX_REPS];
     for (int r = 0; r < reps; r++)
         ms[r] = time_kernels(b, k, from, to, check);
-    qsort(ms, (size_t)reps, sizeof *ms, by_value);
-    return reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+    return bench_median(ms, reps);
 }
 
 /* The first kernel's body bytes: from its .entry to the next one's (or the end). */
