@@ -189,11 +189,13 @@ Test(ptx, escape_by_indirect_call)
  * reaches every parameter in the parameter space: all BOTH. */
 Test(ptx, param_address_taken)
 {
+    assert_dirs(K("\tmov.u64 %rd9, p0;\n"), "k", "BBB");
     assert_dirs(K("\tmov.u64 %rd9, p0;\n\tld.param.u32 %r5, [%rd9+8];\n"), "k", "BBB");
     assert_dirs(K("\tcvta.param.u64 %rd9, %rd8;\n"), "k", "BBB");
     assert_dirs(K("\tmov.u64 %rd9, 8;\n\tld.param.u32 %r5, [%rd9];\n"), "k", "BBB");
     assert_dirs(K("\tld.param.u32 %r5, [8];\n"), "k", "BBB");
     assert_dirs(K("\tst.param.u32 [p1], %r2;\n"), "k", "BBB");
+    assert_dirs(K("\tst.param.b64 [%rd9], %rd8;\n"), "k", "BBB");
 }
 
 /* An ld.param that reads past its parameter's end reads the next one. */
@@ -215,6 +217,8 @@ Test(ptx, bulk_and_tensor_copies)
           "[%rd3, {%r4, %r5}], [%r3];\n"),
         K("\ttensormap.replace.tile.global_address.global.b1024.b64 [%rd9], %rd3;\n"),
         K("\tcp.async.bulk.prefetch.L2.global [%rd3], 64;\n"),
+        K("\tprefetch.tensormap [%rd3];\n"),
+        K("\tfence.proxy.tensormap::generic.acquire.gpu [%rd3], 128;\n"),
     };
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++)
         assert_dirs(bodies[i], "k", "B--");
@@ -374,7 +378,8 @@ Test(ptx, loc_lines)
 /* -1 until the body's '}' is within the text, then the whole answer. */
 Test(ptx, truncated_at_every_offset)
 {
-    static const char text[] = K("\tld.global.f32 %f1, [%rd3];\n\tst.global.f32 [%rd4], %f1;\n") "// after\n";
+    static const char text[] = K("\tld.global.f32 %f1, [%rd3]; // a comment\n\t.pragma \"a\\\"b\";\n"
+                                 "\tst.global.f32 [%rd4], %f1;\n") "// after\n";
     size_t end = (size_t)(strstr(text, "\n}\n") - text) + 2;
     char out[MAX_LETTERS + 1];
     for (size_t n = 0; n <= sizeof text - 1; n++) {
@@ -390,6 +395,7 @@ Test(ptx, malformed_bodies)
 {
     static const struct { const char *text, *why; } cases[] = {
         { K("\tld.global.f32 %f1, [%rd3;\n"), "a ';' inside brackets" },
+        { K("\tld.global.f32 %f1, [%rd3; ];\n"), "a ';' inside brackets, closed after it" },
         { K("\tst.global.f32 %rd3], %f1;\n"), "a ']' never opened" },
         { K("\tst.global.v2.f32 [%rd3], {%f1, %f2;\n"), "a ';' inside braces" },
         { K("\tadd.s32 %r2, %r1, 1\n"), "a '}' ending an instruction" },
@@ -411,18 +417,21 @@ Test(ptx, malformed_bodies)
 }
 
 /* Any bytes: an answer in bounds or -1, never a crash (ASan sees reads
- * past the end); PTX-ish bytes, and a text with bytes overwritten. */
+ * past the end).  PTX-ish bytes where a parameter list is wanted, then
+ * where a body is (so that they are read to their end), and a whole text
+ * with bytes overwritten. */
 Test(ptx, garbage)
 {
-    static const char alphabet[] = "  \n\t{}[](),;:@!+-|\"/*.entry k .param .u64 p %rd1 %r2 ld.param st.global "
-                                   "mov cvta.to.global atom call 0 8 $L";
+    static const char alphabet[] = "  \n\t{}[](),;:@!+-|\"\\/*.entry k .param .u64 p %rd1 %r2 ld.param st.global "
+                                   "mov cvta.to.global atom call 0 8 $L .loc";
+    static const char header[] = HEAD ".entry k(.param .u64 p0, .param .u32 n)\n{\n";
     static const char valid[] = K("\tld.global.f32 %f1, [%rd3];\n\tst.global.f32 [%rd4], %f1;\n");
-    char text[512];
+    char text[sizeof valid + 256];
     uint32_t x = 12345;
     uint8_t dirs[8];
-    for (int round = 0; round < 20000; round++) {
+    for (int round = 0; round < 30000; round++) {
         size_t n = 0;
-        if (round % 2) {
+        if (round % 3 == 2) {
             memcpy(text, valid, sizeof valid - 1);
             n = sizeof valid - 1;
             for (int k = 0; k < 3; k++) {
@@ -430,8 +439,10 @@ Test(ptx, garbage)
                 text[(x >> 8) % n] = alphabet[(x >> 20) % (sizeof alphabet - 1)];
             }
         } else {
-            memcpy(text, ".entry k(", 9);
-            for (n = 9; n < 200; n++) {
+            const char *start = round % 3 ? header : ".entry k(";
+            n = strlen(start);
+            memcpy(text, start, n);
+            for (size_t end = n + 200; n < end; n++) {
                 x = x * 1103515245u + 12345u;
                 text[n] = (x >> 24) < 8 ? (char)(x >> 16) : alphabet[(x >> 16) % (sizeof alphabet - 1)];
             }
