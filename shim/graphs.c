@@ -127,7 +127,8 @@ typedef struct ct_use {       /* one range a node reads or writes */
     ct_range r;
     uint64_t base;            /* of its allocation */
     bool read, write;
-    bool span;                /* a too-tall shape's bounding span: tainted, never released */
+    bool unreleased;          /* written to an extent not known exactly (a too-tall shape's bounding
+                               * span, a kernel's stores): tainted by a failure, never released */
 } ct_use;
 
 typedef struct ct_node_uses { /* what one node touches */
@@ -156,7 +157,7 @@ typedef struct ct_exec {
     ct_read *reads;
     ct_range *read_ranges;    /* reads[i].r, contiguous, for one store check */
     ct_range *writes;         /* what a failure or a skip taints */
-    ct_range *released;       /* what a success releases: writes less spans */
+    ct_range *released;       /* what a success releases: writes less the unreleased */
     size_t n_released;
     UT_hash_handle hh;
 } ct_exec;
@@ -233,7 +234,7 @@ static bool add_written_rows(ct_node_uses *n, const ct_side *s)
 {
     ct_range r[CT_CALL_RANGES];
     if (ct_side_row_count(s) > CT_TALL_ROWS_MAX)
-        return add_uses(n, r, ct_side_ranges(s, r), (ct_use){.write = true, .span = true});
+        return add_uses(n, r, ct_side_ranges(s, r), (ct_use){.write = true, .unreleased = true});
     unsigned got;
     for (uint64_t first = 0; (got = ct_side_rows(s, first, r, CT_CALL_RANGES)) != 0; first += got)
         if (!add_ranges(n, r, got, false, true))
@@ -250,10 +251,10 @@ static bool decode_kernel(ct_node_uses *n, CUfunction f, void **params, void **e
     const ct_range *in, *out;
     unsigned n_in, n_out, n_release;
     ct_launch_bindings(k, params, extra, &in, &n_in, &out, &n_out, &n_release);
-    /* Stores of unknown extent are tainted by a failed graph launch and
-     * never released by a good one, as a too-tall copy's span is. */
+    /* Stores of unknown extent: tainted by a failed graph launch, never
+     * released by a good one. */
     return add_ranges(n, in, n_in, true, false) && add_ranges(n, out, n_release, false, true) &&
-           add_uses(n, out + n_release, n_out - n_release, (ct_use){.write = true, .span = true});
+           add_uses(n, out + n_release, n_out - n_release, (ct_use){.write = true, .unreleased = true});
 }
 
 static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
@@ -382,7 +383,7 @@ static bool covered(const ct_exec *x, unsigned i, const ct_use *u)
             continue;
         for (unsigned k = 0; k < x->nodes[j].n; k++) {
             const ct_use *w = &x->nodes[j].use[k];
-            if (w->write && !w->span && w->base == u->base && w->r.addr <= u->r.addr &&
+            if (w->write && !w->unreleased && w->base == u->base && w->r.addr <= u->r.addr &&
                 w->r.addr + w->r.len >= u->r.addr + u->r.len)
                 return true;
         }
@@ -461,7 +462,7 @@ static bool merge(ct_exec *x)
                 reads[nr++] = (ct_read){u->r, u->base, i};
             if (u->write)
                 writes[nw++] = (ct_read){u->r, u->base, i};
-            if (u->write && !u->span)
+            if (u->write && !u->unreleased)
                 released[nrel++] = (ct_read){u->r, u->base, i};
         }
     nr = coalesce(reads, nr);
