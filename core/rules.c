@@ -309,6 +309,35 @@ ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f)
     return f->library_ahead ? CT_DRIVER_ANSWERS_AHEAD : CT_STAND_IN;
 }
 
+ct_region_verdict ct_region_rule(const ct_region_facts *f)
+{
+    if (f->freeing)
+        return f->is_region_base ? CT_REGION_DONE : CT_REGION_UNKNOWN;
+    if (f->bytes == 0 || f->overflows)
+        return CT_REGION_EMPTY;
+    if (!f->within_allocation)
+        return CT_REGION_OUTSIDE;
+    return f->overlaps_region ? CT_REGION_OVERLAPS : CT_REGION_DONE;
+}
+
+const char *ct_region_verdict_text(ct_region_verdict v)
+{
+    switch (v) {
+    case CT_REGION_DONE: return "done";
+    case CT_REGION_EMPTY: return "it is empty or runs past the end of the address space";
+    case CT_REGION_OUTSIDE: return "it does not lie wholly inside one device allocation cutaint knows";
+    case CT_REGION_OVERLAPS: return "it overlaps a live region";
+    case CT_REGION_UNKNOWN: return "no live region begins there";
+    case CT_REGION_NO_MEMORY: return "cutaint is out of memory";
+    }
+    return "?";
+}
+
+bool ct_pool_rule(const ct_pool_facts *f)
+{
+    return !f->said && !f->in_region && f->from > f->allocation && f->pointers >= CT_POOL_POINTERS;
+}
+
 bool ct_suspect_rule(uint64_t epoch, const ct_proven *p)
 {
     if (p->context >= epoch || p->stream >= epoch)

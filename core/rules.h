@@ -195,6 +195,47 @@ typedef enum ct_stand_in_verdict {
  * cutaint could pass the made-up handle on to the driver unseen. */
 ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
 
+/* ---- regions: the program's own allocations inside a driver one ------- */
+
+/* What a region call finds (ct_store_region_alloc / _free, taint.h). */
+typedef struct ct_region_facts {
+    bool freeing;              /* a free: only is_region_base matters */
+    bool is_region_base;       /* base is a live region's base */
+    uint64_t bytes;            /* an allocation's size; 0 or past 2^64 is empty */
+    bool overflows;            /* base + bytes runs past 2^64 */
+    bool within_allocation;    /* every byte lies in one known allocation (or run) */
+    bool overlaps_region;      /* some byte lies in a live region */
+} ct_region_facts;
+
+/* Whether a region call is taken.  A refused one changes nothing: a
+ * region outside every allocation would name memory the driver never
+ * handed out, and overlapping regions would give one byte two extents. */
+ct_region_verdict ct_region_rule(const ct_region_facts *f);
+/* "outside every allocation cutaint knows", ...: for the misuse line. */
+const char *ct_region_verdict_text(ct_region_verdict v);
+
+/* ---- pools noticed ------------------------------------------------------- */
+
+/* A failure whose taint runs to the end of an allocation from a pointer
+ * inside it, and what the program showed of that allocation. */
+typedef struct ct_pool_facts {
+    uint64_t allocation, size;  /* the driver allocation (or run) */
+    uint64_t from;              /* where the failed pointer points */
+    uint64_t covered;           /* bytes the failure now covers: from to the end */
+    unsigned pointers;          /* distinct pointers into it met so far, the failed one included */
+    bool in_region;             /* from lies in a region: its extent is the region's */
+    bool said;                  /* already said of this allocation */
+} ct_pool_facts;
+
+/* Several distinct pointers into one allocation. */
+#define CT_POOL_POINTERS 2
+
+/* Whether to say now that the allocation looks like a pool: the failure's
+ * taint reaches past the pointer's own tensor as far as anyone knows (not
+ * in a region, from an interior pointer), and the program has used the
+ * allocation through several distinct pointers; once per allocation. */
+bool ct_pool_rule(const ct_pool_facts *f);
+
 /* ---- work in flight: the suspects of a lost context --------------------- */
 
 /* What proofs cover a launch's scopes (core/flight.h): the latest epoch

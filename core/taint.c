@@ -52,6 +52,10 @@
  *   every claim edit (set_span, clear_span) notes the allocation's hull
  *   after it, and an allocation forgotten with claims leaves it (forget
  *   hook, called by the map).
+ * - Regions live in a map of their own, without claims: each lies wholly
+ *   inside one allocation (or run) of the main map, and none overlap.
+ *   Whatever ends an allocation (a free, its owner forgotten, an
+ *   allocation or mapping over it, an unmap) ends its regions first.
  */
 #include "taint.h"
 
@@ -64,6 +68,7 @@
 #include "claims.h"
 #include "ct_status.h"
 #include "heap.h"
+#include "rules.h"
 #include "summary.h"
 
 #define FIRST_PROVISIONAL_ID 0x80000000u
@@ -129,6 +134,7 @@ struct ct_store {
     ct_summary summary;         /* first: 64-aligned, read by every check */
     pthread_rwlock_t lock;
     ct_allocmap *map;
+    ct_allocmap *regions;       /* the program's regions, made at the first; no claims */
     ct_claim_env *env;
     failure *by_id;
     failure *by_fold;
@@ -485,6 +491,27 @@ static void trace_path(ct_failure_info *info, uint64_t addr)
 
 typedef void (*span_fn)(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx);
 
+/* The live region holding addr, or NULL: one test while there are none. */
+static ct_alloc *region_at(const ct_store *s, uint64_t addr)
+{
+    return s->regions && ct_allocmap_count(s->regions) ? ct_allocmap_find(s->regions, addr) : NULL;
+}
+
+/* Where r, starting at offset off of a, ends (an offset of a): its own
+ * end, clipped to a; a kernel pointer's (CT_TO_END) at the end of its
+ * region, or of a when it lies in none. */
+static uint64_t span_end(const ct_store *s, const ct_alloc *a, const ct_range *r, uint64_t off)
+{
+    uint64_t size = ct_alloc_size(a);
+    if (r->len != CT_TO_END)
+        return r->len > size - off ? size : off + r->len;
+    const ct_alloc *g = region_at(s, r->addr);
+    if (!g)
+        return size;
+    assert(ct_alloc_base(g) + ct_alloc_size(g) <= ct_alloc_base(a) + size);
+    return ct_alloc_base(g) + ct_alloc_size(g) - ct_alloc_base(a);
+}
+
 /* Calls fn for the allocation holding r's first byte, r clipped to it.
  * One allocation only: the driver refuses a copy that runs past the end of
  * its allocation, so bytes beyond it were never part of the work, and a
@@ -497,10 +524,8 @@ static bool each_span(ct_store *s, const ct_range *r, span_fn fn, void *ctx)
     ct_alloc *a = ct_allocmap_find(s->map, r->addr);
     if (!a)
         return false;
-    uint64_t base = ct_alloc_base(a), size = ct_alloc_size(a);
-    uint64_t off = r->addr - base;
-    uint64_t end = r->len == CT_TO_END || r->len > size - off ? size : off + r->len;
-    fn(s, a, off, end, ctx);
+    uint64_t off = r->addr - ct_alloc_base(a);
+    fn(s, a, off, span_end(s, a, r, off), ctx);
     return true;
 }
 
@@ -569,9 +594,9 @@ static bool span_of(ct_store *s, const ct_range *r, uint64_t *lo, uint64_t *hi)
     ct_alloc *a = r->len ? ct_allocmap_find(s->map, r->addr) : NULL;
     if (!a)
         return false;
-    uint64_t base = ct_alloc_base(a), size = ct_alloc_size(a), off = r->addr - base;
+    uint64_t base = ct_alloc_base(a);
     *lo = r->addr;
-    *hi = base + (r->len == CT_TO_END || r->len > size - off ? size : off + r->len);
+    *hi = base + span_end(s, a, r, r->addr - base);
     return true;
 }
 
@@ -743,6 +768,7 @@ void ct_store_free(ct_store *s)
     if (!s)
         return;
     ct_allocmap_free(s->map); /* releases every claim, so every record */
+    ct_allocmap_free(s->regions);
     HASH_CLEAR(hh_id, s->by_id);
     HASH_CLEAR(hh_fold, s->by_fold);
     for (failure *f = s->free_records, *next; f; f = next) {
@@ -764,11 +790,51 @@ void ct_store_atfork_child(ct_store *s)
         lock_init(s);
 }
 
+/* Every region meeting [lo, hi) ends: the allocation holding it did. */
+static void drop_regions(ct_store *s, uint64_t lo, uint64_t hi)
+{
+    if (!s->regions || lo >= hi)
+        return;
+    for (ct_alloc *g; (g = ct_allocmap_first_in(s->regions, lo, hi));)
+        ct_allocmap_remove(s->regions, ct_alloc_base(g));
+}
+
+/* The regions of every allocation meeting [lo, hi): the driver handed
+ * those bytes out anew, so the allocations there are gone (allocmap.h). */
+__attribute__((noinline)) static void drop_regions_of_replaced(ct_store *s, uint64_t lo, uint64_t hi)
+{
+    if (!s->regions || !ct_allocmap_count(s->regions))
+        return;
+    for (ct_alloc *a; lo < hi && (a = ct_allocmap_first_in(s->map, lo, hi));) {
+        uint64_t base = ct_alloc_base(a), end = base + ct_alloc_size(a);
+        drop_regions(s, base, end);
+        lo = end;
+    }
+}
+
+/* The allocation based at base is freed: its regions go first.  Out of
+ * line, as drop_regions_of_replaced: a program without regions pays one
+ * test per allocation and per free. */
+__attribute__((noinline)) static void drop_regions_of_freed(ct_store *s, uint64_t base)
+{
+    ct_alloc *a = ct_allocmap_find(s->map, base);
+    if (a && ct_alloc_base(a) == base)
+        drop_regions(s, base, base + ct_alloc_size(a));
+}
+
+/* [base, base+size), clipped to the address space. */
+static uint64_t end_of(uint64_t base, uint64_t size)
+{
+    return size > UINT64_MAX - base ? UINT64_MAX : base + size;
+}
+
 int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!s)
         return CT_EINVAL;
     lock(s);
+    if (__builtin_expect(s->regions != NULL, 0)) /* never made: nothing to look up */
+        drop_regions_of_replaced(s, base, end_of(base, size));
     int rc = ct_allocmap_insert(s->map, base, size, owner);
     unlock(s);
     return rc;
@@ -780,6 +846,8 @@ size_t ct_store_forget_owner(ct_store *s, uint64_t owner)
         return 0;
     lock(s);
     size_t n = ct_allocmap_remove_owner(s->map, owner);
+    if (s->regions)
+        ct_allocmap_remove_owner(s->regions, owner);
     unlock(s);
     return n;
 }
@@ -826,8 +894,10 @@ static int map_locked(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
         return CT_EINVAL;
     /* Over a live allocation (an unmap cutaint missed): the driver is the
      * truth, and the map replaces what it overlaps. */
-    if (ct_allocmap_first_in(s->map, base, base + size))
+    if (ct_allocmap_first_in(s->map, base, base + size)) {
+        drop_regions_of_replaced(s, base, base + size);
         return ct_allocmap_insert_mapping(s->map, base, size, owner);
+    }
     ct_alloc *run = abutting(s, base, owner, true), *above = abutting(s, base + size, owner, false);
     if (run) {
         ct_allocmap_resize(s->map, run, ct_alloc_size(run) + size);
@@ -894,6 +964,7 @@ size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len)
     uint64_t end = len > UINT64_MAX - addr ? UINT64_MAX : addr + len;
     size_t n = 0;
     lock(s);
+    drop_regions(s, addr, end);
     for (ct_alloc *a; (a = ct_allocmap_first_in(s->map, addr, end));) {
         uint64_t base = ct_alloc_base(a), a_end = base + ct_alloc_size(a);
         if (base >= addr && a_end <= end) {
@@ -916,9 +987,84 @@ int ct_store_free_alloc(ct_store *s, uint64_t base)
     if (!s)
         return CT_EINVAL;
     lock(s);
+    if (__builtin_expect(s->regions != NULL, 0))
+        drop_regions_of_freed(s, base);
     int rc = ct_allocmap_remove(s->map, base);
     unlock(s);
     return rc;
+}
+
+/* --- regions ------------------------------------------------------------- */
+
+/* Taken: a node in the regions' map, owned as its allocation is (so that
+ * forgetting the owner forgets it), its bytes released. */
+static ct_region_verdict take_region(ct_store *s, const ct_alloc *a, uint64_t base, uint64_t size)
+{
+    if (!s->regions && !(s->regions = ct_allocmap_new()))
+        return CT_REGION_NO_MEMORY;
+    if (ct_allocmap_insert(s->regions, base, size, ct_alloc_owner(a)) != CT_OK)
+        return CT_REGION_NO_MEMORY;
+    each_span(s, &(ct_range){base, size}, clear_span, NULL);
+    return CT_REGION_DONE;
+}
+
+ct_region_verdict ct_store_region_alloc(ct_store *s, uint64_t base, uint64_t size)
+{
+    if (!s)
+        return CT_REGION_NO_MEMORY;
+    lock(s);
+    ct_region_facts f = {.bytes = size, .overflows = size > UINT64_MAX - base};
+    ct_alloc *a = ct_allocmap_find(s->map, base);
+    if (a && !f.overflows)
+        f.within_allocation = base + size <= ct_alloc_base(a) + ct_alloc_size(a);
+    if (s->regions && !f.overflows)
+        f.overlaps_region = ct_allocmap_first_in(s->regions, base, base + size) != NULL;
+    ct_region_verdict v = ct_region_rule(&f);
+    if (v == CT_REGION_DONE)
+        v = take_region(s, a, base, size);
+    unlock(s);
+    return v;
+}
+
+ct_region_verdict ct_store_region_free(ct_store *s, uint64_t base)
+{
+    if (!s)
+        return CT_REGION_UNKNOWN;
+    lock(s);
+    const ct_alloc *g = region_at(s, base);
+    ct_region_facts f = {.freeing = true, .is_region_base = g && ct_alloc_base(g) == base};
+    ct_region_verdict v = ct_region_rule(&f);
+    if (v == CT_REGION_DONE)
+        ct_allocmap_remove(s->regions, base);
+    unlock(s);
+    return v;
+}
+
+size_t ct_store_region_count(ct_store *s)
+{
+    if (!s)
+        return 0;
+    lock_to_look(s);
+    size_t n = s->regions ? ct_allocmap_count(s->regions) : 0;
+    unlock_look(s);
+    return n;
+}
+
+bool ct_store_extent(ct_store *s, uint64_t addr, ct_extent *out)
+{
+    if (!s)
+        return false;
+    lock_to_look(s);
+    const ct_alloc *a = ct_allocmap_find(s->map, addr);
+    if (a) {
+        uint64_t base = ct_alloc_base(a);
+        out->allocation = base;
+        out->size = ct_alloc_size(a);
+        out->end = base + span_end(s, a, &(ct_range){addr, CT_TO_END}, addr - base);
+        out->in_region = region_at(s, addr) != NULL;
+    }
+    unlock_look(s);
+    return a != NULL;
 }
 
 bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size)
@@ -951,6 +1097,7 @@ size_t ct_store_bytes(ct_store *s)
         return 0;
     lock(s);
     size_t bytes = ct_heap_cost(sizeof(*s)) + ct_allocmap_bytes(s->map) +
+                   (s->regions ? ct_allocmap_bytes(s->regions) : 0) +
                    s->n_records * ct_heap_cost(sizeof(failure)) +
                    ct_hash_cost(&s->by_id->hh_id) +
                    ct_hash_cost(s->by_fold ? &s->by_fold->hh_fold : NULL) +

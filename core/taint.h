@@ -90,6 +90,38 @@ bool ct_store_resolve(ct_store *s, uint64_t addr, uint64_t *base, uint64_t *size
 size_t ct_store_alloc_count(ct_store *s);
 size_t ct_store_bytes(ct_store *s); /* heap bytes the store holds now */
 
+/* --- regions ------------------------------------------------------------
+ * A region is the program's own allocation inside a driver allocation (a
+ * pool's tensor: include/cutaint.h).  A kernel pointer into a region runs
+ * to the region's end, not the allocation's; a region taken anew carries
+ * nothing; one given back is the allocation's again, with what its bytes
+ * carry.  Regions go with the allocation holding them (freed, forgotten
+ * with its owner, replaced by one the driver handed out over it, its
+ * mapping unmapped).  ct_region_rule (rules.h) decides each call; a refused
+ * call changes nothing. */
+typedef enum ct_region_verdict {
+    CT_REGION_DONE,            /* taken (an allocation) or given back (a free) */
+    CT_REGION_EMPTY,           /* no bytes, or a range past 2^64 */
+    CT_REGION_OUTSIDE,         /* not wholly inside one allocation cutaint knows */
+    CT_REGION_OVERLAPS,        /* some of it is already a live region */
+    CT_REGION_UNKNOWN,         /* a free of no live region's base */
+    CT_REGION_NO_MEMORY,       /* the store could not hold it (the store's own answer) */
+} ct_region_verdict;
+
+ct_region_verdict ct_store_region_alloc(ct_store *s, uint64_t base, uint64_t size);
+ct_region_verdict ct_store_region_free(ct_store *s, uint64_t base);
+size_t ct_store_region_count(ct_store *s);
+
+/* Where a kernel pointer's taint runs (CT_TO_END from addr): the
+ * allocation holding addr, and the end of the extent, which is the
+ * region's when addr lies in one. */
+typedef struct ct_extent {
+    uint64_t allocation, size; /* the allocation (or run) */
+    uint64_t end;              /* one past the extent's last byte */
+    bool in_region;
+} ct_extent;
+bool ct_store_extent(ct_store *s, uint64_t addr, ct_extent *out);
+
 /* Lock-free: is any byte anywhere carrying a failure?  False means reads and
  * launches have nothing to check. */
 bool ct_store_tainted(const ct_store *s);

@@ -46,7 +46,8 @@
  *   their checks.  A kernel without a known layout touches no tracked
  *   memory, as its launches do.
  * - Sets hold exact ranges of allocations known at decoding: a kernel
- *   pointer's open extent (CT_TO_END) is cut at its allocation's end, and
+ *   pointer's open extent (CT_TO_END) is cut at its region's end (taint.h)
+ *   or else its allocation's, as the regions were at decoding, and
  *   addresses outside every allocation are dropped.
  */
 #include <pthread.h>
@@ -196,10 +197,11 @@ static void exec_free(ct_exec *x)
  * when it lies in none. */
 static bool exact(ct_range *r, uint64_t *base)
 {
-    uint64_t size = 0;
-    if (r->len == 0 || !ct_store_resolve(ct_g.store, r->addr, base, &size))
+    ct_extent e;
+    if (r->len == 0 || !ct_store_extent(ct_g.store, r->addr, &e))
         return false;
-    uint64_t left = *base + size - r->addr;
+    *base = e.allocation;
+    uint64_t left = (r->len == CT_TO_END ? e.end : e.allocation + e.size) - r->addr;
     if (r->len > left)
         r->len = left;
     return true;

@@ -623,3 +623,53 @@ Test(rules, the_launch_key_tells_parameter_bytes_and_threads_apart)
     cr_assert_neq(h1, ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 8),
                   "the byte count is mixed in");
 }
+
+/* ---- regions and pools ------------------------------------------------------ */
+
+Test(rules, a_region_is_taken_only_wholly_inside_one_allocation_and_no_region)
+{
+    const ct_region_facts fits = {.bytes = 64, .within_allocation = true};
+    cr_assert_eq(ct_region_rule(&fits), CT_REGION_DONE);
+    ct_region_facts f = fits;
+    f.bytes = 0;
+    cr_assert_eq(ct_region_rule(&f), CT_REGION_EMPTY);
+    f = fits;
+    f.overflows = true;
+    cr_assert_eq(ct_region_rule(&f), CT_REGION_EMPTY, "a range past 2^64 names no memory");
+    f = fits;
+    f.within_allocation = false;
+    cr_assert_eq(ct_region_rule(&f), CT_REGION_OUTSIDE);
+    f.overlaps_region = true;
+    cr_assert_eq(ct_region_rule(&f), CT_REGION_OUTSIDE, "outside is said first: it is the bigger mistake");
+    f = fits;
+    f.overlaps_region = true;
+    cr_assert_eq(ct_region_rule(&f), CT_REGION_OVERLAPS);
+    cr_assert_str_neq(ct_region_verdict_text(CT_REGION_OVERLAPS), ct_region_verdict_text(CT_REGION_OUTSIDE));
+}
+
+Test(rules, a_region_free_needs_a_live_regions_base)
+{
+    cr_assert_eq(ct_region_rule(&(ct_region_facts){.freeing = true, .is_region_base = true}), CT_REGION_DONE);
+    cr_assert_eq(ct_region_rule(&(ct_region_facts){.freeing = true}), CT_REGION_UNKNOWN);
+    cr_assert_eq(ct_region_rule(&(ct_region_facts){.freeing = true, .bytes = 0}), CT_REGION_UNKNOWN,
+                 "a free is never judged by size");
+}
+
+Test(rules, an_allocation_reached_by_several_pointers_looks_like_a_pool_once)
+{
+    const ct_pool_facts pool = {.allocation = 0x1000, .size = 0x1000, .from = 0x1400, .covered = 0xc00,
+                                .pointers = CT_POOL_POINTERS};
+    cr_assert(ct_pool_rule(&pool));
+    ct_pool_facts f = pool;
+    f.said = true;
+    cr_assert_not(ct_pool_rule(&f), "said once per allocation");
+    f = pool;
+    f.pointers = CT_POOL_POINTERS - 1;
+    cr_assert_not(ct_pool_rule(&f), "one pointer is one tensor: nothing shows a pool");
+    f = pool;
+    f.from = f.allocation;
+    cr_assert_not(ct_pool_rule(&f), "from the base the failure covers what the pointer was given");
+    f = pool;
+    f.in_region = true;
+    cr_assert_not(ct_pool_rule(&f), "a region already gives the tensor's extent");
+}

@@ -1087,3 +1087,97 @@ Test(taint, an_unmap_carves_only_its_own_bytes_out_of_a_run)
     cr_assert_eq(ct_store_forget_range(s, A + 8, 16), 0);
     cr_assert(ct_store_resolve(s, A, NULL, NULL));
 }
+
+/* ---- regions: the program's own allocations inside one ---------------------- */
+
+#define POOL 0x100000u
+#define TENSOR 0x100u /* 16 tensors of one pool */
+
+static void pool_of_16_regions(void)
+{
+    cr_assert_eq(ct_store_alloc(s, POOL, 16 * TENSOR, 0), CT_OK);
+    for (unsigned i = 0; i < 16; i++)
+        cr_assert_eq(ct_store_region_alloc(s, POOL + i * TENSOR, TENSOR), CT_REGION_DONE);
+    cr_assert_eq(ct_store_region_count(s), 16);
+}
+
+Test(taint, a_kernel_pointer_into_a_region_runs_to_the_regions_end)
+{
+    pool_of_16_regions();
+    fail("k", whole(POOL + 3 * TENSOR + 16));
+    cr_assert_eq(check(bytes(POOL + 3 * TENSOR + 16, TENSOR - 16)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(POOL + 3 * TENSOR, 16)), CT_OK, "before the pointer");
+    for (unsigned i = 4; i < 16; i++)
+        cr_assert_eq(check(bytes(POOL + i * TENSOR, TENSOR)), CT_OK, "tensor %u is its own", i);
+    cr_assert_eq(check(bytes(POOL, 16 * TENSOR)), CT_ETAINTED, "a read across regions is checked whole");
+    ct_extent e;
+    cr_assert(ct_store_extent(s, POOL + 5 * TENSOR, &e));
+    cr_assert_eq(e.allocation, POOL);
+    cr_assert_eq(e.end, POOL + 6 * TENSOR);
+    cr_assert(e.in_region);
+}
+
+Test(taint, a_pointer_outside_every_region_runs_to_the_allocations_end)
+{
+    cr_assert_eq(ct_store_alloc(s, POOL, 16 * TENSOR, 0), CT_OK);
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 8 * TENSOR, TENSOR), CT_REGION_DONE);
+    fail("k", whole(POOL + TENSOR));
+    cr_assert_eq(check(bytes(POOL + 15 * TENSOR, TENSOR)), CT_ETAINTED, "nothing says where it stops");
+    cr_assert_eq(check(bytes(POOL + 8 * TENSOR, TENSOR)), CT_ETAINTED, "a region after it is reached too");
+}
+
+Test(taint, a_region_taken_anew_starts_clean_and_a_freed_one_keeps_its_bytes)
+{
+    cr_assert_eq(ct_store_alloc(s, POOL, 16 * TENSOR, 0), CT_OK);
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 2 * TENSOR, TENSOR), CT_REGION_DONE);
+    ct_failure_id id = fail("k", whole(POOL + 2 * TENSOR));
+    cr_assert_eq(ct_store_region_free(s, POOL + 2 * TENSOR), CT_REGION_DONE);
+    cr_assert_eq(check(bytes(POOL + 2 * TENSOR, TENSOR)), CT_ETAINTED, "given back, its bytes carry what they did");
+    cr_assert_eq(check(bytes(POOL + 3 * TENSOR, TENSOR)), CT_OK);
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 2 * TENSOR, TENSOR), CT_REGION_DONE);
+    cr_assert_eq(check(bytes(POOL + 2 * TENSOR, TENSOR)), CT_OK, "a new tensor holds nothing of the old");
+    cr_assert_not(live(id), "no byte carries it any more");
+}
+
+Test(taint, region_misuse_changes_nothing)
+{
+    pool_of_16_regions();
+    fail("k", whole(POOL + 3 * TENSOR));
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 3 * TENSOR + 8, 8), CT_REGION_OVERLAPS);
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 15 * TENSOR, 2 * TENSOR), CT_REGION_OUTSIDE, "past the end");
+    cr_assert_eq(ct_store_region_alloc(s, NOWHERE, 8), CT_REGION_OUTSIDE);
+    cr_assert_eq(ct_store_region_alloc(s, POOL, 0), CT_REGION_EMPTY);
+    cr_assert_eq(ct_store_region_alloc(s, UINT64_MAX - 4, 8), CT_REGION_EMPTY);
+    cr_assert_eq(ct_store_region_free(s, POOL + 3 * TENSOR + 8), CT_REGION_UNKNOWN, "not a region's base");
+    cr_assert_eq(ct_store_region_free(s, NOWHERE), CT_REGION_UNKNOWN);
+    cr_assert_eq(ct_store_region_count(s), 16);
+    cr_assert_eq(check(bytes(POOL + 3 * TENSOR, TENSOR)), CT_ETAINTED, "the overlapping call cleaned nothing");
+}
+
+Test(taint, regions_go_with_the_allocation_that_holds_them)
+{
+    pool_of_16_regions();
+    cr_assert_eq(ct_store_free_alloc(s, POOL), CT_OK);
+    cr_assert_eq(ct_store_region_count(s), 0);
+    cr_assert_eq(ct_store_alloc(s, POOL, 16 * TENSOR, 7), CT_OK);
+    fail("k", whole(POOL + TENSOR));
+    cr_assert_eq(check(bytes(POOL + 15 * TENSOR, TENSOR)), CT_ETAINTED, "no region of the freed pool survives");
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 8 * TENSOR, TENSOR), CT_REGION_DONE);
+    ct_store_forget_owner(s, 7);
+    cr_assert_eq(ct_store_region_count(s), 0, "its context destroyed");
+    pool_of_16_regions();
+    cr_assert_eq(ct_store_alloc(s, POOL + 4 * TENSOR, TENSOR, 0), CT_OK); /* a free cutaint missed */
+    cr_assert_eq(ct_store_region_count(s), 0, "an allocation over the pool replaced it");
+}
+
+Test(taint, a_region_may_span_the_mappings_of_one_run)
+{
+    cr_assert_eq(ct_store_map(s, POOL, 4 * TENSOR, OWNER), CT_OK);
+    cr_assert_eq(ct_store_map(s, POOL + 4 * TENSOR, 4 * TENSOR, OWNER), CT_OK);
+    cr_assert_eq(ct_store_region_alloc(s, POOL + 3 * TENSOR, 2 * TENSOR), CT_REGION_DONE, "across the seam");
+    fail("k", whole(POOL + 3 * TENSOR));
+    cr_assert_eq(check(bytes(POOL + 4 * TENSOR, TENSOR)), CT_ETAINTED);
+    cr_assert_eq(check(bytes(POOL + 5 * TENSOR, TENSOR)), CT_OK);
+    ct_store_forget_range(s, POOL + 4 * TENSOR, 4 * TENSOR);
+    cr_assert_eq(ct_store_region_count(s), 0, "half of it unmapped: the region is gone");
+}
