@@ -7,6 +7,7 @@
  * no CUDA (error codes reach it as integers).  Its files:
  *   driver.c    the real libcuda: handle, real dlsym, the slot of each real function
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
+ *   regions.c   include/cutaint.h's entry points: a pool's tensors, said
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
