@@ -335,7 +335,42 @@ static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
     ct_jsonl_uint(j, CT_KEY_OF_BOTH(failure, repeat, launch, INT), d->launch_seq);
 }
 
-void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const ct_kernel *k)
+#define POOL_ADVICE                                                                                        \
+    "declare each tensor with CUTAINT_REGION_ALLOC (include/cutaint.h), or give each tensor an allocation of " \
+    "its own (PyTorch: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; docs/POOLS.md)"
+
+static void pool_facts(ct_jsonl *j, const ct_pool_facts *p)
+{
+    ct_jsonl_hex(j, CT_KEY(pool, allocation, HEX), p->allocation);
+    ct_jsonl_uint(j, CT_KEY(pool, size, INT), p->size);
+    ct_jsonl_hex(j, CT_KEY(pool, from, HEX), p->from);
+    ct_jsonl_uint(j, CT_KEY(pool, covered, INT), p->covered);
+    ct_jsonl_uint(j, CT_KEY(pool, pointers, INT), p->pointers);
+    ct_jsonl_str(j, CT_KEY(pool, advice, STR), POOL_ADVICE);
+}
+
+static void say_pool(ct_failure_id id, const ct_pool_facts *p)
+{
+    ct_log(CT_LOG_WARN, "allocation 0x%llx (%llu bytes) looks like a pool: the program reached it through %u "
+           "distinct pointers, and failure #%u now covers the %llu bytes from 0x%llx to its end; for precision %s",
+           (unsigned long long)p->allocation, (unsigned long long)p->size, p->pointers, id,
+           (unsigned long long)p->covered, (unsigned long long)p->from, POOL_ADVICE);
+}
+
+void ct_event_pool(ct_failure_id id, const ct_pool_facts *p)
+{
+    say_pool(id, p);
+    char buf[CT_EVENT_MAX];
+    ct_jsonl j;
+    if (!begin(&j, buf, CT_EVENT(pool)))
+        return;
+    ct_jsonl_uint(&j, CT_KEY(pool, failure, INT), id);
+    pool_facts(&j, p);
+    emit(&j);
+}
+
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const ct_kernel *k,
+                      const ct_pool_facts *pool)
 {
     if (d->kernel)
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s (%s, launch #%llu, grid %ux%ux%u, block %ux%ux%u)%s; "
@@ -370,7 +405,16 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
         ct_jsonl_uint(&j, CT_KEY(failure, image, INT), d->image);
     else
         ct_jsonl_null(&j, CT_KEY(failure, image, INT));
+    if (pool) {
+        ct_jsonl_open_object(&j, CT_KEY(failure, pool, OBJ));
+        pool_facts(&j, pool);
+        ct_jsonl_close(&j);
+    } else {
+        ct_jsonl_null(&j, CT_KEY(failure, pool, OBJ));
+    }
     emit(&j);
+    if (pool)
+        say_pool(id, pool);
 }
 
 /* The log level of the n-th of a kind of line shown CT_..._SHOWN times at

@@ -267,13 +267,14 @@ static void enter_scope(ct_call *call)
 /* What a failure's settling tells: the counters, and a failure or repeat
  * event. */
 static void tell_failed(const ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                        ct_failure_id id, const ct_occurrence *occ, const struct ct_kernel *k)
+                        ct_failure_id id, const ct_occurrence *occ, const struct ct_kernel *k,
+                        const ct_pool_facts *pool)
 {
     tell_if_managed(w, n);
     atomic_fetch_add(&ct_g.occurrences, 1);
     if (occ->is_new && id) {
         atomic_fetch_add(&ct_g.failures, 1);
-        ct_event_failure(id, failed, call->injected, k);
+        ct_event_failure(id, failed, call->injected, k, pool);
     } else if (id) {
         ct_event_repeat(id, failed, occ, call->injected);
     }
@@ -284,16 +285,19 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
     ct_occurrence occ;
     ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &occ);
     if (failed)
-        tell_failed(call, w, n, failed, id, &occ, NULL);
+        tell_failed(call, w, n, failed, id, &occ, NULL, NULL);
     return id;
 }
 
-ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                                       const ct_launch_key *key, const struct ct_kernel *k)
+ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in,
+                                       size_t n_in, const ct_failure_desc *failed, const ct_launch_key *key,
+                                       const struct ct_kernel *k)
 {
     ct_occurrence occ;
     ct_failure_id id = ct_taint_refused_launch(ct_g.store, failed, key, w, n, &occ);
-    tell_failed(call, w, n, failed, id, &occ, k);
+    ct_pool_facts pool;
+    bool is_pool = occ.is_new && id && ct_pool_failed(id, w, n, in, n_in, &pool);
+    tell_failed(call, w, n, failed, id, &occ, k, is_pool ? &pool : NULL);
     return id;
 }
 
@@ -539,6 +543,7 @@ __attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_sid
         call->answered = true;
         bool poisoned = host_memory && poison(host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
+        ct_pool_met(&(ct_range){rows->addr, 1}, 1);
         ct_event_refused(ct_entries[call->id].name, rows->addr, rows->width * rows->height * rows->depth, refusal,
                          call->result, poisoned);
     }
@@ -629,6 +634,7 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     tell_if_managed(w, n);
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, skip);
+    ct_pool_met(w, n);
     call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
     call->answered = true;
 }

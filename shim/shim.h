@@ -228,8 +228,19 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
 /* A launch the driver (or an injection) refused at once: its outputs w take
  * the failure, which keeps key for recognising a retry (core/taint.h). */
 struct ct_kernel;
-ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                                       const ct_launch_key *key, const struct ct_kernel *k);
+ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in,
+                                       size_t n_in, const ct_failure_desc *failed, const ct_launch_key *key,
+                                       const struct ct_kernel *k);
+
+/* ---- regions.c: pools noticed -------------------------------------------- */
+/* A new failure id of a launch writing out and reading in: watch each
+ * allocation it covers from inside; true with *due when one already looks
+ * like a pool (then said with the failure's event). */
+bool ct_pool_failed(ct_failure_id id, const ct_range *out, size_t n_out, const ct_range *in, size_t n_in,
+                    ct_pool_facts *due);
+/* Pointers met on a path that decodes (a skip, a refused read, a launch
+ * meeting taint): a watched allocation due is said (ct_event_pool). */
+void ct_pool_met(const ct_range *r, size_t n);
 /* Work skipped because an input carries `root`: w takes the same failure,
  * the skip is recorded and reported, and the call answered as
  * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
@@ -564,7 +575,11 @@ void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
 void ct_event_summary(void);     /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 /* k: a launch's kernel, whose parameter roles the event names; NULL otherwise. */
-void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const struct ct_kernel *k);
+/* pool: the failure's allocation already looks like a pool (regions.c), or NULL. */
+void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected, const struct ct_kernel *k,
+                      const ct_pool_facts *pool);
+/* A pool noticed after its failure's event: the line and a pool event. */
+void ct_event_pool(ct_failure_id id, const ct_pool_facts *p);
 /* A failure folded into live failure id: d describes this occurrence. */
 void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurrence *occ, bool injected);
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);

@@ -10,6 +10,9 @@
  *            then tensor 3's block is freed and taken anew, and rewritten
  *   misuse   regions, and the three misuses: an overlapping region, a
  *            free of an unknown base, a region outside every allocation
+ *   reads    no regions, and tensor 3 is written by a saxpy reading
+ *            tensor 2 (the one that fails: FAKECUDA_FAULTS names saxpy):
+ *            the failing launch alone shows two pointers into the pool
  * Prints RESULT launch3=, one RESULT tI=<memcpy result>/<what it held>
  * per tensor, RESULT refused=<reads that failed>, and for the regions
  * RESULT declared=<calls answered DONE>,<answered NO_SHIM>.
@@ -36,7 +39,8 @@ static int read_back(float *pool, int i, const char *label)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "pool";
-    bool regions = std::strcmp(mode, "pool") != 0;
+    bool regions = std::strcmp(mode, "regions") == 0 || std::strcmp(mode, "misuse") == 0;
+    bool reads = std::strcmp(mode, "reads") == 0;
     float *pool;
     CHECK(cudaMalloc(&pool, TENSORS * N * sizeof(float)));
     CHECK(cudaMemset(pool, 0, TENSORS * N * sizeof(float)));
@@ -50,7 +54,10 @@ int main(int argc, char **argv)
         std::printf("RESULT outside=%d\n", CUTAINT_REGION_ALLOC(host_only, sizeof host_only));
     }
     for (int i = 0; i < TENSORS; i++) {
-        fill<<<1, N>>>(tensor(pool, i), N, (float)(i + 1));
+        if (reads && i == 3)
+            saxpy<<<1, N>>>(N, 0.0f, tensor(pool, 2), tensor(pool, 3));
+        else
+            fill<<<1, N>>>(tensor(pool, i), N, (float)(i + 1));
         cudaError_t e = cudaGetLastError();
         if (i == 3)
             std::printf("RESULT launch3=%s\n", cudaGetErrorName(e));

@@ -93,7 +93,7 @@ fi
 if [ "$how" = span ]; then kernel='fill_span(Span, float)'; else kernel='fill(float\*, int, float)'; fi
 has failure "\"kernel\":\"$kernel\""
 has failure "\"error\":\"$driver_error\""
-has failure "\"image\":$image}"
+has failure "\"image\":${image}[,}]"
 fill_id=$(line failure | sed -n 's/.*"id":\([0-9]*\),.*/\1/p')
 [ "$(grep -c '"event":"refused_read"' "$report")" -eq 2 ] || fail "not two refused reads"
 grep '"event":"refused_read"' "$report" | head -n 1 | grep -q "\"failures\":\[$fill_id\]" ||

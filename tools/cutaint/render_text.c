@@ -132,6 +132,18 @@ static void retry_line(tree *t, const ct_failure *f, bool children)
     fputs(": the outputs it left unwritten are written\n", t->out);
 }
 
+/* "covers 13312 bytes of an allocation of 16384 that looks like a pool"
+ * (docs/POOLS.md). */
+static void pool_line(tree *t, const ct_failure *f, bool children)
+{
+    detail(t, 1, children);
+    fprintf(t->out,
+            "covers %" PRId64 " bytes of an allocation of %" PRId64 " reached through %" PRId64 " pointers: a pool?"
+            " declare each tensor with CUTAINT_REGION_ALLOC (include/cutaint.h), or give each its own allocation"
+            " (docs/POOLS.md)\n",
+            f->pool_covered, f->pool_size, f->pool_pointers);
+}
+
 static void failure_details(tree *t, const ct_process *p, const ct_failure *f)
 {
     bool children = f->n_skips || f->n_reads;
@@ -142,6 +154,8 @@ static void failure_details(tree *t, const ct_process *p, const ct_failure *f)
     where_line(t, f, children);
     if (f->retries)
         retry_line(t, f, children);
+    if (f->pool)
+        pool_line(t, f, children);
     for (size_t i = 0; i < f->backtrace.n && i < BACKTRACE_SHOWN; i++) {
         detail(t, 1, children);
         fputs(i ? "   " : "by ", t->out);

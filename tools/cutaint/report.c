@@ -247,14 +247,32 @@ static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
     f->has_image = get_int(in, CT_KEY(failure, image, INT), &f->image); /* null or absent: none */
 }
 
+/* The facts of a pool event, or of a failure's own pool object. */
+static void read_pool(ct_failure *f, const event_in *in)
+{
+    f->pool = true;
+    f->pool_size = int_or(in, CT_KEY(pool, size, INT), 0);
+    f->pool_covered = int_or(in, CT_KEY(pool, covered, INT), 0);
+    f->pool_pointers = int_or(in, CT_KEY(pool, pointers, INT), 0);
+}
+
 static void on_failure(ct_process *p, const event_in *in)
 {
     int64_t id = int_or(in, CT_KEY(failure, id, INT), 0);
     ct_failure *f = failure_for(p, id);
-    if (f->described)
+    if (f->described) {
         f->occurrences++; /* a repeat written as its own line */
-    else
-        describe_failure(f, in, p->seq);
+        return;
+    }
+    describe_failure(f, in, p->seq);
+    const jv *pool = field(in, CT_KEY(failure, pool, OBJ), JV_OBJECT);
+    if (pool)
+        read_pool(f, &(event_in){in->doc, pool});
+}
+
+static void on_pool(ct_process *p, const event_in *in)
+{
+    read_pool(failure_for(p, int_or(in, CT_KEY(pool, failure, INT), 0)), in);
 }
 
 /* A folded failure happened again: its count and latest launch move on. */
@@ -497,6 +515,7 @@ static const struct {
     { CT_EVENT(repeat), on_repeat },
     { CT_EVENT(skip), on_skip },
     { CT_EVENT(retry), on_retry },
+    { CT_EVENT(pool), on_pool },
     { CT_EVENT(refused_read), on_refused_read },
     { CT_EVENT(probe), on_probe },
     { CT_EVENT(image), on_image },

@@ -89,6 +89,8 @@ typedef struct ct_failure {
     int64_t last_launch;     /* the latest occurrence's launch (repeat events); 0 unknown */
     uint64_t retries;        /* retry events naming it */
     int64_t retry_launch;    /* the first retry's launch number; 0 none */
+    bool pool;               /* its allocation looks like a pool (a pool event, or its own) */
+    int64_t pool_size, pool_covered, pool_pointers;
     size_t seq;              /* line order within the process */
     ct_skip_group *skips;
     size_t n_skips, cap_skips;
