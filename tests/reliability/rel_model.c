@@ -11,7 +11,9 @@
  * errors fakecuda returns at once, FAKECUDA_FAULTS codes, CUTAINT_INJECT
  * launch and api specs), runs each one in a child process under the shim on
  * fakecuda, and checks every result against a reference model that runs in
- * the same process on host memory.  Retry ops launch the last refused launch
+ * the same process on host memory.  Some allocations are cut into regions
+ * (include/cutaint.h), each a kernel pointer's extent, and region ops give
+ * one back and take it anew, carrying nothing.  Retry ops launch the last refused launch
  * again (docs/DESIGN.md, "Retries"): valid with as many threads in all, with
  * fewer, with another value, after the same failure reached a const input of
  * it, or refused once more; the model decides retries by the documented rule
@@ -78,6 +80,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cutaint.h"
 
 #include "jsonr.h"
 #include "rel_env.h"
@@ -226,9 +230,9 @@ static int fc_fault_fire(prog_cfg *c, bool launch, const char *name)
 
 /* ----------------------------------------------------------- programs -- */
 enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_CONTEXT, OP_UNLOAD,
-       OP_RETRY, OP_N };
+       OP_RETRY, OP_REGION, OP_N };
 static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync",
-                                     "context", "unload", "retry"};
+                                     "context", "unload", "retry", "region"};
 typedef struct op {
     uint8_t kind;
     uint32_t r[12];
@@ -236,7 +240,7 @@ typedef struct op {
 
 static void gen_ops(uint64_t pseed, unsigned n, op *ops)
 {
-    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 28, 20, 3, 1, 1, 4};
+    static const uint8_t weights[OP_N] = {8, 3, 14, 8, 10, 26, 20, 3, 1, 1, 4, 2};
     uint64_t s = pseed;
     for (unsigned i = 0; i < n; i++) {
         unsigned w = rnd(&s, 100), k = 0;
@@ -264,7 +268,21 @@ typedef struct slot {
     CUdeviceptr run;
     CUmemGenericAllocationHandle handle[2];
     bool mapped[2];
+    /* Cut into regions of this many bytes (include/cutaint.h; the last may
+     * be shorter): a kernel pointer's extent is the rest of its region.
+     * 0: none. */
+    uint64_t region;
 } slot;
+
+/* Where a kernel pointer at offset off of s stops: its region's end, or
+ * the slot's. */
+static uint64_t extent_end(const slot *s, uint64_t off)
+{
+    if (!s->region)
+        return s->size;
+    uint64_t end = (off / s->region + 1) * s->region;
+    return end < s->size ? end : s->size;
+}
 
 /* What makes a launch the same work again (docs/DESIGN.md, "Retries"):
  * the function handle, the parameter bytes (compared whole), threads in all. */
@@ -983,6 +1001,19 @@ static void free_run(checker *c, slot *s)
     expect_rc(c, "cuMemAddressFree", cuMemAddressFree(s->run, 2 * model_granule), 0);
 }
 
+/* A pool's tensors: s cut into regions of r bytes, each declared. */
+static void cut_into_regions(checker *c, slot *s, uint64_t r)
+{
+    for (uint64_t off = 0; off < s->size; off += r) {
+        uint64_t len = s->size - off < r ? s->size - off : r;
+        int got = CUTAINT_REGION_ALLOC(s->base + off, len);
+        if (got != CUTAINT_REGION_DONE)
+            fail(c, "CUTAINT_REGION_ALLOC(0x%llx, %llu) answered %d", (unsigned long long)(s->base + off),
+                 (unsigned long long)len, got);
+    }
+    s->region = r;
+}
+
 static void op_alloc(checker *c, const op *o)
 {
     int sl = -1;
@@ -1005,6 +1036,24 @@ static void op_alloc(checker *c, const op *o)
     if (r != CUDA_SUCCESS)
         return;
     fill_slot(&c->s[sl], p, size);
+    if (o->r[5] % 4 == 0)
+        cut_into_regions(c, &c->s[sl], 16 * (1 + o->r[6] % 8));
+}
+
+/* A region given back to its pool and taken anew: a new tensor, carrying
+ * nothing of the old one (its bytes are as they were). */
+static void op_region(checker *c, const op *o)
+{
+    int sl = pick_slot(c, o->r[0]);
+    if (sl < 0 || !c->s[sl].region)
+        return;
+    slot *s = &c->s[sl];
+    uint64_t off = (o->r[1] % ((s->size + s->region - 1) / s->region)) * s->region, end = extent_end(s, off);
+    int freed = CUTAINT_REGION_FREE(s->base + off), taken = CUTAINT_REGION_ALLOC(s->base + off, end - off);
+    if (freed != CUTAINT_REGION_DONE || taken != CUTAINT_REGION_DONE)
+        fail(c, "region anew at 0x%llx: answered %d, %d", (unsigned long long)(s->base + off), freed, taken);
+    memset(s->taint + off, 0, (end - off) * sizeof *s->taint);
+    memset(s->stale + off, 0, end - off);
 }
 
 static void drop_slot(slot *s)
@@ -1256,7 +1305,9 @@ static CUdeviceptr ptr_in(checker *c, uint32_t rs, uint32_t ro, unsigned elems_m
     if (span == 0)
         return 0;
     uint64_t o = (ro % 3 == 0) ? 0 : (ro >> 2) % span;
-    *avail = units - o;
+    *avail = extent_end(s, o * 4) / 4 - o; /* a kernel writes within its region */
+    if (*avail < elems_min || *avail == 0)
+        return 0;
     return s->base + o * 4;
 }
 
@@ -1487,7 +1538,7 @@ static void issue_launch(checker *c, const launch_desc *d)
         slot *s = slot_of(c, bind[i].p, &off);
         if (!s)
             continue;
-        wrange w = {(int)(s - c->s), off, s->size - off};
+        wrange w = {(int)(s - c->s), off, extent_end(s, off) - off};
         if (!bind[i].stored)
             in[nin++] = w;
         if (bind[i].write && !bind[i].stored)
@@ -1498,7 +1549,7 @@ static void issue_launch(checker *c, const launch_desc *d)
         uint64_t off;
         slot *s = slot_of(c, bind[i].p, &off);
         if (s && bind[i].stored)
-            out[nout++] = (wrange){(int)(s - c->s), off, s->size - off};
+            out[nout++] = (wrange){(int)(s - c->s), off, extent_end(s, off) - off};
     }
     /* count_fill / gather read device data to index: only launch what the model knows is in range */
     if (k == K_COUNT_FILL || k == K_GATHER) {
@@ -1848,6 +1899,7 @@ static void run_op(checker *c, const op *o)
     case OP_CONTEXT: op_context(c, o); break;
     case OP_UNLOAD: op_unload(c, o); break;
     case OP_RETRY: op_retry(c, o); break;
+    case OP_REGION: op_region(c, o); break;
     default:
         expect_rc(c, "sync", o->r[0] % 2 ? cuCtxSynchronize() : cuStreamSynchronize(0), 0);
         check_report(c, "sync", 0, 0, NULL);
@@ -2216,11 +2268,12 @@ static void *thread_main(void *arg)
             int sl = pick_slot(c, (uint32_t)splitmix(&s));
             if (sl < 0)
                 continue;
-            int n = (int)(c->s[sl].size / 4 < c->shared_const_size / 4 ? c->s[sl].size / 4 : c->shared_const_size / 4);
+            uint64_t extent = extent_end(&c->s[sl], 0); /* y's, to cutaint: its region when it has one */
+            int n = (int)(extent / 4 < c->shared_const_size / 4 ? extent / 4 : c->shared_const_size / 4);
             float a = 1.0f;
             CUdeviceptr x = c->shared_const, y = c->s[sl].base;
             void *kp[] = {&n, &a, &x, &y};
-            wrange w = {sl, 0, c->s[sl].size};
+            wrange w = {sl, 0, extent};
             unsigned root = oldest(c, &w, 1);
             CUresult r = cuLaunchKernel(c->fn[K_SAXPY], (unsigned)(n + 63) / 64, 1, 1, 64, 1, 1, 0, 0, kp, NULL);
             if (r != CUDA_SUCCESS)
