@@ -5,7 +5,7 @@
  * nothing of cutaint.  tools/bench/run.sh runs it twice per case, without and
  * with libcutaint.so in LD_PRELOAD, and reports the difference.
  *
- *   bench [--ops LIST] [--live N] [--threads T] [--taint] [--iters N]
+ *   bench [--ops LIST] [--live N] [--threads T] [--taint] [--regions] [--iters N]
  *         [--reps R] [--mem] [--callgrind]
  *
  * Operations (--ops, comma-separated; default all):
@@ -28,6 +28,9 @@
  *                    (it is not read; its handle is remembered)
  * --live N     N allocations (256 B each) stay live while the loops run.
  * --threads T  every thread runs the loop on its own buffers.
+ * --regions    each 64 KiB buffer is cut into 16 regions of 4 KiB
+ *              (include/cutaint.h, as a pool allocator would), so the
+ *              interior pointers point into regions.
  * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
  *              per block fails (CUDA_ERROR_INVALID_VALUE) on an unrelated
  *              buffer: under cutaint that buffer then carries a failure.
@@ -61,6 +64,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cutaint.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -204,11 +209,15 @@ static void setup_graph(worker *w, CUgraphExec *exec, int n)
     CHECK(cuGraphDestroy(g));
 }
 
+static bool regions;
+
 static void setup_worker(worker *w, bool graph)
 {
     for (int i = 0; i < 4; i++) {
         CHECK(cuMemAlloc(&w->base_args[i], 256));
         CHECK(cuMemAlloc(&w->big[i], BUF_BIG));
+        for (uint64_t off = 0; regions && off < BUF_BIG; off += 4096)
+            CUTAINT_REGION_ALLOC(w->big[i] + off, 4096);
         w->interior_args[i] = w->big[i] + 4096 * (uint64_t)(i + 1);
         w->base_params[i] = &w->base_args[i];
         w->interior_params[i] = &w->interior_args[i];
@@ -306,7 +315,7 @@ static long rss_kb(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--ops LIST] [--live N] [--threads T] [--taint] [--iters N | --iters-scale F]\n"
+    fprintf(stderr, "usage: bench [--ops LIST] [--live N] [--threads T] [--taint] [--regions] [--iters N | --iters-scale F]\n"
                     "             [--reps R] [--mem] [--callgrind]\n");
     exit(2);
 }
@@ -347,6 +356,8 @@ int main(int argc, char **argv)
             reps = atoi(v), i++;
         } else if (!strcmp(a, "--taint")) {
             taint = true;
+        } else if (!strcmp(a, "--regions")) {
+            regions = true;
         } else if (!strcmp(a, "--mem")) {
             mem = true;
         } else if (!strcmp(a, "--callgrind")) {
