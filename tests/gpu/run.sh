@@ -61,6 +61,9 @@ PROGRAMS=(
 # leaves the context usable, so the reads that follow show taint, not death.
 INJECT='CUTAINT_INJECT=launch:*FillFunctor*#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
 
+# torch_pool.py's fourth fill (tensor 3 of a pool) fails.
+POOL_INJECT='CUTAINT_INJECT=launch:*FillFunctor*#4=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
+
 # badconfig.cu's scale(const float* in, float* out, ...) overwrites out: a
 # non-const pointer is read and written by default.  Its corrected relaunch
 # has as many threads in all as the refused one, so it is a retry and runs
@@ -90,12 +93,14 @@ SCENARIOS=(
     "torch_same|python3 {PROGS}/torch_same.py|||check_torch_same|120|base shim"
     "torch_inject|python3 {PROGS}/torch_inject.py||CUTAINT_LOG=debug $INJECT|check_torch_inject|120|base shim"
     "torch_inject_async|python3 {PROGS}/torch_inject.py|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync|CUTAINT_LOG=debug $INJECT|check_torch_inject_async|120|base shim"
+    "torch_pool|python3 {PROGS}/torch_pool.py pool||$POOL_INJECT|check_torch_pool|120|base shim"
+    "torch_regions|python3 {PROGS}/torch_pool.py regions||$POOL_INJECT|check_torch_regions|120|base shim"
     "overhead_launch|{BIN}/empty_launch 200000||CUTAINT_LOG=warn|check_overhead_launch|60|base shim"
     "overhead_torch|python3 {PROGS}/torch_infer.py||CUTAINT_LOG=warn|check_overhead_torch|120|base shim sanitizer"
 )
 
 # Scenarios that need a real GPU: skipped with --driver fakecuda.
-GPU_ONLY=(torch_same torch_inject torch_inject_async overhead_launch overhead_torch)
+GPU_ONLY=(torch_same torch_inject torch_inject_async torch_pool torch_regions overhead_launch overhead_torch)
 
 # ---------------------------------------------------------------- state
 
@@ -730,6 +735,34 @@ check_torch_inject_async() {
     check_torch_inject "$s"
     expect "$s" base allocator cudaMallocAsync
     expect "$s" shim read_other correct
+}
+
+# 16 tensors of one caching-allocator segment, tensor 3's fill failing
+# (torch_pool.py): without regions cutaint refuses tensor 3 and what
+# follows it in the segment, and says the allocation looks like a pool.
+check_torch_pool() {
+    local s=$1
+    expect_rc "$s" base 0
+    expect_rc "$s" shim 0
+    expect "$s" base refused 0
+    expect "$s" shim segments 1
+    check_report_of "$s" --require failure --require pool --kernel failure:FillFunctor --injected \
+        --forbid context_lost --exit-status 0
+    NOTES+=("$s: without regions, $(result "$s" shim refused) of 16 tensors refused")
+}
+
+# The same with each tensor declared a region through ctypes: exactly
+# tensor 3 is refused, and nothing looks like a pool.
+check_torch_regions() {
+    local s=$1
+    expect_rc "$s" base 0
+    expect_rc "$s" shim 0
+    expect "$s" base refused 0
+    expect "$s" base regions "2:16"
+    expect "$s" shim regions "0:16"
+    expect "$s" shim refused 1
+    check_report_of "$s" --require failure --forbid pool --kernel failure:FillFunctor --injected \
+        --forbid context_lost --exit-status 0
 }
 
 check_overhead_launch() {
