@@ -435,8 +435,7 @@ static bool skip(ct_call *call, ct_failure_id root, int error)
 __attribute__((noinline)) static bool check_inputs(ct_call *call, const ct_words *w, unsigned n)
 {
     split(w, n);
-    ct_pool_met(current.out, current.n_out);
-    ct_pool_met(current.in, current.n_in);
+    ct_pool_met(current.out, current.n_out, current.in, current.n_in);
     ct_failure_id root = 0;
     int error = 0;
     if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP &&

@@ -543,7 +543,7 @@ __attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_sid
         call->answered = true;
         bool poisoned = host_memory && poison(host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_pool_met(&(ct_range){rows->addr, 1}, 1);
+        ct_pool_met(&(ct_range){rows->addr, 1}, 1, NULL, 0);
         ct_event_refused(ct_entries[call->id].name, rows->addr, rows->width * rows->height * rows->depth, refusal,
                          call->result, poisoned);
     }
@@ -634,7 +634,7 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     tell_if_managed(w, n);
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, skip);
-    ct_pool_met(w, n);
+    ct_pool_met(w, n, NULL, 0);
     call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
     call->answered = true;
 }

@@ -112,16 +112,18 @@ static void watch_cover(ct_failure_id id, const ct_range *r)
     atomic_store_explicit(&pools.n, n + 1, memory_order_relaxed);
 }
 
-/* Each of r met: true with *due filled when a watched allocation is due
- * to be said now (ct_pool_rule), *id its failure. */
-static bool meet_locked(const ct_range *r, size_t n, ct_pool_facts *due, ct_failure_id *id)
+/* Each of a and b met: true with *due filled when a watched allocation is
+ * due to be said now (ct_pool_rule), *id its failure; the first only. */
+static bool meet_locked(const ct_range *a, size_t n_a, const ct_range *b, size_t n_b, ct_pool_facts *due,
+                        ct_failure_id *id)
 {
     bool said = false;
-    for (size_t i = 0; i < n; i++) {
-        watch *w = watch_of(r[i].addr);
+    for (size_t k = 0; k < n_a + n_b; k++) {
+        const ct_range *r = k < n_a ? &a[k] : &b[k - n_a];
+        watch *w = watch_of(r->addr);
         if (!w)
             continue;
-        met(w, r[i].addr);
+        met(w, r->addr);
         if (!said && ct_pool_rule(&w->facts)) {
             w->facts.said = true;
             *due = w->facts;
@@ -139,21 +141,21 @@ bool ct_pool_failed(ct_failure_id id, const ct_range *out, size_t n_out, const c
     for (size_t i = 0; i < n_out; i++)
         watch_cover(id, &out[i]);
     ct_failure_id whose = 0;
-    bool now = meet_locked(out, n_out, due, &whose) || meet_locked(in, n_in, due, &whose);
+    bool now = meet_locked(out, n_out, in, n_in, due, &whose);
     pthread_mutex_unlock(&pools.lock);
     if (now && whose != id) /* another failure's allocation, met here */
         ct_event_pool(whose, due);
     return now && whose == id;
 }
 
-void ct_pool_met(const ct_range *r, size_t n)
+void ct_pool_met(const ct_range *a, size_t n_a, const ct_range *b, size_t n_b)
 {
     if (atomic_load_explicit(&pools.n, memory_order_relaxed) == 0)
         return;
     ct_pool_facts due;
     ct_failure_id id = 0;
     pthread_mutex_lock(&pools.lock);
-    bool now = meet_locked(r, n, &due, &id);
+    bool now = meet_locked(a, n_a, b, n_b, &due, &id);
     pthread_mutex_unlock(&pools.lock);
     if (now)
         ct_event_pool(id, &due);

@@ -239,8 +239,9 @@ ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t 
 bool ct_pool_failed(ct_failure_id id, const ct_range *out, size_t n_out, const ct_range *in, size_t n_in,
                     ct_pool_facts *due);
 /* Pointers met on a path that decodes (a skip, a refused read, a launch
- * meeting taint): a watched allocation due is said (ct_event_pool). */
-void ct_pool_met(const ct_range *r, size_t n);
+ * meeting taint), in one or two lists (b may be empty): a watched
+ * allocation due is said (ct_event_pool). */
+void ct_pool_met(const ct_range *a, size_t n_a, const ct_range *b, size_t n_b);
 /* Work skipped because an input carries `root`: w takes the same failure,
  * the skip is recorded and reported, and the call answered as
  * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
