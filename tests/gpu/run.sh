@@ -95,12 +95,13 @@ SCENARIOS=(
     "torch_inject_async|python3 {PROGS}/torch_inject.py|PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync|CUTAINT_LOG=debug $INJECT|check_torch_inject_async|120|base shim"
     "torch_pool|python3 {PROGS}/torch_pool.py pool||$POOL_INJECT|check_torch_pool|120|base shim"
     "torch_regions|python3 {PROGS}/torch_pool.py regions||$POOL_INJECT|check_torch_regions|120|base shim"
+    "torch_trace|python3 {PROGS}/torch_pool.py trace||$POOL_INJECT|check_torch_trace|300|base shim"
     "overhead_launch|{BIN}/empty_launch 200000||CUTAINT_LOG=warn|check_overhead_launch|60|base shim"
     "overhead_torch|python3 {PROGS}/torch_infer.py||CUTAINT_LOG=warn|check_overhead_torch|120|base shim sanitizer"
 )
 
 # Scenarios that need a real GPU: skipped with --driver fakecuda.
-GPU_ONLY=(torch_same torch_inject torch_inject_async torch_pool torch_regions overhead_launch overhead_torch)
+GPU_ONLY=(torch_same torch_inject torch_inject_async torch_pool torch_regions torch_trace overhead_launch overhead_torch)
 
 # ---------------------------------------------------------------- state
 
@@ -760,6 +761,21 @@ check_torch_regions() {
     expect "$s" base refused 0
     expect "$s" base regions "2:16"
     expect "$s" shim regions "0:16"
+    expect "$s" shim refused 1
+    check_report_of "$s" --require failure --forbid pool --kernel failure:FillFunctor --injected \
+        --forbid context_lost --exit-status 0
+}
+
+# The same with the blocks declared by tools/python's allocator-trace
+# tracker (compiled on first use: hence the longer limit): exactly tensor
+# 3 is refused; without the shim nothing is tracked or compiled.
+check_torch_trace() {
+    local s=$1
+    expect_rc "$s" base 0
+    expect_rc "$s" shim 0
+    expect "$s" base tracking 0
+    expect "$s" shim tracking 1
+    expect "$s" base refused 0
     expect "$s" shim refused 1
     check_report_of "$s" --require failure --forbid pool --kernel failure:FillFunctor --injected \
         --forbid context_lost --exit-status 0

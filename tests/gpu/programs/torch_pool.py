@@ -8,28 +8,22 @@ tensor 3's fill raises and the program, like a server, goes on to read all
 the rest of the segment and it says the allocation looks like a pool.
 "regions": each tensor's block is declared a region (docs/POOLS.md's ctypes
 form) with its data pointer and its storage's bytes, so exactly tensor 3 is
-refused.  Without cutaint the region calls answer NO_SHIM (2) and every
-read returns data.  Output: "RESULT key=value" lines for run.sh.
+refused.  "trace": the same through tools/python's track_torch_allocator, which
+declares each block the caching allocator hands out from its allocator
+trace.  Without cutaint the region calls answer NO_SHIM (2), nothing is
+tracked, and every read returns data.  Output: "RESULT key=value" lines
+for run.sh.
 """
-import ctypes
+import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools", "python"))
+import cutaint_regions  # noqa: E402
+
 N = 4096
 TENSORS = 16
-NO_SHIM = 2
-
-_self = ctypes.CDLL(None)
-try:
-    _alloc = _self.cutaint_shim_region_alloc
-    _alloc.argtypes, _alloc.restype = (ctypes.c_void_p, ctypes.c_size_t), ctypes.c_int
-except AttributeError:  # not under cutaint
-    _alloc = None
-
-
-def region_alloc(ptr, nbytes):
-    return _alloc(ptr, nbytes) if _alloc else NO_SHIM
 
 
 def main() -> int:
@@ -37,13 +31,17 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("CUDA is not available to PyTorch")
         return 1
+    if mode == "trace":
+        tracking, why = cutaint_regions.track_torch_allocator()
+        print(f"tracker: {why}")
+        print(f"RESULT tracking={int(tracking)}")
     # empty, not zeros: no kernel runs before the fills CUTAINT_INJECT counts
     tensors = [torch.empty(N, device="cuda") for _ in range(TENSORS)]
     torch.cuda.synchronize()
     answers = {}
     if mode == "regions":
         for t in tensors:
-            a = region_alloc(t.data_ptr(), t.untyped_storage().nbytes())
+            a = cutaint_regions.region_alloc(t.data_ptr(), t.untyped_storage().nbytes())
             answers[a] = answers.get(a, 0) + 1
     print("RESULT regions=" + ",".join(f"{k}:{v}" for k, v in sorted(answers.items())))
     segments = {t.untyped_storage().data_ptr() >> 21 for t in tensors}
