@@ -39,7 +39,8 @@ def families(cuda_h):
 
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
-    return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "TtWw"}
+    # Without the version a name carries (cuInit@@CUTAINT_1).
+    return {f[2].split("@")[0] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "TtWw"}
 
 
 def family_of(name):
