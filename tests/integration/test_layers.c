@@ -3,8 +3,11 @@
  * the GPU-sharing layers' pattern: its own cu* exports, a dlsym override,
  * cuGetProcAddress pointers swapped), both load orders, on the linked
  * (-lcuda) and the runtime's loading path (dlopen + dlsym +
- * cuGetProcAddress).  The layer counts the calls that reach it; the same
- * program under the layer alone says what the program made.
+ * cuGetProcAddress), with the layer resolving the driver as stacking
+ * interposers do (the next dlsym) and as HAMi-core does (glibc's dlsym by
+ * version, handle lookups, RTLD_NEXT).  The layer counts the calls that
+ * reach it; the same program under the layer alone says what the program
+ * made.
  *   cutaint first: every call cutaint passes down reaches the layer (the
  *     same counts as alone), those it answers itself (the skipped launch,
  *     the refused reads) do not, and cutaint's checks hold.
@@ -19,9 +22,7 @@
 
 #include "harness.h"
 
-#define SHIM_FIRST "LD_PRELOAD=" CT_SHIM " " CT_TESTLAYER
-#define LAYER_FIRST "LD_PRELOAD=" CT_TESTLAYER " " CT_SHIM
-#define LAYER_ONLY "LD_PRELOAD=" CT_TESTLAYER
+typedef enum { LAYER_ONLY, SHIM_FIRST, LAYER_FIRST } load_order;
 
 static const char *const counted[] = {"cuMemAlloc_v2", "cuMemcpyDtoH_v2", "cuLaunchKernel",
                                       "cuGetProcAddress_v2", "cuGetProcAddress"};
@@ -32,10 +33,34 @@ typedef struct layer_run {
     long count[N_COUNTED];
 } layer_run;
 
-static void run_layered(const char *client, const char *scenario, const char *preload, layer_run *out)
+typedef struct path_case path_case;
+static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit,
+                        layer_run *out);
+
+static void run_layered(const path_case *p, const char *scenario, load_order order, layer_run *out)
 {
-    h_exec(&(h_run){.client = client, .args = {scenario}, .no_shim = true,
-                    .env = {preload, "CUTAINT_REPORT=@DIR@/report.jsonl", "TESTLAYER_COUNTS=@DIR@/counts"}},
+    run_limited(p, scenario, order, "TESTLAYER_MEMORY_LIMIT=", out);
+}
+
+struct path_case {
+    const char *name;
+    const char *client;
+    bool runtime; /* reaches the driver through cuGetProcAddress */
+    const char *layer; /* the layer's path */
+};
+
+/* limit: the layer's TESTLAYER_MEMORY_LIMIT, "" for none. */
+static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit,
+                        layer_run *out)
+{
+    char preload[1024];
+    if (order == LAYER_ONLY)
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", p->layer);
+    else
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s %s", order == SHIM_FIRST ? CT_SHIM : p->layer,
+                 order == SHIM_FIRST ? p->layer : CT_SHIM);
+    h_exec(&(h_run){.client = p->client, .args = {scenario}, .no_shim = true,
+                    .env = {preload, "CUTAINT_REPORT=@DIR@/report.jsonl", "TESTLAYER_COUNTS=@DIR@/counts", limit}},
            &out->r);
     h_expect_ended(&out->r);
     char *text = h_slurp(h_path(&out->r, "counts"));
@@ -49,16 +74,17 @@ static void run_layered(const char *client, const char *scenario, const char *pr
     free(text);
 }
 
-typedef struct path_case {
-    const char *name;
-    const char *client;
-    bool runtime; /* reaches the driver through cuGetProcAddress */
-} path_case;
-
 static const path_case paths[] = {
-    {"linked", CT_CLIENT_LINKED, false},
-    {"runtime", CT_CLIENT_RUNTIME, true},
+    {"linked", CT_CLIENT_LINKED, false, CT_TESTLAYER},
+    {"runtime", CT_CLIENT_RUNTIME, true, CT_TESTLAYER},
+    {"linked, HAMi-core's resolution", CT_CLIENT_LINKED, false, CT_TESTLAYER_HAMI},
+    {"runtime, HAMi-core's resolution", CT_CLIENT_RUNTIME, true, CT_TESTLAYER_HAMI},
 };
+
+static const char *layer_name(const path_case *p)
+{
+    return strrchr(p->layer, '/') + 1;
+}
 
 static const char *const refused_lines[] = {
     "launch fill x: CUDA_ERROR_INVALID_VALUE", "read u: CUDA_SUCCESS first=4 last=4",
@@ -83,8 +109,8 @@ ParameterizedTest(int *row, layers, cutaint_first_passes_every_call_down)
 {
     const path_case *p = &paths[*row];
     layer_run alone, with;
-    run_layered(p->client, "two_hops", LAYER_ONLY, &alone);
-    run_layered(p->client, "two_hops", SHIM_FIRST, &with);
+    run_layered(p, "two_hops", LAYER_ONLY, &alone);
+    run_layered(p, "two_hops", SHIM_FIRST, &with);
     cr_log_info("path %s", p->name);
     expect_checked(p, &with);
     /* The skipped saxpy and the two refused reads never reach the driver,
@@ -111,9 +137,9 @@ ParameterizedTest(int *row, layers, happy_path_identical_in_both_orders)
 {
     const path_case *p = &paths[*row];
     layer_run alone, first, second;
-    run_layered(p->client, "happy", LAYER_ONLY, &alone);
-    run_layered(p->client, "happy", SHIM_FIRST, &first);
-    run_layered(p->client, "happy", LAYER_FIRST, &second);
+    run_layered(p, "happy", LAYER_ONLY, &alone);
+    run_layered(p, "happy", SHIM_FIRST, &first);
+    run_layered(p, "happy", LAYER_FIRST, &second);
     cr_expect_str_eq(first.r.out, alone.r.out, "%s: cutaint first changes the program's output", p->name);
     cr_expect_str_eq(second.r.out, alone.r.out, "%s: layer first changes the program's output", p->name);
     for (size_t i = 0; i < N_COUNTED; i++) {
@@ -136,17 +162,44 @@ ParameterizedTest(int *row, layers, layer_first_is_still_checked_and_said)
 {
     const path_case *p = &paths[*row];
     layer_run alone, with;
-    run_layered(p->client, "two_hops", LAYER_ONLY, &alone);
-    run_layered(p->client, "two_hops", LAYER_FIRST, &with);
+    run_layered(p, "two_hops", LAYER_ONLY, &alone);
+    run_layered(p, "two_hops", LAYER_FIRST, &with);
     cr_log_info("path %s", p->name);
     expect_checked(p, &with);
     for (size_t i = 0; i < N_COUNTED; i++)
         cr_expect_eq(with.count[i], alone.count[i], "%s: the layer, first, sees every call: %s %ld, alone %ld",
                      p->name, counted[i], with.count[i], alone.count[i]);
-    cr_expect_eq(h_count_containing(with.r.err, "libtestlayer.so is loaded before libcutaint.so"), 1,
-                 "%s: cutaint must say once that it is not first:\n%s", p->name, with.r.err);
-    cr_expect_eq(h_count_containing(with.r.err, "LD_PRELOAD=\"libcutaint.so libtestlayer.so\""), 1, "%s",
-                 with.r.err);
+    char said[256];
+    snprintf(said, sizeof said, "%s is loaded before libcutaint.so", layer_name(p));
+    cr_expect_eq(h_count_containing(with.r.err, said), 1, "%s: cutaint must say once that it is not first:\n%s",
+                 p->name, with.r.err);
+    snprintf(said, sizeof said, "LD_PRELOAD=\"libcutaint.so %s\"", layer_name(p));
+    cr_expect_eq(h_count_containing(with.r.err, said), 1, "%s", with.r.err);
     h_free(&alone.r);
     h_free(&with.r);
 }
+
+ParameterizedTestParameters(layers, the_layers_limit_holds_in_both_orders)
+{
+    return H_ROWS(paths);
+}
+
+/* The layer's own effect: two 4 KiB buffers fit its limit, the third is
+ * refused by the layer, in either order, and the program stops there. */
+ParameterizedTest(int *row, layers, the_layers_limit_holds_in_both_orders)
+{
+    const path_case *p = &paths[*row];
+    static const char *const stopped[] = {"setup cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY", NULL};
+    const load_order orders[] = {LAYER_ONLY, SHIM_FIRST, LAYER_FIRST};
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+        layer_run run;
+        run_limited(p, "happy", orders[i], "TESTLAYER_MEMORY_LIMIT=8192", &run);
+        cr_log_info("%s, order %zu", p->name, i);
+        h_expect_lines(&run.r, stopped);
+        cr_expect_eq(run.r.status, 4, "%s, order %zu: exit status %d", p->name, i, run.r.status);
+        cr_expect_eq(run.count[0], 3, "%s, order %zu: cuMemAlloc_v2 reached the layer %ld times, want 3", p->name,
+                     i, run.count[0]);
+        h_free(&run.r);
+    }
+}
+

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # layered.sh SHIM LAYER PROGRAM: refused.cu's program on NVIDIA's runtime
 # beside a second interposer (tests/integration/layer/testlayer.c, which
-# counts the calls reaching it), in both load orders:
+# counts the calls reaching it; built as libtestlayer.so, which stacks, and
+# libtestlayer_hami.so, which resolves the driver as HAMi-core does), in
+# both load orders:
 # - cutaint first: refused.sh's checks hold, and every call cutaint passes
 #   down reaches the layer - all the layer alone sees, less the one read
 #   cutaint refused;
@@ -15,7 +17,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bad=0
 fail() { echo "FAIL: $*"; bad=1; }
-count() { sed -n "s/^$2 //p" "$work/$1"; } # FILE NAME
+# count FILE NAME: NAME's calls and its per-thread variant's (_ptds, _ptsz).
+count() { awk -v n="$2" '$1 == n || $1 == n "_ptds" || $1 == n "_ptsz" {c += $2} END {print c + 0}' "$work/$1"; }
 
 TESTLAYER_COUNTS=$work/alone env LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$layer" "$program" >/dev/null 2>&1 || fail "the layer alone: exit status $?"
 TESTLAYER_COUNTS=$work/first bash "$here/refused.sh" "$shim $layer" "$program" >"$work/first.out" 2>&1 ||

@@ -1,15 +1,24 @@
 /*
  * testlayer.c - libtestlayer.so, a second interposer of the driver in the
  * pattern of the GPU-sharing layers (HAMi-core's libvgpu.so, vgpu-manager):
- * it exports its own wrappers of a few cu* entry points, overrides dlsym
- * (a lookup of one of those names gets its wrapper), and swaps the
- * pointers cuGetProcAddress returns for its wrappers.  Its real functions
- * are resolved through the next dlsym in the chain (glibc's dlsym asked
- * for RTLD_NEXT's "dlsym", as interposers that mean to stack do) on a
- * handle of libcuda.so.1.
+ * it exports its own wrappers of a few cu* entry points (per-thread
+ * _ptds/_ptsz names among them), overrides dlsym (a lookup of one of those
+ * names gets its wrapper), and swaps the pointers cuGetProcAddress returns
+ * for its wrappers.  Built twice, resolving its real functions two ways:
+ * - libtestlayer.so, as interposers that mean to stack do: through the
+ *   next dlsym in the chain (glibc's dlsym asked for RTLD_NEXT's "dlsym")
+ *   on a handle of libcuda.so.1;
+ * - libtestlayer_hami.so (LAYER_HAMI), as HAMi-core's libvgpu.so does (its
+ *   documented behaviour; none of its code): "the real dlsym" is
+ *   dlvsym(RTLD_NEXT, "dlsym", <glibc's first version>), every driver
+ *   function is looked up with it on a handle of libcuda.so.1, and
+ *   RTLD_NEXT is the fallback when the handle has none.
  *
  * Owns: counting the calls that reach it, written at exit as "NAME COUNT"
- * lines to $TESTLAYER_COUNTS (the test's evidence of what was passed down).
+ * lines to $TESTLAYER_COUNTS (the test's evidence of what was passed down),
+ * and a memory limit, $TESTLAYER_MEMORY_LIMIT bytes, that it enforces
+ * itself (an allocation past it is CUDA_ERROR_OUT_OF_MEMORY and never
+ * passed down): the layer's own effect, which must hold in either order.
  * Knows nothing of cutaint.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -17,27 +26,33 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
+#define LAUNCH_PARAMS                                                                      \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+     unsigned shared, CUstream s, void **params, void **extra)
+#define LAUNCH_ARGS (f, gx, gy, gz, bx, by, bz, shared, s, params, extra)
 /* The plain wrappers: name, parameters, arguments. */
-#define LAYER_CALLS(X)                                                                             \
-    X(cuInit, (unsigned flags), (flags))                                                           \
-    X(cuMemAlloc_v2, (CUdeviceptr * p, size_t n), (p, n))                                          \
-    X(cuMemFree_v2, (CUdeviceptr p), (p))                                                          \
-    X(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *h, size_t n), (d, h, n))                        \
-    X(cuMemcpyDtoH_v2, (void *h, CUdeviceptr d, size_t n), (h, d, n))                              \
-    X(cuLaunchKernel,                                                                              \
-      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-       unsigned shared, CUstream s, void **params, void **extra),                                  \
-      (f, gx, gy, gz, bx, by, bz, shared, s, params, extra))
-/* Every function it exports (the two cuGetProcAddress are written out). */
-#define LAYER_FUNCS(X)                             \
-    LAYER_CALLS(X)                                 \
-    X(cuGetProcAddress_v2,                         \
+#define LAYER_CALLS(X)                                                          \
+    X(cuInit, (unsigned flags), (flags))                                        \
+    X(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *h, size_t n), (d, h, n))     \
+    X(cuMemcpyDtoH_v2, (void *h, CUdeviceptr d, size_t n), (h, d, n))           \
+    X(cuMemcpyHtoD_v2_ptds, (CUdeviceptr d, const void *h, size_t n), (d, h, n)) \
+    X(cuMemcpyDtoH_v2_ptds, (void *h, CUdeviceptr d, size_t n), (h, d, n))      \
+    X(cuLaunchKernel, LAUNCH_PARAMS, LAUNCH_ARGS)                               \
+    X(cuLaunchKernel_ptsz, LAUNCH_PARAMS, LAUNCH_ARGS)
+/* Every function it exports (the limit's and cuGetProcAddress's are
+ * written out). */
+#define LAYER_FUNCS(X)                                                 \
+    LAYER_CALLS(X)                                                     \
+    X(cuMemAlloc_v2, (CUdeviceptr * p, size_t n), ())                  \
+    X(cuMemFree_v2, (CUdeviceptr p), ())                               \
+    X(cuGetProcAddress_v2,                                             \
       (const char *symbol, void **pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult *status), ()) \
     X(cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags), ())
 
@@ -69,19 +84,34 @@ static pthread_once_t resolved = PTHREAD_ONCE_INIT;
  * or glibc's again). */
 void *layer_glibc_dlsym(void);
 
+#if defined(__aarch64__)
+#define GLIBC_FIRST "GLIBC_2.17"
+#else
+#define GLIBC_FIRST "GLIBC_2.2.5"
+#endif
+
 static void find_next_dlsym(void)
 {
+#if defined(LAYER_HAMI)
+    next_dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", GLIBC_FIRST);
+#else
     dlsym_fn glibc = (dlsym_fn)layer_glibc_dlsym();
     next_dlsym = glibc ? (dlsym_fn)glibc(RTLD_NEXT, "dlsym") : NULL;
     if (!next_dlsym)
         next_dlsym = glibc;
+#endif
 }
 
 static void resolve(void)
 {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
-    for (int i = 0; i < N_FUNCS; i++)
+    for (int i = 0; i < N_FUNCS; i++) {
         real[i] = cuda && next_dlsym ? next_dlsym(cuda, names[i]) : NULL;
+#ifdef LAYER_HAMI
+        if (!real[i] && next_dlsym)
+            real[i] = next_dlsym(RTLD_NEXT, names[i]);
+#endif
+    }
 }
 
 /* Counts the call and resolves on first use; the real function or NULL. */
@@ -103,6 +133,48 @@ static void swap_in(CUresult r, void **pfn);
     }
 LAYER_CALLS(X)
 #undef X
+
+/* The limit: what is live, by pointer (a test's few allocations). */
+#define MAX_LIVE 256
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { CUdeviceptr p; size_t n; } live[MAX_LIVE];
+static size_t in_use;
+
+static size_t memory_limit(void)
+{
+    const char *v = getenv("TESTLAYER_MEMORY_LIMIT");
+    return v && *v ? strtoull(v, NULL, 10) : SIZE_MAX;
+}
+
+EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    typedef CUresult CUDAAPI alloc_fn(CUdeviceptr *, size_t);
+    alloc_fn *fn = (alloc_fn *)arrive(ID_cuMemAlloc_v2);
+    pthread_mutex_lock(&live_lock);
+    CUresult r = !fn ? CUDA_ERROR_NOT_FOUND : n > memory_limit() - in_use ? CUDA_ERROR_OUT_OF_MEMORY : fn(p, n);
+    for (int i = 0; r == CUDA_SUCCESS && i < MAX_LIVE; i++)
+        if (!live[i].p) {
+            live[i].p = *p, live[i].n = n, in_use += n;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+    return r;
+}
+
+EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr p)
+{
+    typedef CUresult CUDAAPI free_fn(CUdeviceptr);
+    free_fn *fn = (free_fn *)arrive(ID_cuMemFree_v2);
+    CUresult r = fn ? fn(p) : CUDA_ERROR_NOT_FOUND;
+    pthread_mutex_lock(&live_lock);
+    for (int i = 0; r == CUDA_SUCCESS && p && i < MAX_LIVE; i++)
+        if (live[i].p == p) {
+            in_use -= live[i].n, live[i].p = 0;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+    return r;
+}
 
 EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                              CUdriverProcAddressQueryResult *status)
