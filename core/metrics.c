@@ -5,7 +5,8 @@
  * Owns: the metric names, their HELP and TYPE lines, the label sets, label
  * escaping.  The families: cutaint_info, cutaint_failures_total{api,kernel,
  * error}, cutaint_skips_total, cutaint_refused_reads_total,
- * cutaint_refused_bytes_total, cutaint_context_lost; docs/METRICS.md
+ * cutaint_refused_bytes_total, cutaint_context_lost, cutaint_unprotected;
+ * docs/METRICS.md
  * describes them for operators.
  */
 #include "metrics.h"
@@ -189,6 +190,10 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
     plain(&t, m, "cutaint_context_lost", "gauge",
           "1 once the process's CUDA context was found destroyed (it exits with status 70), else 0.",
           m->context_lost ? 1 : 0);
+    plain(&t, m, "cutaint_unprotected", "gauge",
+          "1 when the process used the CUDA driver and none of its calls reached cutaint (a library loaded "
+          "before it went around every hook): nothing was checked. Set at exit.",
+          m->unprotected ? 1 : 0);
     outputs(&t, m, "cutaint_output_dropped_lines_total",
             "Lines of cutaint's own output not written: a full pipe, a descriptor the program closed or reused, "
             "stderr no longer the process's own, a lock busy at an interrupted exit.",

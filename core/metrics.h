@@ -55,6 +55,7 @@ typedef struct ct_metrics {
     ct_metrics_set sets[CT_METRICS_SETS + 1]; /* the last one: "(other)" */
     uint64_t skips, refused_reads, refused_bytes;
     bool context_lost;
+    bool unprotected; /* the driver was used and no call reached cutaint */
     ct_metrics_output outputs[CT_OUTPUTS];
 } ct_metrics;
 

@@ -338,6 +338,11 @@ bool ct_pool_rule(const ct_pool_facts *f)
     return !f->said && !f->in_region && f->from > f->allocation && f->pointers >= CT_POOL_POINTERS;
 }
 
+bool ct_bypass_rule(const ct_bypass_facts *f)
+{
+    return !f->reached && !f->forked && f->driver_loaded && f->answer == CT_DRIVER_INITIALISED;
+}
+
 bool ct_suspect_rule(uint64_t epoch, const ct_proven *p)
 {
     if (p->context >= epoch || p->stream >= epoch)

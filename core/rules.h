@@ -236,6 +236,32 @@ typedef struct ct_pool_facts {
  * allocation through several distinct pointers; once per allocation. */
 bool ct_pool_rule(const ct_pool_facts *f);
 
+/* ---- bypassed: a driver used behind cutaint's back ---------------------- */
+
+/* What the driver says, asked at exit, of whether anyone initialised it (a
+ * query such as a device count, which needs cuInit first). */
+typedef enum ct_driver_answer {
+    CT_DRIVER_INITIALISED,     /* it answered: someone called cuInit */
+    CT_DRIVER_NOT_INITIALISED, /* nobody called cuInit */
+    CT_DRIVER_OTHER,           /* anything else, shut down included: a driver
+                                  torn down answers so whether used or not */
+} ct_driver_answer;
+
+typedef struct ct_bypass_facts {
+    bool reached;        /* a driver call reached cutaint (the start event) */
+    bool forked;         /* a fork child: the driver's state may be its parent's */
+    bool driver_loaded;  /* libcuda.so.1 is in the process */
+    ct_driver_answer answer; /* meaningful when driver_loaded */
+} ct_bypass_facts;
+
+/* Whether to say at exit that the process used the driver unprotected:
+ * no call reached cutaint, yet the loaded driver says it was initialised
+ * (another library reached it without going through any hook cutaint
+ * offers).  A process that never used the driver stays silent, and so
+ * does a fork child, whose driver may have been initialised by its
+ * parent. */
+bool ct_bypass_rule(const ct_bypass_facts *f);
+
 /* ---- work in flight: the suspects of a lost context --------------------- */
 
 /* What proofs cover a launch's scopes (core/flight.h): the latest epoch

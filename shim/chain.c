@@ -15,8 +15,13 @@
  * (refusals, skips) reach neither.
  *
  * With the layer first, cutaint sees the calls the layer makes through
- * dlsym (its lookups reach cutaint's hook), and says once, when the program
- * first reaches the driver, which library is ahead of it.
+ * dlsym (its lookups reach cutaint's hook, also when it asks for glibc's
+ * dlsym by version: dlsym.c), and says once, when the program first
+ * reaches the driver, which library is ahead of it.  A layer that reaches
+ * the driver around every hook (glibc's dlsym asked of libc.so.6 itself)
+ * leaves cutaint nothing to see: at exit, if the loaded driver says it was
+ * initialised though no call came here, cutaint says the process ran
+ * unprotected (ct_chain_check_bypass).
  *
  * Invariants:
  * - Resolution happens once per entry point (driver.c caches it); nothing
@@ -24,6 +29,9 @@
  * - cutaint never resolves to itself: a function inside libcutaint.so is
  *   never a "next" function.
  * - The order check makes no CUDA call and logs at most two lines.
+ * - The bypass check runs only at exit, only when no call reached cutaint,
+ *   never loads the driver (RTLD_NOLOAD) and asks it two questions that
+ *   change nothing (cuDriverGetVersion, cuDeviceGetCount).
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -31,6 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rules.h"
 #include "shim.h"
 
 bool ct_in_self(const void *addr)
@@ -130,4 +139,53 @@ void ct_chain_check_order(void)
         ct_log(CT_LOG_WARN, "   preload libcutaint.so first: LD_PRELOAD=\"libcutaint.so %s\"", lib);
         return;
     }
+}
+
+/* The driver's own answer, asked of its own handle (never a wrapper). */
+static ct_driver_answer ask_driver(void *handle, int *driver_version)
+{
+    typedef CUresult CUDAAPI version_fn(int *);
+    typedef CUresult CUDAAPI count_fn(int *);
+    version_fn *version = (version_fn *)ct_real_dlsym(handle, "cuDriverGetVersion");
+    count_fn *count = (count_fn *)ct_real_dlsym(handle, "cuDeviceGetCount");
+    if (version && version(driver_version) != CUDA_SUCCESS)
+        *driver_version = 0;
+    int devices = 0;
+    switch (count ? count(&devices) : CUDA_ERROR_NOT_FOUND) {
+    case CUDA_SUCCESS: return CT_DRIVER_INITIALISED;
+    case CUDA_ERROR_NOT_INITIALIZED: return CT_DRIVER_NOT_INITIALISED;
+    default: return CT_DRIVER_OTHER;
+    }
+}
+
+/* At exit, from this library's destructor: the C runtime registered the
+ * destructors (_dl_fini) after the constructors' exit handlers, so an
+ * on_exit handler would find the driver shut down, and a driver loaded
+ * after us (dlopen, or linked) is destroyed after us: it still answers. */
+__attribute__((destructor)) static void check_bypass_at_unload(void)
+{
+    if (atomic_load(&ct_g.ready) == 2)
+        ct_chain_check_bypass();
+}
+
+void ct_chain_check_bypass(void)
+{
+    ct_bypass_facts f = {.reached = ct_was_reached(), .forked = ct_g.forked, .answer = CT_DRIVER_OTHER};
+    if (f.reached || ct_g.cfg.disable)
+        return;
+    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    int driver_version = 0;
+    f.driver_loaded = handle != NULL;
+    if (handle) {
+        f.answer = ask_driver(handle, &driver_version);
+        dlclose(handle);
+    }
+    if (!ct_bypass_rule(&f))
+        return;
+    atomic_store(&ct_g.unprotected, true);
+    ct_reached_driver(driver_version);
+    const char *ahead = ct_chain_library_ahead();
+    ct_log(CT_LOG_WARN, "this process used the CUDA driver, but none of its calls reached cutaint: %s reached "
+           "libcuda.so.1 around every hook cutaint offers, so nothing was checked; preload libcutaint.so first",
+           ahead ? ahead : "a library loaded before libcutaint.so");
 }

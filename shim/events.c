@@ -951,6 +951,8 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl_uint(&j, CT_KEY(exit, failed_reads, INT), atomic_load(&ct_g.failed_reads));
     ct_jsonl_bool(&j, CT_KEY(exit, context_lost, BOOL), ct_latch_is_set(ct_g.latch));
     ct_jsonl_uint(&j, CT_KEY(exit, unusable_images, INT), atomic_load(&ct_g.unusable_images));
+    if (atomic_load(&ct_g.unprotected))
+        ct_jsonl_bool(&j, CT_KEY(exit, unprotected, BOOL), true);
     if (atomic_load(&ct_g.exit_interrupted)) {
         ct_jsonl_bool(&j, CT_KEY(exit, interrupted, BOOL), true);
         ct_jsonl_open_array(&j, CT_KEY(exit, skipped, STRS));

@@ -151,6 +151,7 @@ static void tell_unreachable_rules(void)
 
 static void atfork_child(void)
 {
+    ct_g.forked = true;
     ct_store_atfork_child(ct_g.store);
     ct_kernels_atfork_child();
     ct_images_atfork_child();
@@ -181,6 +182,11 @@ void ct_reached_driver(int driver_version)
         atomic_store_explicit(&reached, true, memory_order_release);
     }
     pthread_mutex_unlock(&reach_lock);
+}
+
+bool ct_was_reached(void)
+{
+    return atomic_load_explicit(&reached, memory_order_acquire);
 }
 
 static void load(void)

@@ -156,5 +156,5 @@ bool ct_metrics_context_lost_event(void)
 
 bool ct_metrics_exit_event(void)
 {
-    CT_METRICS_EVENT((void)0);
+    CT_METRICS_EVENT(m.unprotected = atomic_load(&ct_g.unprotected));
 }

@@ -139,6 +139,10 @@ void ct_chain_check_order(void);
  * driver entry point cutaint wraps, or dlsym; NULL when none.  Looked up
  * once (every name), then remembered. */
 const char *ct_chain_library_ahead(void);
+/* At exit, when no driver call reached cutaint: if the loaded driver says
+ * it was used anyway (core's ct_bypass_rule), write the start event, say
+ * once that the process ran unprotected and mark it (ct_g.unprotected). */
+void ct_chain_check_bypass(void);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
 /* In a forked child: empty the slots, so the child's first call of each
@@ -162,6 +166,8 @@ typedef struct ct_shim {
     atomic_bool exit_interrupted; /* exit() began inside a wrapper on its thread (a signal
                                      handler, a driver callback): locks are only tried */
     atomic_bool exit_check_skipped; /* ... so the check at exit did not ask the driver */
+    atomic_bool unprotected;   /* the driver was used, and no call of it reached cutaint */
+    bool forked;               /* this process is a fork child (set in the child at fork) */
     atomic_uint_fast64_t failures;     /* distinct failures minted */
     atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
     atomic_uint_fast64_t skips;
@@ -184,6 +190,8 @@ void ct_ensure_ready(void);
  * what the configuration names; later calls return at once.  Until then a
  * process writes nothing and creates no file. */
 void ct_reached_driver(int driver_version);
+/* Has a driver call reached cutaint in this process (the start event)? */
+bool ct_was_reached(void);
 
 /* ---- one intercepted call (wrappers.c) -------------------------------- */
 #define CT_CALL_RANGES 64       /* rows a pitched copy is tracked by, at most */

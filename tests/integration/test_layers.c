@@ -203,3 +203,59 @@ ParameterizedTest(int *row, layers, the_layers_limit_holds_in_both_orders)
     }
 }
 
+/* A layer first that reaches the driver around every hook (glibc's dlsym
+ * asked of libc.so.6): on the runtime path no call reaches cutaint, so it
+ * can check nothing, but at exit the driver says it was used and cutaint
+ * says the process ran unprotected: one line, start and exit events, the
+ * exit's unprotected field and the metric.  The program is unchanged. */
+Test(layers, a_layer_around_every_hook_is_said_at_exit)
+{
+    h_result alone, with;
+    const h_run run = {.client = CT_CLIENT_RUNTIME, .args = {"happy"}, .no_shim = true,
+                       .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM, "CUTAINT_REPORT=@DIR@/report.jsonl",
+                               "CUTAINT_METRICS_FILE=@DIR@/metrics.prom"}};
+    h_exec(&(h_run){.client = CT_CLIENT_RUNTIME, .args = {"happy"}, .no_shim = true,
+                    .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS}},
+           &alone);
+    h_exec(&run, &with);
+    h_expect_ended(&with);
+    cr_expect_eq(with.status, alone.status);
+    cr_expect_str_eq(with.out, alone.out, "the program's output is its own");
+    cr_expect_eq(h_count_containing(with.err, "none of its calls reached cutaint: libtestlayer_bypass.so"), 1,
+                 "said once, naming the layer:\n%s", with.err);
+    h_report rep;
+    h_expect_report(&with, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,exit", "nothing else was seen");
+    h_report_free(&rep);
+    char *report = h_slurp(with.report);
+    cr_expect(report && strstr(report, "\"unprotected\":true"), "the exit says it:\n%s", report ? report : "");
+    free(report);
+    char *metrics = h_slurp(h_path(&with, "metrics.prom"));
+    cr_expect(metrics && h_line_containing(metrics, "cutaint_unprotected{")[0] &&
+                  strstr(h_line_containing(metrics, "cutaint_unprotected{"), "} 1"),
+              "the metric says it:\n%s", metrics ? metrics : "");
+    free(metrics);
+    h_free(&alone);
+    h_free(&with);
+}
+
+/* Silent where nothing was bypassed: a program that loads the driver and
+ * never uses it, and the linked path (the calls the layer does not define
+ * still reach cutaint, which says only that it is not first). */
+Test(layers, a_driver_never_used_or_a_layer_partly_around_is_not_unprotected)
+{
+    h_result probe, linked;
+    h_exec(&(h_run){.client = CT_CLIENT_LOADONLY, .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM},
+                    .no_shim = true},
+           &probe);
+    cr_expect_str_eq(probe.out, "loaded\n");
+    cr_expect_str_eq(probe.err, "", "a driver loaded and never used is no bypass");
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .no_shim = true,
+                    .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM, "CUTAINT_REPORT=@DIR@/report.jsonl"}},
+           &linked);
+    cr_expect_eq(h_count_containing(linked.err, "none of its calls reached cutaint"), 0, "%s", linked.err);
+    cr_expect_eq(h_count_containing(linked.err, "libtestlayer_bypass.so is loaded before libcutaint.so"), 1, "%s",
+                 linked.err);
+    h_free(&probe);
+    h_free(&linked);
+}

@@ -31,6 +31,7 @@ Test(metrics, exact_exposition)
     m.refused_reads = 2;
     m.refused_bytes = 8192;
     m.context_lost = true;
+    m.unprotected = true;
     const char *t = format(&m);
     static const char *const lines[] = {
         "# TYPE cutaint_info gauge\n"
@@ -44,6 +45,7 @@ Test(metrics, exact_exposition)
         "# TYPE cutaint_refused_reads_total counter\ncutaint_refused_reads_total{host=\"node1\",pid=\"42\"} 2\n",
         "# TYPE cutaint_refused_bytes_total counter\ncutaint_refused_bytes_total{host=\"node1\",pid=\"42\"} 8192\n",
         "# TYPE cutaint_context_lost gauge\ncutaint_context_lost{host=\"node1\",pid=\"42\"} 1\n",
+        "# TYPE cutaint_unprotected gauge\ncutaint_unprotected{host=\"node1\",pid=\"42\"} 1\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         cr_expect(strstr(t, lines[i]) != NULL, "missing:\n%s\n--- in\n%s", lines[i], t);

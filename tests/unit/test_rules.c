@@ -673,3 +673,23 @@ Test(rules, an_allocation_reached_by_several_pointers_looks_like_a_pool_once)
     f.in_region = true;
     cr_assert_not(ct_pool_rule(&f), "a region already gives the tensor's extent");
 }
+
+Test(rules, a_driver_initialised_behind_cutaints_back_is_a_bypass)
+{
+    const ct_bypass_facts used = {.driver_loaded = true, .answer = CT_DRIVER_INITIALISED};
+    cr_assert(ct_bypass_rule(&used));
+    ct_bypass_facts f = used;
+    f.answer = CT_DRIVER_NOT_INITIALISED;
+    cr_assert_not(ct_bypass_rule(&f), "loaded but never used: silent");
+    f.answer = CT_DRIVER_OTHER;
+    cr_assert_not(ct_bypass_rule(&f), "an answer that proves nothing (a driver shut down) says nothing");
+    f = used;
+    f.forked = true;
+    cr_assert_not(ct_bypass_rule(&f), "a fork child's driver may be its parent's");
+    f = used;
+    f.reached = true;
+    cr_assert_not(ct_bypass_rule(&f), "cutaint saw the calls: protected");
+    f = used;
+    f.driver_loaded = false;
+    cr_assert_not(ct_bypass_rule(&f), "no driver in the process: nothing to say");
+}
