@@ -1,6 +1,6 @@
 /*
  * memory.c - allocations (virtual memory mappings and managed memory
- * included), frees and unmaps, host writes, reads to the host (batches
+ * included; pinned host memory remembered), frees and unmaps, host writes, reads to the host (batches
  * too) and device copies, as core operations.  What a read refuses and
  * poisons and when a copy is skipped are core's rules (core/rules.h); this
  * file turns driver arguments into their numbers and their verdicts into
@@ -75,26 +75,45 @@ ct_failure_desc ct_describe(const ct_call *call, CUresult error)
     };
 }
 
-/* ---- managed memory: the honest limit ------------------------------------ */
-/* Host loads of managed memory never call the driver, so they cannot be
- * refused: the first time a managed allocation carries a failure, the log
- * says so.  Managed allocations are remembered in a store of their own,
- * made at the first one: programs without managed memory pay one load per
- * free, and only failures look further. */
-static _Atomic(ct_store *) managed;
-static atomic_bool managed_told;
+/* ---- memory the host reads without the driver: the honest limit ------- */
+/* Host loads of managed memory, and of pinned host memory (cuMemAllocHost,
+ * cuMemHostAlloc, cuMemHostRegister: on a unified address space the device
+ * reaches it by the host's own pointer, or by cuMemHostGetDevicePointer's),
+ * never call the driver, so they cannot be refused: the first time a
+ * failure's outputs reach either, the log says so.  Each kind is
+ * remembered in a store of its own, made at its first allocation:
+ * programs without it pay one load per free, and only failures look
+ * further.  Managed memory is also tracked as device memory (its copies
+ * are checked); pinned memory is not (its copies pass unchecked, as for
+ * any memory cutaint did not see allocated). */
+typedef struct host_visible {
+    _Atomic(ct_store *) store;
+    atomic_bool told;
+    bool also_tracked; /* an allocation in ct_g.store too: it must be that same one */
+    const char *said;  /* the warn line; %llx base, %llu bytes */
+} host_visible;
 
-void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size)
+static host_visible managed = {
+    .also_tracked = true,
+    .said = "managed allocation 0x%llx (%llu bytes) carries a failure: copies of it are refused, but host "
+            "loads of managed memory never reach the driver, so cutaint cannot refuse them (said once)",
+};
+static host_visible pinned = {
+    .said = "pinned host memory 0x%llx (%llu bytes) was to be written by failed work: the bytes it did not write "
+            "hold no data, but host loads of it never reach the driver and copies of it are not tracked, so "
+            "cutaint cannot refuse them (said once)",
+};
+
+static void remember_visible(host_visible *hv, uint64_t base, uint64_t size)
 {
-    ct_after_alloc(call, base, size);
-    if (call->result != CUDA_SUCCESS || base == 0 || size == 0 || atomic_load(&managed_told))
+    if (base == 0 || size == 0 || atomic_load(&hv->told))
         return;
-    ct_store *m = atomic_load(&managed);
+    ct_store *m = atomic_load(&hv->store);
     if (!m) {
         ct_store *fresh = ct_store_new(CUDA_ERROR_UNKNOWN);
         if (!fresh)
             return;
-        if (!atomic_compare_exchange_strong(&managed, &m, fresh))
+        if (!atomic_compare_exchange_strong(&hv->store, &m, fresh))
             ct_store_free(fresh);
         else
             m = fresh;
@@ -102,33 +121,73 @@ void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size)
     ct_store_alloc(m, base, size, 0);
 }
 
-static void forget_managed(uint64_t base)
+static void forget_visible(host_visible *hv, uint64_t base)
 {
-    ct_store *m = atomic_load_explicit(&managed, memory_order_relaxed);
+    ct_store *m = atomic_load_explicit(&hv->store, memory_order_relaxed);
     if (CT_UNLIKELY(m != NULL))
         ct_store_free_alloc(m, base);
 }
 
-/* w has just taken a failure.  The managed store may hold an allocation a
- * destroyed context left behind: it counts only where the live allocation
- * has the same base and size. */
-static void tell_if_managed(const ct_range *w, size_t n)
+/* w has just taken a failure (or would have: pinned memory is no tracked
+ * allocation).  A managed allocation a destroyed context left behind counts
+ * only where the live allocation has the same base and size. */
+static void tell_if_visible(host_visible *hv, const ct_range *w, size_t n)
 {
-    ct_store *m = atomic_load_explicit(&managed, memory_order_relaxed);
-    if (!m || atomic_load(&managed_told))
+    ct_store *m = atomic_load_explicit(&hv->store, memory_order_relaxed);
+    if (!m || atomic_load(&hv->told))
         return;
     for (size_t i = 0; i < n; i++) {
         uint64_t base, size, live_base, live_size;
-        if (!ct_store_resolve(m, w[i].addr, &base, &size) ||
-            !ct_store_resolve(ct_g.store, w[i].addr, &live_base, &live_size) || live_base != base ||
-            live_size != size || atomic_exchange(&managed_told, true))
+        if (!ct_store_resolve(m, w[i].addr, &base, &size))
             continue;
-        ct_log(CT_LOG_WARN, "managed allocation 0x%llx (%llu bytes) carries a failure: copies of it are "
-               "refused, but host loads of managed memory never reach the driver, so cutaint cannot "
-               "refuse them (said once)",
-               (unsigned long long)base, (unsigned long long)size);
+        if (hv->also_tracked && (!ct_store_resolve(ct_g.store, w[i].addr, &live_base, &live_size) ||
+                                 live_base != base || live_size != size))
+            continue;
+        if (atomic_exchange(&hv->told, true))
+            return;
+        ct_log(CT_LOG_WARN, hv->said, (unsigned long long)base, (unsigned long long)size);
         return;
     }
+}
+
+static void tell_if_host_visible(const ct_range *w, size_t n)
+{
+    tell_if_visible(&managed, w, n);
+    tell_if_visible(&pinned, w, n);
+}
+
+void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size)
+{
+    ct_after_alloc(call, base, size);
+    if (call->result == CUDA_SUCCESS)
+        remember_visible(&managed, base, size);
+}
+
+void ct_after_alloc_pinned(ct_call *call, const void *host, uint64_t size)
+{
+    ct_after_plain(call);
+    if (call->result == CUDA_SUCCESS)
+        remember_visible(&pinned, (uint64_t)(uintptr_t)host, size);
+}
+
+bool ct_before_free_pinned(ct_call *call, const void *host)
+{
+    (void)call;
+    forget_visible(&pinned, (uint64_t)(uintptr_t)host);
+    return true;
+}
+
+/* Off a unified address space the device pointer of pinned memory is not
+ * the host's: it is remembered as pinned memory of its own, ending with the
+ * host pointer's (forgotten when the driver reuses it, by the store). */
+void ct_after_host_device_pointer(ct_call *call, uint64_t device, const void *host)
+{
+    ct_after_plain(call);
+    ct_store *m = atomic_load_explicit(&pinned.store, memory_order_relaxed);
+    uint64_t h = (uint64_t)(uintptr_t)host, base, size;
+    if (call->result != CUDA_SUCCESS || !m || device == 0 || device == h || !ct_store_resolve(m, h, &base, &size))
+        return;
+    remember_visible(&pinned, device - (h - base), size);
 }
 
 static void remember_alloc(uint64_t base, uint64_t size, uint64_t context)
@@ -235,7 +294,7 @@ bool ct_before_free(ct_call *call, uint64_t base)
     (void)call;
     if (base != 0) {
         ct_store_free_alloc(ct_g.store, base);
-        forget_managed(base);
+        forget_visible(&managed, base);
     }
     return true;
 }
@@ -270,7 +329,7 @@ static void tell_failed(const ct_call *call, const ct_range *w, size_t n, const 
                         ct_failure_id id, const ct_occurrence *occ, const struct ct_kernel *k,
                         const ct_pool_facts *pool)
 {
-    tell_if_managed(w, n);
+    tell_if_host_visible(w, n);
     atomic_fetch_add(&ct_g.occurrences, 1);
     if (occ->is_new && id) {
         atomic_fetch_add(&ct_g.failures, 1);
@@ -631,7 +690,7 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     skip->thread = ct_thread_id();
     skip->time_ns = ct_now_ns();
     ct_propagate(ct_g.store, root, skip, w, n);
-    tell_if_managed(w, n);
+    tell_if_host_visible(w, n);
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, skip);
     ct_pool_met(w, n, NULL, 0);

@@ -376,6 +376,11 @@ bool ct_before_batch(ct_call *call, ct_batch batch, size_t *fail_idx);
 void ct_after_batch(ct_call *call, ct_batch batch);
 /* Managed memory: remembered as such for the honest-limit log line. */
 void ct_after_alloc_managed(ct_call *call, uint64_t base, uint64_t size);
+/* Pinned host memory (allocated or registered): remembered, never tracked,
+ * so that a failure writing through it is said (memory.c). */
+void ct_after_alloc_pinned(ct_call *call, const void *host, uint64_t size);
+bool ct_before_free_pinned(ct_call *call, const void *host);
+void ct_after_host_device_pointer(ct_call *call, uint64_t device, const void *host);
 /* cuMemUnmap, cuMemAddressFree: the mappings inside the range are forgotten. */
 void ct_after_unmap(ct_call *call, uint64_t addr, uint64_t size);
 /* After fork(), in the child: the spare refusal's lock is usable again. */

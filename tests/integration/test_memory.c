@@ -191,6 +191,26 @@ Test(memory, the_first_managed_allocation_to_carry_a_failure_is_named_once)
     h_free(&r);
 }
 
+/* The same honest limit for pinned host memory, which cutaint does not
+ * track: a failure writing through it is said once, naming the live
+ * allocation it reached (not one freed before), and changes nothing else. */
+Test(memory, the_first_failure_through_pinned_host_memory_is_named_once)
+{
+    h_result r;
+    run((const char *const[]){"pinned", NULL}, &r);
+    static const char *const driver_said[] = {"launch fill h0 (freed): CUDA_ERROR_INVALID_VALUE",
+                                              "launch fill h1: CUDA_ERROR_INVALID_VALUE",
+                                              "launch fill h2: CUDA_ERROR_INVALID_VALUE", NULL};
+    h_expect_lines(&r, driver_said);
+    const char *h1 = strstr(r.out, "pinned h1: ");
+    cr_assert(h1, "%s", r.out);
+    char want[64];
+    snprintf(want, sizeof want, "pinned host memory %.*s (4096 bytes)", (int)strcspn(h1 + 11, "\n"), h1 + 11);
+    cr_expect_eq(h_count_containing(r.err, "pinned host memory"), 1, "said once:\n%s", r.err);
+    cr_expect_eq(h_count_containing(r.err, want), 1, "naming h1 (%s):\n%s", want, r.err);
+    h_free(&r);
+}
+
 /* A successful pitched write, however tall, releases its rows and never the
  * gaps between them (issue: past 64 rows it used to release its bounding
  * span); through a memset, a 2D copy and a graph's memset node. */

@@ -308,6 +308,27 @@ static int sc_managed(int argc, char **argv)
     return 0;
 }
 
+/* ---- pinned host memory ------------------------------------------------------ */
+/* Failed fills through pinned host pointers: one freed first (no longer
+ * pinned), then two live ones (cuMemAllocHost, cuMemHostAlloc).  Only the
+ * first live one is named. */
+static int sc_pinned(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    void *h0, *h1, *h2;
+    check("cuMemAllocHost", cuMemAllocHost(&h0, BYTES));
+    check("cuMemAllocHost", cuMemAllocHost(&h1, BYTES));
+    check("cuMemHostAlloc", cuMemHostAlloc(&h2, BYTES, CU_MEMHOSTALLOC_DEVICEMAP));
+    check("cuMemFreeHost", cuMemFreeHost(h0));
+    say("launch fill h0 (freed)", fill((CUdeviceptr)(uintptr_t)h0, N, 1.0f, BAD_BLOCK));
+    printf("pinned h1: 0x%llx\n", (unsigned long long)(uintptr_t)h1);
+    say("launch fill h1", fill((CUdeviceptr)(uintptr_t)h1 + 64, N - 16, 1.0f, BAD_BLOCK));
+    say("launch fill h2", fill((CUdeviceptr)(uintptr_t)h2, N, 1.0f, BAD_BLOCK));
+    check("cuMemFreeHost", cuMemFreeHost(h1));
+    check("cuMemFreeHost", cuMemFreeHost(h2));
+    return 0;
+}
+
 /* A failed fill taints a pitched buffer; then a successful write of ROWS
  * rows of 16 bytes at a pitch of 512 (HOW: memset, copy2d, or graph: a
  * memset node).  The gaps between the rows were never written: they must
@@ -388,6 +409,7 @@ static const client_scenario scenarios[] = {
     {"read_by", sc_read_by},
     {"batch_mixed", sc_batch_mixed},
     {"managed", sc_managed},
+    {"pinned", sc_pinned},
 };
 
 int main(int argc, char **argv)
