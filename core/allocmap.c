@@ -81,10 +81,11 @@ static void no_ref(void *owner, ct_failure_id id)
     (void)id;
 }
 
-static void no_forget(void *owner, uint64_t base)
+static void no_forget(void *owner, uint64_t base, uint64_t end)
 {
     (void)owner;
     (void)base;
+    (void)end;
 }
 
 static uint64_t mix64(uint64_t z)
@@ -269,7 +270,7 @@ static void forget(ct_allocmap *map, ct_alloc *node)
     map->root = treap_remove(map->root, node);
     HASH_DELETE(hh, map->by_base, node);
     if (node->claims.n) {
-        map->env.forget(map->env.owner, node->base);
+        map->env.forget(map->env.owner, node->base, ct_claims_end(&node->claims, NULL));
         ct_claims_drop(&node->claims, &map->env);
     }
     node_put(map, node);

@@ -53,8 +53,9 @@ typedef struct ct_claims {
 typedef struct ct_claim_env {
     void (*ref)(void *owner, ct_failure_id id);
     void (*unref)(void *owner, ct_failure_id id);
-    /* The allocation at base, which carries claims, is about to go. */
-    void (*forget)(void *owner, uint64_t base);
+    /* The allocation at base, which carries claims ending at offset end
+     * (ct_claims_end), is about to go. */
+    void (*forget)(void *owner, uint64_t base, uint64_t end);
     void *owner;
     size_t spill_bytes;  /* heap bytes of spilled blocks, allocator included */
     atomic_size_t live;  /* claims in all allocations; read without the lock */
@@ -67,6 +68,21 @@ void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
 void ct_claims_clear(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *env);
 /* Release every claim (the allocation is going away). */
 void ct_claims_drop(ct_claims *c, ct_claim_env *env);
+/* The hull of the claims, offsets [*lo, end): end 0 when there are none. */
+static inline uint64_t ct_claims_end(const ct_claims *c, uint64_t *lo)
+{
+    uint64_t start = 0, end = 0;
+    if (c->n == 1) {
+        start = c->u.one.off;
+        end = c->u.one.end;
+    } else if (c->n > 1) {
+        start = c->u.many->v[0].off;
+        end = c->u.many->v[c->n - 1].end;
+    }
+    if (lo)
+        *lo = start;
+    return end;
+}
 
 /* The claims as an array; the inline one is copied into *one. */
 const ct_claim *ct_claims_view(const ct_claims *c, ct_claim *one);

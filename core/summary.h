@@ -5,7 +5,12 @@
  * below only.
  *
  * Owns: one entry per allocation whose claims are not empty - its range and
- * the hull of its claims (offsets from its base) - and a sequence number.  The
+ * the hull of its claims (offsets from its base) - and a sequence number;
+ * past CT_SUMMARY_MAX such allocations, a filter instead: a counter per
+ * address granule (4 KiB, or 2 MiB for a span of more than
+ * CT_FILTER_FINE_SPAN granules), counting the allocations whose bytes from
+ * their base to their hull's end cover it (several granules to one slot,
+ * modulo the filter's size).  The
  * store edits it under its lock whenever an allocation's claims change
  * (ct_summary_note) or an allocation carrying claims is forgotten; checks
  * read it lock-free (a seqlock: readers write nothing shared, so threads
@@ -16,7 +21,11 @@
  *   its allocation.
  * - An allocation not listed carries no claim, unless the summary has
  *   overflowed (more than CT_SUMMARY_MAX allocations carried claims at
- *   once): it then answers "ask the store" until none carries any.
+ *   once): the filter then answers until none carries any (or, where it
+ *   could not be allocated, "ask the store").
+ * - A filter slot is never below the number of allocations covering a
+ *   granule of it: a slot that reached 255 stays there (it only answers
+ *   "ask the store" more often) until the overflow ends.
  * - A reader's answer "clean" is exact: every range it was given starts
  *   outside every listed allocation, or ends in its allocation before that
  *   allocation's hull begins, or starts after it ends.  Anything else, a
@@ -35,6 +44,19 @@
 
 #define CT_SUMMARY_MAX 64
 
+#define CT_FILTER_FINE_SHIFT 12   /* 4 KiB granules */
+#define CT_FILTER_FINE_SLOTS (1u << 22)
+#define CT_FILTER_COARSE_SHIFT 21 /* 2 MiB granules */
+#define CT_FILTER_COARSE_SLOTS (1u << 16)
+#define CT_FILTER_FINE_SPAN 512   /* longer spans are counted in coarse granules */
+
+/* Made at the first overflow, kept until the store goes: one byte read per
+ * level for a pointer, two lines at most. */
+typedef struct ct_summary_filter {
+    _Atomic unsigned char fine[CT_FILTER_FINE_SLOTS];
+    _Atomic unsigned char coarse[CT_FILTER_COARSE_SLOTS];
+} ct_summary_filter;
+
 /* The allocation's end is not kept: its hull lies inside it, so a range
  * starting at most hi bytes past base starts in it. */
 typedef struct ct_summary_entry {
@@ -48,7 +70,9 @@ typedef struct ct_summary_entry {
 typedef struct ct_summary {
     _Alignas(64) atomic_uint seq;   /* odd while a writer edits */
     atomic_uint n;                  /* entries in use */
+    _Atomic(ct_summary_filter *) filter; /* past CT_SUMMARY_MAX, when it could be made */
     size_t tainted;                 /* allocations carrying claims (writers only) */
+    bool saturated;                 /* a filter slot reached 255 (writers only) */
     ct_summary_entry e[CT_SUMMARY_MAX];
     /* Write scopes open and not yet shown in the store (taint.c): while any
      * is, no look answers "clean".  Its own line: every copy writes it. */
@@ -56,13 +80,15 @@ typedef struct ct_summary {
 } ct_summary;
 
 void ct_summary_init(ct_summary *sm);
-/* Under the store's lock: the allocation at base carried claims (had) and
- * now carries claims over offsets [lo, hi) (lo < hi), inside it, or none
- * (lo == hi). */
-void ct_summary_note(ct_summary *sm, uint64_t base, bool had, uint64_t lo, uint64_t hi);
-/* Under the store's lock: the allocation at base, which carried claims, is
- * gone. */
-void ct_summary_forget(ct_summary *sm, uint64_t base);
+/* The filter's memory, at the store's end. */
+void ct_summary_destroy(ct_summary *sm);
+/* Under the store's lock: the allocation at base carried claims whose hull
+ * ended at offset had_end (0: none) and now carries claims over offsets
+ * [lo, hi) (lo < hi), inside it, or none (lo == hi). */
+void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t had_end, uint64_t lo, uint64_t hi);
+/* Under the store's lock: the allocation at base, which carried claims
+ * ending at offset end, is gone. */
+void ct_summary_forget(ct_summary *sm, uint64_t base, uint64_t end);
 /* Lock-free looks: begin (false: a writer is at work, a write scope is
  * open but not shown in the store, or the summary has overflowed - ask the
  * store), ask about any number of ranges, end (false:
@@ -78,7 +104,27 @@ static inline bool ct_summary_look_claims(const ct_summary *sm, ct_summary_look 
 {
     look->seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
     look->listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
-    return !(look->seq & 1) && look->listed <= CT_SUMMARY_MAX;
+    return !(look->seq & 1) &&
+           (look->listed <= CT_SUMMARY_MAX || atomic_load_explicit(&sm->filter, memory_order_relaxed));
+}
+
+/* An overflowed look (listed > CT_SUMMARY_MAX): the filter answers. */
+static inline bool ct_summary_filtered(const ct_summary_look *look)
+{
+    return look->listed > CT_SUMMARY_MAX;
+}
+
+/* Under a filtered look: may a range starting at addr reach a claim?
+ * Ranges are clipped to the allocation they start in, and an allocation's
+ * granules from its base to its hull's end are counted, so a range that
+ * can reach one starts in a counted granule. */
+static inline bool ct_summary_filter_hit(const ct_summary *sm, uint64_t addr)
+{
+    const ct_summary_filter *f = atomic_load_explicit(&sm->filter, memory_order_relaxed);
+    return atomic_load_explicit(&f->fine[(addr >> CT_FILTER_FINE_SHIFT) & (CT_FILTER_FINE_SLOTS - 1)],
+                                memory_order_relaxed) |
+           atomic_load_explicit(&f->coarse[(addr >> CT_FILTER_COARSE_SHIFT) & (CT_FILTER_COARSE_SLOTS - 1)],
+                                memory_order_relaxed);
 }
 
 static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *look)
@@ -101,6 +147,8 @@ static inline bool ct_summary_entry_reaches(uint64_t base, uint64_t lo, uint64_t
 static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr,
                                       uint64_t len)
 {
+    if (ct_summary_filtered(look))
+        return ct_summary_filter_hit(sm, addr);
     for (unsigned k = 0; k < look->listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         if (ct_summary_entry_reaches(atomic_load_explicit(&e->base, memory_order_relaxed),
@@ -122,6 +170,12 @@ static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_lo
  * most looks meet one. */
 static inline bool ct_summary_clean_in(const ct_summary *sm, ct_summary_look look, const ct_range *r, size_t n)
 {
+    if (ct_summary_filtered(&look)) {
+        for (size_t i = 0; i < n; i++)
+            if (ct_summary_filter_hit(sm, r[i].addr))
+                return false;
+        return ct_summary_look_end(sm, &look);
+    }
     for (unsigned k = 0; k < look.listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);

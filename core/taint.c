@@ -535,29 +535,21 @@ static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, voi
         each_span(s, &r[i], fn, ctx);
 }
 
-/* After an edit of a's claims (had: it carried some before): the summary
- * learns their hull. */
-static void note_claims(ct_store *s, ct_alloc *a, bool had)
+/* After an edit of a's claims (had_end: their hull's end before, 0 with
+ * none): the summary learns their hull. */
+static void note_claims(ct_store *s, ct_alloc *a, uint64_t had_end)
 {
-    const ct_claims *c = ct_alloc_claims(a);
-    uint64_t lo = 0, hi = 0;
-    if (c->n == 1) {
-        lo = c->u.one.off;
-        hi = c->u.one.end;
-    } else if (c->n > 1) {
-        lo = c->u.many->v[0].off;
-        hi = c->u.many->v[c->n - 1].end;
-    }
-    ct_summary_note(&s->summary, ct_alloc_base(a), had, lo, hi);
+    uint64_t lo, hi = ct_claims_end(ct_alloc_claims(a), &lo);
+    ct_summary_note(&s->summary, ct_alloc_base(a), had_end, lo, hi);
 }
 
 static void set_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
 {
     const failure *f = ctx;
     ct_claims *c = ct_alloc_claims(a);
-    bool had = c->n > 0;
+    uint64_t had_end = ct_claims_end(c, NULL);
     ct_claims_set(c, off, end, f->id, s->env);
-    note_claims(s, a, had);
+    note_claims(s, a, had_end);
 }
 
 static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
@@ -566,14 +558,15 @@ static void clear_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, voi
     ct_claims *c = ct_alloc_claims(a);
     if (c->n == 0) /* most writes: nothing to clear */
         return;
+    uint64_t had_end = ct_claims_end(c, NULL);
     ct_claims_clear(c, off, end, s->env);
-    note_claims(s, a, true);
+    note_claims(s, a, had_end);
 }
 
-static void forget_claims(void *owner, uint64_t base)
+static void forget_claims(void *owner, uint64_t base, uint64_t end)
 {
     ct_store *s = owner;
-    ct_summary_forget(&s->summary, base);
+    ct_summary_forget(&s->summary, base, end);
 }
 
 static void note_span(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
@@ -781,6 +774,7 @@ void ct_store_free(ct_store *s)
         free(name);
     }
     pthread_rwlock_destroy(&s->lock);
+    ct_summary_destroy(&s->summary);
     free(s);
 }
 
@@ -908,12 +902,12 @@ static int map_locked(ct_store *s, uint64_t base, uint64_t size, uint64_t owner)
         run = ct_allocmap_find(s->map, base);
     }
     if (above) {
-        bool had = ct_alloc_claims(run)->n > 0;
+        uint64_t had_end = ct_claims_end(ct_alloc_claims(run), NULL);
         uint64_t above_size = ct_alloc_size(above);
         copy_claims(s, above, 0, above_size, run, (int64_t)(ct_alloc_base(above) - ct_alloc_base(run)));
         ct_allocmap_remove(s->map, ct_alloc_base(above));
         ct_allocmap_resize(s->map, run, ct_alloc_size(run) + above_size);
-        note_claims(s, run, had);
+        note_claims(s, run, had_end);
     }
     return CT_OK;
 }
@@ -942,19 +936,19 @@ static void carve(ct_store *s, ct_alloc *r, uint64_t a, uint64_t b)
         }
         ct_alloc *tail = ct_allocmap_find(s->map, b);
         copy_claims(s, r, b - base, end - base, tail, -(int64_t)(b - base));
-        note_claims(s, tail, false);
+        note_claims(s, tail, 0);
     }
     if (a == base) {
         ct_allocmap_remove(s->map, base);
         return;
     }
     ct_claims *c = ct_alloc_claims(r);
-    bool had = c->n > 0;
-    if (had)
+    uint64_t had_end = ct_claims_end(c, NULL);
+    if (had_end)
         ct_claims_clear(c, a - base, end - base, s->env);
     ct_allocmap_resize(s->map, r, a - base);
-    if (had)
-        note_claims(s, r, true);
+    if (had_end)
+        note_claims(s, r, had_end);
 }
 
 size_t ct_store_forget_range(ct_store *s, uint64_t addr, uint64_t len)

@@ -219,24 +219,44 @@ static unsigned bind_extra(const ct_kernel *k, void **extra, const ct_words *roo
     return b.n;
 }
 
+/* Parameter i's pointer word, for the summary's looks: false when it has
+ * none; *scanned when its words are found by scanning (left to bind()). */
+static CT_INLINE bool param_word(const ct_kernel *k, void **params, unsigned i, uint64_t *word, bool *scanned)
+{
+    const ct_param *p = &k->params[i];
+    const unsigned char *value = params[i];
+    if (!value || p->role == CT_ROLE_IGNORE || p->size < 8)
+        return false;
+    *scanned = p->scan;
+    if (!p->scan)
+        memcpy(word, value, sizeof *word);
+    return true;
+}
+
 /* Does some pointer word a launch passes reach the claims of a listed
  * allocation (core's ct_summary_entry_reaches, for a pointer's open
  * extent)?  Scanned parameters are left to bind(). */
 static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t base, uint64_t lo, uint64_t hi)
 {
-    for (unsigned i = 0; i < k->n_params; i++) {
-        const ct_param *p = &k->params[i];
-        const unsigned char *value = params[i];
-        if (!value || p->role == CT_ROLE_IGNORE || p->size < 8)
-            continue;
-        if (p->scan)
+    uint64_t word = 0;
+    bool scanned;
+    for (unsigned i = 0; i < k->n_params; i++)
+        if (param_word(k, params, i, &word, &scanned) &&
+            (scanned || ct_summary_entry_reaches(base, lo, hi, word, CT_TO_END)))
             return true;
-        uint64_t word;
-        memcpy(&word, value, sizeof word);
-        if (ct_summary_entry_reaches(base, lo, hi, word, CT_TO_END))
-            return true;
-    }
     return false;
+}
+
+/* The same past CT_SUMMARY_MAX tainted allocations: no word starts in a
+ * granule the summary's filter counts. */
+static bool words_miss_filter(const ct_kernel *k, void **params, const ct_summary *sm)
+{
+    uint64_t word = 0;
+    bool scanned;
+    for (unsigned i = 0; i < k->n_params; i++)
+        if (param_word(k, params, i, &word, &scanned) && (scanned || ct_summary_filter_hit(sm, word)))
+            return false;
+    return true;
 }
 
 /* The common launch while taint exists elsewhere, checked as its words are
@@ -248,6 +268,8 @@ static bool words_clean(const ct_kernel *k, void **params)
     ct_summary_look look;
     if (!sm || !ct_summary_look_begin(sm, &look))
         return false;
+    if (ct_summary_filtered(&look))
+        return words_miss_filter(k, params, sm) && ct_summary_look_end(sm, &look);
     for (unsigned e = 0; e < look.listed; e++) {
         uint64_t base = atomic_load_explicit(&sm->e[e].base, memory_order_relaxed);
         uint64_t lo = atomic_load_explicit(&sm->e[e].lo, memory_order_relaxed);

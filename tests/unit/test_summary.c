@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "ct_status.h"
+#include "summary.h"
 #include "taint.h"
 
 #define A 0x100000u
@@ -116,6 +117,62 @@ Test(summary, more_tainted_allocations_than_it_lists)
     ct_failure_id again = taint(A, 1);
     cr_expect_eq(read_of(A, 1), again, "listed again after the overflow ended");
     cr_expect_eq(read_of(B, 1), 0);
+}
+
+static bool summary_clean(uint64_t addr)
+{
+    ct_range r = {addr, CT_TO_END};
+    return ct_summary_clean(ct_store_summary(s), &r, 1);
+}
+
+/* Past the list the filter answers without the store for what it does not
+ * count - a clean allocation - and never for what it does: a tainted one
+ * from its base to its hull's end, in fine granules or, for a long span,
+ * coarse ones. */
+Test(summary, past_the_list_its_filter_answers)
+{
+    const uint64_t big = 0x400000000ull, big_size = 64u << 20;
+    cr_assert_eq(ct_store_alloc(s, big, big_size, 5), CT_OK);
+    ct_failure_id at_end = taint(big + big_size - 16, 16);
+    for (unsigned i = 0; i < MANY; i++) {
+        cr_assert_eq(ct_store_alloc(s, 0x10000000u + i * SIZE, SIZE, 5), CT_OK);
+        taint(0x10000000u + i * SIZE + i, 1);
+    }
+    cr_expect(summary_clean(B), "a clean allocation, answered by the filter");
+    cr_expect(!summary_clean(0x10000000u + 7 * SIZE), "a tainted one is the store's");
+    cr_expect(!summary_clean(big), "a long span, counted in coarse granules");
+    cr_expect_eq(read_of(big, CT_TO_END), at_end);
+    ct_range all = {big, big_size};
+    ct_written(s, &all, 1);
+    cr_expect(summary_clean(big), "released: no longer counted");
+    cr_expect_eq(read_of(big, CT_TO_END), 0);
+}
+
+/* Allocations 16 GiB apart share a fine slot: 300 of them saturate it.
+ * It then answers "ask the store" (exact) for all of them, and once the
+ * last claim goes the filter starts empty again. */
+Test(summary, a_saturated_slot_stays_until_the_overflow_ends)
+{
+    const uint64_t apart = (uint64_t)CT_FILTER_FINE_SLOTS << CT_FILTER_FINE_SHIFT, first = 0x1000000000ull;
+    enum { ALIASED = 300 };
+    for (unsigned i = 0; i < ALIASED; i++) {
+        cr_assert_eq(ct_store_alloc(s, first + i * apart, SIZE, 6), CT_OK);
+        taint(first + i * apart, 1);
+    }
+    for (unsigned i = 1; i < ALIASED; i++) {
+        ct_range w = {first + i * apart, SIZE};
+        ct_written(s, &w, 1);
+    }
+    cr_expect_neq(read_of(first, CT_TO_END), 0, "the one left is found");
+    cr_expect_eq(read_of(first + apart, CT_TO_END), 0, "the released ones are clean");
+    cr_expect(!summary_clean(first + apart), "a saturated slot still asks the store");
+    cr_expect_eq(ct_store_forget_owner(s, 6), ALIASED);
+    for (unsigned i = 0; i < MANY; i++) {
+        cr_assert_eq(ct_store_alloc(s, 0x10000000u + i * SIZE, SIZE, 5), CT_OK);
+        taint(0x10000000u + i * SIZE, 1);
+    }
+    cr_assert_eq(ct_store_alloc(s, first + apart, SIZE, 6), CT_OK);
+    cr_expect(summary_clean(first + apart), "the next overflow starts with an empty filter");
 }
 
 /* A reader that has seen a taint land (through its own flag) sees it. */
