@@ -27,6 +27,11 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #define __CUDA_API_PUSH_VISIBILITY_DEFAULT 1
 #include <cuda.h>
+/* The profiler entry points are declared apart from cuda.h, without its
+   visibility push: exported here like the rest. */
+#pragma GCC visibility push(default)
+#include <cudaProfiler.h>
+#pragma GCC visibility pop
 
 #include "entry.h"
 #include "log.h"
@@ -655,6 +660,11 @@ CUresult fc_device_uuid(CUuuid *uuid, CUdevice d);
 CUresult fc_ctx_api_version(CUcontext c, unsigned *version);
 CUresult fc_module_loading_mode(CUmoduleLoadingMode *mode);
 bool fc_loading_eager(void);
+
+/* ---- the profiler control calls (profiler.c) --------------------------- */
+
+CUresult fc_profiler_start(void);
+CUresult fc_profiler_stop(void);
 
 
 #endif
