@@ -9,9 +9,11 @@
  * - A call is refused (CUDA_ERROR_INVALID_VALUE) unless each device side
  *   lies inside one live allocation; when it runs, the range is resolved
  *   again, and a range freed meanwhile is an illegal address (sticky).
- * - A stream-ordered copy from the host snapshots its source at the call
- *   (as the driver stages pageable memory), so the caller may reuse it;
- *   its host destination is written when the copy runs.
+ * - A stream-ordered copy from pageable host memory snapshots its source at
+ *   the call (as the driver stages pageable memory), so the caller may
+ *   reuse it; from pinned or registered memory it reads the source when it
+ *   runs, as the device's DMA does; its host destination is written when
+ *   the copy runs.
  * - A batch is checked whole before any of its copies is queued: refused,
  *   none of it runs.
  * - Copy arrays (CUarray) are not emulated: CUDA_ERROR_NOT_SUPPORTED.
@@ -75,6 +77,14 @@ CUresult fc_copy_stage(fc_copy *c)
     c->staging = buf;
     c->src = (fc_end){.host = buf, .pitch = c->width, .height = c->rows};
     return CUDA_SUCCESS;
+}
+
+/* Whether the host source lies in pinned or registered memory, which the
+   device reads by DMA when the copy runs: such a copy is not staged. */
+bool fc_copy_src_pinned(const fc_copy *c)
+{
+    size_t n = fc_footprint(&c->src, c->width, c->rows, c->depth);
+    return !c->src.device && c->src.host && n != SIZE_MAX && fc_mem_host_pinned(c->src.host, n);
 }
 
 /* The checks of the call: each device side inside one live allocation. */

@@ -13,8 +13,10 @@
  * - A handle (context, stream, event, module, library, function, kernel) is
  *   a slot of a fixed pool (handles.c); it is dereferenced only after
  *   fc_obj_valid() said the slot is live with the expected kind.
- * - Device addresses are never host addresses: device bytes are reached only
- *   through memory.c, under its read lock.
+ * - Device addresses are never host addresses, except pinned and registered
+ *   host memory, mapped for the device at its host address (unified
+ *   addressing): device bytes are reached only through memory.c, under its
+ *   read lock.
  * - Work is executed only by fc_drain() (queue.c), in submission order per
  *   context; nothing runs at the call that queued it.
  * - The kernel registry (plugins.c) is complete before any entry point goes
@@ -221,8 +223,15 @@ CUresult fc_mem_info(size_t *free_bytes, size_t *total);
 CUresult fc_mem_info_v1(unsigned *free_bytes, unsigned *total);
 CUresult fc_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p);
 CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p);
-CUresult fc_host_alloc(void **pp, size_t bytes);
+CUresult fc_host_alloc(void **pp, size_t bytes, unsigned flags);
 CUresult fc_host_free(void *p);
+CUresult fc_host_register(void *p, size_t bytes, unsigned flags);
+CUresult fc_host_unregister(void *p);
+CUresult fc_host_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags);
+CUresult fc_host_device_pointer_v1(CUdeviceptr_v1 *dptr, void *p, unsigned flags);
+CUresult fc_host_get_flags(unsigned *flags, void *p);
+/* Whether [p, p + bytes) is one pinned block's or registration's. */
+bool fc_mem_host_pinned(const void *p, size_t bytes);
 void fc_mem_release_ctx(CUcontext ctx);
 size_t fc_mem_total(void);
 
@@ -407,6 +416,7 @@ CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
 CUresult fc_run_copy(fc_copy *c);
 CUresult fc_run_fill(const fc_fill *f);
 CUresult fc_copy_check(const fc_copy *c);
+bool fc_copy_src_pinned(const fc_copy *c);
 CUresult fc_copy_stage(fc_copy *c);
 CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p);
 CUresult fc_fill_make(fc_fill *f, CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,

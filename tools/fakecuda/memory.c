@@ -1,6 +1,7 @@
 /*
- * memory.c: emulated device memory, and the pinned host blocks of
- * cuMemAllocHost / cuMemHostAlloc.
+ * memory.c: emulated device memory, the pinned host blocks of
+ * cuMemAllocHost / cuMemHostAlloc, and host ranges registered with
+ * cuMemHostRegister.
  *
  * Device addresses come from a large PROT_NONE reservation (the arena), so a
  * program that dereferences one gets SIGSEGV, as on a GPU. Each allocation's
@@ -14,6 +15,13 @@
  * bytes vmm.c resolves through its mappings, and physical memory, ranges of
  * one sparse memfd placed like allocations in an arena of file offsets.
  *
+ * Pinned blocks and registered ranges are mapped for the device at their
+ * host address, as on a unified-addressing system (the device reports
+ * CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING and
+ * CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM): kernels and copies reach them
+ * through fc_mem_view_locked like device memory, yet they are host memory
+ * (fc_mem_is_device says no), so the program uses them directly.
+ *
  * Invariants:
  * - Live allocations never overlap; a freed entry stays as a tombstone
  *   (live == false) until compaction, and in the device and physical
@@ -21,8 +29,11 @@
  *   tombstone, so a binary search for the last base <= address finds the
  *   only allocation that can contain it.  The pinned host table's
  *   addresses come from the C heap, which may hand out a freed block's
- *   bytes again under a tombstone: it is only searched for a block's
- *   exact base, found after (above) any tombstone at the same address.
+ *   bytes again: it is compacted at every free, so it holds no tombstone
+ *   and its live blocks (heap blocks) never overlap. The registration
+ *   table is compacted at every unregistration too, and a registration
+ *   overlapping a pinned block or another registration is refused, so an
+ *   interior address finds its block or range by the same search.
  * - Fresh device memory up to FC_STALE_MAX holds FC_STALE bytes, never
  *   zeros: it is what a GPU shows in memory nobody wrote.
  * - used <= total; both count bytes rounded up to the allocation alignment,
@@ -57,6 +68,7 @@ typedef struct fc_range {
     fc_vres *vres;        /* a reservation's mappings (vmm.c) */
     CUcontext ctx;
     fc_mem_kind kind;
+    unsigned flags;       /* pinned blocks and registrations: the caller's flags */
     bool live;
 } fc_range;
 
@@ -80,7 +92,7 @@ typedef struct fc_phys {
 
 static struct {
     pthread_rwlock_t lock;
-    fc_table dev, host;
+    fc_table dev, host, reg;
     fc_arena main, low;
     fc_phys phys;
     size_t used, total;
@@ -509,10 +521,48 @@ CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p)
 
 /* ---- pinned host memory: plain page-aligned host blocks ------------------ */
 
-CUresult fc_host_alloc(void **pp, size_t bytes)
+#define FC_HOSTALLOC_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)
+#define FC_HOSTREGISTER_FLAGS \
+    (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY | \
+     CU_MEMHOSTREGISTER_READ_ONLY)
+
+/* The pinned block or registered range holding [p, p + bytes), under the lock. */
+static const fc_range *fc_pinned_locked(uintptr_t p, size_t bytes)
+{
+    const fc_range *e = tbl_find(&mem.host, p);
+    if (!e)
+        e = tbl_find(&mem.reg, p);
+    return e && bytes <= e->size - (p - e->base) ? e : NULL;
+}
+
+/* Whether [p, p + n) meets a pinned block or a registration. */
+static bool fc_pinned_overlap_locked(uintptr_t p, size_t n)
+{
+    const fc_table *t[] = {&mem.host, &mem.reg};
+    for (size_t k = 0; k < 2; k++) {
+        size_t i = tbl_upper(t[k], p + n - 1);
+        if (i > 0 && t[k]->v[i - 1].base + t[k]->v[i - 1].size > p)
+            return true;
+    }
+    return false;
+}
+
+/* Pinned memory is not stream-ordered work: like cuMemFree, taking it back
+   waits for the context's queued work, which may still read or write it. */
+static CUresult fc_pinned_call(CUcontext *ctx, bool drain)
+{
+    CUresult r = fc_current(ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_unsafe();
+    if (r == CUDA_SUCCESS && drain)
+        r = fc_drain_all(*ctx);
+    return r;
+}
+
+CUresult fc_host_alloc(void **pp, size_t bytes, unsigned flags)
 {
     CUcontext ctx;
-    if (!pp || bytes == 0)
+    if (!pp || bytes == 0 || (flags & ~FC_HOSTALLOC_FLAGS))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_current(&ctx);
     if (r == CUDA_SUCCESS)
@@ -522,7 +572,8 @@ CUresult fc_host_alloc(void **pp, size_t bytes)
     void *p;
     if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fc_range e = {.base = (uintptr_t)p, .size = bytes, .host = p, .ctx = ctx, .live = true};
+    fc_range e = {.base = (uintptr_t)p, .size = bytes, .span = bytes, .host = p, .ctx = ctx, .flags = flags,
+                  .live = true};
     pthread_rwlock_wrlock(&mem.lock);
     bool ok = tbl_insert(&mem.host, &e);
     pthread_rwlock_unlock(&mem.lock);
@@ -536,9 +587,7 @@ CUresult fc_host_alloc(void **pp, size_t bytes)
 CUresult fc_host_free(void *p)
 {
     CUcontext ctx;
-    CUresult r = fc_current(&ctx);
-    if (r == CUDA_SUCCESS)
-        r = fc_capture_unsafe();
+    CUresult r = fc_pinned_call(&ctx, true);
     if (r != CUDA_SUCCESS)
         return r;
     pthread_rwlock_wrlock(&mem.lock);
@@ -546,11 +595,134 @@ CUresult fc_host_free(void *p)
     if (e && e->base == (uintptr_t)p) {
         free(e->host);
         tbl_remove(&mem.host, e);
+        tbl_compact(&mem.host);
     } else {
         r = CUDA_ERROR_INVALID_VALUE;
     }
     pthread_rwlock_unlock(&mem.lock);
     return r;
+}
+
+/* Whether every page of [p, p + n) is mapped in the process (mincore fails
+   with ENOMEM on a hole), as the driver must pin each page it registers. */
+static bool fc_host_mapped(uintptr_t p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = p / page * page, end = fc_round(p + n, page);
+    unsigned char vec[256];
+    while (a < end) {
+        size_t chunk = end - a < sizeof vec * page ? end - a : sizeof vec * page;
+        if (mincore((void *)a, chunk, vec) != 0)
+            return false;
+        a += chunk;
+    }
+    return true;
+}
+
+static bool fc_in_arena(const fc_arena *a, uintptr_t p, size_t n)
+{
+    return a->end != 0 && p < a->end && p + n > a->base;
+}
+
+/* cuMemHostRegister: pins (records) [p, p + bytes) and maps it for the
+   device at its own address. */
+CUresult fc_host_register(void *p, size_t bytes, unsigned flags)
+{
+    CUcontext ctx;
+    uintptr_t a = (uintptr_t)p;
+    if (!p || bytes == 0 || a + bytes < a || (flags & ~FC_HOSTREGISTER_FLAGS))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_pinned_call(&ctx, false);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (flags & CU_MEMHOSTREGISTER_IOMEMORY)
+        return CUDA_ERROR_NOT_SUPPORTED; /* there is no PCI aperture to map */
+    fc_range e = {.base = a, .size = bytes, .span = bytes, .host = p, .ctx = ctx, .flags = flags, .live = true};
+    pthread_rwlock_wrlock(&mem.lock);
+    /* Device addresses (managed memory too) are the driver's, not host memory to pin. */
+    if (fc_in_arena(&mem.main, a, bytes) || fc_in_arena(&mem.low, a, bytes) || !fc_host_mapped(a, bytes))
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (fc_pinned_overlap_locked(a, bytes))
+        r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    else if (!tbl_insert(&mem.reg, &e))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_rwlock_unlock(&mem.lock);
+    return r;
+}
+
+/* cuMemHostUnregister takes the base cuMemHostRegister was given. */
+CUresult fc_host_unregister(void *p)
+{
+    CUcontext ctx;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_pinned_call(&ctx, true);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_wrlock(&mem.lock);
+    fc_range *e = tbl_find(&mem.reg, (uintptr_t)p);
+    if (e && e->base == (uintptr_t)p) {
+        tbl_remove(&mem.reg, e);
+        tbl_compact(&mem.reg);
+    } else {
+        r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+    return r;
+}
+
+/* Unified addressing: the device address of pinned host memory is its host address. */
+CUresult fc_host_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags)
+{
+    CUcontext ctx;
+    if (!dptr || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_rdlock(&mem.lock);
+    bool found = fc_pinned_locked((uintptr_t)p, 1) != NULL;
+    pthread_rwlock_unlock(&mem.lock);
+    if (found)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fc_host_device_pointer_v1(CUdeviceptr_v1 *dptr, void *p, unsigned flags)
+{
+    CUdeviceptr d = 0;
+    CUresult r = dptr ? fc_host_device_pointer(&d, p, flags) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && d > UINT32_MAX)
+        r = CUDA_ERROR_INVALID_VALUE; /* host memory above 4 GiB has no 32-bit device address */
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr_v1)d;
+    return r;
+}
+
+/* The flags a pinned block was allocated, or a range registered, with. */
+CUresult fc_host_get_flags(unsigned *flags, void *p)
+{
+    CUcontext ctx;
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_rdlock(&mem.lock);
+    const fc_range *e = fc_pinned_locked((uintptr_t)p, 1);
+    if (e)
+        *flags = e->flags;
+    pthread_rwlock_unlock(&mem.lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+bool fc_mem_host_pinned(const void *p, size_t bytes)
+{
+    pthread_once(&mem_once, fc_mem_setup);
+    fc_mem_rdlock();
+    bool pinned = fc_pinned_locked((uintptr_t)p, bytes) != NULL;
+    fc_mem_unlock();
+    return pinned;
 }
 
 /* ---- context teardown ------------------------------------------------- */
@@ -588,6 +760,11 @@ void fc_mem_release_ctx(CUcontext ctx)
         }
     }
     tbl_compact(&mem.dev);
+    /* A context's registrations go with it, unless made portable to every context. */
+    for (size_t i = 0; i < mem.reg.n; i++)
+        if (mem.reg.v[i].ctx == ctx && !(mem.reg.v[i].flags & CU_MEMHOSTREGISTER_PORTABLE))
+            mem.reg.v[i].live = false;
+    tbl_compact(&mem.reg);
     arena_rewind(&mem.main);
     arena_rewind(&mem.low);
     pthread_rwlock_unlock(&mem.lock);
@@ -606,11 +783,15 @@ void fc_mem_unlock(void)
 }
 
 /* Host view of [p, p + bytes) if it lies inside one live allocation (or one
-   reservation's accessible mappings). */
+   reservation's accessible mappings, or one pinned block or registration). */
 void *fc_mem_view_locked(CUdeviceptr p, size_t bytes)
 {
     const fc_range *e = tbl_find(&mem.dev, p);
-    if (!e || bytes > e->size - (p - e->base))
+    if (!e) {
+        e = fc_pinned_locked(p, bytes);
+        return e ? e->host + (p - e->base) : NULL;
+    }
+    if (bytes > e->size - (p - e->base))
         return NULL;
     if (e->kind == FC_MEM_RESERVED)
         return fc_vmm_view_locked(e->vres, p - e->base, bytes);

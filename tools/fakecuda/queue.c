@@ -222,14 +222,14 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
 
 /* Queue w on stream s (as the call named it, already resolved to ctx); a
    synchronous submission returns when it (and all before it) ran. Takes w:
-   it is queued or discarded. A stream-ordered copy from the host takes its
-   snapshot here, as it is queued. */
+   it is queued or discarded. A stream-ordered copy from pageable host
+   memory takes its snapshot here, as it is queued. */
 CUresult fc_submit(CUcontext ctx, CUstream s, fc_work *w, bool sync)
 {
     CUresult cr;
     if (fc_capture_take(ctx, s, w, sync, &cr))
         return cr; /* recorded into a graph, or refused */
-    if (!sync && w->kind == FC_W_COPY && !w->u.copy.src.device) {
+    if (!sync && w->kind == FC_W_COPY && !w->u.copy.src.device && !fc_copy_src_pinned(&w->u.copy)) {
         CUresult r = fc_copy_stage(&w->u.copy);
         if (r != CUDA_SUCCESS) {
             fc_work_discard(w);
