@@ -537,6 +537,7 @@ struct CUgraphNode_st {
     CUgraph graph;
     CUgraphNodeType type;
     uint64_t serial;       /* unique in the process: executable graphs name their origins by it */
+    uint64_t origin;       /* a clone's node: the serial of the node it copies; else 0 */
     fc_nodes deps;         /* the nodes it depends on, each once */
     fc_work op;            /* what it runs (kernel, copy, fill, host function); owned */
     void **argv;           /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
@@ -560,6 +561,8 @@ struct CUgraphExec_st {
 
 CUresult fc_graph_create(CUgraph *g, unsigned flags);
 CUresult fc_graph_destroy(CUgraph g);
+CUresult fc_graph_clone(CUgraph *out, CUgraph g);
+CUresult fc_graph_find_in_clone(CUgraphNode *out, CUgraphNode original, CUgraph clone);
 CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
                       fc_work *op);
 CUresult fc_graph_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,

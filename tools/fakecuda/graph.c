@@ -1,7 +1,7 @@
 /*
  * graph.c: graphs and their nodes, built explicitly (cuGraphAdd*Node and
  * dependencies) or by stream capture (capture.c adds through fc_graph_add),
- * and the queries and parameter changes on them.
+ * the queries and parameter changes on them, and clones.
  *
  * A node holds the work it stands for as a template work item (fc_work,
  * the queue's own item): a kernel with its parameters copied when the node
@@ -20,6 +20,8 @@
  *   is unused (zero); nothing looks at it but by the node's type.
  * - A kernel node's argv points into its own template's parameters, and is
  *   rebuilt whenever the template is replaced.
+ * - A clone's node names the node it copies by serial (origin), never by
+ *   handle: the original may be destroyed first.
  * - Graph objects are not internally synchronized, as the driver's are not:
  *   the caller serialises calls on one graph (capture.c serialises its own
  *   additions under its lock).
@@ -568,4 +570,58 @@ CUresult fc_node_set_params(CUgraphNode n, CUgraphNodeParams *p)
     fc_node_params typed;
     CUresult r = fc_node_params_from(p, &typed);
     return r == CUDA_SUCCESS ? fc_node_set(n, p->type, &typed, false) : r;
+}
+
+/* ---- cloning ------------------------------------------------------------------- */
+
+/* A deep copy: every node's template copied (its own parameters), every
+   edge between the copies, creation order kept, so that the clone
+   instantiates and runs as the original does and changes to either never
+   reach the other. Each copy remembers its original's serial, which names
+   the original uniquely for cuGraphNodeFindInClone. */
+CUresult fc_graph_clone(CUgraph *out, CUgraph g)
+{
+    if (!out || !fc_graph_resolve(g) || g->capturing)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUgraph c;
+    CUresult r = fc_graph_create(&c, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (size_t i = 0; i < g->nodes.n; i++)
+        g->nodes.v[i]->index = i;
+    /* cuGraphAddDependencies may make a node depend on a later one, so the
+       edges are made once every copy exists. */
+    for (size_t i = 0; i < g->nodes.n && r == CUDA_SUCCESS; i++) {
+        CUgraphNode n = g->nodes.v[i], copy;
+        fc_work op = {0};
+        if (n->type != CU_GRAPH_NODE_TYPE_EMPTY && (r = fc_work_clone(&op, &n->op)) != CUDA_SUCCESS)
+            break;
+        if ((r = fc_graph_add(&copy, c, NULL, 0, n->type, &op)) == CUDA_SUCCESS)
+            copy->origin = n->serial;
+    }
+    for (size_t i = 0; i < g->nodes.n && r == CUDA_SUCCESS; i++) {
+        const fc_nodes *from = &g->nodes.v[i]->deps;
+        CUgraphNode copy = c->nodes.v[i];
+        for (size_t j = 0; j < from->n && r == CUDA_SUCCESS; j++)
+            if (!fc_nodes_add(&copy->deps, c->nodes.v[from->v[j]->index]))
+                r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (r != CUDA_SUCCESS) {
+        fc_graph_destroy(c);
+        return r;
+    }
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_graph_find_in_clone(CUgraphNode *out, CUgraphNode original, CUgraph clone)
+{
+    if (!out || !fc_node_resolve(original) || !fc_graph_resolve(clone))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < clone->nodes.n; i++)
+        if (clone->nodes.v[i]->origin == original->serial) {
+            *out = clone->nodes.v[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
 }
