@@ -121,7 +121,7 @@ CUresult fc_get_error_string(CUresult r, const char **s);
 typedef enum fc_kind {
     FC_K_FREE = 0,
     FC_K_CTX, FC_K_STREAM, FC_K_EVENT, FC_K_MODULE, FC_K_LIBRARY,
-    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE, FC_K_GRAPH, FC_K_GNODE, FC_K_GEXEC,
+    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE, FC_K_GRAPH, FC_K_GNODE, FC_K_GEXEC, FC_K_LINK,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -131,7 +131,7 @@ typedef struct fc_obj {
 
 typedef enum fc_pool_id {
     FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_MEMHANDLE, FC_P_GRAPH, FC_P_GNODE, FC_P_GEXEC,
-    FC_P_COUNT
+    FC_P_LINK, FC_P_COUNT
 } fc_pool_id;
 
 void *fc_obj_new(fc_pool_id pool, fc_kind kind, CUcontext owner);
@@ -438,7 +438,32 @@ typedef struct fc_image {
 void fc_image_read_memory(fc_image *img, const void *image);
 /* An image file; CUDA_ERROR_FILE_NOT_FOUND when it cannot be read. */
 CUresult fc_image_read_file(fc_image *img, const char *path);
+/* The n bytes at src, copied (owned by the caller); NULL unless all are readable. */
+unsigned char *fc_image_copy_in(const void *src, size_t n);
+/* n bytes at data, copied in whole; false when they are not all readable. */
+bool fc_image_read_bytes(fc_image *img, const void *data, size_t n);
 void fc_image_drop(fc_image *img);
+
+/* ---- the linker (link.c) ----------------------------------------------- */
+
+struct CUlinkState_st {
+    fc_obj hdr;
+    unsigned char *holds;   /* owned; the union of the inputs' kernels (fc_image.holds) */
+    bool every;             /* an input fakecuda does not read: every known kernel */
+    size_t inputs;          /* inputs added */
+    unsigned char *image;   /* owned; what cuLinkComplete made last; NULL before */
+    size_t image_size;
+    char *error_log;        /* the caller's CU_JIT_ERROR_LOG_BUFFER, or NULL */
+    size_t error_log_size;
+};
+
+CUresult fc_link_create(unsigned nopt, CUjit_option *opt, void **val, CUlinkState *out);
+CUresult fc_link_add_data(CUlinkState st, CUjitInputType type, void *data, size_t size, const char *name,
+                          unsigned nopt, CUjit_option *opt, void **val);
+CUresult fc_link_add_file(CUlinkState st, CUjitInputType type, const char *path, unsigned nopt, CUjit_option *opt,
+                          void **val);
+CUresult fc_link_complete(CUlinkState st, void **cubin, size_t *size);
+CUresult fc_link_destroy(CUlinkState st);
 
 /* ---- modules, libraries, functions (modules.c) ------------------------- */
 

@@ -551,6 +551,25 @@ CUresult fc_image_read_file(fc_image *img, const char *path)
     return CUDA_SUCCESS;
 }
 
+/* The n bytes at src, copied whole (the caller frees them); NULL where they
+   are not all readable. */
+unsigned char *fc_image_copy_in(const void *src, size_t n)
+{
+    return n ? fc_copy_in(src, n) : NULL;
+}
+
+/* n bytes given with their size (the linker's inputs): read if all readable. */
+bool fc_image_read_bytes(fc_image *img, const void *data, size_t n)
+{
+    *img = (fc_image){0};
+    unsigned char *b = n ? fc_copy_in(data, n) : NULL;
+    if (!b)
+        return false;
+    fc_image_parse(img, b, n);
+    free(b);
+    return true;
+}
+
 void fc_image_drop(fc_image *img)
 {
     free(img->holds);
