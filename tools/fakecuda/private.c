@@ -11,7 +11,9 @@
  *   CUDA_ERROR_NOT_SUPPORTED, so a newer runtime gets an answer, not a jump
  *   through garbage.
  * - An unknown table is CUDA_ERROR_NOT_SUPPORTED with one stderr line per
- *   UUID; nothing here ever crashes on an unexpected request.
+ *   UUID; nothing here ever crashes on an unexpected request. A known table
+ *   deliberately not provided (its client carries on without it) is
+ *   CUDA_ERROR_NOT_SUPPORTED with only the FAKECUDA_LOG=debug line.
  * - Context-local storage holds at most one value per (context, key), under
  *   cls_lock; destructors run outside it, when the context is released
  *   (fc_ctx_storage_drop from context.c, before the context is freed).
@@ -434,6 +436,10 @@ static const fc_table fc_tables[] = {
      "CONTEXT_CHECKS", context_checks},
     {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
      "INTEGRITY_CHECK", integrity_check},
+    /* NVRTC 13.0 asks for it right after cuInit, and compiles (PTX and
+       cubin) without it; what its words would be was never measured. */
+    {{0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28},
+     "NVRTC", NULL},
 };
 
 static void fc_uuid_text(const CUuuid *id, char out[37])
