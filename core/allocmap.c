@@ -1,31 +1,44 @@
 /*
  * allocmap.c - the live device allocations, by address (see allocmap.h).
  *
- * Owns: the allocation nodes, their two indexes and the per-thread cache of
- * recent lookups.
+ * Owns: the allocation nodes, the B+tree that orders them by base, and the
+ * per-thread cache of recent lookups.
+ *
+ * Why a B+tree: at a million live allocations and more, what an alloc+free
+ * costs is the cache misses of the walk from the root, and a hash beside a
+ * binary tree paid a whole-table rehash (tens of milliseconds) on one
+ * unlucky allocation.  Nodes of BT_ORDER keys keep the walk to a handful of
+ * nodes (4 levels at a million), each searched in a line or two, the one
+ * index answers both exact lookups (a free) and interior ones, and it grows
+ * a node at a time.  Measured against the treap and hash it replaced:
+ * docs/DESIGN.md, "The allocation map at scale".
  *
  * Invariants:
- * - A node is 120 bytes: uthash handle, range, owner, treap links, claims.
- *   Nodes come from chunks of NODES_PER_CHUNK and go back to a free list,
- *   so the allocator's per-block overhead is paid once per chunk, not per
- *   node; with the hash buckets this keeps a live allocation under 128
- *   bytes.
- * - The ordered index is a treap whose priority is the node's hash value
- *   (see hash_base): expected O(log n) depth with no balance field to
- *   store.  The handle's last word (hashv) sits just before base and the
- *   links, so a walk that compares priorities mostly reads one cache line.
+ * - An allocation node is 56 bytes: range, owner, claims, free link.  Nodes
+ *   come from chunks of NODES_PER_CHUNK and go back to a free list, so the
+ *   allocator's per-block overhead is paid once per chunk; a node's address
+ *   never changes while it is live (callers and the lookup cache hold it).
+ * - Every tree node holds 1..BT_ORDER entries in increasing key order; an
+ *   inner node's key[i] is exactly the least base in its subtree i, so a
+ *   search descends into the last subtree whose least key is <= the one
+ *   sought.  Leaves are all at one depth.  A node left empty by a remove
+ *   leaves its parent (nodes are not merged: a tree only grows deeper by
+ *   root splits, each of which needs a full root).
+ * - An insert that would split takes its spare nodes before it changes
+ *   anything, so out of memory leaves the map as it was.
+ * - A split of a node at its end (allocations at rising addresses, what
+ *   drivers and bump allocators hand out) leaves the full node full.
  * - A map has an id no other map in the process has had, and a generation
- *   that every remove advances, so a cached lookup (id, generation) can only
- *   match while the node it names is still the one in the map.
- * - The hash is keyed by base, with a hash value of our own (hash_base,
- *   passed to HASH_*_BYHASHVALUE throughout): local in its low bits, for
- *   warm buckets, random in its high bits, for the treap.
+ *   that every remove and resize advances, so a cached lookup (id,
+ *   generation) can only match while the node it names is still the one in
+ *   the map.
  */
 #include "allocmap.h"
 
 #include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "claims.h"
 #include "ct_status.h"
@@ -34,14 +47,15 @@
 
 #define NODES_PER_CHUNK 512
 #define RECENT_HITS 8  /* a launch rarely passes more distinct buffers */
+#define BT_ORDER 32    /* entries per tree node: 256 bytes of keys */
+#define BT_MAX_DEPTH 16 /* BT_ORDER / 2 ** 15 entries would be needed first */
 
 struct ct_alloc {
-    UT_hash_handle hh;       /* keyed by base; hh.hashv is the treap priority */
     uint64_t base;
-    ct_alloc *left, *right;  /* treap; `left` links the free list */
     uint64_t size;
     uint64_t owner;          /* what it belongs to (a context); 0 unknown; | MAPPING */
     ct_claims claims;
+    ct_alloc *next_free;
 };
 
 /* A virtual memory mapping (ct_allocmap_insert_mapping), marked in the
@@ -49,12 +63,28 @@ struct ct_alloc {
  * mark lives and dies with its node.  Every reader of owner masks it. */
 #define MAPPING (1ull << 63)
 
-_Static_assert(sizeof(struct ct_alloc) <= 120,
-               "the node is most of the 128-byte budget per allocation");
+_Static_assert(sizeof(struct ct_alloc) <= 64, "the node is half of the 128-byte budget per allocation");
+
+typedef struct bt_node {
+    uint16_t n;
+    bool leaf;
+    uint64_t key[BT_ORDER];
+    void *ptr[BT_ORDER];     /* a leaf's ct_alloc, an inner node's children */
+} bt_node;
+
+/* The nodes a search went through and the entry taken in each. */
+typedef struct bt_path {
+    bt_node *node[BT_MAX_DEPTH];
+    int idx[BT_MAX_DEPTH];
+    int depth;
+} bt_path;
 
 struct ct_allocmap {
-    ct_alloc *by_base;       /* uthash head */
-    ct_alloc *root;          /* treap root */
+    bt_node *root;
+    bt_node *spare;          /* tree nodes taken ahead of a split (linked by ptr[0]) */
+    size_t n_spare;
+    size_t tree_nodes;       /* in the tree */
+    int height;              /* levels: 0 for an empty tree */
     ct_alloc *free_nodes;
     ct_alloc **chunks;
     size_t n_chunks, cap_chunks;
@@ -88,31 +118,6 @@ static void no_forget(void *owner, uint64_t base, uint64_t end)
     (void)end;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* A base's hash value: its uthash bucket (the low bits) and its treap
- * priority (compared whole, so decided by the high bits).
- * - The high 16 bits are a full mix of the base, so priorities are
- *   independent of key order and the treap stays O(log n) deep.
- * - The low 16 bits keep locality: bases in one 2 MiB page (where drivers
- *   carve small allocations one after another) get consecutive buckets,
- *   256 bytes of address per bucket, from a random start per page.  A burst
- *   of allocations then touches neighbouring bucket lines instead of one
- *   cold line each; at 100,000 allocations that miss was most of the cost
- *   of an alloc+free. */
-static unsigned hash_base(uint64_t base)
-{
-    uint32_t random_high = (uint32_t)(mix64(base) >> 32) & 0xffff0000u;
-    uint32_t near_low = (uint32_t)((base >> 8) + mix64(base >> 21)) & 0xffffu;
-    return random_high | near_low;
-}
-
 /* --- node pool --------------------------------------------------------- */
 
 static bool add_chunk(ct_allocmap *map)
@@ -130,124 +135,270 @@ static bool add_chunk(ct_allocmap *map)
         return false;
     map->chunks[map->n_chunks++] = chunk;
     for (size_t i = NODES_PER_CHUNK; i-- > 0;) {
-        chunk[i].left = map->free_nodes;
+        chunk[i].next_free = map->free_nodes;
         map->free_nodes = &chunk[i];
     }
     return true;
 }
 
-/* The handle is left as it was: HASH_ADD fills in every field of it. */
 static ct_alloc *node_get(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
 {
     if (!map->free_nodes && !add_chunk(map))
         return NULL;
     ct_alloc *node = map->free_nodes;
-    map->free_nodes = node->left;
-    node->base = base;
-    node->size = size;
-    node->owner = owner;
-    node->left = node->right = NULL;
-    node->claims = (ct_claims){0};
+    map->free_nodes = node->next_free;
+    *node = (ct_alloc){.base = base, .size = size, .owner = owner};
     return node;
 }
 
 static void node_put(ct_allocmap *map, ct_alloc *node)
 {
-    node->left = map->free_nodes;
+    node->next_free = map->free_nodes;
     map->free_nodes = node;
 }
 
-/* --- treap ------------------------------------------------------------- */
+/* --- the B+tree -------------------------------------------------------- */
 
-static unsigned priority(const ct_alloc *node)
+/* The last entry of t whose key is <= x; -1 when x is below them all. */
+static int bt_floor_index(const bt_node *t, uint64_t x)
 {
-    return node->hh.hashv;
+    int lo = 0, hi = t->n; /* the answer + 1 lies in [lo, hi] */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->key[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
 }
 
-/* The nodes a new one lands between in key order: the last right and left
- * turns of its search path.  (A node with the same base may be either.) */
-typedef struct neighbours {
-    const ct_alloc *below, *above;
-} neighbours;
-
-/* Nodes of t below key go to *lo, the rest to *hi. */
-static void treap_split(ct_alloc *t, uint64_t key, ct_alloc **lo, ct_alloc **hi, neighbours *nb)
+/* Down to the leaf entry with the greatest key <= x, the path recorded;
+ * false when x is below every key (the path then leads to the first leaf,
+ * entry -1). */
+static bool bt_descend(const ct_allocmap *map, uint64_t x, bt_path *path)
 {
-    while (t) {
-        if (t->base < key) {
-            nb->below = *lo = t;
-            lo = &t->right;
-            t = t->right;
-        } else {
-            nb->above = *hi = t;
-            hi = &t->left;
-            t = t->left;
+    path->depth = 0;
+    bool found = true;
+    for (bt_node *t = map->root; t;) {
+        assert(path->depth < BT_MAX_DEPTH && "the tree is shallower than BT_MAX_DEPTH");
+        int i = bt_floor_index(t, x);
+        if (i < 0) {
+            found = false;
+            i = t->leaf ? -1 : 0;
         }
+        path->node[path->depth] = t;
+        path->idx[path->depth++] = i;
+        t = t->leaf ? NULL : t->ptr[i];
     }
-    *lo = *hi = NULL;
+    return found && path->depth > 0;
 }
 
-/* The walk down to node's place and the split below it follow node's
- * search path to its end, so they find its neighbours on the way. */
-static neighbours treap_insert(ct_alloc **root, ct_alloc *node)
+static ct_alloc *bt_leaf_entry(const bt_path *path)
 {
-    neighbours nb = {NULL, NULL};
-    ct_alloc **link = root;
-    unsigned prio = priority(node);
-    while (*link && priority(*link) >= prio) {
-        if (node->base < (*link)->base) {
-            nb.above = *link;
-            link = &(*link)->left;
-        } else {
-            nb.below = *link;
-            link = &(*link)->right;
-        }
-    }
-    treap_split(*link, node->base, &node->left, &node->right, &nb);
-    *link = node;
-    return nb;
+    const bt_node *leaf = path->node[path->depth - 1];
+    return leaf->ptr[path->idx[path->depth - 1]];
 }
 
-/* Every key of a is below every key of b. */
-static ct_alloc *treap_merge(ct_alloc *a, ct_alloc *b)
+/* The allocation with the greatest base <= x, or NULL. */
+static ct_alloc *bt_floor(const ct_allocmap *map, uint64_t x)
 {
-    ct_alloc *t = NULL, **link = &t;
-    while (a && b) {
-        if (priority(a) >= priority(b)) {
-            *link = a;
-            link = &a->right;
-            a = a->right;
-        } else {
-            *link = b;
-            link = &b->left;
-            b = b->left;
-        }
+    const bt_node *t = map->root;
+    if (!t || x < t->key[0])
+        return NULL;
+    for (;;) {
+        int i = bt_floor_index(t, x);
+        assert(i >= 0 && "below a subtree's least key only at the root");
+        if (t->leaf)
+            return t->ptr[i];
+        t = t->ptr[i];
     }
-    *link = a ? a : b;
+}
+
+static ct_alloc *bt_first_of(const bt_node *t)
+{
+    while (!t->leaf)
+        t = t->ptr[0];
+    return t->ptr[0];
+}
+
+/* The entry after the one a descent ended at, or NULL. */
+static ct_alloc *bt_after(const bt_path *path)
+{
+    for (int l = path->depth - 1; l >= 0; l--) {
+        const bt_node *t = path->node[l];
+        int next = path->idx[l] + 1;
+        if (next < t->n)
+            return t->leaf ? t->ptr[next] : bt_first_of(t->ptr[next]);
+    }
+    return NULL;
+}
+
+/* The allocation with the least base > x, or NULL. */
+static ct_alloc *bt_above(const ct_allocmap *map, uint64_t x)
+{
+    bt_path path;
+    if (!map->root)
+        return NULL;
+    bt_descend(map, x, &path);
+    return bt_after(&path);
+}
+
+/* Tree nodes enough for a split at every level of the path and a new root,
+ * taken now so that an insert cannot fail halfway. */
+static bool bt_reserve(ct_allocmap *map, int depth)
+{
+    while (map->n_spare < (size_t)depth + 1) {
+        bt_node *t = malloc(sizeof(*t));
+        if (!t)
+            return false;
+        t->ptr[0] = map->spare;
+        map->spare = t;
+        map->n_spare++;
+    }
+    return true;
+}
+
+static bt_node *bt_take(ct_allocmap *map, bool leaf)
+{
+    bt_node *t = map->spare;
+    assert(t && "bt_reserve took enough nodes for the insert");
+    map->spare = t->ptr[0];
+    map->n_spare--;
+    map->tree_nodes++;
+    t->n = 0;
+    t->leaf = leaf;
     return t;
 }
 
-static ct_alloc *treap_remove(ct_alloc *t, const ct_alloc *node)
+static void bt_give_back(ct_allocmap *map, bt_node *t)
 {
-    ct_alloc **link = &t;
-    while (*link != node)
-        link = node->base < (*link)->base ? &(*link)->left : &(*link)->right;
-    *link = treap_merge(node->left, node->right);
-    return t;
+    map->tree_nodes--;
+    free(t);
 }
 
-static ct_alloc *floor_node(ct_alloc *t, uint64_t addr)
+static void bt_put_entry(bt_node *t, int p, uint64_t key, void *ptr)
 {
-    ct_alloc *best = NULL;
-    while (t) {
-        if (t->base <= addr) {
-            best = t;
-            t = t->right;
-        } else {
-            t = t->left;
-        }
+    assert(t->n < BT_ORDER && p >= 0 && p <= t->n && "room at a position inside the node");
+    memmove(&t->key[p + 1], &t->key[p], (size_t)(t->n - p) * sizeof(t->key[0]));
+    memmove(&t->ptr[p + 1], &t->ptr[p], (size_t)(t->n - p) * sizeof(t->ptr[0]));
+    t->key[p] = key;
+    t->ptr[p] = ptr;
+    t->n++;
+}
+
+static void bt_drop_entry(bt_node *t, int p)
+{
+    memmove(&t->key[p], &t->key[p + 1], (size_t)(t->n - p - 1) * sizeof(t->key[0]));
+    memmove(&t->ptr[p], &t->ptr[p + 1], (size_t)(t->n - p - 1) * sizeof(t->ptr[0]));
+    t->n--;
+}
+
+/* (key, ptr) at position p of the path's node at level l, splitting that
+ * node (and up the path) when it is full. */
+static void bt_put(ct_allocmap *map, bt_path *path, int l, int p, uint64_t key, void *ptr)
+{
+    bt_node *t = path->node[l];
+    if (t->n < BT_ORDER) {
+        bt_put_entry(t, p, key, ptr);
+        return;
     }
-    return best;
+    bt_node *right = bt_take(map, t->leaf);
+    if (p == t->n) {
+        bt_put_entry(right, 0, key, ptr); /* at the end: t stays full */
+    } else {
+        int keep = BT_ORDER / 2;
+        right->n = (uint16_t)(t->n - keep);
+        memcpy(right->key, &t->key[keep], right->n * sizeof(t->key[0]));
+        memcpy(right->ptr, &t->ptr[keep], right->n * sizeof(t->ptr[0]));
+        t->n = (uint16_t)keep;
+        if (p <= keep)
+            bt_put_entry(t, p, key, ptr);
+        else
+            bt_put_entry(right, p - keep, key, ptr);
+    }
+    if (l == 0) {
+        bt_node *root = bt_take(map, false);
+        bt_put_entry(root, 0, t->key[0], t);
+        bt_put_entry(root, 1, right->key[0], right);
+        map->root = root;
+        map->height++;
+        return;
+    }
+    bt_put(map, path, l - 1, path->idx[l - 1] + 1, right->key[0], right);
+}
+
+/* The least key below level l changed to key: the parents whose first
+ * entry leads there learn it, up to the first that is not. */
+static void bt_new_least(bt_path *path, int l, uint64_t key)
+{
+    for (int up = l - 1; up >= 0; up--) {
+        path->node[up]->key[path->idx[up]] = key;
+        if (path->idx[up] != 0)
+            return;
+    }
+}
+
+/* key goes after the entry the path (a descent to key, above_some its
+ * answer) ended at. */
+static void bt_insert_on(ct_allocmap *map, bt_path *path, bool above_some, uint64_t key, ct_alloc *node)
+{
+    if (!map->root) {
+        bt_node *leaf = bt_take(map, true);
+        bt_put_entry(leaf, 0, key, node);
+        map->root = leaf;
+        map->height = 1;
+        return;
+    }
+    int l = path->depth - 1;
+    if (!above_some) {
+        /* A new least key: every first entry on the way down now is it. */
+        for (int up = 0; up < l; up++)
+            path->node[up]->key[0] = key;
+        bt_put(map, path, l, 0, key, node);
+        return;
+    }
+    bt_put(map, path, l, path->idx[l] + 1, key, node);
+}
+
+/* Removes the leaf entry the path ends at; nodes left empty leave their
+ * parents, and a root of one child gives way to it. */
+static void bt_remove_at(ct_allocmap *map, bt_path *path)
+{
+    int l = path->depth - 1;
+    bt_drop_entry(path->node[l], path->idx[l]);
+    while (path->node[l]->n == 0 && l > 0) {
+        bt_give_back(map, path->node[l]);
+        l--;
+        bt_drop_entry(path->node[l], path->idx[l]);
+    }
+    if (path->node[l]->n == 0) {
+        bt_give_back(map, path->node[l]);
+        map->root = NULL;
+        map->height = 0;
+        return;
+    }
+    if (path->idx[l] == 0)
+        bt_new_least(path, l, path->node[l]->key[0]);
+    while (!map->root->leaf && map->root->n == 1) {
+        bt_node *only = map->root->ptr[0];
+        bt_give_back(map, map->root);
+        map->root = only;
+        map->height--;
+    }
+}
+
+/* At the map's end: every allocation's claims released, every tree node
+ * freed (the depth is at most BT_MAX_DEPTH: recursion is bounded). */
+static void bt_free_subtree(ct_allocmap *map, bt_node *t)
+{
+    for (int i = 0; i < t->n; i++) {
+        if (t->leaf)
+            ct_claims_drop(&((ct_alloc *)t->ptr[i])->claims, &map->env);
+        else
+            bt_free_subtree(map, t->ptr[i]);
+    }
+    free(t);
 }
 
 /* --- the map ----------------------------------------------------------- */
@@ -265,10 +416,11 @@ ct_allocmap *ct_allocmap_new(void)
     return map;
 }
 
-static void forget(ct_allocmap *map, ct_alloc *node)
+/* node, the entry the path ends at, leaves the tree, its claims the store. */
+static void forget_on(ct_allocmap *map, bt_path *path, ct_alloc *node)
 {
-    map->root = treap_remove(map->root, node);
-    HASH_DELETE(hh, map->by_base, node);
+    assert(bt_leaf_entry(path) == node && "the path ends at the node it forgets");
+    bt_remove_at(map, path);
     if (node->claims.n) {
         map->env.forget(map->env.owner, node->base, ct_claims_end(&node->claims, NULL));
         ct_claims_drop(&node->claims, &map->env);
@@ -278,14 +430,24 @@ static void forget(ct_allocmap *map, ct_alloc *node)
     map->generation++;
 }
 
+static void forget(ct_allocmap *map, ct_alloc *node)
+{
+    bt_path path;
+    bool found = bt_descend(map, node->base, &path);
+    assert(found && "a live node is in the tree under its base");
+    (void)found;
+    forget_on(map, &path, node);
+}
+
 void ct_allocmap_free(ct_allocmap *map)
 {
     if (!map)
         return;
-    ct_alloc *node, *tmp;
-    HASH_ITER(hh, map->by_base, node, tmp) {
-        HASH_DELETE(hh, map->by_base, node);
-        ct_claims_drop(&node->claims, &map->env);
+    if (map->root)
+        bt_free_subtree(map, map->root);
+    for (bt_node *t = map->spare, *next; t; t = next) {
+        next = t->ptr[0];
+        free(t);
     }
     for (size_t i = 0; i < map->n_chunks; i++)
         free(map->chunks[i]);
@@ -293,37 +455,23 @@ void ct_allocmap_free(ct_allocmap *map)
     free(map);
 }
 
-/* The lowest-based allocation intersecting [lo, hi), or NULL. */
+/* The lowest-based allocation intersecting [lo, hi), or NULL: the one at
+ * or below lo if it reaches lo, else the first above it if it starts
+ * before hi. */
 static ct_alloc *overlapping(const ct_allocmap *map, uint64_t lo, uint64_t hi)
 {
     if (lo >= hi)
         return NULL;
-    /* One walk finds both neighbours of lo: the last node at or below it,
-     * which overlaps if it reaches lo, and the first above it. */
-    ct_alloc *below = NULL, *above = NULL;
-    for (ct_alloc *t = map->root; t;) {
-        if (t->base <= lo) {
-            below = t;
-            t = t->right;
-        } else {
-            above = t;
-            t = t->left;
-        }
-    }
+    ct_alloc *below = bt_floor(map, lo);
     if (below && lo - below->base < below->size)
         return below;
+    ct_alloc *above = bt_above(map, lo);
     return above && above->base < hi ? above : NULL;
 }
 
 ct_alloc *ct_allocmap_first_in(const ct_allocmap *map, uint64_t lo, uint64_t hi)
 {
     return map ? overlapping(map, lo, hi) : NULL;
-}
-
-/* Ranges never overlap, so only a neighbour can overlap [base, base+size). */
-static bool overlaps_neighbour(neighbours nb, uint64_t base, uint64_t size)
-{
-    return (nb.below && base - nb.below->base < nb.below->size) || (nb.above && nb.above->base < base + size);
 }
 
 int ct_allocmap_insert_mapping(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t owner)
@@ -343,29 +491,26 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t 
 {
     if (!map || size == 0 || size > UINT64_MAX - base)
         return CT_EINVAL;
+    /* What can fail first, while nothing has changed. */
+    if (!bt_reserve(map, map->height))
+        return CT_ENOMEM;
     ct_alloc *node = node_get(map, base, size, owner);
     if (!node)
         return CT_ENOMEM;
-    /* Hashed first: it is the step that can fail, and nothing has changed
-     * yet.  Its store to the old head of the chain (a cold line, at 100,000
-     * allocations) then completes while the tree walk below runs.  A stale
-     * entry with the same base coexists for a moment. */
-    HASH_ADD_BYHASHVALUE(hh, map->by_base, base, sizeof(node->base), hash_base(base), node);
-    if (!ct_hash_added(&node->hh)) {
-        node_put(map, node);
-        return CT_ENOMEM;
-    }
-    /* A new node invalidates no cached hit: the ranges cached are unchanged. */
-    neighbours nb = treap_insert(&map->root, node);
-    if (overlaps_neighbour(nb, base, size)) {
-        /* Rare: a free we missed.  The stale entries go, then the new one
-         * takes its place again (forget() invalidates the lookup caches). */
-        map->root = treap_remove(map->root, node);
+    /* One descent finds the new node's place and both its neighbours, the
+     * only entries it could overlap. */
+    bt_path path;
+    bool above_some = map->root && bt_descend(map, base, &path);
+    const ct_alloc *below = above_some ? bt_leaf_entry(&path) : NULL;
+    const ct_alloc *above = map->root ? bt_after(&path) : NULL;
+    if ((below && base - below->base < below->size) || (above && above->base < base + size)) {
+        /* Rare: a free we missed.  The stale entries go first (forget()
+         * invalidates the lookup caches); a new node invalidates none. */
         for (ct_alloc *stale; (stale = overlapping(map, base, base + size));)
             forget(map, stale);
-        nb = treap_insert(&map->root, node);
-        assert(!overlaps_neighbour(nb, base, size) && "ranges in the map never overlap");
+        above_some = map->root && bt_descend(map, base, &path);
     }
+    bt_insert_on(map, &path, above_some, base, node);
     map->count++;
     return CT_OK;
 }
@@ -374,26 +519,27 @@ int ct_allocmap_remove(ct_allocmap *map, uint64_t base)
 {
     if (!map)
         return CT_EINVAL;
-    ct_alloc *node;
-    HASH_FIND_BYHASHVALUE(hh, map->by_base, &base, sizeof(base), hash_base(base), node);
-    if (!node)
+    bt_path path;
+    if (!map->root || !bt_descend(map, base, &path) || bt_leaf_entry(&path)->base != base)
         return CT_ENOENT;
-    forget(map, node);
+    forget_on(map, &path, bt_leaf_entry(&path));
     return CT_OK;
 }
 
-/* O(n): owners go away rarely (a context destroyed), allocations often. */
+/* O(n log n), in base order: owners go away rarely (a context destroyed),
+ * allocations often. */
 size_t ct_allocmap_remove_owner(ct_allocmap *map, uint64_t owner)
 {
-    if (!map || owner == 0)
+    if (!map || owner == 0 || !map->root)
         return 0;
     size_t removed = 0;
-    ct_alloc *node, *tmp;
-    HASH_ITER(hh, map->by_base, node, tmp) {
-        if ((node->owner & ~MAPPING) == owner) {
-            forget(map, node);
+    for (ct_alloc *a = bt_first_of(map->root), *next; a; a = next) {
+        uint64_t base = a->base;
+        if ((a->owner & ~MAPPING) == owner) {
+            forget(map, a);
             removed++;
         }
+        next = bt_above(map, base);
     }
     return removed;
 }
@@ -435,7 +581,7 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
         if (addr - h->base < h->size && h->generation == map->generation && h->map_id == map->id)
             return h->node;
     }
-    ct_alloc *node = floor_node(map->root, addr);
+    ct_alloc *node = bt_floor(map, addr);
     if (!node || addr - node->base >= node->size)
         return NULL;
     remember(map, node);
@@ -451,41 +597,13 @@ size_t ct_allocmap_count(const ct_allocmap *map) { return map ? map->count : 0; 
 ct_claims *ct_alloc_claims(ct_alloc *a) { return &a->claims; }
 ct_claim_env *ct_allocmap_env(ct_allocmap *map) { return &map->env; }
 
-/* Iterative: a degenerate tree, which is what the figure exists to catch,
- * would overflow the stack of a recursive walk.  SIZE_MAX without memory. */
-static size_t tree_height(const ct_allocmap *map)
-{
-    typedef struct { const ct_alloc *node; size_t depth; } visit;
-    visit *stack = malloc((map->count + 1) * sizeof(*stack));
-    if (!stack)
-        return SIZE_MAX;
-    size_t n = 0, height = 0;
-    if (map->root)
-        stack[n++] = (visit){map->root, 1};
-    while (n > 0) {
-        visit v = stack[--n];
-        if (v.depth > height)
-            height = v.depth;
-        if (v.node->left)
-            stack[n++] = (visit){v.node->left, v.depth + 1};
-        if (v.node->right)
-            stack[n++] = (visit){v.node->right, v.depth + 1};
-    }
-    free(stack);
-    return height;
-}
-
 ct_allocmap_shape ct_allocmap_shape_of(const ct_allocmap *map)
 {
     ct_allocmap_shape shape = {0};
-    if (!map || !map->by_base)
+    if (!map)
         return shape;
-    shape.height = tree_height(map);
-    const UT_hash_table *tbl = map->by_base->hh.tbl;
-    shape.buckets = tbl->num_buckets;
-    for (unsigned b = 0; b < tbl->num_buckets; b++)
-        if (tbl->buckets[b].count > shape.longest_chain)
-            shape.longest_chain = tbl->buckets[b].count;
+    shape.height = (size_t)map->height;
+    shape.tree_nodes = map->tree_nodes;
     return shape;
 }
 
@@ -497,6 +615,6 @@ size_t ct_allocmap_bytes(const ct_allocmap *map)
     if (map->cap_chunks)
         bytes += ct_heap_cost(map->cap_chunks * sizeof(*map->chunks));
     bytes += map->n_chunks * ct_heap_cost(NODES_PER_CHUNK * sizeof(ct_alloc));
-    bytes += ct_hash_cost(map->by_base ? &map->by_base->hh : NULL);
+    bytes += (map->tree_nodes + map->n_spare) * ct_heap_cost(sizeof(bt_node));
     return bytes + map->env.spill_bytes;
 }

@@ -4,9 +4,8 @@
  * Owns: which [base, base+size) ranges of device memory the driver handed
  * out, what each belongs to (an opaque owner: the shim's CUDA context), and
  * the per-allocation taint claims (see taint.h) stored with them.
- * Two indexes over the same nodes: a uthash keyed by base for exact lookups
- * (free), and an ordered tree so that any interior address resolves to its
- * allocation in O(log n).
+ * One index, a B+tree ordered by base: exact lookups (a free) and interior
+ * ones (any address to its allocation) in O(log n), a few nodes deep.
  *
  * Invariants:
  * - Ranges in the map never overlap.  Adding a range that overlaps live
@@ -58,13 +57,11 @@ size_t ct_allocmap_count(const ct_allocmap *map);
 /* Heap bytes the map holds now (nodes, hash buckets, spilled claims). */
 size_t ct_allocmap_bytes(const ct_allocmap *map);
 
-/* How well both indexes are spread, for the tests: the tree's
- * height (nodes on the longest root-to-leaf path), the hash's bucket count
- * and its longest chain.  O(n). */
+/* How the index is spread, for the tests: the tree's height (nodes from
+ * the root to a leaf, all leaves being at one depth) and its node count. */
 typedef struct ct_allocmap_shape {
     size_t height;
-    size_t buckets;
-    size_t longest_chain;
+    size_t tree_nodes;
 } ct_allocmap_shape;
 ct_allocmap_shape ct_allocmap_shape_of(const ct_allocmap *map);
 

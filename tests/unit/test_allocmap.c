@@ -298,20 +298,21 @@ Test(allocmap, holds_100000_allocations_within_128_bytes_each)
 
 /* ---- shape under the address patterns drivers produce ------------------- */
 
-/* A treap of 100,000 random priorities is about 45 deep; a hash whose
- * priorities followed key order would make it 100,000 deep. */
-#define HEIGHT_BOUND 90
-/* uthash doubles its buckets when a chain reaches 20 (ct_hash.h); a hash that
- * maps a pattern onto few buckets makes chains far longer. */
-#define CHAIN_BOUND 40
+/* A B+tree of 100,000 entries, its nodes at least half full, is 5 levels
+ * deep (16^4 < 100,000 <= 16^5); nodes a quarter full or less, what a
+ * split rule gone wrong gives, make it deeper and far wider. */
+#define HEIGHT_BOUND 5
+#define ENTRIES_PER_NODE_FLOOR 8
 
 static void check_shape(const char *pattern)
 {
     ct_allocmap_shape shape = ct_allocmap_shape_of(map);
-    cr_log_info("allocmap %s: %zu allocations, height %zu, %zu buckets, longest chain %zu", pattern,
-                ct_allocmap_count(map), shape.height, shape.buckets, shape.longest_chain);
+    size_t count = ct_allocmap_count(map);
+    cr_log_info("allocmap %s: %zu allocations, height %zu, %zu tree nodes", pattern, count, shape.height,
+                shape.tree_nodes);
     cr_assert_leq(shape.height, HEIGHT_BOUND, "%s: tree height %zu", pattern, shape.height);
-    cr_assert_leq(shape.longest_chain, CHAIN_BOUND, "%s: hash chain of %zu", pattern, shape.longest_chain);
+    cr_assert_leq(shape.tree_nodes, count / ENTRIES_PER_NODE_FLOOR + HEIGHT_BOUND, "%s: %zu tree nodes for %zu",
+                  pattern, shape.tree_nodes, count);
 }
 
 static void insert_strided(uint64_t start, uint64_t stride, uint64_t size)
