@@ -1,6 +1,6 @@
 /*
  * test_perf.c - the happy path makes no heap allocation and no system call
- * inside cutaint (README.md, "Performance").
+ * inside cutaint (docs/PERFORMANCE.md).
  *
  * perf_client makes 1000 launches, 1000 DtoH and 1000 HtoD copies of each
  * kind between marker system calls, once with LD_PRELOAD=counter and once

@@ -122,7 +122,7 @@ static CUresult saxpy(int n, float a, CUdeviceptr x, CUdeviceptr y, unsigned blo
 static CUresult copy_pair(CUdeviceptr in, CUdeviceptr out, int n, unsigned block)
 {
     /* Zeroed whole: cutaint scans a by-value struct word by word, padding
-     * included (README, "Precision"), and memcheck says so of padding left
+     * included (docs/PRECISION.md), and memcheck says so of padding left
      * unwritten. */
     struct pair pr;
     memset(&pr, 0, sizeof pr);
