@@ -299,12 +299,6 @@ static void prove(ct_flight *f, scope_key k, uint64_t upto)
     pthread_mutex_unlock(&f->lock);
 }
 
-uint64_t ct_flight_begin_proof(ct_flight *f)
-{
-    (void)f; /* the clock is the process's (flight.h) */
-    return atomic_fetch_add_explicit(&ct_flight_clock_now.epoch, 1, memory_order_relaxed);
-}
-
 /* The proofs of context, claimed when add; NULL when it has none (or no room). */
 static context_proofs *context_of(ct_flight *f, uint64_t context, bool add)
 {

@@ -98,6 +98,15 @@ typedef struct ct_summary_look {
     unsigned seq, listed;
 } ct_summary_look;
 
+/* Does any allocation carry a claim, or any write scope wait (the store's
+ * ct_store_tainted, read from here without a call): the first test of
+ * every hot check. */
+static inline bool ct_summary_tainted(const ct_summary *sm)
+{
+    return atomic_load_explicit(&sm->n, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&sm->open_scopes, memory_order_acquire) != 0;
+}
+
 /* The look at the claims alone, open scopes or not: for the owner of a
  * scope, whose own slot keeps open_scopes up (taint.c). */
 static inline bool ct_summary_look_claims(const ct_summary *sm, ct_summary_look *look)
@@ -118,9 +127,13 @@ static inline bool ct_summary_filtered(const ct_summary_look *look)
  * Ranges are clipped to the allocation they start in, and an allocation's
  * granules from its base to its hull's end are counted, so a range that
  * can reach one starts in a counted granule. */
-static inline bool ct_summary_filter_hit(const ct_summary *sm, uint64_t addr)
+static inline const ct_summary_filter *ct_summary_filter_of(const ct_summary *sm)
 {
-    const ct_summary_filter *f = atomic_load_explicit(&sm->filter, memory_order_relaxed);
+    return atomic_load_explicit(&sm->filter, memory_order_relaxed);
+}
+
+static inline bool ct_summary_filter_hit(const ct_summary_filter *f, uint64_t addr)
+{
     return atomic_load_explicit(&f->fine[(addr >> CT_FILTER_FINE_SHIFT) & (CT_FILTER_FINE_SLOTS - 1)],
                                 memory_order_relaxed) |
            atomic_load_explicit(&f->coarse[(addr >> CT_FILTER_COARSE_SHIFT) & (CT_FILTER_COARSE_SLOTS - 1)],
@@ -148,7 +161,7 @@ static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_loo
                                       uint64_t len)
 {
     if (ct_summary_filtered(look))
-        return ct_summary_filter_hit(sm, addr);
+        return ct_summary_filter_hit(ct_summary_filter_of(sm), addr);
     for (unsigned k = 0; k < look->listed; k++) {
         const ct_summary_entry *e = &sm->e[k];
         if (ct_summary_entry_reaches(atomic_load_explicit(&e->base, memory_order_relaxed),
@@ -171,8 +184,9 @@ static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_lo
 static inline bool ct_summary_clean_in(const ct_summary *sm, ct_summary_look look, const ct_range *r, size_t n)
 {
     if (ct_summary_filtered(&look)) {
+        const ct_summary_filter *f = ct_summary_filter_of(sm);
         for (size_t i = 0; i < n; i++)
-            if (ct_summary_filter_hit(sm, r[i].addr))
+            if (ct_summary_filter_hit(f, r[i].addr))
                 return false;
         return ct_summary_look_end(sm, &look);
     }

@@ -203,6 +203,7 @@ static void load(void)
     if (ct_g.cfg.disable)
         return;
     ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
+    ct_g.summary = ct_store_summary(ct_g.store);
     ct_g.flight = ct_flight_new(ct_inflight_streams);
     if (!ct_g.store || !ct_g.flight) {
         env_diag("cutaint: out of memory at start; running as a pure pass-through", NULL);

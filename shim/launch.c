@@ -251,10 +251,11 @@ static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t ba
  * granule the summary's filter counts. */
 static bool words_miss_filter(const ct_kernel *k, void **params, const ct_summary *sm)
 {
+    const ct_summary_filter *f = ct_summary_filter_of(sm);
     uint64_t word = 0;
     bool scanned;
     for (unsigned i = 0; i < k->n_params; i++)
-        if (param_word(k, params, i, &word, &scanned) && (scanned || ct_summary_filter_hit(sm, word)))
+        if (param_word(k, params, i, &word, &scanned) && (scanned || ct_summary_filter_hit(f, word)))
             return false;
     return true;
 }
@@ -264,7 +265,7 @@ static bool words_miss_filter(const ct_kernel *k, void **params, const ct_summar
  * binding.  False: bind and ask the store. */
 static bool words_clean(const ct_kernel *k, void **params)
 {
-    const ct_summary *sm = ct_store_summary(ct_g.store);
+    const ct_summary *sm = ct_g.summary;
     ct_summary_look look;
     if (!sm || !ct_summary_look_begin(sm, &look))
         return false;
@@ -597,8 +598,8 @@ static inline bool begun(ct_call *call, const ct_launch *launch, ct_flight_slot 
     current.fresh = 0; /* not decoded, its kernel not looked up */
     /* Injection rules first: then only call lives across the store's call. */
     if (CT_UNLIKELY(ct_g.cfg.inject.n != 0))
-        return before_checked(call, ct_store_tainted(ct_g.store));
-    if (!ct_store_tainted(ct_g.store))
+        return before_checked(call, ct_summary_tainted(ct_g.summary));
+    if (!ct_summary_tainted(ct_g.summary))
         return true;
     return before_checked(call, true);
 }

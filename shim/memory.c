@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "summary.h"
 
 /* The error a read of bytes under an unfinished write is refused with. */
 #define CT_PROVISIONAL_ERROR CUDA_ERROR_UNKNOWN
@@ -636,10 +637,13 @@ static ct_side host_linear(void *host, uint64_t bytes)
 /* A linear read: refuse_if_tainted's checks, with no shape made until its
  * bytes may carry a failure (a shape whose address escapes is stored even
  * on the common path). */
+/* While taint exists elsewhere, the summary's lock-free look is most reads'
+ * whole check, inline here rather than behind ct_read_failure. */
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
     ct_range plain = {src, bytes};
-    if (!ct_store_tainted(ct_g.store) || call->injected || !ct_read_failure(ct_g.store, &plain, 1, NULL))
+    if (!ct_summary_tainted(ct_g.summary) || call->injected || ct_summary_clean(ct_g.summary, &plain, 1) ||
+        !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return true;
     ct_side from = linear(src, bytes), to = host_linear(dst_host, bytes);
     return !refuse_checked(call, &from, &to, false);

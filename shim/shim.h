@@ -159,6 +159,7 @@ typedef struct ct_shim {
     atomic_int ready;          /* 0 not yet, 1 initialising, 2 ready */
     ct_config cfg;
     ct_store *store;
+    const struct ct_summary *summary; /* the store's (ct_store_summary), for inline looks */
     struct ct_flight *flight;  /* work in flight and its proofs (core/flight.h) */
     ct_latch *latch;
     atomic_bool exiting;       /* exit() has begun: teardown errors are not faults */
