@@ -5,8 +5,8 @@
  * nothing of cutaint.  tools/bench/run.sh runs it twice per case, without and
  * with libcutaint.so in LD_PRELOAD, and reports the difference.
  *
- *   bench [--ops LIST] [--live N] [--threads T] [--taint] [--regions] [--iters N]
- *         [--reps R] [--mem] [--callgrind]
+ *   bench [--ops LIST] [--live N] [--threads T] [--taint | --tainted N] [--regions] [--iters N]
+ *         [--reps R] [--mem | --grow-max] [--callgrind]
  *
  * Operations (--ops, comma-separated; default all):
  *   launch_base      cuLaunchKernel of _Z5emptyPvS_S_S_ with 4 base pointers
@@ -34,6 +34,8 @@
  * --taint      before measuring, a launch of _Z4fillPfif with 2048 threads
  *              per block fails (CUDA_ERROR_INVALID_VALUE) on an unrelated
  *              buffer: under cutaint that buffer then carries a failure.
+ * --tainted N  the same on N unrelated buffers: N allocations carry a
+ *              failure elsewhere (past the 64 the store's summary lists).
  * Output, one line per operation:
  *   op=launch_interior live=100000 threads=1 taint=0 iters=... ns=<median>
  * ns is the median over reps of: wall time of the whole parallel loop x
@@ -44,6 +46,11 @@
  * plus mmapped blocks) and RSS growth while --live allocations are made,
  * after the context and module exist:  mem live=N heap_bytes=B rss_kb=K
  * The shim's bytes per allocation are (B with shim - B without) / N.
+ *
+ * --grow-max: instead of timing the operations, make the --live
+ * allocations one by one, each step an allocation kept plus one alloc+free,
+ * and report the slowest step: grow live=N max_us=U (a whole-table rehash
+ * shows here, not in a median).
  *
  * --callgrind: for valgrind --tool=callgrind: 200 calls of warm-up, then one
  * untimed rep of --iters calls of each operation; instrumentation (when
@@ -279,20 +286,46 @@ static void make_filler(long live, CUdeviceptr **out)
     *out = v;
 }
 
-/* A failing launch on a buffer nothing else touches; under cutaint the buffer
- * then carries the failure.  Returns whether a read of it is refused. */
-static bool taint_unrelated(void)
+/* Failing launches on n buffers nothing else touches; under cutaint each
+ * buffer then carries the failure.  Returns whether a read of the last is
+ * refused. */
+static bool taint_unrelated(long n_buffers)
 {
-    CUdeviceptr victim;
-    CHECK(cuMemAlloc(&victim, 4096));
-    int n = 1024;
-    float value = 1.0f;
-    void *params[] = {&victim, &n, &value};
-    CUresult r = cuLaunchKernel(k_fill, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
-    if (r != CUDA_ERROR_INVALID_VALUE)
-        fprintf(stderr, "bench: the tainting launch returned %d, not CUDA_ERROR_INVALID_VALUE\n", (int)r);
+    CUdeviceptr victim = 0;
+    for (long i = 0; i < n_buffers; i++) {
+        CHECK(cuMemAlloc(&victim, 4096));
+        int n = 1024;
+        float value = 1.0f;
+        void *params[] = {&victim, &n, &value};
+        CUresult r = cuLaunchKernel(k_fill, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
+        if (r != CUDA_ERROR_INVALID_VALUE)
+            fprintf(stderr, "bench: the tainting launch returned %d, not CUDA_ERROR_INVALID_VALUE\n", (int)r);
+    }
     unsigned char host[64];
     return cuMemcpyDtoH(host, victim, sizeof host) != CUDA_SUCCESS;
+}
+
+/* --grow-max: the slowest step of growing to live allocations. */
+static double grow_max_us(long live)
+{
+    CUdeviceptr *v = malloc((size_t)(live ? live : 1) * sizeof *v);
+    if (!v) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    int64_t worst = 0;
+    for (long i = 0; i < live; i++) {
+        CUdeviceptr tmp;
+        int64_t t0 = now_ns();
+        CHECK(cuMemAlloc(&v[i], FILLER_BYTES));
+        CHECK(cuMemAlloc(&tmp, FILLER_BYTES));
+        CHECK(cuMemFree(tmp));
+        int64_t dt = now_ns() - t0;
+        if (dt > worst)
+            worst = dt;
+    }
+    free(v);
+    return worst / 1000.0;
 }
 
 static size_t heap_in_use(void)
@@ -315,16 +348,16 @@ static long rss_kb(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench [--ops LIST] [--live N] [--threads T] [--taint] [--regions] [--iters N | --iters-scale F]\n"
-                    "             [--reps R] [--mem] [--callgrind]\n");
+    fprintf(stderr, "usage: bench [--ops LIST] [--live N] [--threads T] [--taint | --tainted N] [--regions]\n"
+                    "             [--iters N | --iters-scale F] [--reps R] [--mem | --grow-max] [--callgrind]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     bool ops[N_OPS] = {false};
-    bool any_op = false, taint = false, mem = false, callgrind = false;
-    long live = 0, iters = 0;
+    bool any_op = false, mem = false, grow = false, callgrind = false;
+    long live = 0, iters = 0, tainted = 0;
     double scale = 1.0;
     int reps = 5;
     for (int i = 1; i < argc; i++) {
@@ -355,7 +388,11 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--reps") && v) {
             reps = atoi(v), i++;
         } else if (!strcmp(a, "--taint")) {
-            taint = true;
+            tainted = 1;
+        } else if (!strcmp(a, "--tainted") && v) {
+            tainted = atol(v), i++;
+        } else if (!strcmp(a, "--grow-max")) {
+            grow = true;
         } else if (!strcmp(a, "--regions")) {
             regions = true;
         } else if (!strcmp(a, "--mem")) {
@@ -366,8 +403,10 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (n_threads < 1 || n_threads > MAX_THREADS || reps < 1 || reps > MAX_REPS || live < 0 || scale <= 0)
+    if (n_threads < 1 || n_threads > MAX_THREADS || reps < 1 || reps > MAX_REPS || live < 0 || scale <= 0 ||
+        tainted < 0)
         usage();
+    int taint = tainted > 0;
     if (!any_op)
         for (int k = 0; k < N_OPS; k++)
             ops[k] = true;
@@ -394,11 +433,15 @@ int main(int argc, char **argv)
         printf("mem live=%ld heap_bytes=%zu rss_kb=%ld\n", live, heap_in_use() - heap0, rss_kb() - rss0);
         return 0;
     }
+    if (grow) {
+        printf("grow live=%ld max_us=%.1f\n", live, grow_max_us(live));
+        return 0;
+    }
     make_filler(live, &filler);
     for (int t = 0; t < n_threads; t++)
         setup_worker(&workers[t], ops[OP_GRAPH_LAUNCH] || ops[OP_GRAPH_LAUNCH4]);
     if (taint)
-        printf("taint refused_read=%d\n", taint_unrelated() ? 1 : 0);
+        printf("taint refused_read=%d\n", taint_unrelated(tainted) ? 1 : 0);
 
     pthread_barrier_init(&start_line, NULL, (unsigned)n_threads + 1);
     pthread_barrier_init(&finish_line, NULL, (unsigned)n_threads + 1);

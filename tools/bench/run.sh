@@ -28,6 +28,11 @@
 #   which shares nothing between threads
 #   (fakecuda's locks make its own time per call grow several-fold at 8
 #   threads, which hides what cutaint adds).
+# - at scale (stub driver): alloc+free at 1M and 5M live allocations, the
+#   slowest single step of growing to 1M (the median over 5 runs of each
+#   run's maximum, so that one preemption does not decide it), and bytes per
+#   live allocation at 5M; launch and DtoH instructions with 10,000
+#   allocations carrying taint elsewhere (past the 64 the summary lists).
 # - the one-off cost of reading a 100 MB kernel image (tools/bench/image_bench:
 #   core/image.c on synthesized fatbins of SASS, of PTX, of zstd PTX).
 # The last line is key=value, built from two tables below (instr_rows,
@@ -39,6 +44,8 @@
 # *_stub: on the stub driver, the same code with a driver that does nothing,
 # steady where fakecuda swings); then bytes_per_alloc,
 # launch8_[taint_]stub_scaling = added at 8 threads / at 1 (stub driver), and
+# alloc_free_1m_added_ns, alloc_free_5m_added_ns, alloc_max_us_1m,
+# bytes_per_alloc_5m (the scale rows, stub driver), and
 # image_<case>_ms for every image case (sass, ptx, ptx_zstd: reading 100 MB
 # of it once, through process_vm_readv as the shim reads a program's).
 set -euo pipefail
@@ -52,18 +59,23 @@ quick=0
 callgrind=1
 cg_iters=2000
 big=100000  # the live allocations of the headline figures
+tainted_many=10000 # allocations carrying taint elsewhere, for the *_taint_many rows
+scale_lives="1000000 5000000" # the scale rows' live allocations
 lives="0 1000 $big"
 threads_list="1 8"
 
 # The figures of the last line, one entry each (a new row is one more line).
-# Instructions added per call (callgrind): name op taint.
+# Instructions added per call (callgrind): name op taint (0, 1, or many:
+# $tainted_many allocations carrying taint).
 instr_rows=(
     "htod htod 0"
     "dtoh dtoh 0"
     "dtoh_taint dtoh 1"
+    "dtoh_taint_many dtoh many"
     "alloc_free alloc_free 0"
     "launch launch_interior 0"
     "launch_taint launch_interior 1"
+    "launch_taint_many launch_interior many"
     "graph_launch graph_launch 0"
     "graph_launch_taint graph_launch 1"
     "module_load module_load 0"
@@ -103,7 +115,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ "$quick" = 1 ]; then
-    rounds=1; reps=1; scale=0.05; cg_iters=200; lives="0 $big"
+    rounds=1; reps=1; scale=0.05; cg_iters=200; lives="0 $big"; tainted_many=100; scale_lives="100000 200000"
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -229,6 +241,7 @@ instr() { # op taint -> added instructions per call
     local op=$1 taint=$2 with
     local args=(--callgrind --ops "$op" --live "$big" --iters "$cg_iters")
     [ "$taint" = 1 ] && args+=(--taint)
+    [ "$taint" = many ] && args+=(--tainted "$tainted_many")
     for with in 0 1; do
         LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$(preload_for "$with") valgrind --tool=callgrind --instr-atstart=no \
             --toggle-collect=bench_loop --dump-instr=yes \
@@ -250,13 +263,15 @@ declare -A ins
 if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
     echo
     echo "instructions added per call (callgrind, $big live, 1 thread, $cg_iters calls):"
-    printf '%-16s %10s %10s\n' op "no taint" "taint"
     # every op of a row, once, in the rows' order, then the extra ones
     cg_ops=$(for row in "${instr_rows[@]}"; do echo "${row#* }"; done | awk '!seen[$1]++ { print $1 }')
+    printf '%-16s %10s %10s %10s\n' op "no taint" "taint" "taint x$tainted_many"
     for op in $cg_ops $instr_extra_ops; do
         ins[$op.0]=$(instr "$op" 0)
         ins[$op.1]=$(instr "$op" 1)
-        printf '%-16s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}"
+        many=$(printf '%s\n' "${instr_rows[@]}" | awk -v op="$op" '$2 == op && $3 == "many" { print "yes" }' | head -1)
+        [ -n "$many" ] && ins[$op.many]=$(instr "$op" many)
+        printf '%-16s %10s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}" "${ins[$op.many]:--}"
     done
     for op in launch_interior graph_launch; do
         for t in 0 1; do
@@ -290,6 +305,40 @@ bytes_per_alloc=$(awk -v a="$heap0" -v b="$heap1" -v n="$big" 'BEGIN { printf "%
 echo
 echo "memory: heap growth over $big allocations: without $heap0 B, with $heap1 B -> $bytes_per_alloc B per live allocation"
 
+# ---- at scale (stub driver: cutaint's own cost, no driver state) ----
+scale_added() { # live -> alloc+free ns added, median over rounds (interleaved)
+    local live=$1 round with order
+    : >"$work/scale.$live"
+    for round in $(seq 1 "$rounds"); do
+        if [ $((round % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+        for with in $order; do
+            driver_dir=$stub_dir run_bench "$with" --ops alloc_free --live "$live" --reps "$reps" \
+                --iters-scale "$scale" >>"$work/scale.$live"
+        done
+    done
+    medians "$work/scale.$live" | awk '{ print $7 }'
+}
+grow_max() { # live -> the slowest step growing to live, with the shim: median of 5 runs' maxima
+    local _
+    for _ in 1 2 3 4 5; do
+        driver_dir=$stub_dir run_bench 1 --grow-max --live "$1" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^max_us=/) { sub(/max_us=/, "", $i); print $i } }'
+    done | sort -n | sed -n 3p
+}
+declare -A scale_ns
+echo
+echo "at scale (stub driver):"
+for live in $scale_lives; do
+    scale_ns[$live]=$(scale_added "$live")
+    echo "  alloc+free at $live live: ${scale_ns[$live]} ns added"
+done
+first_scale=${scale_lives%% *} last_scale=${scale_lives##* }
+alloc_max=$(grow_max "$first_scale")
+echo "  slowest step growing to $first_scale live (median of 5 runs' maxima): $alloc_max us"
+stub_heap0=$(driver_dir=$stub_dir run_bench 0 --mem --live "$last_scale" | sed -n 's/.*heap_bytes=\([0-9]*\).*/\1/p')
+stub_heap1=$(driver_dir=$stub_dir run_bench 1 --mem --live "$last_scale" | sed -n 's/.*heap_bytes=\([0-9]*\).*/\1/p')
+bytes_scale=$(awk -v a="$stub_heap0" -v b="$stub_heap1" -v n="$last_scale" 'BEGIN { printf "%.1f", (b - a) / n }')
+echo "  memory at $last_scale live: $bytes_scale B per live allocation"
+
 # ---- reading a kernel image once ----
 image_args=(--mb 100 --reps "$reps")
 [ "$quick" = 1 ] && image_args=(--mb 10 --reps 1)
@@ -312,7 +361,9 @@ for row in "${instr_rows[@]}"; do
     line+=("${name}_added_instr=${ins[$op.$taint]:-na}")
 done
 line+=("bytes_per_alloc=$bytes_per_alloc" "launch8_stub_scaling=$(stub_scaling launch_interior 0)"
-       "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)")
+       "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)"
+       "alloc_free_1m_added_ns=${scale_ns[$first_scale]}" "alloc_free_5m_added_ns=${scale_ns[$last_scale]}"
+       "alloc_max_us_1m=$alloc_max" "bytes_per_alloc_5m=$bytes_scale")
 for c in sass ptx ptx_zstd; do
     line+=("image_${c}_ms=$(image_ms "$c")")
 done
