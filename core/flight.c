@@ -567,7 +567,8 @@ size_t ct_flight_suspects(ct_flight *f, uint64_t context, ct_suspect *out, size_
     size_t n = all ? gather_locked(f, context, all, &dropped) : 0;
     pthread_mutex_unlock(&f->lock);
     assert(n <= slots && "at most one suspect a slot");
-    rank(all, n);
+    if (n) /* qsort wants a valid array even for none */
+        rank(all, n);
     for (size_t i = 0; i < n && i < cap; i++)
         out[i] = all[i].s;
     free(all);

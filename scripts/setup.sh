@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(meson ninja-build gcc pkg-config uthash-dev libcriterion-dev libiberty-dev libzstd-dev
-          graphviz valgrind python3 shellcheck clang libclang-rt-14-dev groff-base
+          graphviz valgrind python3 shellcheck cppcheck clang-format clang libclang-rt-14-dev groff-base
           ffmpeg nettle-dev prometheus python3-prometheus-client python3-yaml systemd)
 
 missing=()

@@ -170,6 +170,7 @@ void ct_log(ct_log_level level, const char *fmt, ...)
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2)
         len = sizeof line - 2;
+    /* cppcheck-suppress arrayIndexOutOfBoundsCond ; len <= sizeof line - 2 here, the assert checks after */
     line[len++] = '\n';
     assert(len <= sizeof line && "a log line ends with its newline inside the buffer");
     log_line(line, len);

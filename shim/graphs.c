@@ -544,10 +544,8 @@ static void replace(uint64_t handle, ct_exec *x)
         HASH_DELETE(hh, execs, old);
     if (x) {
         HASH_ADD(hh, execs, handle, sizeof x->handle, x);
-        if (!ct_hash_added(&x->hh)) {
+        if (!ct_hash_added(&x->hh))
             exec_free(x);
-            x = NULL;
-        }
     }
     pthread_rwlock_unlock(&execs_lock);
     exec_free(old);
@@ -612,6 +610,7 @@ size_t ct_graphs_forget_context(uint64_t context)
     ct_exec *x, *next, *gone = NULL;
     pthread_rwlock_wrlock(&execs_lock);
     HASH_ITER(hh, execs, x, next) {
+        /* cppcheck-suppress uninitvar ; uthash's HASH_ITER sets x before the body (a macro it does not follow) */
         if (x->context == context) {
             HASH_DELETE(hh, execs, x);
             x->hh.next = gone;

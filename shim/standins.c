@@ -174,6 +174,7 @@ static void unload_locked(uint64_t library, ct_image **img)
 {
     stand_in *s, *next;
     HASH_ITER(hh, stand_ins, s, next) {
+        /* cppcheck-suppress uninitvar ; uthash's HASH_ITER sets s before the body (a macro it does not follow) */
         if (s->handle == library || (s->kernel && s->library == library)) {
             s->unloaded = true;
             if (s->img)
