@@ -1,5 +1,5 @@
 /*
- * config.h - every CUTAINT_ variable (README.md, "Configuration"), parsed
+ * config.h - every CUTAINT_ variable (libcutaint(7), man/libcutaint.7), parsed
  * once into one struct, plus the two small grammars: CUTAINT_ARGS (per-kernel
  * parameter roles) and CUTAINT_INJECT (fault injection).
  *
@@ -55,7 +55,7 @@ typedef struct ct_arg_rules {
     ct_arg_rule rule[CT_ARGS_MAX_RULES];
 } ct_arg_rules;
 
-/* CUTAINT_INJECT="KIND:PATTERN[#N[+]][=EFFECT];..."  see README. */
+/* CUTAINT_INJECT="KIND:PATTERN[#N[+]][=EFFECT];..."  see libcutaint(7). */
 typedef enum { CT_INJECT_LAUNCH, CT_INJECT_API } ct_inject_kind;
 
 typedef struct ct_inject_rule {

@@ -4,7 +4,7 @@
  * override dlsym and swap the pointers cuGetProcAddress returns.
  *
  * With libcutaint.so first (LD_PRELOAD="libcutaint.so layer.so", the order
- * the README asks for) every call cutaint passes down must reach the layer,
+ * docs/LAYERS.md asks for) every call cutaint passes down must reach the layer,
  * or its quota stops being enforced: a wrapper's real function is the
  * layer's when it stands in for that name - found after this library in
  * the global scope (its export), or given by its dlsym for the driver's

@@ -24,7 +24,7 @@
  * - Stream-ordered allocations (cuMemAllocAsync, cuMemAllocFromPoolAsync)
  *   belong to no context: the driver does not free them with one.
  * - A context made current by a path cutaint does not wrap is seen at the
- *   next wrapped context call (README, "Precision and known gaps").
+ *   next wrapped context call (docs/PRECISION.md, "Precision and known gaps").
  */
 #include <assert.h>
 
