@@ -162,7 +162,9 @@ static void node_put(ct_allocmap *map, ct_alloc *node)
 /* The last entry of t whose key is <= x; -1 when x is below them all. */
 static int bt_floor_index(const bt_node *t, uint64_t x)
 {
-    int lo = 0, hi = t->n; /* the answer + 1 lies in [lo, hi] */
+    if (x >= t->key[t->n - 1]) /* at or past the last: rising addresses, most of the time */
+        return t->n - 1;
+    int lo = 0, hi = t->n - 1; /* the answer + 1 lies in [lo, hi] */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         if (t->key[mid] <= x)
@@ -280,8 +282,10 @@ static void bt_give_back(ct_allocmap *map, bt_node *t)
 static void bt_put_entry(bt_node *t, int p, uint64_t key, void *ptr)
 {
     assert(t->n < BT_ORDER && p >= 0 && p <= t->n && "room at a position inside the node");
-    memmove(&t->key[p + 1], &t->key[p], (size_t)(t->n - p) * sizeof(t->key[0]));
-    memmove(&t->ptr[p + 1], &t->ptr[p], (size_t)(t->n - p) * sizeof(t->ptr[0]));
+    if (p < t->n) { /* at the end (rising addresses) nothing moves */
+        memmove(&t->key[p + 1], &t->key[p], (size_t)(t->n - p) * sizeof(t->key[0]));
+        memmove(&t->ptr[p + 1], &t->ptr[p], (size_t)(t->n - p) * sizeof(t->ptr[0]));
+    }
     t->key[p] = key;
     t->ptr[p] = ptr;
     t->n++;
@@ -289,8 +293,10 @@ static void bt_put_entry(bt_node *t, int p, uint64_t key, void *ptr)
 
 static void bt_drop_entry(bt_node *t, int p)
 {
-    memmove(&t->key[p], &t->key[p + 1], (size_t)(t->n - p - 1) * sizeof(t->key[0]));
-    memmove(&t->ptr[p], &t->ptr[p + 1], (size_t)(t->n - p - 1) * sizeof(t->ptr[0]));
+    if (p < t->n - 1) {
+        memmove(&t->key[p], &t->key[p + 1], (size_t)(t->n - p - 1) * sizeof(t->key[0]));
+        memmove(&t->ptr[p], &t->ptr[p + 1], (size_t)(t->n - p - 1) * sizeof(t->ptr[0]));
+    }
     t->n--;
 }
 
