@@ -11,7 +11,7 @@
  * - Releasing a context runs its context-local storage destructors
  *   (private.c) while it is still whole, then its pending work, then frees
  *   everything it owns: streams, events, modules and their functions,
- *   device memory.
+ *   device memory, and last its queue, whose worker (async mode) is joined.
  */
 #include "fakecuda.h"
 
@@ -75,7 +75,7 @@ static void fc_ctx_release(CUcontext c)
     fc_obj_free_owned(FC_P_FUNC, c, NULL);
     fc_obj_free_owned(FC_P_MODULE, c, fc_module_release);
     fc_mem_release_ctx(c);
-    fc_queue_fini(&c->q);
+    fc_queue_fini(c);
     fc_obj_free(c);
 }
 

@@ -8,7 +8,10 @@
  *   fault for the rest of the process: the real driver cannot recover a
  *   context after an illegal address either.
  * - After the library destructor runs (process exit), every entry point but
- *   the error-string ones returns CUDA_ERROR_DEINITIALIZED.
+ *   the error-string ones returns CUDA_ERROR_DEINITIALIZED, and no queued
+ *   work runs any more (the workers are stopped, queue.c).
+ * - On a worker thread (a host function or callback, async mode) every call
+ *   that needs a context returns CUDA_ERROR_NOT_PERMITTED.
  */
 #include "fakecuda.h"
 #include "errors.def"
@@ -21,9 +24,11 @@ static atomic_bool shut_down;
 static _Atomic int sticky = CUDA_SUCCESS;
 static _Thread_local bool per_thread_call; /* the current call is a _ptds / _ptsz twin */
 
+/* The workers stop too (async mode): nothing runs once the driver is gone. */
 __attribute__((destructor)) static void fc_shutdown(void)
 {
     atomic_store(&shut_down, true);
+    fc_queue_shutdown();
 }
 
 CUresult fc_sticky(void)
@@ -67,6 +72,10 @@ CUresult fc_enter(unsigned api_id, fc_cls cls)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (cls == FC_CTX && fc_sticky() != CUDA_SUCCESS)
         return fc_sticky();
+    /* A host function calling the API from a worker (async mode) would wait
+       for its own thread; the real driver may refuse it the same way. */
+    if (cls == FC_CTX && fc_on_worker())
+        return CUDA_ERROR_NOT_PERMITTED;
     fc_action a = fc_faults_api(row);
     if (a.code != CUDA_SUCCESS)
         return a.code;

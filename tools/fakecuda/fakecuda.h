@@ -17,8 +17,10 @@
  *   host memory, mapped for the device at its host address (unified
  *   addressing): device bytes are reached only through memory.c, under its
  *   read lock.
- * - Work is executed only by fc_drain() (queue.c), in submission order per
- *   context; nothing runs at the call that queued it.
+ * - Work is executed in submission order per context, never at the call
+ *   that queued it: by fc_drain() on the thread at a sync point
+ *   (FAKECUDA_SCHEDULE=sync), or by the context's worker thread (async, the
+ *   default; queue.c).
  * - The kernel registry (plugins.c) is complete before any entry point goes
  *   past fc_enter() and never changes afterwards, so a kernel's index and
  *   fc_kernel pointer are stable for the life of the process.
@@ -144,12 +146,21 @@ void fc_obj_free_owned(fc_pool_id pool, CUcontext owner, void (*release)(void *)
 typedef struct fc_work fc_work;
 
 typedef struct fc_queue {
-    pthread_mutex_t lock;      /* guards the ring, next_seq and streams' last_seq */
+    pthread_mutex_t lock;      /* guards the ring, next_seq, streams' last_seq and the worker fields */
     pthread_mutex_t exec;      /* held while items run, so they run in order */
     fc_work *ring;             /* FC_QUEUE_CAP items */
     unsigned head, count;
     uint64_t next_seq;         /* seq of the newest queued item */
     _Atomic uint64_t done_seq; /* every item up to this seq has run */
+    /* async mode (queue.c): the worker that runs the items */
+    pthread_cond_t work;       /* signalled when an item is queued or the worker must stop */
+    pthread_cond_t done;       /* broadcast when done_seq moves */
+    pthread_t worker;
+    bool worker_live;          /* a worker thread runs (or must be joined) */
+    bool stop;                 /* the worker leaves at its next item boundary */
+    uint64_t running;          /* seq of the item the worker runs; 0 between items */
+    struct CUctx_st *waiting_on; /* the context whose queue that item (a wait) waits on */
+    _Atomic unsigned xrefs;    /* other contexts' queued waits on this queue (FC_W_WAIT) */
 } fc_queue;
 
 /* A context's enumerated settings, kept as the ints the driver API passes. */
@@ -324,7 +335,10 @@ static inline unsigned char *fc_kwork_params(fc_kwork *kw)
 }
 
 
-typedef enum fc_work_kind { FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT, FC_W_HOST } fc_work_kind;
+typedef enum fc_work_kind {
+    FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT, FC_W_HOST,
+    FC_W_WAIT, /* async only: wait for another context's queue to reach seq (cuStreamWaitEvent) */
+} fc_work_kind;
 
 typedef struct fc_host_call { /* cuLaunchHostFunc, or cuStreamAddCallback when callback is set */
     CUhostFn fn;
@@ -344,6 +358,7 @@ struct fc_work {
         struct { CUevent e; } event;
         CUdeviceptr free;
         fc_host_call host;
+        struct { CUcontext ctx; uint64_t seq; } wait; /* holds one of ctx's xrefs */
     } u;
 };
 
@@ -375,8 +390,16 @@ struct CUevent_st {
     fc_nodes cap_deps;        /* that stream's dependencies then */
 };
 
+/* FAKECUDA_SCHEDULE: true for async (the default), false for sync. */
+bool fc_schedule_async(void);
+/* Whether the calling thread is a context's worker (async mode). */
+bool fc_on_worker(void);
 CUresult fc_queue_init(fc_queue *q);
-void fc_queue_fini(fc_queue *q);
+/* Stops and joins ctx's worker (its work already drained), waits until no
+   other context's queued wait names it, then frees the queue. */
+void fc_queue_fini(CUcontext ctx);
+/* Process exit: every worker stops at its next item boundary and is joined. */
+void fc_queue_shutdown(void);
 CUresult fc_resolve_stream(CUstream s, CUcontext *ctx, CUstream *st);
 bool fc_is_default_stream(CUstream s);
 CUresult fc_drain(CUcontext ctx, uint64_t target);
@@ -389,6 +412,8 @@ CUresult fc_work_clone(fc_work *dst, const fc_work *src);
 CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority);
 CUresult fc_stream_destroy(CUstream s);
 CUresult fc_stream_sync(CUstream s);
+CUresult fc_stream_query(CUstream s);
+CUresult fc_event_query(CUevent e);
 CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags);
 CUresult fc_event_create(CUevent *pe, unsigned flags);
 CUresult fc_event_record(CUevent e, CUstream s);

@@ -2,38 +2,116 @@
  * queue.c: the asynchronous engine, plus streams and events.
  *
  * Each context has one queue of work items in submission order, whatever
- * their stream. Work runs only at sync points (stream, event or context
- * synchronisation and queries, synchronous copies and memsets, cuMemFree),
- * on the calling thread: draining to a target runs every item up to it.
- * One order for all streams is a schedule the real driver may also choose,
- * and it satisfies the legacy default stream's ordering rules; it makes a
- * kernel's fault surface at the next sync point, never at its launch.
+ * their stream. One order for all streams is a schedule the real driver may
+ * also choose: it satisfies the legacy and per-thread default streams'
+ * rules, events, cuStreamWaitEvent within the context and callbacks, and
+ * treats stream priorities as the hints they are. Two schedules run it
+ * (FAKECUDA_SCHEDULE, read once):
+ * - async (the default): one worker thread per context, started by the
+ *   first item queued, runs the items as they come; sync points wait until
+ *   done_seq reaches their target, queries answer CUDA_ERROR_NOT_READY
+ *   while it has not. Work completes between calls, as on a GPU: a host
+ *   thread may wait on a host function, and a kernel's fault surfaces at
+ *   whichever call comes next that can report it.
+ * - sync: nothing runs until a sync point (stream, event or context
+ *   synchronisation and queries, synchronous copies and memsets,
+ *   cuMemFree), where the calling thread drains every item up to its
+ *   target; every return code of a program is then predictable.
  *
  * Invariants:
  * - Items run exactly once, in seq order, under the queue's exec mutex;
  *   done_seq is the seq of the last item run (or discarded).
  * - Once the sticky fault is set, pending items are discarded, not run.
  * - An item owns what it points to (a copy's staging, a launch's heap
- *   parameters) until fc_work_discard(), which follows running or dropping it.
- * - A full queue (FC_QUEUE_CAP) drains its oldest item before taking a new
- *   one, as the real driver blocks when its push buffer is full.
+ *   parameters, a wait's reference to the other queue) until
+ *   fc_work_discard(), which follows running or dropping it.
+ * - A full queue (FC_QUEUE_CAP) waits for its oldest item to run before
+ *   taking a new one, as the real driver blocks when its push buffer is full.
  * - An item refers to no stream (a callback is only handed the handle it
  *   was given); an event item records only if the event's latest record is
- *   still that item (so destroying or re-recording an event with work
- *   pending is harmless).
- * - Host functions and stream callbacks run in queue order on the thread
- *   that drains, holding the queue's exec mutex: like the real driver's,
- *   they must not call the CUDA API. After a sticky fault a stream callback
- *   still runs, and is told the error; a host function does not run.
+ *   still that item (so re-recording an event with work pending is
+ *   harmless; destroying one first waits for its pending record in async
+ *   mode, as its slot may be handed out again).
+ * - Host functions and stream callbacks run in queue order, holding the
+ *   queue's exec mutex, on the thread that drains (sync) or the worker
+ *   (async): like the real driver's, they must not call the CUDA API, and
+ *   on a worker every call that needs a context answers
+ *   CUDA_ERROR_NOT_PERMITTED (driver.c) rather than wait for itself. After
+ *   a sticky fault a stream callback still runs, and is told the error; a
+ *   host function does not run.
+ * - A worker lives from its context's first queued item until the context
+ *   is released (fc_queue_fini joins it once its work is drained) or the
+ *   process exits (fc_queue_shutdown); a forked child has no worker, so the
+ *   child's next submission or wait starts one (fork_child below).
+ * - A wait on another context's event (FC_W_WAIT, async only) holds an xref
+ *   on that context's queue, which fc_queue_fini waits out: seqs are taken
+ *   when the wait is queued, so waits only point at earlier work and can
+ *   form no cycle.
  * - Stream capture (capture.c) sees every submission, event record and
  *   wait, and stream or event sync first: work for a capturing stream is
  *   recorded into its graph, or refused, and never reaches the queue.
+ * - Lock order: workers_lock, then a queue's exec, then its lock; xlock is
+ *   taken holding none of them.
  */
 #include "fakecuda.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* ---- the schedule ---------------------------------------------------------- */
+
+static pthread_once_t schedule_once = PTHREAD_ONCE_INIT;
+static atomic_bool schedule_async = true;
+
+static void fc_schedule_load(void)
+{
+    const char *env = getenv("FAKECUDA_SCHEDULE");
+    if (!env || !*env || strcmp(env, "async") == 0)
+        return;
+    if (strcmp(env, "sync") == 0)
+        atomic_store(&schedule_async, false);
+    else
+        fprintf(stderr, "fakecuda: FAKECUDA_SCHEDULE=%s ignored (sync or async); async used\n", env);
+}
+
+bool fc_schedule_async(void)
+{
+    pthread_once(&schedule_once, fc_schedule_load);
+    return atomic_load_explicit(&schedule_async, memory_order_relaxed);
+}
+
+/* ---- workers ----------------------------------------------------------------- */
+
+/* Every context with a live worker, for fork and exit; under workers_lock. */
+#define FC_MAX_WORKERS 64 /* the context pool's size (handles.c) */
+static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext workers[FC_MAX_WORKERS];
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Cross-context waits sleep on xcond; queues wake them while any sleep. */
+static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t xcond = PTHREAD_COND_INITIALIZER;
+static atomic_int xsleepers;
+static atomic_bool exiting; /* fc_queue_shutdown: waits end so that workers can be joined */
+
+static _Thread_local CUcontext tls_worker_of; /* the context whose worker this thread is */
+
+bool fc_on_worker(void)
+{
+    return tls_worker_of != NULL;
+}
+
+static void fc_xwake(void)
+{
+    if (atomic_load(&xsleepers) == 0)
+        return;
+    pthread_mutex_lock(&xlock);
+    pthread_cond_broadcast(&xcond);
+    pthread_mutex_unlock(&xlock);
+}
 
 CUresult fc_queue_init(fc_queue *q)
 {
@@ -42,14 +120,208 @@ CUresult fc_queue_init(fc_queue *q)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_init(&q->lock, NULL);
     pthread_mutex_init(&q->exec, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->done, NULL);
     return CUDA_SUCCESS;
 }
 
-void fc_queue_fini(fc_queue *q)
+static void fc_run(fc_queue *q, fc_work *w);
+
+static void *fc_worker_main(void *arg)
 {
+    CUcontext ctx = arg;
+    fc_queue *q = &ctx->q;
+    tls_worker_of = ctx;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        while (q->count == 0 && !q->stop)
+            pthread_cond_wait(&q->work, &q->lock);
+        bool stop = q->stop, wait = !stop && q->ring[q->head].kind == FC_W_WAIT;
+        pthread_mutex_unlock(&q->lock);
+        if (stop)
+            break;
+        /* Only this thread takes items, so the head is still the one seen.
+           A wait touches no device state: it sleeps without exec, so that
+           fork_prepare, which takes every exec, never waits on a wait. */
+        if (!wait)
+            pthread_mutex_lock(&q->exec);
+        pthread_mutex_lock(&q->lock);
+        fc_work w = q->ring[q->head];
+        q->head = (q->head + 1) % FC_QUEUE_CAP;
+        q->count--;
+        q->running = w.seq;
+        q->waiting_on = wait ? w.u.wait.ctx : NULL;
+        pthread_mutex_unlock(&q->lock);
+        fc_run(q, &w);
+        pthread_mutex_lock(&q->lock);
+        q->running = 0;
+        q->waiting_on = NULL;
+        atomic_store(&q->done_seq, w.seq);
+        pthread_cond_broadcast(&q->done);
+        pthread_mutex_unlock(&q->lock);
+        if (!wait)
+            pthread_mutex_unlock(&q->exec);
+        fc_xwake();
+    }
+    return NULL;
+}
+
+/* fork: fork_prepare holds every worker's exec and lock, so no worker is
+   inside an item (it holds device memory's lock there) but one sleeping in
+   a wait. The child has no worker: it forgets them (its next submission or
+   wait starts one), and counts a wait its parent's worker was in as done. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&workers_lock);
+    for (int i = 0; i < FC_MAX_WORKERS; i++)
+        if (workers[i]) {
+            pthread_mutex_lock(&workers[i]->q.exec);
+            pthread_mutex_lock(&workers[i]->q.lock);
+        }
+}
+
+static void fork_parent(void)
+{
+    for (int i = FC_MAX_WORKERS - 1; i >= 0; i--)
+        if (workers[i]) {
+            pthread_mutex_unlock(&workers[i]->q.lock);
+            pthread_mutex_unlock(&workers[i]->q.exec);
+        }
+    pthread_mutex_unlock(&workers_lock);
+}
+
+static void fork_child(void)
+{
+    for (int i = FC_MAX_WORKERS - 1; i >= 0; i--)
+        if (workers[i]) {
+            fc_queue *q = &workers[i]->q;
+            if (q->running) {
+                atomic_store(&q->done_seq, q->running);
+                if (q->waiting_on)
+                    atomic_fetch_sub(&q->waiting_on->q.xrefs, 1);
+            }
+            q->running = 0;
+            q->waiting_on = NULL;
+            q->worker_live = false;
+            q->stop = false;
+            /* the condition variables may hold the parent's sleepers */
+            pthread_cond_init(&q->work, NULL);
+            pthread_cond_init(&q->done, NULL);
+            pthread_mutex_unlock(&q->lock);
+            pthread_mutex_unlock(&q->exec);
+            workers[i] = NULL;
+        }
+    pthread_cond_init(&xcond, NULL);
+    atomic_store(&xsleepers, 0);
+    pthread_mutex_unlock(&workers_lock);
+}
+
+static void fc_atfork_setup(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Async mode: ctx has a worker. Called holding none of ctx's locks. */
+static void fc_worker_ensure(CUcontext ctx)
+{
+    fc_queue *q = &ctx->q;
+    pthread_mutex_lock(&q->lock);
+    bool live = q->worker_live;
+    pthread_mutex_unlock(&q->lock);
+    if (live)
+        return;
+    pthread_once(&atfork_once, fc_atfork_setup);
+    pthread_mutex_lock(&workers_lock);
+    pthread_mutex_lock(&q->lock);
+    if (!q->worker_live) {
+        q->stop = false;
+        q->worker_live = pthread_create(&q->worker, NULL, fc_worker_main, ctx) == 0;
+        if (!q->worker_live)
+            fprintf(stderr, "fakecuda: cannot start a worker thread: work runs at sync points\n");
+    }
+    for (int i = 0; q->worker_live && i < FC_MAX_WORKERS; i++)
+        if (!workers[i]) {
+            workers[i] = ctx;
+            break;
+        }
+    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_unlock(&workers_lock);
+}
+
+/* Asks ctx's worker to stop and joins it; true if there was one. Under workers_lock. */
+static bool fc_worker_stop_locked(CUcontext ctx)
+{
+    fc_queue *q = &ctx->q;
+    pthread_mutex_lock(&q->lock);
+    bool live = q->worker_live;
+    q->stop = true;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->lock);
+    if (!live)
+        return false;
+    pthread_join(q->worker, NULL);
+    pthread_mutex_lock(&q->lock);
+    q->worker_live = false;
+    pthread_mutex_unlock(&q->lock);
+    for (int i = 0; i < FC_MAX_WORKERS; i++)
+        if (workers[i] == ctx)
+            workers[i] = NULL;
+    return true;
+}
+
+void fc_queue_fini(CUcontext ctx)
+{
+    fc_queue *q = &ctx->q;
+    pthread_mutex_lock(&workers_lock);
+    fc_worker_stop_locked(ctx);
+    pthread_mutex_unlock(&workers_lock);
+    /* Other contexts' workers waiting on this queue: all its work ran. */
+    atomic_fetch_add(&xsleepers, 1);
+    pthread_mutex_lock(&xlock);
+    while (atomic_load(&q->xrefs) > 0) {
+        pthread_cond_broadcast(&xcond);
+        pthread_cond_wait(&xcond, &xlock);
+    }
+    pthread_mutex_unlock(&xlock);
+    atomic_fetch_sub(&xsleepers, 1);
     pthread_mutex_destroy(&q->lock);
     pthread_mutex_destroy(&q->exec);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->done);
     free(q->ring);
+}
+
+/* A worker inside a host function that never returns would hold the exit
+   forever: each gets a second to reach its item boundary, then is left. */
+void fc_queue_shutdown(void)
+{
+    atomic_store(&exiting, true);
+    pthread_mutex_lock(&xlock);
+    pthread_cond_broadcast(&xcond);
+    pthread_mutex_unlock(&xlock);
+    pthread_mutex_lock(&workers_lock);
+    for (int i = 0; i < FC_MAX_WORKERS; i++) {
+        CUcontext ctx = workers[i];
+        if (!ctx || (tls_worker_of && pthread_equal(ctx->q.worker, pthread_self())))
+            continue; /* exit() from a host function: its worker cannot join itself */
+        fc_queue *q = &ctx->q;
+        pthread_mutex_lock(&q->lock);
+        q->stop = true;
+        pthread_cond_signal(&q->work);
+        pthread_mutex_unlock(&q->lock);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (pthread_timedjoin_np(q->worker, NULL, &until) == 0) {
+            pthread_mutex_lock(&q->lock);
+            q->worker_live = false;
+            pthread_mutex_unlock(&q->lock);
+        } else {
+            pthread_detach(q->worker);
+        }
+        workers[i] = NULL;
+    }
+    pthread_mutex_unlock(&workers_lock);
 }
 
 bool fc_is_default_stream(CUstream s)
@@ -79,6 +351,13 @@ void fc_work_discard(fc_work *w)
         free(w->u.copy.staging);
     else if (w->kind == FC_W_KERNEL)
         free(w->u.kernel.heap);
+    else if (w->kind == FC_W_WAIT && w->u.wait.ctx) {
+        pthread_mutex_lock(&xlock);
+        atomic_fetch_sub(&w->u.wait.ctx->q.xrefs, 1);
+        pthread_cond_broadcast(&xcond);
+        pthread_mutex_unlock(&xlock);
+        w->u.wait.ctx = NULL;
+    }
 }
 
 /* A copy of a template item (a graph node's) that owns its own parameters.
@@ -120,6 +399,22 @@ static void fc_run_event(fc_queue *q, const fc_work *w)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* The other context cannot go (its release waits for our xref), and all
+   it must reach was queued before this wait. */
+static void fc_run_wait(const fc_work *w)
+{
+    fc_queue *other = &w->u.wait.ctx->q;
+    if (atomic_load(&other->done_seq) >= w->u.wait.seq)
+        return;
+    fc_worker_ensure(w->u.wait.ctx);
+    atomic_fetch_add(&xsleepers, 1);
+    pthread_mutex_lock(&xlock);
+    while (atomic_load(&other->done_seq) < w->u.wait.seq && fc_sticky() == CUDA_SUCCESS && !atomic_load(&exiting))
+        pthread_cond_wait(&xcond, &xlock);
+    pthread_mutex_unlock(&xlock);
+    atomic_fetch_sub(&xsleepers, 1);
+}
+
 static void fc_run_host(const fc_host_call *h, CUresult status)
 {
     if (h->callback)
@@ -155,19 +450,23 @@ static void fc_run(fc_queue *q, fc_work *w)
     case FC_W_HOST:
         fc_run_host(&w->u.host, CUDA_SUCCESS);
         break;
+    case FC_W_WAIT:
+        fc_run_wait(w);
+        break;
     }
     if (w->fault)
         r = CUDA_ERROR_ILLEGAL_ADDRESS;
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
         fc_set_sticky(r);
+        fc_xwake(); /* waits on other contexts end: their work is discarded now */
+    }
     fc_work_discard(w);
 }
 
-CUresult fc_drain(CUcontext ctx, uint64_t target)
+/* Sync mode: the calling thread runs every item up to target. */
+static CUresult fc_drain_here(CUcontext ctx, uint64_t target)
 {
     fc_queue *q = &ctx->q;
-    if (atomic_load(&q->done_seq) >= target)
-        return fc_sticky();
     pthread_mutex_lock(&q->exec);
     while (atomic_load(&q->done_seq) < target) {
         pthread_mutex_lock(&q->lock);
@@ -179,6 +478,29 @@ CUresult fc_drain(CUcontext ctx, uint64_t target)
         atomic_store(&q->done_seq, w.seq);
     }
     pthread_mutex_unlock(&q->exec);
+    return fc_sticky();
+}
+
+/* Async mode: waits for the worker. Under q->lock; returns with it held. */
+static void fc_wait_done_locked(fc_queue *q, uint64_t target)
+{
+    while (atomic_load(&q->done_seq) < target)
+        pthread_cond_wait(&q->done, &q->lock);
+}
+
+CUresult fc_drain(CUcontext ctx, uint64_t target)
+{
+    fc_queue *q = &ctx->q;
+    if (atomic_load(&q->done_seq) >= target)
+        return fc_sticky();
+    if (!fc_schedule_async())
+        return fc_drain_here(ctx, target);
+    if (tls_worker_of == ctx)
+        return CUDA_ERROR_NOT_PERMITTED; /* a host function waiting for itself */
+    fc_worker_ensure(ctx);
+    pthread_mutex_lock(&q->lock);
+    fc_wait_done_locked(q, target);
+    pthread_mutex_unlock(&q->lock);
     return fc_sticky();
 }
 
@@ -198,11 +520,18 @@ CUresult fc_drain_all(CUcontext ctx)
 static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
 {
     fc_queue *q = &ctx->q;
+    bool async = fc_schedule_async();
     if (fc_fault_pending_take())
         w->fault = true;
+    if (async)
+        fc_worker_ensure(ctx);
     pthread_mutex_lock(&q->lock);
     while (q->count == FC_QUEUE_CAP) {
         uint64_t oldest = q->ring[q->head].seq;
+        if (async) {
+            fc_wait_done_locked(q, oldest);
+            continue;
+        }
         pthread_mutex_unlock(&q->lock);
         fc_drain(ctx, oldest);
         pthread_mutex_lock(&q->lock);
@@ -216,6 +545,8 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
         atomic_store(&w->u.event.e->seq, w->seq);
         atomic_store(&w->u.event.e->done_ns, 0);
     }
+    if (async)
+        pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->lock);
     return w->seq;
 }
@@ -280,7 +611,6 @@ CUresult fc_stream_destroy(CUstream s)
     return CUDA_SUCCESS;
 }
 
-/* Synchronize and Query: a query that ran the work reports it complete. */
 CUresult fc_stream_sync(CUstream s)
 {
     CUcontext ctx;
@@ -289,6 +619,28 @@ CUresult fc_stream_sync(CUstream s)
     if (r == CUDA_SUCCESS)
         r = fc_capture_refuse(ctx, s);
     return r == CUDA_SUCCESS ? fc_drain(ctx, fc_tail(ctx, st)) : r;
+}
+
+/* Whether ctx's queue reached target: sync mode runs the work (so a query
+   never answers CUDA_ERROR_NOT_READY there), async mode only looks. */
+static CUresult fc_query(CUcontext ctx, uint64_t target)
+{
+    if (!fc_schedule_async() || atomic_load(&ctx->q.done_seq) >= target)
+        return fc_drain(ctx, target);
+    fc_worker_ensure(ctx); /* a forked child's first look starts the work */
+    return CUDA_ERROR_NOT_READY;
+}
+
+/* A default stream's query covers all of the context's work: in one order
+   that is everything the stream may be waiting for. */
+CUresult fc_stream_query(CUstream s)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r == CUDA_SUCCESS)
+        r = fc_capture_refuse(ctx, s);
+    return r == CUDA_SUCCESS ? fc_query(ctx, fc_tail(ctx, st)) : r;
 }
 
 CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags)
@@ -302,7 +654,19 @@ CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags)
         return CUDA_ERROR_INVALID_HANDLE;
     if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_capture_event_wait(ctx, s, e, flags);
+    r = fc_capture_event_wait(ctx, s, e, flags);
+    if (r != CUDA_SUCCESS || fc_capturing(s))
+        return r;
+    /* Within a context the one order already waits. Sync mode runs no
+       other context's work at a sync point, so there it does not wait. */
+    CUcontext other = e->hdr.ctx;
+    uint64_t seq = atomic_load(&e->seq);
+    if (!fc_schedule_async() || other == ctx || seq == 0 || atomic_load(&other->q.done_seq) >= seq)
+        return CUDA_SUCCESS;
+    atomic_fetch_add(&other->q.xrefs, 1);
+    fc_work w = {.kind = FC_W_WAIT, .u.wait = {.ctx = other, .seq = seq}};
+    fc_enqueue(ctx, st, &w);
+    return CUDA_SUCCESS;
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -342,7 +706,7 @@ CUresult fc_event_record(CUevent e, CUstream s)
     return CUDA_SUCCESS;
 }
 
-/* Synchronize and Query; an event never recorded is complete. */
+/* An event never recorded is complete. */
 CUresult fc_event_sync(CUevent e)
 {
     if (!fc_obj_valid(e, FC_K_EVENT))
@@ -351,10 +715,22 @@ CUresult fc_event_sync(CUevent e)
     return r == CUDA_SUCCESS ? fc_drain(e->hdr.ctx, atomic_load(&e->seq)) : r;
 }
 
+CUresult fc_event_query(CUevent e)
+{
+    if (!fc_obj_valid(e, FC_K_EVENT))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = fc_capture_event_check(e);
+    return r == CUDA_SUCCESS ? fc_query(e->hdr.ctx, atomic_load(&e->seq)) : r;
+}
+
 CUresult fc_event_destroy(CUevent e)
 {
     if (!fc_obj_valid(e, FC_K_EVENT))
         return CUDA_ERROR_INVALID_HANDLE;
+    /* The driver lets the record complete after the call; here its item
+       reads the slot, which a new event may take (and zero) at once. */
+    if (fc_schedule_async())
+        fc_drain(e->hdr.ctx, atomic_load(&e->seq));
     fc_capture_event_gone(e);
     fc_obj_free(e);
     return CUDA_SUCCESS;
