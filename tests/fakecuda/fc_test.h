@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <cuda.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OK(call)                                                                               \
@@ -29,6 +30,15 @@
         cuGetErrorName(f_r_, &f_n_);                                                           \
         cr_assert_eq(f_r_, (code), "%s returned %s, expected %s", #call, f_n_, #code);         \
     } while (0)
+
+/* The deterministic schedule (FAKECUDA_SCHEDULE=sync: work runs only at
+ * sync points), for a test that predicts when queued work runs: what has
+ * not run yet, or which call after a fault reports it. Before the first
+ * driver call. Every other test runs on the default, asynchronous one. */
+static inline void fc_schedule_sync(void)
+{
+    setenv("FAKECUDA_SCHEDULE", "sync", 1);
+}
 
 /* The bytes of never-written device memory. */
 #define FC_STALE_WORD 0x5A5A5A5Au

@@ -1,7 +1,10 @@
 /*
- * test_async.c: work is queued and runs at sync points, in order; a
- * kernel's fault is reported by a later call, then sticks; streams, events,
- * contexts; eight threads at once.
+ * test_async.c: work is queued and runs in order; a kernel's fault is
+ * reported by a later call, then sticks; streams, events, contexts; eight
+ * threads at once. The tests that say what has not run yet, or that the
+ * call after a faulting launch still succeeds, pin the deterministic
+ * schedule (fc_schedule_sync); test_schedule.c has their asynchronous
+ * counterparts.
  */
 #include "fc_test.h"
 
@@ -18,6 +21,7 @@ static CUdeviceptr crash_launch(CUfunction crash)
 
 Test(async, fault_reported_at_the_next_sync_then_sticky)
 {
+    fc_schedule_sync();
     fc_setup();
     CUfunction crash = fc_function("_Z5crashPf");
     CUdeviceptr p = crash_launch(crash); /* the launch itself succeeds */
@@ -53,6 +57,7 @@ Test(async, fault_reported_by_a_later_copy)
 
 Test(async, queued_work_runs_in_order_across_streams)
 {
+    fc_schedule_sync();
     fc_setup();
     CUstream s1, s2;
     OK(cuStreamCreate(&s1, CU_STREAM_DEFAULT));
@@ -82,6 +87,7 @@ Test(async, queued_work_runs_in_order_across_streams)
 
 Test(async, events_time_and_order)
 {
+    fc_schedule_sync();
     fc_setup();
     CUevent a, b, untimed;
     float ms = -1;

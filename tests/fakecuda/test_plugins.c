@@ -262,9 +262,11 @@ Test(plugins, misaligned_pointer_is_a_sticky_misaligned_address)
     expect_sticky(CUDA_ERROR_MISALIGNED_ADDRESS);
 }
 
-/* Work queued behind the failing launch, large parameters included, is dropped. */
+/* Work queued behind the failing launch, large parameters included, is
+   dropped. Sync: asynchronously the trap may run before they are queued. */
 Test(plugins, other_codes_are_a_sticky_launch_failure)
 {
+    fc_schedule_sync();
     with_plugins(FC_PLUGIN_DEMO);
     static struct table t;
     CUdeviceptr idx, out;

@@ -183,8 +183,10 @@ Test(settings, host_work_runs_in_stream_order_at_the_sync)
     FAILS(cuStreamAddCallback(s, stream_cb, NULL, 1), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Sync: asynchronously the crash may run first and refuse the queueing calls. */
 Test(settings, after_a_fault_callbacks_hear_it_and_host_functions_do_not_run)
 {
+    fc_schedule_sync();
     fc_setup();
     CUfunction crash = fc_function("_Z5crashPf");
     CUdeviceptr d;

@@ -17,6 +17,12 @@
 #define H_MAX_ARGS 8
 #define H_MAX_ENV 16
 
+/* fakecuda's deterministic schedule (queued work runs only at sync points),
+ * for a run whose test predicts which call first reports an asynchronous
+ * fault or what a query answers; every other run gets the default,
+ * asynchronous one, where work completes between calls as on a GPU. */
+#define H_SYNC "FAKECUDA_SCHEDULE=sync"
+
 /* One run of a client.  In args and env values "@DIR@" becomes the run's
  * private temporary directory (report, health file, ...). */
 typedef struct h_run {

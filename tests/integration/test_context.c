@@ -188,7 +188,9 @@ Test(context, stale_health_file_removed_at_start)
 /* A context lost and seen first by a query (or by nothing cutaint checks),
  * in a process that then calls exit(1) at once: still latched, 70, with the
  * health file and the context_lost event.  `after` names the probe's cause:
- * the query, or the check made at exit. */
+ * the query, or the check made at exit.  On fakecuda's deterministic
+ * schedule (H_SYNC): asynchronously the fault may surface at a call before
+ * the query. */
 static const struct query_case {
     const char *how, *after;
     const char *const lines[3];
@@ -207,7 +209,7 @@ ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
 {
     const struct query_case *c = &query_cases[*row];
     h_run run = {.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", c->how},
-                 .env = {"CUTAINT_HEALTH_FILE=@DIR@/health"}};
+                 .env = {H_SYNC, "CUTAINT_HEALTH_FILE=@DIR@/health"}};
     h_result alone, r;
     h_exec_baseline(&run, &alone);
     cr_expect_eq(alone.status, 1, "%s: the program's own status is 1, got %d", c->how, alone.status);
@@ -238,7 +240,7 @@ Test(context, the_check_at_exit_does_not_exit_twice)
 {
     h_result r;
     h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", "unwrapped"},
-                    .env = {"CUTAINT_ON_CONTEXT_LOSS=exit"}},
+                    .env = {H_SYNC, "CUTAINT_ON_CONTEXT_LOSS=exit"}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 70, "status %d\n%s", r.status, r.err);

@@ -355,10 +355,13 @@ Test(host, exit_from_a_handler_that_interrupted_the_metrics_write_does_not_hang,
 #endif
 }
 
+/* On fakecuda's deterministic schedule (H_SYNC) the host function runs on
+ * the thread inside cuStreamSynchronize, the interruption under test;
+ * asynchronously it runs on the driver's worker thread, outside any call. */
 Test(host, exit_from_a_handler_that_interrupted_the_driver_makes_no_driver_call, .timeout = 60)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"sigterm_in_hostfn"}, .timeout_s = 20}, &r);
+    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"sigterm_in_hostfn"}, .timeout_s = 20, .env = {H_SYNC}}, &r);
     expect_interrupted_exit(&r, "exit_check");
     h_free(&r);
 }

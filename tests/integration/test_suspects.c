@@ -5,10 +5,13 @@
  * the first on each stream prime; each with its api, kernel, launch number,
  * stream, grid, block, launching thread and compute-sanitizer line.
  *
- * The scenarios (clients/scenarios.c, sus_*) run on fakecuda, which runs
- * queued work only at a sync point: a launch of crash answers
- * CUDA_SUCCESS, and the next synchronise CUDA_ERROR_ILLEGAL_ADDRESS, as a
- * real GPU's asynchronous fault does.  Each proof is checked with the
+ * The scenarios (clients/scenarios.c, sus_*) run on fakecuda's
+ * deterministic schedule (H_SYNC), which runs queued work only at a sync
+ * point: a launch of crash answers CUDA_SUCCESS, and the next synchronise
+ * CUDA_ERROR_ILLEGAL_ADDRESS, as a real GPU's asynchronous fault may; a
+ * query answers success. The suspects are predicted exactly from which
+ * call proved what, which on the asynchronous schedule depends on timing
+ * (a query may answer CUDA_ERROR_NOT_READY, a fault surface earlier).  Each proof is checked with the
  * unproven case beside it (a stream not synchronised, no wait on the
  * event, a non-blocking stream, a per-thread default stream), so that
  * dropping a proof, or taking one where none was made, shows.  Also: a
@@ -157,12 +160,12 @@ ParameterizedTestParameters(suspects, named_exactly)
 ParameterizedTest(int *row, suspects, named_exactly)
 {
     const sus_case *c = &cases[*row];
-    h_run run = {.client = c->client, .args = {c->args[0], c->args[1]}, .env = {c->inject}};
+    h_run run = {.client = c->client, .args = {c->args[0], c->args[1]}, .env = {H_SYNC, c->inject}};
 
     /* The program alone: crash's launch answers success, the synchronise
      * after it the fault, and it returns 0. */
     h_result alone;
-    h_exec_baseline(&(h_run){.client = c->client, .args = {c->args[0], c->args[1]}}, &alone);
+    h_exec_baseline(&(h_run){.client = c->client, .args = {c->args[0], c->args[1]}, .env = {H_SYNC}}, &alone);
     h_expect_ended(&alone);
     cr_expect_eq(alone.status, 0, "%s: the program returns 0 on its own, got %d", c->name, alone.status);
     cr_expect_eq(h_count_containing(alone.out, "launch crash: CUDA_SUCCESS"), 1, "%s:\n%s", c->name, alone.out);
@@ -209,7 +212,7 @@ Test(suspects, log_and_health_file_name_the_prime_ones)
 {
     h_result r;
     h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"sus_streams", "unsynced"},
-                    .env = {"CUTAINT_HEALTH_FILE=@DIR@/health"}},
+                    .env = {H_SYNC, "CUTAINT_HEALTH_FILE=@DIR@/health"}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 70, "exit status %d\n%s", r.status, r.err);
@@ -287,7 +290,7 @@ ParameterizedTest(int *row, suspects, named_by_a_query_or_at_exit)
 {
     const char *how = first_seen[*row];
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", how}}, &r);
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", how}, .env = {H_SYNC}}, &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 70, "%s: exit status %d\n%s", how, r.status, r.err);
     h_report rep;

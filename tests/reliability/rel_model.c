@@ -53,7 +53,15 @@
  *   rel_model --threads T [--ops M] [--seed S]         T threads, one process
  *   rel_model --child PSEED --ops M [--keep i,j,...]   one program (internal)
  * Environment: REL_SEED, REL_PROGRAMS, REL_OPS, REL_THREADS override the
- * defaults; REL_SOAK=1 multiplies programs by 50.
+ * defaults; REL_SOAK=1 multiplies programs by 50; REL_NO_LOSS=1 makes no
+ * loss programs.
+ * Schedules: the model predicts every return code on fakecuda's
+ * deterministic schedule (FAKECUDA_SCHEDULE=sync, as meson's "model"
+ * test runs it), where a kernel's fault surfaces at the sync the model
+ * names. On the asynchronous one it surfaces at whichever call comes
+ * next, so there only the programs without a loss can be predicted
+ * (REL_NO_LOSS=1, meson's "model_async"): every op's result is then
+ * decided at its call, whenever the queued work runs.
  * A failing program is minimised (ddmin over its op list) and printed with
  * the command that replays it.
  */
@@ -1916,6 +1924,8 @@ static void describe_op(const op *o, char *buf, size_t cap)
 /* ---- loss programs: a crash, and the suspects the loss names ---- */
 static bool loss_program(uint64_t pseed)
 {
+    if (getenv("REL_NO_LOSS"))
+        return false;
     uint64_t s = pseed ^ 0x1055ULL;
     return rnd(&s, 10) < 3;
 }
@@ -2477,10 +2487,13 @@ int main(int argc, char **argv)
                 len += (size_t)sprintf(list + len, "%s%u", i ? "," : "", keepv[i]);
             }
             run_child(ps, (unsigned)nops, list, &co);
+            const char *sched = getenv("FAKECUDA_SCHEDULE");
             printf("  -> %s\nreplay: LD_PRELOAD=%s LD_LIBRARY_PATH=%s CUTAINT_REPORT=/tmp/r.jsonl CUTAINT_LOG=off "
-                   "FAKECUDA_VMM_GRANULARITY=" MODEL_GRANULE " "
+                   "FAKECUDA_VMM_GRANULARITY=" MODEL_GRANULE " FAKECUDA_SCHEDULE=%s %s"
                    "CUTAINT_INJECT='%s' FAKECUDA_FAULTS='%s' %s --child %" PRIu64 " --ops %lu --keep %s\n",
-                   co.line, REL_SHIM, REL_FAKECUDA_DIR, cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
+                   co.line, REL_SHIM, REL_FAKECUDA_DIR, sched ? sched : "async",
+                   getenv("REL_NO_LOSS") ? "REL_NO_LOSS=1 " : "", cfg.ct_env, cfg.fc_env, self_path, ps, nops,
+                   list);
             return 1;
         }
         unsigned long a, b, cc, d, e, f, g;
