@@ -158,6 +158,7 @@ typedef struct fc_queue {
     pthread_t worker;
     bool worker_live;          /* a worker thread runs (or must be joined) */
     bool stop;                 /* the worker leaves at its next item boundary */
+    bool exited;               /* it left (set by the worker itself, last) */
     uint64_t running;          /* seq of the item the worker runs; 0 between items */
     struct CUctx_st *waiting_on; /* the context whose queue that item (a wait) waits on */
     _Atomic unsigned xrefs;    /* other contexts' queued waits on this queue (FC_W_WAIT) */

@@ -163,6 +163,10 @@ static void *fc_worker_main(void *arg)
             pthread_mutex_unlock(&q->exec);
         fc_xwake();
     }
+    pthread_mutex_lock(&q->lock);
+    q->exited = true; /* for fc_queue_shutdown's bounded wait */
+    pthread_cond_broadcast(&q->done);
+    pthread_mutex_unlock(&q->lock);
     return NULL;
 }
 
@@ -204,6 +208,7 @@ static void fork_child(void)
             q->waiting_on = NULL;
             q->worker_live = false;
             q->stop = false;
+            q->exited = false;
             /* the condition variables may hold the parent's sleepers */
             pthread_cond_init(&q->work, NULL);
             pthread_cond_init(&q->done, NULL);
@@ -235,6 +240,7 @@ static void fc_worker_ensure(CUcontext ctx)
     pthread_mutex_lock(&q->lock);
     if (!q->worker_live) {
         q->stop = false;
+        q->exited = false;
         q->worker_live = pthread_create(&q->worker, NULL, fc_worker_main, ctx) == 0;
         if (!q->worker_live)
             fprintf(stderr, "fakecuda: cannot start a worker thread: work runs at sync points\n");
@@ -305,20 +311,23 @@ void fc_queue_shutdown(void)
         if (!ctx || (tls_worker_of && pthread_equal(ctx->q.worker, pthread_self())))
             continue; /* exit() from a host function: its worker cannot join itself */
         fc_queue *q = &ctx->q;
-        pthread_mutex_lock(&q->lock);
-        q->stop = true;
-        pthread_cond_signal(&q->work);
-        pthread_mutex_unlock(&q->lock);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
-        if (pthread_timedjoin_np(q->worker, NULL, &until) == 0) {
-            pthread_mutex_lock(&q->lock);
+        pthread_mutex_lock(&q->lock);
+        q->stop = true;
+        pthread_cond_signal(&q->work);
+        int rc = 0;
+        while (!q->exited && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&q->done, &q->lock, &until);
+        bool exited = q->exited;
+        if (exited)
             q->worker_live = false;
-            pthread_mutex_unlock(&q->lock);
-        } else {
+        pthread_mutex_unlock(&q->lock);
+        if (exited)
+            pthread_join(q->worker, NULL);
+        else
             pthread_detach(q->worker);
-        }
         workers[i] = NULL;
     }
     pthread_mutex_unlock(&workers_lock);
