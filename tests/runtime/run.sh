@@ -47,7 +47,10 @@ judge() {
     fi
 }
 
-judge base || exit 1
+# CT_PRELOAD_FIRST (libtsan for an instrumented fakecuda) comes first in both runs.
+base_env=()
+[ -n "${CT_PRELOAD_FIRST:-}" ] && base_env=(LD_PRELOAD="$CT_PRELOAD_FIRST")
+judge base "${base_env[@]}" || exit 1
 [ -z "$shim" ] && exit 0
 judge shim LD_PRELOAD="${CT_PRELOAD_FIRST:+$CT_PRELOAD_FIRST }$shim" CUTAINT_REPORT="$work/report.jsonl" || exit 1
 if ! cmp -s "$work/base.out" "$work/shim.out"; then
