@@ -20,7 +20,7 @@ synced) want='crash(float*):2:true' ;;
 unsynced) want='fill(float*, int, float):1:true crash(float*):2:false' ;;
 *) echo "crash.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
-"$program" "$mode" >"$work/base.out" 2>"$work/base.err"
+bare "$program" "$mode" >"$work/base.out" 2>"$work/base.err"
 status=$?
 [ "$status" -eq 0 ] || fail "base: exit status $status, expected 0"
 under_shim "$program" "$mode"

@@ -13,7 +13,7 @@ export FAKECUDA_KERNELS=$plugin
 
 # run CASE: CASE without the shim (CASE.out), then with it (CASE_shim.out).
 run() {
-    "$program" "$1" >"$work/$1.out" 2>&1 || fail "$1: exit status $?"
+    bare "$program" "$1" >"$work/$1.out" 2>&1 || fail "$1: exit status $?"
     rm -f "$work/report.jsonl"
     under_shim CUTAINT_LOG=debug "$program" "$1" || fail "$1 shim: exit status $?"
     cp "$work/shim.out" "$work/$1_shim.out"

@@ -18,7 +18,7 @@ shim=$1 program=$2
 run() { # NAME MODE [ENV...]: the program once, with the shim when ENV is given
     local name=$1 mode=$2
     shift 2
-    env "$@" "$program" "$mode" >"$work/$name.out" 2>"$work/$name.err" || fail "$name: exit status $?"
+    bare "$@" "$program" "$mode" >"$work/$name.out" 2>"$work/$name.err" || fail "$name: exit status $?"
     cat "$work/$name.out"
 }
 # Under ASan the sanitizer's runtime comes first: a list with a space in it.

@@ -13,7 +13,7 @@ shim=$1 program=$2
 . "$(dirname "$0")/judge.sh"
 export FAKECUDA_FAULTS='launch:_Z4fill*#1+=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
 
-"$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
+bare "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
 under_shim "$program" || fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 for run in base shim; do

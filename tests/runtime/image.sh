@@ -25,7 +25,7 @@ healthy | arch) faults= ;;
 *) echo "image.sh: unknown case $case" >&2; exit 2 ;;
 esac
 export FAKECUDA_FAULTS=$faults
-"$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
+bare "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
 under_shim "$program" || fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 report=$work/report.jsonl

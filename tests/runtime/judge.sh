@@ -14,6 +14,12 @@ expect() { # RUN KEY VALUE
     got=$(result "$1" "$2")
     [ "$got" = "$3" ] || fail "$1: $2=${got:-<none>}, expected $3"
 }
+# bare [VAR=value...] PROGRAM [ARGS...]: a run without the shim, after the
+# sanitizer runtime a sanitized build names in CT_PRELOAD_FIRST (libtsan
+# for an instrumented fakecuda in an nvcc-built program).
+bare() {
+    if [ -n "${CT_PRELOAD_FIRST:-}" ]; then env LD_PRELOAD="$CT_PRELOAD_FIRST" "$@"; else env "$@"; fi
+}
 # under_shim [VAR=value...] PROGRAM [ARGS...]: one run with $shim preloaded
 # (after the sanitizer runtime a sanitized build names in CT_PRELOAD_FIRST)
 # and its report in $work/report.jsonl, kept as shim.out and shim.err; its

@@ -19,7 +19,7 @@ count() { grep -c "\"event\":\"$1\"" "$work/report.jsonl"; }
 # run CASE [FAULTS]: without the shim (CASE.out), then with it (CASE_shim.out).
 run() {
     local f=${2:-$faults}
-    FAKECUDA_FAULTS=$f "$program" "$1" >"$work/$1.out" 2>&1 || fail "$1: exit status $?"
+    bare FAKECUDA_FAULTS="$f" "$program" "$1" >"$work/$1.out" 2>&1 || fail "$1: exit status $?"
     rm -f "$work/report.jsonl"
     under_shim FAKECUDA_FAULTS="$f" "$program" "$1" || fail "$1 shim: exit status $?"
     cp "$work/shim.out" "$work/$1_shim.out"

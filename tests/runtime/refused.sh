@@ -10,7 +10,7 @@ shim=$1 program=$2
 # shellcheck source=tests/runtime/judge.sh
 . "$(dirname "$0")/judge.sh"
 
-"$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
+bare "$program" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
 under_shim "$program" || fail "shim: exit status $?"
 cat "$work/base.out" "$work/shim.out" "$work/shim.err"
 

@@ -17,7 +17,7 @@ count() { grep -c "\"event\":\"$1\"" "$work/report.jsonl"; }
 run() {
     local case=$1
     shift
-    env "$@" "$program" "$case" >"$work/$case.out" 2>&1 || fail "$case: exit status $?"
+    bare "$@" "$program" "$case" >"$work/$case.out" 2>&1 || fail "$case: exit status $?"
     rm -f "$work/report.jsonl"
     under_shim "$@" "$program" "$case" || fail "$case shim: exit status $?"
     cp "$work/shim.out" "$work/${case}_shim.out"

@@ -39,7 +39,7 @@ late) want=cudaErrorNoKernelImageForDevice driver_error=CUDA_ERROR_NO_BINARY_FOR
 *) echo "unusable.sh: unknown case $case" >&2; exit 2 ;;
 esac
 export FAKECUDA_LOG=debug
-"$program" "$how" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
+bare "$program" "$how" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
 under_shim CUTAINT_ERROR_EXITCODE=42 "$program" "$how"
 status=$?
 cat "$work/base.out" "$work/shim.out"
