@@ -592,7 +592,8 @@ struct CUgraphNode_st {
     fc_nodes deps;         /* the nodes it depends on, each once */
     fc_work op;            /* what it runs (kernel, copy, fill, host function); owned */
     void **argv;           /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
-    size_t index;          /* scratch: its position in graph->nodes where that is computed */
+    size_t index;          /* scratch: its position in graph->nodes where that is computed
+                              (outside a capture, under fc_graph_index_lock) */
 };
 
 typedef struct fc_exec_node {
@@ -610,6 +611,11 @@ struct CUgraphExec_st {
     cuuint64_t flags;
 };
 
+/* Held while a node's index scratch is written and read: instantiating,
+   updating from or cloning one graph in several threads at once only
+   reads the graph but for that scratch. */
+void fc_graph_index_lock(void);
+void fc_graph_index_unlock(void);
 CUresult fc_graph_create(CUgraph *g, unsigned flags);
 CUresult fc_graph_destroy(CUgraph g);
 CUresult fc_graph_clone(CUgraph *out, CUgraph g);

@@ -23,8 +23,12 @@
  * - A clone's node names the node it copies by serial (origin), never by
  *   handle: the original may be destroyed first.
  * - Graph objects are not internally synchronized, as the driver's are not:
- *   the caller serialises calls on one graph (capture.c serialises its own
- *   additions under its lock).
+ *   the caller serialises calls that change one graph (capture.c serialises
+ *   its own additions under its lock). Instantiating, updating from and
+ *   cloning only read it but for the nodes' index scratch, which they
+ *   write under fc_graph_index_lock, so those may overlap (a program's
+ *   threads instantiating one graph at once: tests/integration's
+ *   graph_reuse).
  */
 #include "fakecuda.h"
 
@@ -579,7 +583,29 @@ CUresult fc_node_set_params(CUgraphNode n, CUgraphNodeParams *p)
    instantiates and runs as the original does and changes to either never
    reach the other. Each copy remembers its original's serial, which names
    the original uniquely for cuGraphNodeFindInClone. */
+static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fc_graph_index_lock(void)
+{
+    pthread_mutex_lock(&index_lock);
+}
+
+void fc_graph_index_unlock(void)
+{
+    pthread_mutex_unlock(&index_lock);
+}
+
+static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g);
+
 CUresult fc_graph_clone(CUgraph *out, CUgraph g)
+{
+    fc_graph_index_lock();
+    CUresult r = fc_graph_clone_locked(out, g);
+    fc_graph_index_unlock();
+    return r;
+}
+
+static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g)
 {
     if (!out || !fc_graph_resolve(g) || g->capturing)
         return CUDA_ERROR_INVALID_VALUE;

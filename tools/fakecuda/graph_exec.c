@@ -121,9 +121,11 @@ static CUresult fc_exec_build(CUgraphExec e, CUgraph g, CUgraphNode *bad)
     e->order = malloc((n ? n : 1) * sizeof *e->order);
     if (!e->node || !e->order)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_graph_index_lock();
     CUresult r = fc_topo_order(g, e->order, bad);
     for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
         r = fc_exec_node_from(&e->node[i], g->nodes.v[i]);
+    fc_graph_index_unlock();
     return r;
 }
 
@@ -317,8 +319,18 @@ static bool fc_same_deps(CUgraphNode gn, const fc_exec_node *x)
     return true;
 }
 
+static CUresult fc_update_check_locked(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *res);
+
 /* The graph must have the executable graph's topology: nodes paired in creation order. */
 static CUresult fc_update_check(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *res)
+{
+    fc_graph_index_lock();
+    CUresult r = fc_update_check_locked(e, g, res);
+    fc_graph_index_unlock();
+    return r;
+}
+
+static CUresult fc_update_check_locked(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *res)
 {
     if (!fc_exec_resolve(e) || !fc_obj_valid(g, FC_K_GRAPH) || g->capturing)
         return CUDA_ERROR_INVALID_VALUE;
