@@ -339,13 +339,17 @@ Test(schedule, a_kernel_fault_surfaces_at_the_next_call_once_it_happened, .timeo
 {
     fc_setup();
     static bool heard;
+    static gate g;
     CUstream s;
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CUdeviceptr p;
     OK(cuMemAlloc(&p, 64));
+    CUfunction crash = fc_function("_Z5crashPf");
     void *args[] = {&p};
-    OK(fc_launch(fc_function("_Z5crashPf"), 1, args, false, s));
-    OK(cuStreamAddCallback(s, record_status, &heard, 0)); /* queued at once: cannot fail yet */
+    OK(cuLaunchHostFunc(s, gate_hold, &g)); /* the crash cannot run before the callback is queued */
+    OK(fc_launch(crash, 1, args, false, s));
+    OK(cuStreamAddCallback(s, record_status, &heard, 0));
+    gate_open(&g);
     cr_assert(wait_flag(&heard), "the callback behind the crash did not run within %d s", WAIT_S);
     cr_assert_eq(cb_status, CUDA_ERROR_ILLEGAL_ADDRESS);
     FAILS(cuMemAlloc(&p, 64), CUDA_ERROR_ILLEGAL_ADDRESS); /* not a sync point */
