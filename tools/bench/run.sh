@@ -137,6 +137,11 @@ cleanup() {
 }
 trap cleanup EXIT
 export CUTAINT_LOG=off
+# fakecuda's deterministic schedule: work runs on the calling thread, as the
+# bench's figures always have; the asynchronous one's hand-offs to a worker
+# thread make fakecuda's own time per call swing far more than what cutaint
+# adds.
+export FAKECUDA_SCHEDULE=sync
 
 preload_for() { # SHIM(0|1) -> LD_PRELOAD value
     if [ "$1" = 1 ]; then echo "$shim"; fi
