@@ -5,6 +5,7 @@
  * change its limits and signals.
  */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,11 +40,12 @@ static void remove_dir(void)
 
 TestSuite(files, .init = make_dir, .fini = remove_dir);
 
+/* Threads of one test call it at once: the slot counter is atomic. */
 static const char *in_dir(const char *name)
 {
     static char path[16][256];
-    static int next;
-    char *p = path[next++ % 16];
+    static atomic_uint next;
+    char *p = path[atomic_fetch_add(&next, 1) % 16];
     snprintf(p, sizeof path[0], "%s/%s", dir, name);
     return p;
 }
