@@ -46,14 +46,14 @@
 #include "hot_tls.h"
 
 #define NODES_PER_CHUNK 512
-#define RECENT_HITS 8  /* a launch rarely passes more distinct buffers */
-#define BT_ORDER 32    /* entries per tree node: 256 bytes of keys */
+#define RECENT_HITS 8   /* a launch rarely passes more distinct buffers */
+#define BT_ORDER 32     /* entries per tree node: 256 bytes of keys */
 #define BT_MAX_DEPTH 16 /* BT_ORDER / 2 ** 15 entries would be needed first */
 
 struct ct_alloc {
     uint64_t base;
     uint64_t size;
-    uint64_t owner;          /* what it belongs to (a context); 0 unknown; | MAPPING */
+    uint64_t owner; /* what it belongs to (a context); 0 unknown; | MAPPING */
     ct_claims claims;
     ct_alloc *next_free;
 };
@@ -69,7 +69,7 @@ typedef struct bt_node {
     uint16_t n;
     bool leaf;
     uint64_t key[BT_ORDER];
-    void *ptr[BT_ORDER];     /* a leaf's ct_alloc, an inner node's children */
+    void *ptr[BT_ORDER]; /* a leaf's ct_alloc, an inner node's children */
 } bt_node;
 
 /* The nodes a search went through and the entry taken in each. */
@@ -81,10 +81,10 @@ typedef struct bt_path {
 
 struct ct_allocmap {
     bt_node *root;
-    bt_node *spare;          /* tree nodes taken ahead of a split (linked by ptr[0]) */
+    bt_node *spare; /* tree nodes taken ahead of a split (linked by ptr[0]) */
     size_t n_spare;
-    size_t tree_nodes;       /* in the tree */
-    int height;              /* levels: 0 for an empty tree */
+    size_t tree_nodes; /* in the tree */
+    int height;        /* levels: 0 for an empty tree */
     ct_alloc *free_nodes;
     ct_alloc **chunks;
     size_t n_chunks, cap_chunks;
@@ -573,8 +573,7 @@ size_t ct_allocmap_remove_within(ct_allocmap *map, uint64_t addr, uint64_t len)
 
 static void remember(const ct_allocmap *map, ct_alloc *node)
 {
-    recent[recent_next++ % RECENT_HITS] = (recent_hit){
-        map->id, map->generation, node->base, node->size, node };
+    recent[recent_next++ % RECENT_HITS] = (recent_hit){map->id, map->generation, node->base, node->size, node};
 }
 
 ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
@@ -594,14 +593,34 @@ ct_alloc *ct_allocmap_find(const ct_allocmap *map, uint64_t addr)
     return node;
 }
 
-
-uint64_t ct_alloc_base(const ct_alloc *a) { return a ? a->base : 0; }
-uint64_t ct_alloc_size(const ct_alloc *a) { return a ? a->size : 0; }
-uint64_t ct_alloc_owner(const ct_alloc *a) { return a ? a->owner & ~MAPPING : 0; }
-bool ct_alloc_is_mapping(const ct_alloc *a) { return a && (a->owner & MAPPING); }
-size_t ct_allocmap_count(const ct_allocmap *map) { return map ? map->count : 0; }
-ct_claims *ct_alloc_claims(ct_alloc *a) { return &a->claims; }
-ct_claim_env *ct_allocmap_env(ct_allocmap *map) { return &map->env; }
+uint64_t ct_alloc_base(const ct_alloc *a)
+{
+    return a ? a->base : 0;
+}
+uint64_t ct_alloc_size(const ct_alloc *a)
+{
+    return a ? a->size : 0;
+}
+uint64_t ct_alloc_owner(const ct_alloc *a)
+{
+    return a ? a->owner & ~MAPPING : 0;
+}
+bool ct_alloc_is_mapping(const ct_alloc *a)
+{
+    return a && (a->owner & MAPPING);
+}
+size_t ct_allocmap_count(const ct_allocmap *map)
+{
+    return map ? map->count : 0;
+}
+ct_claims *ct_alloc_claims(ct_alloc *a)
+{
+    return &a->claims;
+}
+ct_claim_env *ct_allocmap_env(ct_allocmap *map)
+{
+    return &map->env;
+}
 
 ct_allocmap_shape ct_allocmap_shape_of(const ct_allocmap *map)
 {

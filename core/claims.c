@@ -15,18 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE_WORK 4        /* an inline claim edited grows to 3 at most */
+#define INLINE_WORK 4 /* an inline claim edited grows to 3 at most */
 #define MIN_SPILL_CAP 4
 #define MAX_CLAIMS (UINT32_MAX / 2)
 
 typedef struct edit {
-    size_t lo, hi;           /* claims [lo, hi) are replaced ... */
+    size_t lo, hi; /* claims [lo, hi) are replaced ... */
     size_t n_pieces;
-    ct_claim piece[3];       /* ... by these, in order */
+    ct_claim piece[3]; /* ... by these, in order */
 } edit;
 
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
 
 static size_t block_cost(uint32_t cap)
 {
@@ -37,7 +43,7 @@ const ct_claim *ct_claims_view(const ct_claims *c, ct_claim *one)
 {
     if (c->n >= 2)
         return c->u.many->v;
-    *one = (ct_claim){ c->u.one.off, c->u.one.end, c->one_id };
+    *one = (ct_claim){c->u.one.off, c->u.one.end, c->one_id};
     return one;
 }
 
@@ -62,13 +68,12 @@ static size_t first_reaching(const ct_claim *v, size_t n, uint64_t off)
 
 static void add_piece(edit *e, uint64_t off, uint64_t end, ct_failure_id id)
 {
-    e->piece[e->n_pieces++] = (ct_claim){ off, end, id };
+    e->piece[e->n_pieces++] = (ct_claim){off, end, id};
 }
 
 /* Claims touching [off, end) are the window: those of the same id merge into
  * the new claim; the others keep only what lies outside [off, end). */
-static void plan_set(const ct_claim *v, size_t n, uint64_t off, uint64_t end,
-                     ct_failure_id id, edit *e)
+static void plan_set(const ct_claim *v, size_t n, uint64_t off, uint64_t end, ct_failure_id id, edit *e)
 {
     e->lo = first_reaching(v, n, off);
     e->hi = e->lo;
@@ -76,7 +81,7 @@ static void plan_set(const ct_claim *v, size_t n, uint64_t off, uint64_t end,
         e->hi++;
     e->n_pieces = 0;
 
-    ct_claim merged = { off, end, id };
+    ct_claim merged = {off, end, id};
     for (size_t i = e->lo; i < e->hi; i++) {
         if (v[i].id == id) {
             merged.off = min_u64(merged.off, v[i].off);
@@ -257,8 +262,7 @@ static bool clear_only(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *e
     return true;
 }
 
-void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
-                   ct_claim_env *env)
+void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id, ct_claim_env *env)
 {
     if (off >= end || id == 0 || set_first(c, off, end, id, env))
         return;
@@ -270,7 +274,7 @@ void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
         return;
     /* Short of memory: one claim over everything keeps every tainted byte
      * tainted, at the price of naming only the newest failure. */
-    edit hull = { .lo = 0, .hi = c->n, .n_pieces = 0 };
+    edit hull = {.lo = 0, .hi = c->n, .n_pieces = 0};
     add_piece(&hull, min_u64(off, v[0].off), max_u64(end, v[c->n - 1].end), id);
     apply(c, &hull, env);
 }
@@ -291,6 +295,6 @@ void ct_claims_drop(ct_claims *c, ct_claim_env *env)
 {
     if (c->n == 0)
         return;
-    edit all = { .lo = 0, .hi = c->n, .n_pieces = 0 };
+    edit all = {.lo = 0, .hi = c->n, .n_pieces = 0};
     apply(c, &all, env);
 }

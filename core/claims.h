@@ -42,8 +42,10 @@ typedef struct ct_claimvec {
 /* 24 bytes: the inline claim's range shares room with the spill pointer. */
 typedef struct ct_claims {
     union {
-        struct { uint64_t off, end; } one; /* n == 1 */
-        ct_claimvec *many;                 /* n >= 2 */
+        struct {
+            uint64_t off, end;
+        } one;             /* n == 1 */
+        ct_claimvec *many; /* n >= 2 */
     } u;
     ct_failure_id one_id;
     uint32_t n;
@@ -57,13 +59,12 @@ typedef struct ct_claim_env {
      * (ct_claims_end), is about to go. */
     void (*forget)(void *owner, uint64_t base, uint64_t end);
     void *owner;
-    size_t spill_bytes;  /* heap bytes of spilled blocks, allocator included */
-    atomic_size_t live;  /* claims in all allocations; read without the lock */
+    size_t spill_bytes; /* heap bytes of spilled blocks, allocator included */
+    atomic_size_t live; /* claims in all allocations; read without the lock */
 } ct_claim_env;
 
 /* Bytes [off, end) carry id from now on (set, never add). */
-void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id,
-                   ct_claim_env *env);
+void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id, ct_claim_env *env);
 /* Bytes [off, end) carry nothing from now on. */
 void ct_claims_clear(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *env);
 /* Release every claim (the allocation is going away). */

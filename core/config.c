@@ -45,7 +45,7 @@
 static ct_text next_piece(ct_text *rest, char sep)
 {
     const char *end = memchr(rest->p, sep, rest->n);
-    ct_text piece = { rest->p, end ? (size_t)(end - rest->p) : rest->n };
+    ct_text piece = {rest->p, end ? (size_t)(end - rest->p) : rest->n};
     size_t used = end ? piece.n + 1 : piece.n;
     assert(used <= rest->n && "a piece and its separator lie within the rest");
     rest->p += used;
@@ -56,7 +56,7 @@ static ct_text next_piece(ct_text *rest, char sep)
 /* The part of whole after the character at mark. */
 static ct_text span_after(const char *mark, ct_text whole)
 {
-    return (ct_text){ mark + 1, (size_t)(whole.p + whole.n - (mark + 1)) };
+    return (ct_text){mark + 1, (size_t)(whole.p + whole.n - (mark + 1))};
 }
 
 static const char *last_of(ct_text s, char c)
@@ -114,9 +114,9 @@ static void show(char dst[SHOWN_MAX + 4], ct_text s)
 /* ---- grammar errors --------------------------------------------------- */
 
 typedef struct grammar {
-    const char *text;   /* the whole value, for columns */
-    const char *item;   /* "rule" / "spec" */
-    unsigned index;     /* 1-based piece number */
+    const char *text; /* the whole value, for columns */
+    const char *item; /* "rule" / "spec" */
+    unsigned index;   /* 1-based piece number */
     ct_text piece;
     char *err;
     size_t errcap;
@@ -127,8 +127,8 @@ static int grammar_error(const grammar *g, const char *at, const char *expected)
     if (g->err && g->errcap) {
         char shown[SHOWN_MAX + 4];
         show(shown, g->piece);
-        snprintf(g->err, g->errcap, "%s %u '%s', column %zu: %s", g->item, g->index,
-                 shown, (size_t)(at - g->text) + 1, expected);
+        snprintf(g->err, g->errcap, "%s %u '%s', column %zu: %s", g->item, g->index, shown, (size_t)(at - g->text) + 1,
+                 expected);
     }
     return CT_EPARSE;
 }
@@ -139,7 +139,7 @@ static int each_piece(const char *text, const char *item, char *err, size_t errc
 {
     if (err && errcap)
         err[0] = '\0';
-    grammar g = { text, item, 0, { text, 0 }, err, errcap };
+    grammar g = {text, item, 0, {text, 0}, err, errcap};
     ct_text rest = ct_text_of(text);
     while (rest.n) {
         ct_text piece = next_piece(&rest, ';');
@@ -157,8 +157,8 @@ static int each_piece(const char *text, const char *item, char *err, size_t errc
 /* ---- CUTAINT_ARGS ----------------------------------------------------- */
 
 static const ct_word role_words[] = {
-    { "", CT_ROLE_DEFAULT }, { "-", CT_ROLE_IGNORE },      { "r", CT_ROLE_READ },
-    { "w", CT_ROLE_WRITE },  { "rw", CT_ROLE_READWRITE }, { NULL, 0 },
+    {"", CT_ROLE_DEFAULT}, {"-", CT_ROLE_IGNORE},     {"r", CT_ROLE_READ},
+    {"w", CT_ROLE_WRITE},  {"rw", CT_ROLE_READWRITE}, {NULL, 0},
 };
 
 static bool parse_role(ct_text token, uint8_t *role)
@@ -179,7 +179,7 @@ static int parse_arg_rule(grammar *g, void *out)
     if (!eq)
         return grammar_error(g, g->piece.p, "expected GLOB=ROLE[,ROLE]...");
     ct_arg_rule *rule = &rules->rule[rules->n];
-    ct_text glob = ct_text_trim((ct_text){ g->piece.p, (size_t)(eq - g->piece.p) });
+    ct_text glob = ct_text_trim((ct_text){g->piece.p, (size_t)(eq - g->piece.p)});
     if (glob.n == 0)
         return grammar_error(g, g->piece.p, "expected a kernel name glob before '='");
     if (!span_copy(rule->glob, sizeof rule->glob, glob))
@@ -192,8 +192,7 @@ static int parse_arg_rule(grammar *g, void *out)
         if (rule->n_roles == CT_ARGS_MAX_PARAMS)
             return grammar_error(g, token.p, "expected at most " XSTR(CT_ARGS_MAX_PARAMS) " roles");
         if (!parse_role(token, &rule->role[rule->n_roles]))
-            return grammar_error(g, token.p,
-                                 "expected a role r, w, rw, - or nothing (default)");
+            return grammar_error(g, token.p, "expected a role r, w, rw, - or nothing (default)");
         rule->n_roles++;
     }
     assert(rule->n_roles >= 1 && rule->n_roles <= CT_ARGS_MAX_PARAMS && "a rule has 1..max roles");
@@ -215,12 +214,10 @@ int ct_args_parse(const char *text, ct_arg_rules *out, char *err, size_t errcap)
 
 static bool glob_matches(const char *glob, const char *name, const char *alt_name)
 {
-    return (name && fnmatch(glob, name, 0) == 0) ||
-           (alt_name && fnmatch(glob, alt_name, 0) == 0);
+    return (name && fnmatch(glob, name, 0) == 0) || (alt_name && fnmatch(glob, alt_name, 0) == 0);
 }
 
-const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name,
-                                 const char *alt_name)
+const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name, const char *alt_name)
 {
     if (!rules)
         return NULL;
@@ -255,7 +252,7 @@ static bool parse_count(ct_text token, uint64_t *nth, bool *and_later)
     }
     if (i == 0 || value == 0)
         return false;
-    ct_text tail = ct_text_trim((ct_text){ token.p + i, token.n - i });
+    ct_text tail = ct_text_trim((ct_text){token.p + i, token.n - i});
     if (tail.n > 1 || (tail.n == 1 && tail.p[0] != '+'))
         return false;
     *nth = value;
@@ -264,8 +261,7 @@ static bool parse_count(ct_text token, uint64_t *nth, bool *and_later)
 }
 
 /* effect: the trimmed text after '=' (at: the '=', for an empty one). */
-static int parse_effect(grammar *g, const char *at, ct_text effect, const ct_error_vocab *errors,
-                        ct_inject_rule *rule)
+static int parse_effect(grammar *g, const char *at, ct_text effect, const ct_error_vocab *errors, ct_inject_rule *rule)
 {
     char word[64];
     if (effect.n == 0)
@@ -300,7 +296,7 @@ static int parse_inject_spec(grammar *g, void *out)
     const char *colon = memchr(g->piece.p, ':', g->piece.n);
     if (!colon)
         return grammar_error(g, g->piece.p, "expected KIND:PATTERN[#N[+]][=EFFECT]");
-    ct_text kind = ct_text_trim((ct_text){ g->piece.p, (size_t)(colon - g->piece.p) });
+    ct_text kind = ct_text_trim((ct_text){g->piece.p, (size_t)(colon - g->piece.p)});
     if (span_is(kind, "launch"))
         rule->kind = CT_INJECT_LAUNCH;
     else if (span_is(kind, "api"))
@@ -330,8 +326,7 @@ static int parse_inject_spec(grammar *g, void *out)
     if (pattern.n == 0)
         return grammar_error(g, colon, "expected a name glob after ':'");
     if (!span_copy(rule->pattern, sizeof rule->pattern, pattern))
-        return grammar_error(g, pattern.p,
-                             "expected a glob shorter than " XSTR(CT_PATTERN_MAX) " bytes");
+        return grammar_error(g, pattern.p, "expected a glob shorter than " XSTR(CT_PATTERN_MAX) " bytes");
     assert(rule->nth >= 1 && "#N counts from 1");
     atomic_init(&rule->seen, 0);
     rules->n++;
@@ -339,13 +334,12 @@ static int parse_inject_spec(grammar *g, void *out)
     return CT_OK;
 }
 
-int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out,
-                    char *err, size_t errcap)
+int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out, char *err, size_t errcap)
 {
     if (!out || !errors)
         return CT_EINVAL;
     out->n = 0;
-    inject_out into = { out, errors };
+    inject_out into = {out, errors};
     int rc = each_piece(text, "spec", err, errcap, parse_inject_spec, &into);
     if (rc != CT_OK)
         out->n = 0;
@@ -358,8 +352,8 @@ static bool inject_fires(ct_inject_rule *rule)
     return ordinal == rule->nth || (rule->and_later && ordinal > rule->nth);
 }
 
-const ct_inject_rule *ct_inject_check(ct_inject_rules *rules, ct_inject_kind kind,
-                                      const char *name, const char *alt_name)
+const ct_inject_rule *ct_inject_check(ct_inject_rules *rules, ct_inject_kind kind, const char *name,
+                                      const char *alt_name)
 {
     if (!rules)
         return NULL;
@@ -383,16 +377,16 @@ struct ct_var;
 /* Stores the parsed value in cfg, or returns CT_EPARSE leaving cfg's field
  * as it was (grammar parsers: empty) and, when it has more to say than the
  * variable's `expected` text, a reason in why. */
-typedef int (*ct_value_parser)(const struct ct_var *var, ct_text text, ct_config *cfg,
-                               const ct_error_vocab *errors, char *why, size_t whycap);
+typedef int (*ct_value_parser)(const struct ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors,
+                               char *why, size_t whycap);
 
 typedef struct ct_var {
     const char *name;
     ct_value_parser parse;
-    size_t field;          /* offsetof(ct_config, ...) */
-    const ct_word *words;  /* keywords, ended by { NULL } */
+    size_t field;         /* offsetof(ct_config, ...) */
+    const ct_word *words; /* keywords, ended by { NULL } */
     const char *expected;
-    const char *fallback;  /* the default as the message names it */
+    const char *fallback; /* the default as the message names it */
 } ct_var;
 
 _Static_assert(sizeof(ct_log_level) == sizeof(int) && sizeof(ct_on_skip) == sizeof(int) &&
@@ -440,22 +434,22 @@ static int parse_int_choice(const ct_var *var, ct_text text, ct_config *cfg, boo
     return CT_OK;
 }
 
-static int parse_keyword(const ct_var *var, ct_text text, ct_config *cfg,
-                         const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_keyword(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                         size_t whycap)
 {
     (void)errors, (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, false);
 }
 
-static int parse_byte(const ct_var *var, ct_text text, ct_config *cfg,
-                      const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_byte(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                      size_t whycap)
 {
     (void)errors, (void)why, (void)whycap;
     return parse_int_choice(var, text, cfg, true);
 }
 
-static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg,
-                      const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                      size_t whycap)
 {
     (void)errors, (void)why, (void)whycap;
     int value;
@@ -465,73 +459,71 @@ static int parse_flag(const ct_var *var, ct_text text, ct_config *cfg,
     return CT_OK;
 }
 
-static int parse_path(const ct_var *var, ct_text text, ct_config *cfg,
-                      const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_path(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                      size_t whycap)
 {
     (void)errors, (void)why, (void)whycap;
     return span_copy(field_of(var, cfg), CT_PATH_MAX, text) ? CT_OK : CT_EPARSE;
 }
 
-static int parse_args(const ct_var *var, ct_text text, ct_config *cfg,
-                      const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_args(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                      size_t whycap)
 {
     (void)var, (void)errors;
     return ct_args_parse(text.p, &cfg->args, why, whycap);
 }
 
-static int parse_inject(const ct_var *var, ct_text text, ct_config *cfg,
-                        const ct_error_vocab *errors, char *why, size_t whycap)
+static int parse_inject(const ct_var *var, ct_text text, ct_config *cfg, const ct_error_vocab *errors, char *why,
+                        size_t whycap)
 {
     (void)var;
     return ct_inject_parse(text.p, errors, &cfg->inject, why, whycap);
 }
 
 static const ct_word log_words[] = {
-    { "off", CT_LOG_OFF },   { "error", CT_LOG_ERROR }, { "warn", CT_LOG_WARN },
-    { "info", CT_LOG_INFO }, { "debug", CT_LOG_DEBUG }, { NULL, 0 },
+    {"off", CT_LOG_OFF},   {"error", CT_LOG_ERROR}, {"warn", CT_LOG_WARN},
+    {"info", CT_LOG_INFO}, {"debug", CT_LOG_DEBUG}, {NULL, 0},
 };
 static const ct_word skip_words[] = {
-    { "propagate", CT_SKIP_PROPAGATE }, { "error", CT_SKIP_ERROR }, { NULL, 0 },
+    {"propagate", CT_SKIP_PROPAGATE},
+    {"error", CT_SKIP_ERROR},
+    {NULL, 0},
 };
 static const ct_word loss_words[] = {
-    { "continue", CT_LOSS_CONTINUE }, { "exit", CT_LOSS_EXIT }, { "abort", CT_LOSS_ABORT },
-    { NULL, 0 },
+    {"continue", CT_LOSS_CONTINUE},
+    {"exit", CT_LOSS_EXIT},
+    {"abort", CT_LOSS_ABORT},
+    {NULL, 0},
 };
-static const ct_word poison_words[] = { { "off", -1 }, { NULL, 0 } };
+static const ct_word poison_words[] = {{"off", -1}, {NULL, 0}};
 static const ct_word flag_words[] = {
-    { "0", 0 },    { "1", 1 },   { "false", 0 }, { "true", 1 },
-    { "no", 0 },   { "yes", 1 }, { NULL, 0 },
+    {"0", 0}, {"1", 1}, {"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {NULL, 0},
 };
 
 #define PATH_EXPECTED "expected a path shorter than " XSTR(CT_PATH_MAX) " bytes"
 
 static const ct_var ct_vars[] = {
-    { "CUTAINT_LOG", parse_keyword, offsetof(ct_config, log), log_words,
-      "expected warn, off, error, info or debug", "warn" },
-    { "CUTAINT_LOG_FILE", parse_path, offsetof(ct_config, log_file), NULL, PATH_EXPECTED,
-      "stderr" },
-    { "CUTAINT_REPORT", parse_path, offsetof(ct_config, report), NULL, PATH_EXPECTED,
-      "(no report)" },
-    { "CUTAINT_POISON", parse_byte, offsetof(ct_config, poison), poison_words,
-      "expected off or a byte 0..255 (e.g. 0xff)", "0xff" },
-    { "CUTAINT_ON_SKIP", parse_keyword, offsetof(ct_config, on_skip), skip_words,
-      "expected propagate or error", "propagate" },
-    { "CUTAINT_ON_CONTEXT_LOSS", parse_keyword, offsetof(ct_config, on_context_loss),
-      loss_words, "expected continue, exit or abort", "continue" },
-    { "CUTAINT_EXIT_STATUS", parse_byte, offsetof(ct_config, exit_status), NULL,
-      "expected a status 0..255 (0 keeps the program's own)", "70" },
-    { "CUTAINT_ERROR_EXITCODE", parse_byte, offsetof(ct_config, error_exitcode), NULL,
-      "expected a status 1..255 (0: off)", "(off)" },
-    { "CUTAINT_HEALTH_FILE", parse_path, offsetof(ct_config, health_file), NULL,
-      PATH_EXPECTED, "(no health file)" },
-    { "CUTAINT_METRICS_FILE", parse_path, offsetof(ct_config, metrics_file), NULL,
-      PATH_EXPECTED, "(no metrics file)" },
-    { "CUTAINT_ARGS", parse_args, offsetof(ct_config, args), NULL,
-      "expected GLOB=ROLE[,ROLE]...[;...]", "(no rules)" },
-    { "CUTAINT_INJECT", parse_inject, offsetof(ct_config, inject), NULL,
-      "expected KIND:PATTERN[#N[+]][=EFFECT][;...]", "(no injection)" },
-    { "CUTAINT_DISABLE", parse_flag, offsetof(ct_config, disable), flag_words,
-      "expected 0 or 1 (or false/true, no/yes)", "0" },
+    {"CUTAINT_LOG", parse_keyword, offsetof(ct_config, log), log_words, "expected warn, off, error, info or debug",
+     "warn"},
+    {"CUTAINT_LOG_FILE", parse_path, offsetof(ct_config, log_file), NULL, PATH_EXPECTED, "stderr"},
+    {"CUTAINT_REPORT", parse_path, offsetof(ct_config, report), NULL, PATH_EXPECTED, "(no report)"},
+    {"CUTAINT_POISON", parse_byte, offsetof(ct_config, poison), poison_words,
+     "expected off or a byte 0..255 (e.g. 0xff)", "0xff"},
+    {"CUTAINT_ON_SKIP", parse_keyword, offsetof(ct_config, on_skip), skip_words, "expected propagate or error",
+     "propagate"},
+    {"CUTAINT_ON_CONTEXT_LOSS", parse_keyword, offsetof(ct_config, on_context_loss), loss_words,
+     "expected continue, exit or abort", "continue"},
+    {"CUTAINT_EXIT_STATUS", parse_byte, offsetof(ct_config, exit_status), NULL,
+     "expected a status 0..255 (0 keeps the program's own)", "70"},
+    {"CUTAINT_ERROR_EXITCODE", parse_byte, offsetof(ct_config, error_exitcode), NULL,
+     "expected a status 1..255 (0: off)", "(off)"},
+    {"CUTAINT_HEALTH_FILE", parse_path, offsetof(ct_config, health_file), NULL, PATH_EXPECTED, "(no health file)"},
+    {"CUTAINT_METRICS_FILE", parse_path, offsetof(ct_config, metrics_file), NULL, PATH_EXPECTED, "(no metrics file)"},
+    {"CUTAINT_ARGS", parse_args, offsetof(ct_config, args), NULL, "expected GLOB=ROLE[,ROLE]...[;...]", "(no rules)"},
+    {"CUTAINT_INJECT", parse_inject, offsetof(ct_config, inject), NULL, "expected KIND:PATTERN[#N[+]][=EFFECT][;...]",
+     "(no injection)"},
+    {"CUTAINT_DISABLE", parse_flag, offsetof(ct_config, disable), flag_words, "expected 0 or 1 (or false/true, no/yes)",
+     "0"},
 };
 
 #define N_VARS (sizeof ct_vars / sizeof ct_vars[0])
@@ -552,22 +544,20 @@ static const char *plain_getenv(const char *name, void *ctx)
     return getenv(name);
 }
 
-static void report_invalid(const ct_var *var, const char *value, const char *why,
-                           ct_diag_fn diag, void *ctx)
+static void report_invalid(const ct_var *var, const char *value, const char *why, ct_diag_fn diag, void *ctx)
 {
     if (!diag)
         return;
     char shown[SHOWN_MAX + 4];
     char message[CT_DIAG_MAX];
     show(shown, ct_text_of(value));
-    snprintf(message, sizeof message, "cutaint: %s='%s' is not valid: %s; using the default %s",
-             var->name, shown, why, var->fallback);
+    snprintf(message, sizeof message, "cutaint: %s='%s' is not valid: %s; using the default %s", var->name, shown, why,
+             var->fallback);
     assert(!strchr(message, '\n') && "outside text is shown, so a diagnostic stays one line");
     diag(message, ctx);
 }
 
-int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get,
-                   ct_diag_fn diag, void *ctx)
+int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get, ct_diag_fn diag, void *ctx)
 {
     ct_config_defaults(out);
     if (!get)
@@ -593,7 +583,7 @@ int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn ge
  * and which driver `cutaint run` preloads.  The shim reads neither, but a
  * process started by the command, or preloading the shim directly beside
  * it, has them in its environment: they are not typos. */
-static const char *const command_vars[] = { "CUTAINT_LIB", "CUTAINT_FAKECUDA_DIR" };
+static const char *const command_vars[] = {"CUTAINT_LIB", "CUTAINT_FAKECUDA_DIR"};
 
 static bool is_known(ct_text name)
 {
@@ -626,7 +616,7 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx)
         if (strncmp(*envp, prefix, sizeof prefix - 1) != 0)
             continue;
         const char *eq = strchr(*envp, '=');
-        ct_text name = { *envp, eq ? (size_t)(eq - *envp) : strlen(*envp) };
+        ct_text name = {*envp, eq ? (size_t)(eq - *envp) : strlen(*envp)};
         if (is_known(name))
             continue;
         unknown++;
@@ -637,8 +627,7 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx)
         char message[CT_DIAG_MAX];
         show(shown, name);
         known_list(known, sizeof known);
-        snprintf(message, sizeof message, "cutaint: %s is not a cutaint variable (known: %s); ignored",
-                 shown, known);
+        snprintf(message, sizeof message, "cutaint: %s is not a cutaint variable (known: %s); ignored", shown, known);
         assert(!strchr(message, '\n') && "outside text is shown, so a diagnostic stays one line");
         diag(message, ctx);
     }

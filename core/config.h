@@ -61,10 +61,10 @@ typedef enum { CT_INJECT_LAUNCH, CT_INJECT_API } ct_inject_kind;
 typedef struct ct_inject_rule {
     ct_inject_kind kind;
     char pattern[CT_PATTERN_MAX];
-    uint64_t nth;          /* 1-based */
-    bool and_later;        /* "#N+": the Nth and every later match */
-    bool context_loss;     /* EFFECT "context_lost" */
-    int error;             /* CUresult returned instead of calling the driver */
+    uint64_t nth;              /* 1-based */
+    bool and_later;            /* "#N+": the Nth and every later match */
+    bool context_loss;         /* EFFECT "context_lost" */
+    int error;                 /* CUresult returned instead of calling the driver */
     atomic_uint_fast64_t seen; /* matching calls so far */
 } ct_inject_rule;
 
@@ -74,15 +74,15 @@ typedef struct ct_inject_rules {
 } ct_inject_rules;
 
 typedef struct ct_config {
-    bool disable;                 /* CUTAINT_DISABLE=1 */
-    ct_log_level log;             /* CUTAINT_LOG */
-    char log_file[CT_PATH_MAX];   /* "" = stderr; %p -> pid */
-    char report[CT_PATH_MAX];     /* "" = no report */
-    int poison;                   /* -1 = off, else the byte */
+    bool disable;               /* CUTAINT_DISABLE=1 */
+    ct_log_level log;           /* CUTAINT_LOG */
+    char log_file[CT_PATH_MAX]; /* "" = stderr; %p -> pid */
+    char report[CT_PATH_MAX];   /* "" = no report */
+    int poison;                 /* -1 = off, else the byte */
     ct_on_skip on_skip;
     ct_on_loss on_context_loss;
-    int exit_status;              /* 0..255; 0 leaves the program's own */
-    int error_exitcode;           /* 1..255: status of a process that refused a read and would exit 0; 0 off */
+    int exit_status;    /* 0..255; 0 leaves the program's own */
+    int error_exitcode; /* 1..255: status of a process that refused a read and would exit 0; 0 off */
     char health_file[CT_PATH_MAX];
     char metrics_file[CT_PATH_MAX]; /* "" = none; %p -> pid */
     ct_arg_rules args;
@@ -94,10 +94,10 @@ typedef struct ct_config {
  * parse that reads an effect. */
 typedef struct ct_error_vocab {
     int (*parse)(const char *text, int *code); /* a name or number; CT_OK or CT_EPARSE */
-    int success;        /* "no error": an effect may not name it */
-    int launch_default; /* launch:PATTERN without =EFFECT */
-    int api_default;    /* api:PATTERN without =EFFECT */
-    int context_lost;   /* what =context_lost makes the call return */
+    int success;                               /* "no error": an effect may not name it */
+    int launch_default;                        /* launch:PATTERN without =EFFECT */
+    int api_default;                           /* api:PATTERN without =EFFECT */
+    int context_lost;                          /* what =context_lost makes the call return */
 } ct_error_vocab;
 
 typedef const char *(*ct_getenv_fn)(const char *name, void *ctx);
@@ -108,8 +108,7 @@ void ct_config_defaults(ct_config *out);
  * through errors (required); each malformed one is reported through diag
  * (may be NULL) as one line without a trailing newline, and left at its
  * default.  Returns how many were malformed (0 = all good). */
-int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get,
-                   ct_diag_fn diag, void *ctx);
+int ct_config_load(ct_config *out, const ct_error_vocab *errors, ct_getenv_fn get, ct_diag_fn diag, void *ctx);
 /* Reports each CUTAINT_* entry of envp that names no known variable (a typo
  * silently ignored would be worse).  Returns how many. */
 int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx);
@@ -117,8 +116,7 @@ int ct_config_check_unknown(char *const *envp, ct_diag_fn diag, void *ctx);
 /* The grammars on their own (the fuzzers and the cutaint command use them).
  * CT_OK or CT_EPARSE with a one-line reason in err. */
 int ct_args_parse(const char *text, ct_arg_rules *out, char *err, size_t errcap);
-int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out,
-                    char *err, size_t errcap);
+int ct_inject_parse(const char *text, const ct_error_vocab *errors, ct_inject_rules *out, char *err, size_t errcap);
 
 /* The first rule whose glob matches either name (mangled or demangled base;
  * either may be NULL), or NULL. */
@@ -128,7 +126,7 @@ const ct_arg_rule *ct_args_match(const ct_arg_rules *rules, const char *name, co
 bool ct_inject_rule_unreachable(const ct_inject_rule *rule, const char *const *names, size_t n);
 /* Count one call against every rule of `kind` matching name or alt_name and
  * return the rule that fires on this call, or NULL. */
-const ct_inject_rule *ct_inject_check(ct_inject_rules *rules, ct_inject_kind kind,
-                                      const char *name, const char *alt_name);
+const ct_inject_rule *ct_inject_check(ct_inject_rules *rules, ct_inject_kind kind, const char *name,
+                                      const char *alt_name);
 
 #endif

@@ -37,18 +37,18 @@ typedef struct ct_span {
 } ct_span;
 
 typedef struct ct_failure_desc {
-    int error;               /* the CUresult the work returned */
-    uint32_t image;          /* a stand-in's launch: the number of the image event it came from; 0 none
+    int error;           /* the CUresult the work returned */
+    uint32_t image;      /* a stand-in's launch: the number of the image event it came from; 0 none
                               * (beside error, in what was padding: a write scope's description stays
                               * as cheap to make) */
-    const char *api;         /* "cuLaunchKernel", "cuMemcpyHtoD_v2" */
-    const char *kernel;      /* demangled kernel name, or NULL */
-    uint64_t launch_seq;     /* process-wide launch number, 0 if no launch */
+    const char *api;     /* "cuLaunchKernel", "cuMemcpyHtoD_v2" */
+    const char *kernel;  /* demangled kernel name, or NULL */
+    uint64_t launch_seq; /* process-wide launch number, 0 if no launch */
     uint32_t grid[3];
     uint32_t block[3];
-    uint64_t stream;         /* the CUstream handle as a number */
-    uint64_t thread;         /* OS thread id of the caller */
-    int64_t time_ns;         /* CLOCK_REALTIME */
+    uint64_t stream; /* the CUstream handle as a number */
+    uint64_t thread; /* OS thread id of the caller */
+    int64_t time_ns; /* CLOCK_REALTIME */
 } ct_failure_desc;
 
 /* What makes a launch the same work again: the function launched, its
@@ -56,19 +56,19 @@ typedef struct ct_failure_desc {
  * and its threads in all (grid times block). */
 typedef struct ct_launch_key {
     uint64_t function;
-    uint64_t params;         /* 64-bit hash of the bytes, their count mixed in */
+    uint64_t params; /* 64-bit hash of the bytes, their count mixed in */
     uint64_t threads;
 } ct_launch_key;
 
 typedef struct ct_skip_desc {
     const char *api;
-    const char *kernel;      /* NULL for a skipped device copy */
-    const char *roles;       /* a skipped launch's parameter roles ("rw,r,-"), or NULL */
-    const char *roles_from;  /* what decided them ("ptx", "signature", "size") */
+    const char *kernel;     /* NULL for a skipped device copy */
+    const char *roles;      /* a skipped launch's parameter roles ("rw,r,-"), or NULL */
+    const char *roles_from; /* what decided them ("ptx", "signature", "size") */
     uint64_t launch_seq;
-    uint64_t needed;         /* the tainted input address that stopped it */
-    uint64_t graph, node;    /* a skipped graph launch: its exec and the node reading needed; else 0 */
-    uint32_t produced;       /* how many outputs took the failure */
+    uint64_t needed;      /* the tainted input address that stopped it */
+    uint64_t graph, node; /* a skipped graph launch: its exec and the node reading needed; else 0 */
+    uint32_t produced;    /* how many outputs took the failure */
     uint64_t thread;
     int64_t time_ns;
     /* Filled by core, not the caller: where the first outputs lie, so a read
@@ -82,10 +82,10 @@ typedef struct ct_failure_info {
     ct_failure_id id;
     bool provisional;
     ct_failure_desc desc;
-    uint64_t occurrences;    /* >= 1 */
-    uint64_t last_launch_seq;/* the latest occurrence's launch (desc.launch_seq: the first) */
+    uint64_t occurrences;     /* >= 1 */
+    uint64_t last_launch_seq; /* the latest occurrence's launch (desc.launch_seq: the first) */
     uint64_t skips_total;
-    uint32_t n_skips;        /* min(skips_total, CT_SKIPS_KEPT) */
+    uint32_t n_skips;                  /* min(skips_total, CT_SKIPS_KEPT) */
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* oldest first */
     /* In a refusal only: the skips on the way from the root to the bytes
      * read, as indexes into skips[], oldest first.  path_cut: skips were

@@ -377,8 +377,8 @@ static void fill_suffix(char *tmp)
  * name: a kill while it is written leaves nothing behind.  CT_OK with tmp
  * named; CT_EINVAL when the file system has no O_TMPFILE (the caller falls
  * back); CT_EIO. */
-static int write_unnamed(const char *path, const char *marker, const char *data, size_t len, bool durable,
-                         char *tmp, size_t cap)
+static int write_unnamed(const char *path, const char *marker, const char *data, size_t len, bool durable, char *tmp,
+                         size_t cap)
 {
 #ifdef O_TMPFILE
     char dir[CT_PATH_MAX], proc[64];
@@ -411,8 +411,8 @@ static int write_unnamed(const char *path, const char *marker, const char *data,
 }
 
 /* A named temporary file, written whole. */
-static int write_named(const char *path, const char *marker, const char *data, size_t len, bool durable,
-                       char *tmp, size_t cap)
+static int write_named(const char *path, const char *marker, const char *data, size_t len, bool durable, char *tmp,
+                       size_t cap)
 {
     if (temp_name(path, tmp, cap) != CT_OK)
         return CT_EINVAL;
@@ -427,8 +427,8 @@ static int write_named(const char *path, const char *marker, const char *data, s
     return rc;
 }
 
-int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable,
-                      char *why, size_t whycap)
+int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable, char *why,
+                      size_t whycap)
 {
     char tmp[CT_PATH_MAX + 64];
     if (!path || !*path || !marker || (!data && len))
@@ -459,14 +459,10 @@ int ct_marked_clear(const char *path, const char *marker, char *why, size_t whyc
     if (!path || !*path || !marker)
         return CT_EINVAL;
     switch (ct_marked_state_of(path, marker, why, whycap)) {
-    case CT_MARKED_ABSENT:
-        return 0;
-    case CT_MARKED_FOREIGN:
-        return CT_EEXIST;
-    case CT_MARKED_UNKNOWN:
-        return CT_EIO;
-    case CT_MARKED_OURS:
-        break;
+    case CT_MARKED_ABSENT: return 0;
+    case CT_MARKED_FOREIGN: return CT_EEXIST;
+    case CT_MARKED_UNKNOWN: return CT_EIO;
+    case CT_MARKED_OURS: break;
     }
     if (unlink(path) == 0)
         return 1;

@@ -58,15 +58,15 @@ int ct_path_absolute(const char *path, const char *cwd, char *out, size_t cap);
 
 /* ---- sinks: the log, the report, stderr ------------------------------------ */
 typedef struct ct_sink {
-    char path[CT_PATH_MAX];   /* resolved, absolute; "" for stderr */
-    int fd;                   /* -1: not open */
-    dev_t dev;                /* what fd was when cutaint opened it */
+    char path[CT_PATH_MAX]; /* resolved, absolute; "" for stderr */
+    int fd;                 /* -1: not open */
+    dev_t dev;              /* what fd was when cutaint opened it */
     ino_t ino;
-    bool opened;              /* the first write has opened it */
-    bool stopped;             /* no longer written (refused, or lost twice) */
-    bool reopened;            /* the one reopen is spent */
-    char why[CT_WHY_MAX];     /* why it was refused or first failed */
-    pthread_mutex_t lock;     /* orders reopening and writing */
+    bool opened;                       /* the first write has opened it */
+    bool stopped;                      /* no longer written (refused, or lost twice) */
+    bool reopened;                     /* the one reopen is spent */
+    char why[CT_WHY_MAX];              /* why it was refused or first failed */
+    pthread_mutex_t lock;              /* orders reopening and writing */
     atomic_uint_fast64_t dropped;      /* lines not written: full pipe, lost, busy */
     atomic_uint_fast64_t write_errors; /* write(2) failures (ENOSPC, EIO, ...) */
     atomic_uint_fast64_t reopens;      /* the descriptor was lost and reopened */
@@ -113,8 +113,8 @@ ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *w
 /* Atomically (re)place path with marker + "\n" + data (len bytes), synced
  * when durable.  CT_OK; CT_EEXIST when something foreign is there (why
  * filled), CT_EIO, CT_EINVAL. */
-int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable,
-                      char *why, size_t whycap);
+int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable, char *why,
+                      size_t whycap);
 /* Remove cutaint's file at path: 1 removed, 0 nothing there, CT_EEXIST
  * foreign (left untouched, why filled), CT_EIO. */
 int ct_marked_clear(const char *path, const char *marker, char *why, size_t whycap);

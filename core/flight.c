@@ -44,14 +44,14 @@ typedef struct context_proofs {
 typedef ct_flight_stream scope_key;
 
 typedef struct wait_link {
-    uint64_t at;           /* the epoch the wait began */
-    scope_key on;          /* the stream the event was recorded on */
-    uint64_t upto;         /* its record's epoch */
+    uint64_t at;   /* the epoch the wait began */
+    scope_key on;  /* the stream the event was recorded on */
+    uint64_t upto; /* its record's epoch */
 } wait_link;
 
 typedef struct scope {
     scope_key key;
-    uint64_t proven;       /* 0: nothing */
+    uint64_t proven; /* 0: nothing */
     bool nonblocking;
     unsigned n_waits, next_wait;
     wait_link waits[CT_FLIGHT_WAITS];
@@ -93,12 +93,14 @@ void ct_flight_free(ct_flight *f)
     if (!f)
         return;
     scope *s, *ts;
-    HASH_ITER(hh, f->scopes, s, ts) {
+    HASH_ITER(hh, f->scopes, s, ts)
+    {
         HASH_DELETE(hh, f->scopes, s);
         free(s);
     }
     event_rec *e, *te;
-    HASH_ITER(hh, f->events, e, te) {
+    HASH_ITER(hh, f->events, e, te)
+    {
         HASH_DELETE(hh, f->events, e);
         free(e);
     }
@@ -157,7 +159,6 @@ void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r)
     pthread_mutex_unlock(&f->lock);
 }
 
-
 /* ---- slots -------------------------------------------------------------- */
 
 /* The thread that made launch `index` of r: its holder then. */
@@ -179,7 +180,7 @@ static uint64_t made_by(const ct_flight_ring *r, uint64_t index)
  * between two writes of seq, and a read they tore is thrown away here, so
  * this reader is not instrumented for races. */
 __attribute__((no_sanitize("thread"))) static bool slot_read(const ct_flight *f, const ct_flight_ring *r,
-                                                               const ct_flight_slot *s, ct_flight_work *w)
+                                                             const ct_flight_slot *s, ct_flight_work *w)
 {
     ct_flight_slot *v = (ct_flight_slot *)s;
     uint64_t seq = atomic_load_explicit(&v->seq, memory_order_acquire);
@@ -493,7 +494,6 @@ void ct_flight_prune(ct_flight *f, ct_flight_ring *r, uint64_t generation)
 
 /* ---- suspects ----------------------------------------------------------------- */
 
-
 /* A suspect and the launch number of the oldest suspect on its stream. */
 typedef struct ranked {
     ct_suspect s;
@@ -549,8 +549,8 @@ static size_t gather_locked(ct_flight *f, uint64_t context, ranked *all, uint64_
                     all[n++].s = (ct_suspect){.work = w};
             }
         for (unsigned i = 0; i < CT_FLIGHT_RECENT; i++)
-            if (slot_read(f, r, &r->recent[i], &w) && w.index >= after &&
-                (!context || w.stream.context == context) && unproven_locked(f, &w))
+            if (slot_read(f, r, &r->recent[i], &w) && w.index >= after && (!context || w.stream.context == context) &&
+                unproven_locked(f, &w))
                 all[n++].s = (ct_suspect){.work = w};
     }
     return n;

@@ -74,16 +74,16 @@ typedef enum ct_flight_kind { CT_FLIGHT_LAUNCH = 1, CT_FLIGHT_GRAPH } ct_flight_
 
 /* One launch or graph launch, as its ring keeps it. */
 typedef struct ct_flight_work {
-    uint64_t seq;            /* launch number, from 1 */
-    uint64_t epoch;          /* read after the driver took it */
-    uint64_t what;           /* the CUfunction, or the CUgraphExec */
+    uint64_t seq;   /* launch number, from 1 */
+    uint64_t epoch; /* read after the driver took it */
+    uint64_t what;  /* the CUfunction, or the CUgraphExec */
     ct_flight_stream stream;
     uint32_t grid[3], block[3];
-    uint64_t thread;         /* OS thread id */
-    uint32_t api;            /* the caller's name for the entry point (the shim's table index) */
-    uint64_t index;          /* its place among its ring's launches (flight.c) */
-    uint64_t raw_stream;     /* the stream as the caller named it (stream: what it is) */
-    uint8_t kind;            /* ct_flight_kind */
+    uint64_t thread;     /* OS thread id */
+    uint32_t api;        /* the caller's name for the entry point (the shim's table index) */
+    uint64_t index;      /* its place among its ring's launches (flight.c) */
+    uint64_t raw_stream; /* the stream as the caller named it (stream: what it is) */
+    uint8_t kind;        /* ct_flight_kind */
 } ct_flight_work;
 
 typedef struct ct_flight ct_flight;
@@ -129,7 +129,7 @@ typedef struct ct_flight_slot {
     atomic_uint_fast64_t seq;
     uint64_t epoch, context;
     uint32_t api, kind;
-    uint64_t index;                /* its place among its ring's launches, from 0 */
+    uint64_t index; /* its place among its ring's launches, from 0 */
     ct_flight_launch launch;
 } ct_flight_slot;
 
@@ -139,8 +139,8 @@ typedef struct ct_flight_slot {
  * generation) trigger at the thread's next launch. */
 typedef struct ct_flight_ring {
     /* What every launch reads first, at the ring's start. */
-    uint64_t generation;           /* the proof generation it was last pruned at */
-    atomic_uint_fast64_t n;        /* launches kept so far: the next one's index */
+    uint64_t generation;    /* the proof generation it was last pruned at */
+    atomic_uint_fast64_t n; /* launches kept so far: the next one's index */
     atomic_uint n_pinned;
     ct_flight_slot recent[CT_FLIGHT_RECENT], pinned[CT_FLIGHT_PINNED];
     struct ct_flight_ring *next, *next_spare;
@@ -198,8 +198,8 @@ static inline ct_flight_slot *ct_flight_claim_fast(ct_flight_ring *r)
  * context, through entry api, of kind (ct_flight_kind); and pinned while
  * the pinned part has room (the oldest launches since the last pruning).
  * No call: the shim's after hook stays a leaf. */
-static inline void ct_flight_commit(ct_flight_ring *r, ct_flight_slot *s, uint64_t seq, uint64_t context,
-                                    uint32_t api, uint32_t kind)
+static inline void ct_flight_commit(ct_flight_ring *r, ct_flight_slot *s, uint64_t seq, uint64_t context, uint32_t api,
+                                    uint32_t kind)
 {
     uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
     s->epoch = atomic_load_explicit(&ct_flight_clock_now.epoch, memory_order_relaxed);
@@ -244,7 +244,6 @@ void ct_flight_atfork_child(ct_flight *f);
  * ct_flight_ring_release when the thread ends. */
 ct_flight_ring *ct_flight_ring_take(ct_flight *f, uint64_t thread);
 void ct_flight_ring_release(ct_flight *f, ct_flight_ring *r);
-
 
 /* ---- proofs: each ct_flight_begin_proof's value goes to at most one
  * proof, made once the driver said the call succeeded. -------------------- */

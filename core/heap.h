@@ -28,8 +28,7 @@ static inline size_t ct_hash_cost(const UT_hash_handle *head_hh)
 {
     if (!head_hh || !head_hh->tbl)
         return 0;
-    return ct_heap_cost(sizeof(UT_hash_table)) +
-           ct_heap_cost(head_hh->tbl->num_buckets * sizeof(UT_hash_bucket));
+    return ct_heap_cost(sizeof(UT_hash_table)) + ct_heap_cost(head_hh->tbl->num_buckets * sizeof(UT_hash_bucket));
 }
 
 #endif

@@ -104,7 +104,7 @@ static ct_image_status out_of_memory(ct_image *img)
 typedef struct span {
     ct_image_fetch fetch;
     void *ctx;
-    uint64_t at;          /* the offset, in fetch's terms, of the window's first byte */
+    uint64_t at; /* the offset, in fetch's terms, of the window's first byte */
     uint64_t len;
     ct_image_status past; /* what a read past len means */
 } span;
@@ -123,7 +123,7 @@ static ct_image_status span_sub(const span *s, uint64_t off, uint64_t n, span *o
 {
     if (!fits(off, n, s->len))
         return s->past;
-    *out = (span){ s->fetch, s->ctx, s->at + off, n, CT_IMAGE_MALFORMED };
+    *out = (span){s->fetch, s->ctx, s->at + off, n, CT_IMAGE_MALFORMED};
     return CT_IMAGE_OK;
 }
 
@@ -242,7 +242,7 @@ static ct_image_status set_layout(ct_image *img, size_t k, ct_image_entry_kind f
         memcpy(copy, v, n * sizeof *copy);
     }
     free(l->v);
-    *l = (ct_image_layout){ .known = true, .from = from, .kinds = kinds, .n = n, .v = copy };
+    *l = (ct_image_layout){.known = true, .from = from, .kinds = kinds, .n = n, .v = copy};
     return CT_IMAGE_OK;
 }
 
@@ -253,7 +253,7 @@ static ct_image_entry *add_entry(ct_image *img, ct_image_entry_kind kind)
     if (img->n_entries == CT_IMAGE_MAX_ENTRIES)
         return NULL;
     ct_image_entry *e = &img->entries[img->n_entries++];
-    *e = (ct_image_entry){ .kind = kind };
+    *e = (ct_image_entry){.kind = kind};
     return e;
 }
 
@@ -297,20 +297,20 @@ typedef struct ptx_scan {
     ptx_lex lex;
     ptx_want want;
     bool target_seen;
-    bool stop;             /* not PTX after all, or status is not OK */
+    bool stop; /* not PTX after all, or status is not OK */
     ct_image_status status;
-    size_t tok_len;        /* may pass CT_IMAGE_NAME_MAX: then only counted */
+    size_t tok_len; /* may pass CT_IMAGE_NAME_MAX: then only counted */
     char tok[CT_IMAGE_NAME_MAX];
     /* the .entry whose parameters are read: */
-    size_t kernel;         /* its index among the kept names; SIZE_MAX: not kept */
-    uint32_t n_params;     /* read so far (past CT_IMAGE_MAX_PARAMS only counted) */
-    uint64_t end;          /* where the last one read ends, at most CT_IMAGE_PARAM_SPACE */
+    size_t kernel;     /* its index among the kept names; SIZE_MAX: not kept */
+    uint32_t n_params; /* read so far (past CT_IMAGE_MAX_PARAMS only counted) */
+    uint64_t end;      /* where the last one read ends, at most CT_IMAGE_PARAM_SPACE */
     /* the parameter being read: */
-    unsigned type_size;    /* its type's bytes; 0 before the type */
-    uint64_t align;        /* its .align; 0 when none (its type's) */
-    uint64_t count;        /* its array count; 0 for a scalar */
-    bool ptr;              /* .ptr: the state space and .align that follow are the pointee's */
-    bool pointee_align;    /* the .align being read is the pointee's */
+    unsigned type_size; /* its type's bytes; 0 before the type */
+    uint64_t align;     /* its .align; 0 when none (its type's) */
+    uint64_t count;     /* its array count; 0 for a scalar */
+    bool ptr;           /* .ptr: the state space and .align that follow are the pointee's */
+    bool pointee_align; /* the .align being read is the pointee's */
     ct_image_param params[CT_IMAGE_MAX_PARAMS];
     /* ct_image_read_directions: the kept kernels this text's .entry lines
      * named, and where in the text each .entry stands, so each kernel's
@@ -318,15 +318,15 @@ typedef struct ptx_scan {
     uint32_t n_named;
     uint32_t named[CT_IMAGE_MAX_KERNELS];
     uint64_t named_at[CT_IMAGE_MAX_KERNELS];
-    uint64_t at;           /* the text offset of the bytes being stepped through */
-    uint64_t tok_at;       /* ... where the token being read began */
-    uint64_t entry_at;     /* ... where the last .entry began */
+    uint64_t at;       /* the text offset of the bytes being stepped through */
+    uint64_t tok_at;   /* ... where the token being read began */
+    uint64_t entry_at; /* ... where the last .entry began */
 } ptx_scan;
 
 /* [A-Za-z0-9_$.%] as a bitmap of ASCII: the scan's innermost test. */
 static bool is_token_char(uint8_t c)
 {
-    static const uint64_t token[2] = { 0x03ff403000000000, 0x07fffffe87fffffe };
+    static const uint64_t token[2] = {0x03ff403000000000, 0x07fffffe87fffffe};
     return c < 128 && (token[c >> 6] >> (c & 63) & 1);
 }
 
@@ -395,10 +395,12 @@ static bool token_number(const ptx_scan *p, uint64_t max, uint64_t *v)
  * PTX 8.3, which nvcc 13.0 does not emit for parameters); 0 for another word. */
 static unsigned type_bytes(const char *w, size_t n)
 {
-    static const struct { const char *name; unsigned bytes; } types[] = {
-        { "b8", 1 },  { "u8", 1 },  { "s8", 1 },  { "b16", 2 }, { "u16", 2 }, { "s16", 2 },
-        { "f16", 2 }, { "bf16", 2 }, { "b32", 4 }, { "u32", 4 }, { "s32", 4 }, { "f32", 4 },
-        { "b64", 8 }, { "u64", 8 }, { "s64", 8 }, { "f64", 8 }, { "b128", 16 },
+    static const struct {
+        const char *name;
+        unsigned bytes;
+    } types[] = {
+        {"b8", 1},  {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2}, {"s16", 2}, {"f16", 2}, {"bf16", 2},  {"b32", 4},
+        {"u32", 4}, {"s32", 4}, {"f32", 4}, {"b64", 8}, {"u64", 8}, {"s64", 8}, {"f64", 8}, {"b128", 16},
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         if (strlen(types[i].name) == n && memcmp(types[i].name, w, n) == 0)
@@ -481,7 +483,7 @@ static bool ptx_param_end(ptx_scan *p)
     if (offset + size > CT_IMAGE_PARAM_SPACE)
         return false;
     if (p->n_params < CT_IMAGE_MAX_PARAMS)
-        p->params[p->n_params] = (ct_image_param){ (uint32_t)offset, (uint32_t)size };
+        p->params[p->n_params] = (ct_image_param){(uint32_t)offset, (uint32_t)size};
     p->n_params++;
     p->end = offset + size;
     return true;
@@ -521,8 +523,7 @@ static bool ptx_param_token(ptx_scan *p)
         p->count = n;
         p->want = WANT_COUNT_CLOSE;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -571,9 +572,7 @@ static void ptx_token(ptx_scan *p)
     if (p->tok_len == 0)
         return;
     switch (p->want) {
-    case WANT_VERSION:
-        ptx_version(p);
-        break;
+    case WANT_VERSION: ptx_version(p); break;
     case WANT_TARGET:
         ptx_target(p);
         p->want = WANT_ANY;
@@ -589,9 +588,7 @@ static void ptx_token(ptx_scan *p)
         p->end = 0;
         p->want = WANT_LIST;
         break;
-    case WANT_ANY:
-        ptx_any(p);
-        break;
+    case WANT_ANY: ptx_any(p); break;
     case WANT_LIST: /* no list: a directive (.maxntid) or the body follow */
         ptx_params_done(p, true);
         if (!p->stop)
@@ -683,17 +680,14 @@ static size_t ptx_step(ptx_scan *p, const uint8_t *b, size_t n)
         if ((hit = memchr(b, '*', n)))
             p->lex = LEX_BLOCK_STAR;
         return hit ? (size_t)(hit - b) + 1 : n;
-    case LEX_BLOCK_STAR:
-        p->lex = b[0] == '/' ? LEX_CODE : b[0] == '*' ? LEX_BLOCK_STAR : LEX_BLOCK_COMMENT;
-        return 1;
+    case LEX_BLOCK_STAR: p->lex = b[0] == '/' ? LEX_CODE : b[0] == '*' ? LEX_BLOCK_STAR : LEX_BLOCK_COMMENT; return 1;
     case LEX_STRING:
         while (i < n && b[i] != '"' && b[i] != '\\')
             i++;
         if (i < n)
             p->lex = b[i++] == '"' ? LEX_CODE : LEX_STRING_ESCAPE;
         return i;
-    case LEX_STRING_ESCAPE:
-        break;
+    case LEX_STRING_ESCAPE: break;
     }
     p->lex = LEX_STRING; /* past the escaped byte */
     return 1;
@@ -841,16 +835,16 @@ static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *en
 
 typedef struct elf {
     const span *s;
-    uint8_t abi;           /* e_ident[EI_ABIVERSION] */
-    uint32_t flags;        /* e_flags */
+    uint8_t abi;    /* e_ident[EI_ABIVERSION] */
+    uint32_t flags; /* e_flags */
     uint64_t shoff, phoff;
     uint16_t shentsize, phentsize;
     uint64_t shnum, shstrndx, phnum;
-    uint64_t extent;       /* the bytes its headers say it spans */
-    uint8_t *sh;           /* shnum section headers */
-    char *names;           /* the section names (.shstrtab) */
+    uint64_t extent; /* the bytes its headers say it spans */
+    uint8_t *sh;     /* shnum section headers */
+    char *names;     /* the section names (.shstrtab) */
     uint64_t names_len;
-    size_t held;           /* table bytes held, at most CT_IMAGE_MAX_TABLES */
+    size_t held; /* table bytes held, at most CT_IMAGE_MAX_TABLES */
 } elf;
 
 static const uint8_t *section(const elf *f, uint64_t i)
@@ -942,12 +936,22 @@ static ct_image_status elf_open(elf *f, const span *s, bool *cuda)
     ct_image_status st = span_read(s, 0, h, sizeof h);
     if (st != CT_IMAGE_OK)
         return st;
-    *cuda = memcmp(h, "\x7f" "ELF", 4) == 0 && h[4] == 2 && h[5] == 1 && le16(h + 18) == EM_CUDA;
+    *cuda = memcmp(h,
+                   "\x7f"
+                   "ELF",
+                   4) == 0 &&
+            h[4] == 2 && h[5] == 1 && le16(h + 18) == EM_CUDA;
     *f = (elf){
-        .s = s, .abi = h[8], .flags = le32(h + 48),
-        .phoff = le64(h + 32), .shoff = le64(h + 40),
-        .phentsize = le16(h + 54), .phnum = le16(h + 56),
-        .shentsize = le16(h + 58), .shnum = le16(h + 60), .shstrndx = le16(h + 62),
+        .s = s,
+        .abi = h[8],
+        .flags = le32(h + 48),
+        .phoff = le64(h + 32),
+        .shoff = le64(h + 40),
+        .phentsize = le16(h + 54),
+        .phnum = le16(h + 56),
+        .shentsize = le16(h + 58),
+        .shnum = le16(h + 60),
+        .shstrndx = le16(h + 62),
         .extent = sizeof h,
     };
     return CT_IMAGE_OK;
@@ -1045,7 +1049,7 @@ static ct_image_status elf_info_names(ct_image *img, elf *f, info_section **out,
             return CT_IMAGE_MALFORMED;
         }
         if (strncmp(name, prefix, plen) == 0 && name[plen])
-            v[k++] = (info_section){ name + plen, i };
+            v[k++] = (info_section){name + plen, i};
     }
     qsort(v, k, sizeof *v, by_name);
     *out = v;
@@ -1063,11 +1067,11 @@ static uint64_t find_section(const elf *f, uint32_t type, bool any_link, uint32_
 
 /* What elf_kernels holds while it walks the symbols. */
 typedef struct symbols {
-    uint8_t *sym, *shndx;  /* .symtab, and .symtab_shndx where there is one */
+    uint8_t *sym, *shndx; /* .symtab, and .symtab_shndx where there is one */
     uint64_t n_sym, n_shndx;
     char *str;
     uint64_t str_len;
-    info_section *info;    /* elf_info_names */
+    info_section *info; /* elf_info_names */
     size_t n_info;
     ct_image_param *params; /* CT_IMAGE_MAX_PARAMS of them, for one kernel's table */
 } symbols;
@@ -1117,12 +1121,12 @@ static uint64_t symbol_section(const elf *f, const symbols *y, uint64_t i)
 
 /* What one walk over a kernel's records found. */
 typedef struct kparams {
-    ct_image_param *v;   /* by ordinal, in the second walk */
-    uint64_t n;          /* parameter records */
-    bool place;          /* the second walk: put each in v */
-    bool unsaid;         /* a record not understood, or contradicting another */
+    ct_image_param *v; /* by ordinal, in the second walk */
+    uint64_t n;        /* parameter records */
+    bool place;        /* the second walk: put each in v */
+    bool unsaid;       /* a record not understood, or contradicting another */
     bool has_total;
-    uint32_t total;      /* the parameter bytes PARAM_CBANK / CBANK_PARAM_SIZE state */
+    uint32_t total; /* the parameter bytes PARAM_CBANK / CBANK_PARAM_SIZE state */
 } kparams;
 
 static void kparam_total(kparams *k, uint32_t total)
@@ -1151,7 +1155,7 @@ static void kparam_record(kparams *k, uint8_t attr, const uint8_t *b, uint16_t l
     if (ordinal >= k->n || k->v[ordinal].size != UINT32_MAX || size > CT_IMAGE_PARAM_SPACE)
         k->unsaid = true; /* a gap (some ordinal past the count), twice the same, too large */
     else
-        k->v[ordinal] = (ct_image_param){ le16(b + 6), size };
+        k->v[ordinal] = (ct_image_param){le16(b + 6), size};
 }
 
 /* One record of an ELF attribute section (.nv.info, .nv.compat): [format
@@ -1191,8 +1195,8 @@ static ct_image_status nv_records(const uint8_t *p, uint64_t n, void (*visit)(co
 static void kparam_visit(const nv_record *r, void *ctx)
 {
     kparams *k = ctx;
-    bool param = r->attr == EIATTR_KPARAM_INFO || r->attr == EIATTR_KPARAM_INFO_WIDE ||
-                 r->attr == EIATTR_PARAM_CBANK || r->attr == EIATTR_CBANK_PARAM_SIZE;
+    bool param = r->attr == EIATTR_KPARAM_INFO || r->attr == EIATTR_KPARAM_INFO_WIDE || r->attr == EIATTR_PARAM_CBANK ||
+                 r->attr == EIATTR_CBANK_PARAM_SIZE;
     if (r->format == EIFMT_SVAL) {
         if (r->attr == EIATTR_KPARAM_INFO || r->attr == EIATTR_KPARAM_INFO_WIDE)
             kparam_record(k, r->attr, r->payload, r->value);
@@ -1226,7 +1230,7 @@ static ct_image_status kparams_walk(const uint8_t *p, uint64_t n, kparams *k)
  * kernel without parameters. */
 static ct_image_status kparams_read(const uint8_t *p, uint64_t n, ct_image_param *v, uint32_t *count, bool *said)
 {
-    kparams k = { .v = v };
+    kparams k = {.v = v};
     ct_image_status st = kparams_walk(p, n, &k);
     *said = false;
     if (st != CT_IMAGE_OK || k.unsaid)
@@ -1276,7 +1280,7 @@ static ct_image_status elf_kernels(ct_image *img, elf *f)
     uint64_t symtab = find_section(f, SHT_SYMTAB, true, 0);
     if (!symtab)
         return CT_IMAGE_OK;
-    symbols y = { 0 };
+    symbols y = {0};
     ct_image_status st = elf_symbols(img, f, symtab, &y);
     for (uint64_t i = 1; i < y.n_sym && st == CT_IMAGE_OK; i++) {
         const uint8_t *sym = y.sym + i * SYMBOL;
@@ -1391,18 +1395,22 @@ static ct_image_status read_cubin(ct_image *img, const span *s)
 typedef struct entry_header {
     uint16_t kind;
     uint32_t header_size;
-    uint64_t payload;      /* bytes after the header, padding included */
-    uint32_t compressed;   /* the compressed payload's bytes, when compressed */
+    uint64_t payload;    /* bytes after the header, padding included */
+    uint32_t compressed; /* the compressed payload's bytes, when compressed */
     uint32_t arch;
     uint64_t flags;
-    uint64_t inflated;     /* the payload's bytes decompressed, when compressed */
+    uint64_t inflated; /* the payload's bytes decompressed, when compressed */
 } entry_header;
 
 static entry_header entry_header_of(const uint8_t h[ENTRY_HEADER])
 {
     return (entry_header){
-        .kind = le16(h), .header_size = le32(h + 4), .payload = le64(h + 8),
-        .compressed = le32(h + 16), .arch = le32(h + 28), .flags = le64(h + 40),
+        .kind = le16(h),
+        .header_size = le32(h + 4),
+        .payload = le64(h + 8),
+        .compressed = le32(h + 16),
+        .arch = le32(h + 28),
+        .flags = le64(h + 40),
         .inflated = le64(h + 56),
     };
 }
@@ -1462,8 +1470,8 @@ static void zstd_open(void)
         return;
     zstd_api z = {
         .frame_size = (unsigned long long (*)(const void *, size_t))dlsym(lib, "ZSTD_getFrameContentSize"),
-        .bound = (size_t (*)(size_t))dlsym(lib, "ZSTD_compressBound"),
-        .decompress = (size_t (*)(void *, size_t, const void *, size_t))dlsym(lib, "ZSTD_decompress"),
+        .bound = (size_t(*)(size_t))dlsym(lib, "ZSTD_compressBound"),
+        .decompress = (size_t(*)(void *, size_t, const void *, size_t))dlsym(lib, "ZSTD_decompress"),
         .is_error = (unsigned (*)(size_t))dlsym(lib, "ZSTD_isError"),
     };
     if (z.frame_size && z.bound && z.decompress && z.is_error)
@@ -1536,8 +1544,8 @@ static ct_image_status read_payload(ct_image *img, const span *s, const entry_he
     if (st != CT_IMAGE_OK || !plain)
         return st;
     e->inflated = true;
-    ct_image_bytes b = { plain, h->inflated };
-    span mem = { ct_image_fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED };
+    ct_image_bytes b = {plain, h->inflated};
+    span mem = {ct_image_fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED};
     st = read_content(img, &mem, e);
     free(plain);
     return st;
@@ -1609,7 +1617,7 @@ static ct_image_status read_wrapper(ct_image *img, const span *s, const uint64_t
     if (!base)
         return CT_IMAGE_OK;
     img->followed = true;
-    span fatbin = { s->fetch, s->ctx, img->wrapped - *base, UINT64_MAX, CT_IMAGE_MALFORMED };
+    span fatbin = {s->fetch, s->ctx, img->wrapped - *base, UINT64_MAX, CT_IMAGE_MALFORMED};
     uint8_t magic[4];
     if ((st = span_read(&fatbin, 0, magic, sizeof magic)) != CT_IMAGE_OK)
         return st;
@@ -1677,7 +1685,10 @@ static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *b
         img->form = CT_IMAGE_FATBIN;
         return read_fatbin(img, s);
     }
-    if (memcmp(m, "\x7f" "ELF", 4) == 0)
+    if (memcmp(m,
+               "\x7f"
+               "ELF",
+               4) == 0)
         return read_cubin(img, s);
     /* PTX opens with white space, a comment or .version: anything else is
      * no image, known without setting up the text's reader (every load a
@@ -1687,12 +1698,12 @@ static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *b
     return read_ptx(img, s, NULL);
 }
 
-static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
-                                  const uint64_t *base, bool directions)
+static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, const uint64_t *base,
+                                  bool directions)
 {
     assert(img && fetch);
-    *img = (ct_image){ .directions = directions };
-    span s = { fetch, ctx, 0, limit ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED };
+    *img = (ct_image){.directions = directions};
+    span s = {fetch, ctx, 0, limit ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED};
     img->status = read_form(img, &s, base);
     assert_image(img);
     return img->status;
@@ -1726,7 +1737,7 @@ void ct_image_free(ct_image *img)
     }
     free(img->kernels);
     free(img->layouts);
-    *img = (ct_image){ 0 };
+    *img = (ct_image){0};
 }
 
 /* ---- what it holds ---------------------------------------------------------- */
@@ -1863,8 +1874,7 @@ static void put_arch(out *o, const char *prefix, const ct_image_entry *e)
 {
     char name[32];
     if (e->arch)
-        snprintf(name, sizeof name, "%s_%u%s", prefix, e->arch,
-                 e->arch_specific ? "a" : e->family_specific ? "f" : "");
+        snprintf(name, sizeof name, "%s_%u%s", prefix, e->arch, e->arch_specific ? "a" : e->family_specific ? "f" : "");
     else
         snprintf(name, sizeof name, "%s_unknown", prefix);
     put(o, name);
@@ -1954,21 +1964,17 @@ static void put_entries(out *o, const ct_image *img)
 static const char *status_word(const ct_image *img)
 {
     switch (img->status) {
-    case CT_IMAGE_TRUNCATED:
-        return "truncated";
-    case CT_IMAGE_UNREADABLE:
-        return "unreadable";
-    case CT_IMAGE_MALFORMED:
-        return img->out_of_memory ? "out of memory" : "malformed";
-    case CT_IMAGE_OK:
-        break;
+    case CT_IMAGE_TRUNCATED: return "truncated";
+    case CT_IMAGE_UNREADABLE: return "unreadable";
+    case CT_IMAGE_MALFORMED: return img->out_of_memory ? "out of memory" : "malformed";
+    case CT_IMAGE_OK: break;
     }
     return "";
 }
 
 size_t ct_image_describe(const ct_image *img, char *buf, size_t cap)
 {
-    out o = { buf, cap, 0 };
+    out o = {buf, cap, 0};
     if (img->status != CT_IMAGE_OK) {
         put(&o, status_word(img));
         put(&o, img->form == CT_IMAGE_UNKNOWN ? " before its form could be told" : ", as far as read: ");
@@ -1978,8 +1984,7 @@ size_t ct_image_describe(const ct_image *img, char *buf, size_t cap)
             put(&o, "no kernel image (not a fatbin, cubin or PTX)");
     } else if (img->form == CT_IMAGE_WRAPPER && !img->followed) {
         char at[80];
-        snprintf(at, sizeof at, "a fatbin wrapper; its fatbin, at 0x%llx, not read",
-                 (unsigned long long)img->wrapped);
+        snprintf(at, sizeof at, "a fatbin wrapper; its fatbin, at 0x%llx, not read", (unsigned long long)img->wrapped);
         put(&o, at);
     } else {
         put_entries(&o, img);

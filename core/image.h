@@ -66,11 +66,11 @@ bool ct_image_fetch_bytes(void *ctx, uint64_t offset, void *dst, size_t len);
 #define CT_IMAGE_WRAPPER_MAGIC 0x466243b1u
 
 typedef enum ct_image_form {
-    CT_IMAGE_UNKNOWN,   /* none of the forms below */
-    CT_IMAGE_WRAPPER,   /* __fatBinC_Wrapper_t (magic 0x466243b1) around a fatbin */
-    CT_IMAGE_FATBIN,    /* the container (magic 0xba55ed50) */
-    CT_IMAGE_CUBIN,     /* one ELF object */
-    CT_IMAGE_PTX,       /* PTX text */
+    CT_IMAGE_UNKNOWN, /* none of the forms below */
+    CT_IMAGE_WRAPPER, /* __fatBinC_Wrapper_t (magic 0x466243b1) around a fatbin */
+    CT_IMAGE_FATBIN,  /* the container (magic 0xba55ed50) */
+    CT_IMAGE_CUBIN,   /* one ELF object */
+    CT_IMAGE_PTX,     /* PTX text */
 } ct_image_form;
 
 typedef enum ct_image_status {
@@ -84,8 +84,8 @@ typedef enum ct_image_entry_kind { CT_ENTRY_SASS, CT_ENTRY_PTX, CT_ENTRY_OTHER }
 
 typedef struct ct_image_entry {
     ct_image_entry_kind kind;
-    unsigned arch;        /* 90 for sm_90 / compute_90; 0 unknown */
-    bool arch_specific;   /* sm_90a: only that very architecture */
+    unsigned arch;      /* 90 for sm_90 / compute_90; 0 unknown */
+    bool arch_specific; /* sm_90a: only that very architecture */
     bool compressed;
     bool inflated;        /* compressed and decompressed, so its kernels are known */
     bool family_specific; /* sm_100f: that family only (same major, minor at most the device's) */
@@ -98,17 +98,17 @@ typedef struct ct_image_layout ct_image_layout;
 typedef struct ct_image {
     ct_image_form form;
     ct_image_status status;
-    uint64_t bytes;                 /* the image's size as its headers state it */
+    uint64_t bytes; /* the image's size as its headers state it */
     size_t n_entries, entries_total;
     ct_image_entry entries[CT_IMAGE_MAX_ENTRIES];
     size_t n_kernels, kernels_total; /* distinct names over all entries */
-    char **kernels;                 /* mangled names, owned by the image */
-    ct_image_layout *layouts;       /* one per kept name, owned by the image */
-    size_t param_conflicts;         /* entries whose layout of a kernel disagreed with one read before */
-    uint64_t wrapped;               /* WRAPPER: the address its fatbin pointer holds */
-    bool followed;                  /* WRAPPER: that fatbin was read (ct_image_read_at) */
-    bool out_of_memory;             /* MALFORMED because memory, or CT_IMAGE_MAX_TABLES, ran out */
-    bool directions;                /* read by ct_image_read_directions: PTX kernels' directions kept */
+    char **kernels;                  /* mangled names, owned by the image */
+    ct_image_layout *layouts;        /* one per kept name, owned by the image */
+    size_t param_conflicts;          /* entries whose layout of a kernel disagreed with one read before */
+    uint64_t wrapped;                /* WRAPPER: the address its fatbin pointer holds */
+    bool followed;                   /* WRAPPER: that fatbin was read (ct_image_read_at) */
+    bool out_of_memory;              /* MALFORMED because memory, or CT_IMAGE_MAX_TABLES, ran out */
+    bool directions;                 /* read by ct_image_read_directions: PTX kernels' directions kept */
 } ct_image;
 
 /* Reads the image at offset 0 of what fetch serves, at most limit bytes (0:
@@ -122,8 +122,7 @@ ct_image_status ct_image_read(ct_image *img, ct_image_fetch fetch, void *ctx, ui
  * reads the wrapper's fatbin at offset pointer - base (modulo 2^64), through
  * the same fetch and with no limit but its own header's size; img->bytes is
  * then the fatbin's. */
-ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
-                                 uint64_t base);
+ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, uint64_t base);
 /* ct_image_read (base NULL) or ct_image_read_at, and every PTX entry's
  * kernels' parameter directions (core/ptx.h) are kept too: the whole text
  * of each PTX entry (inflated, at most CT_IMAGE_MAX_INFLATED) is held
@@ -163,10 +162,10 @@ int ct_image_kernel_directions(const ct_image *img, const char *mangled, unsigne
  * an arch-specific one only on that very architecture), JIT its PTX (a
  * PTX entry of an architecture at most the device's), or neither. */
 typedef enum ct_image_fit {
-    CT_FIT_UNKNOWN,  /* not an image this reader knows, or not read whole */
+    CT_FIT_UNKNOWN, /* not an image this reader knows, or not read whole */
     CT_FIT_SASS,
-    CT_FIT_PTX,      /* only by JIT compiling its PTX */
-    CT_FIT_NONE,     /* nothing this device can use */
+    CT_FIT_PTX,  /* only by JIT compiling its PTX */
+    CT_FIT_NONE, /* nothing this device can use */
 } ct_image_fit;
 ct_image_fit ct_image_fit_for(const ct_image *img, unsigned cc);
 

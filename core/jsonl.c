@@ -141,8 +141,7 @@ static size_t escape_control(const char **s, unsigned code, size_t len, char out
 static size_t escape_one(const char **s, char out[6])
 {
     const unsigned char *c = (const unsigned char *)*s;
-    static const char shorts[] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n',
-                                   ['\r'] = 'r', ['\t'] = 't' };
+    static const char shorts[] = {['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
     if (*c == '"' || *c == '\\' || (*c < sizeof shorts && shorts[*c])) {
         out[0] = '\\';
         out[1] = *c == '"' || *c == '\\' ? (char)*c : shorts[*c];
@@ -209,22 +208,21 @@ static bool put_member_head(ct_jsonl *j, const char *key)
 }
 
 /* Runs the whole member or rolls it back. */
-#define MEMBER(j, key, write_value)                                            \
-    do {                                                                       \
-        if (level_is_phantom(j))                                               \
-            break;                                                             \
-        size_t mark_ = (j)->len;                                               \
-        if (put_member_head((j), (key)) && (write_value)) {                    \
-            (j)->first[(j)->depth - 1] = false;                                \
-        } else {                                                               \
-            assert(!(j)->flush && "a streamed line never runs out of room");  \
-            (j)->len = mark_;                                                  \
-            (j)->full = true;                                                  \
-        }                                                                      \
+#define MEMBER(j, key, write_value)                                          \
+    do {                                                                     \
+        if (level_is_phantom(j))                                             \
+            break;                                                           \
+        size_t mark_ = (j)->len;                                             \
+        if (put_member_head((j), (key)) && (write_value)) {                  \
+            (j)->first[(j)->depth - 1] = false;                              \
+        } else {                                                             \
+            assert(!(j)->flush && "a streamed line never runs out of room"); \
+            (j)->len = mark_;                                                \
+            (j)->full = true;                                                \
+        }                                                                    \
     } while (0)
 
-static bool put_number(ct_jsonl *j, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
+static bool put_number(ct_jsonl *j, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 static bool put_number(ct_jsonl *j, const char *format, ...)
 {
@@ -355,15 +353,15 @@ void ct_jsonl_begin_stream(ct_jsonl *j, char *buf, size_t cap, ct_jsonl_flush fl
     }
 }
 
-void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns,
-                    long pid)
+void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns, long pid)
 {
     if (!open_line(j, buf, cap))
         return;
     uint64_t magnitude = time_ns < 0 ? 0 - (uint64_t)time_ns : (uint64_t)time_ns;
     ct_jsonl_str(j, CT_KEY(envelope, event, STR), event);
-    MEMBER(j, CT_KEY(envelope, time, NUM), put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "",
-                                 magnitude / 1000000000u, magnitude % 1000000000u / 1000u));
+    MEMBER(j, CT_KEY(envelope, time, NUM),
+           put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "", magnitude / 1000000000u,
+                      magnitude % 1000000000u / 1000u));
     ct_jsonl_int(j, CT_KEY(envelope, pid, INT), pid);
 }
 

@@ -40,18 +40,17 @@ typedef void (*ct_jsonl_flush)(void *arg, const char *piece, size_t len);
 typedef struct ct_jsonl {
     char *buf;
     size_t cap, len;
-    ct_jsonl_flush flush;         /* NULL: a bounded line */
+    ct_jsonl_flush flush; /* NULL: a bounded line */
     void *flush_arg;
-    bool full;                    /* something was cut */
+    bool full; /* something was cut */
     unsigned depth;
-    unsigned closers;             /* real levels open: their closers are held back */
-    bool first[CT_JSONL_DEPTH];   /* no member yet at this depth */
+    unsigned closers;           /* real levels open: their closers are held back */
+    bool first[CT_JSONL_DEPTH]; /* no member yet at this depth */
     char closer[CT_JSONL_DEPTH];
 } ct_jsonl;
 
 /* Opens {"event":EVENT,"time":SECONDS.micro,"pid":PID */
-void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event,
-                    int64_t time_ns, long pid);
+void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns, long pid);
 /* Opens a bare '{' streamed through flush (cap >= CT_JSONL_MIN_CAP). */
 void ct_jsonl_begin_stream(ct_jsonl *j, char *buf, size_t cap, ct_jsonl_flush flush, void *arg);
 void ct_jsonl_str(ct_jsonl *j, const char *key, const char *value); /* NULL -> null */

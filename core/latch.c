@@ -20,8 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CT_STICKY " \u2014 the CUDA context is destroyed; errors of this class are sticky: " \
-                  "every later driver call in this process returns the same status."
+#define CT_STICKY                                                              \
+    " \u2014 the CUDA context is destroyed; errors of this class are sticky: " \
+    "every later driver call in this process returns the same status."
 
 /* snprintf wrote n bytes (or would have): cut at a character boundary. */
 static void end_reason(char *reason, size_t cap, int n)
@@ -48,8 +49,7 @@ __attribute__((format(printf, 4, 5))) static ct_fatality verdict(bool lost, char
     return CT_CONTEXT_LOST;
 }
 
-ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
-                        char *reason, size_t cap)
+ct_fatality ct_classify(const char *op, const char *error, const char *probe_error, char *reason, size_t cap)
 {
     return verdict(probe_error != NULL, reason, cap,
                    "%s failed (%s), and a synchronize issued afterwards also failed (%s)" CT_STICKY,
@@ -60,7 +60,8 @@ ct_fatality ct_classify_at_exit(const char *query_error, char *reason, size_t ca
 {
     return verdict(query_error != NULL, reason, cap,
                    "at exit, a query of the default stream returned %s: the context was lost "
-                   "earlier, seen only by calls cutaint does not check" CT_STICKY, query_error);
+                   "earlier, seen only by calls cutaint does not check" CT_STICKY,
+                   query_error);
 }
 
 void ct_latch_init(ct_latch *l)
@@ -72,12 +73,10 @@ void ct_latch_init(ct_latch *l)
 bool ct_latch_set(ct_latch *l, const char *reason)
 {
     int open = 0;
-    if (!atomic_compare_exchange_strong_explicit(&l->state, &open, 1,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
+    if (!atomic_compare_exchange_strong_explicit(&l->state, &open, 1, memory_order_acq_rel, memory_order_acquire))
         return false;
     const char *text = reason ? reason : "the CUDA context is destroyed";
-    ct_text_copy_cut(l->reason, sizeof l->reason, (ct_text){ text, strnlen(text, sizeof l->reason) });
+    ct_text_copy_cut(l->reason, sizeof l->reason, (ct_text){text, strnlen(text, sizeof l->reason)});
     assert(memchr(l->reason, '\0', sizeof l->reason) && "the reason is whole before state 2 publishes it");
     int was = atomic_exchange_explicit(&l->state, 2, memory_order_release);
     assert(was == 1 && "only the setter that won the latch publishes it");
@@ -117,8 +116,7 @@ int ct_final_status(int program_status, const char *fault, int fault_status)
     return fault && fault_status != 0 ? fault_status : program_status;
 }
 
-int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads,
-                   int error_status)
+int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads, int error_status)
 {
     int status = ct_final_status(program_status, fault, fault_status);
     return status == 0 && refused_reads > 0 && error_status != 0 ? error_status : status;

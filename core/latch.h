@@ -27,8 +27,7 @@ typedef enum { CT_ISOLATED = 0, CT_CONTEXT_LOST = 1 } ct_fatality;
 
 /* probe_error == NULL: the probe succeeded.  On CT_CONTEXT_LOST the
  * operator-facing reason is written to reason[cap] (always terminated). */
-ct_fatality ct_classify(const char *op, const char *error, const char *probe_error,
-                        char *reason, size_t cap);
+ct_fatality ct_classify(const char *op, const char *error, const char *probe_error, char *reason, size_t cap);
 /* The check made at exit when nothing was latched: query_error == NULL, the
  * query found nothing wrong; otherwise its error, and the reason as above. */
 ct_fatality ct_classify_at_exit(const char *query_error, char *reason, size_t cap);
@@ -56,7 +55,6 @@ int ct_final_status(int program_status, const char *fault, int fault_status);
  * at least one read and would still exit 0 exits error_status instead (0:
  * off).  So a lost context's status wins, and a non-zero status of the
  * program's own is kept. */
-int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads,
-                   int error_status);
+int ct_exit_status(int program_status, const char *fault, int fault_status, uint64_t refused_reads, int error_status);
 
 #endif

@@ -120,8 +120,7 @@ static void sample_start(text *t, const ct_metrics *m, const char *name)
     label(t, "pid", pid);
 }
 
-static void plain(text *t, const ct_metrics *m, const char *name, const char *type, const char *help,
-                  uint64_t value)
+static void plain(text *t, const ct_metrics *m, const char *name, const char *type, const char *help, uint64_t value)
 {
     family(t, name, type, help);
     sample_start(t, m, name);
@@ -162,7 +161,7 @@ static void failures(text *t, const ct_metrics *m)
 static void outputs(text *t, const ct_metrics *m, const char *name, const char *help, size_t field)
 {
     static const char *const files[CT_OUTPUTS] = {
-        [CT_OUTPUT_STDERR] = "stderr", [CT_OUTPUT_LOG] = "log", [CT_OUTPUT_REPORT] = "report",
+        [CT_OUTPUT_STDERR] = "stderr", [CT_OUTPUT_LOG] = "log",         [CT_OUTPUT_REPORT] = "report",
         [CT_OUTPUT_HEALTH] = "health", [CT_OUTPUT_METRICS] = "metrics",
     };
     family(t, name, "counter", help);
@@ -177,7 +176,7 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
 {
     if (!m || !out || cap == 0)
         return 0;
-    text t = { out, cap, 0, false };
+    text t = {out, cap, 0, false};
     info(&t, m);
     failures(&t, m);
     plain(&t, m, "cutaint_skips_total", "counter",
@@ -185,8 +184,7 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
     plain(&t, m, "cutaint_refused_reads_total", "counter",
           "Device-to-host reads refused because bytes they read were never written by successful work.",
           m->refused_reads);
-    plain(&t, m, "cutaint_refused_bytes_total", "counter", "Bytes requested by the refused reads.",
-          m->refused_bytes);
+    plain(&t, m, "cutaint_refused_bytes_total", "counter", "Bytes requested by the refused reads.", m->refused_bytes);
     plain(&t, m, "cutaint_context_lost", "gauge",
           "1 once the process's CUDA context was found destroyed (it exits with status 70), else 0.",
           m->context_lost ? 1 : 0);

@@ -48,7 +48,7 @@ typedef struct ct_metrics_output {
 
 typedef struct ct_metrics {
     char version[32];
-    int driver_version;      /* 0: no driver could be loaded */
+    int driver_version; /* 0: no driver could be loaded */
     long pid;
     char host[CT_METRICS_HOST_MAX];
     unsigned n_sets;

@@ -76,7 +76,7 @@ typedef struct lexer {
 /* [A-Za-z0-9_$.%] as a bitmap of ASCII (image.c's tokens). */
 static bool is_word_char(unsigned char c)
 {
-    static const uint64_t word[2] = { 0x03ff403000000000, 0x07fffffe87fffffe };
+    static const uint64_t word[2] = {0x03ff403000000000, 0x07fffffe87fffffe};
     return c < 128 && (word[c >> 6] >> (c & 63) & 1);
 }
 
@@ -139,7 +139,7 @@ static const char *word_end(const char *q, const char *end)
  * text: end moves to it. */
 static token lex(lexer *lx)
 {
-    token t = { .kind = T_END };
+    token t = {.kind = T_END};
     if (!skip_blank(lx, &t.nl)) {
         t.kind = T_BAD;
         return t;
@@ -222,9 +222,10 @@ static bool number(token t, uint64_t *v)
     uint64_t n = 0;
     for (; p < end; p++) {
         char c = *p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16;
         if (d >= base || (n = n * base + d) > (1ull << 32))
             return false;
     }
@@ -243,7 +244,7 @@ static bool has_byte(uint64_t v, unsigned char b)
  * '/', '"' and NUL, eight at a time while a word of them holds none. */
 static const char *skip_plain(const char *q, const char *end)
 {
-    static const bool stop[256] = { ['{'] = true, ['}'] = true, ['/'] = true, ['"'] = true, ['\0'] = true };
+    static const bool stop[256] = {['{'] = true, ['}'] = true, ['/'] = true, ['"'] = true, ['\0'] = true};
     for (uint64_t v; end - q >= 8; q += 8) {
         memcpy(&v, q, sizeof v);
         if (has_byte(v, '{') || has_byte(v, '}') || has_byte(v, '/') || has_byte(v, '"') || has_byte(v, 0))
@@ -290,7 +291,7 @@ static bool skip_block(lexer *lx)
 typedef struct node {
     const char *p; /* its name in the text; NULL for an instruction's own node */
     uint32_t n, hash;
-    uint64_t key;  /* a name of at most 8 bytes, zero-padded: compared without the text */
+    uint64_t key; /* a name of at most 8 bytes, zero-padded: compared without the text */
 } node;
 
 typedef struct edge {
@@ -311,8 +312,8 @@ typedef struct operand {
     bool bracket;      /* it holds a '[': a memory operand */
     bool vector;       /* it holds a '{' */
     uint8_t shape;
-    bool negative;     /* a plain address's offset is below its name */
-    bool after_word;   /* its last token was a word */
+    bool negative;   /* a plain address's offset is below its name */
+    bool after_word; /* its last token was a word */
     uint64_t offset;
 } operand;
 
@@ -374,7 +375,7 @@ static uint32_t new_node(analysis *a, const char *p, uint32_t n, uint32_t hash)
         return NONE;
     }
     uint32_t k = (uint32_t)a->n_nodes++;
-    a->nodes[k] = (node){ p, n, hash, p ? key_of(p, n) : 0 };
+    a->nodes[k] = (node){p, n, hash, p ? key_of(p, n) : 0};
     a->uses[k] = 0;
     return k;
 }
@@ -382,8 +383,8 @@ static uint32_t new_node(analysis *a, const char *p, uint32_t n, uint32_t hash)
 /* The slot of slots (mask + 1 of them) that holds the node named by the n
  * bytes at p (key: key_of them), or the free one it would take.  Names of
  * registers are short: their keys alone tell them apart. */
-static size_t slot_of(const uint32_t *slots, size_t mask, const node *nodes, const char *p, uint32_t n,
-                      uint32_t hash, uint64_t key)
+static size_t slot_of(const uint32_t *slots, size_t mask, const node *nodes, const char *p, uint32_t n, uint32_t hash,
+                      uint64_t key)
 {
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
         if (slots[i] == 0)
@@ -445,7 +446,7 @@ static void add_edge(analysis *a, uint32_t from, uint32_t to)
         a->edges = edges;
         a->edges_cap = cap;
     }
-    a->edges[a->n_edges++] = (edge){ from, to };
+    a->edges[a->n_edges++] = (edge){from, to};
 }
 
 /* ---- an instruction's operands ------------------------------------------------------ */
@@ -525,23 +526,16 @@ static bool operand_token(analysis *a, stmt *s, operand *o, nesting *nest, token
         nest->square++;
         o->bracket = true;
         return true;
-    case ']':
-        return nest->square-- > 0;
+    case ']': return nest->square-- > 0;
     case '{':
         nest->curly++;
         o->vector = true;
         return true;
-    case '}':
-        return nest->curly-- > 0;
-    case '(':
-        nest->round++;
-        return true;
-    case ')':
-        return nest->round-- > 0;
-    case ';':
-        return false; /* inside a nest: no PTX */
-    default:
-        return true;
+    case '}': return nest->curly-- > 0;
+    case '(': nest->round++; return true;
+    case ')': return nest->round-- > 0;
+    case ';': return false; /* inside a nest: no PTX */
+    default: return true;
     }
 }
 
@@ -549,7 +543,7 @@ static bool operand_token(analysis *a, stmt *s, operand *o, nesting *nest, token
  * inside brackets, braces and parentheses (a call's list) split nothing. */
 static bool read_operands(analysis *a, lexer *lx, stmt *s)
 {
-    nesting nest = { 0 };
+    nesting nest = {0};
     operand *o = NULL;
     s->n_ops = s->n_names = 0;
     for (;;) {
@@ -567,7 +561,7 @@ static bool read_operands(analysis *a, lexer *lx, stmt *s)
             if (s->n_ops == MAX_OPERANDS)
                 return false;
             o = &s->ops[s->n_ops++];
-            *o = (operand){ .first = s->n_names };
+            *o = (operand){.first = s->n_names};
         }
         if (!operand_token(a, s, o, &nest, t))
             return false;
@@ -613,11 +607,13 @@ static bool base_is(token op, const char *base)
 /* The bytes of a fundamental type's name (b8 ... b128, f16x2); 0 for another word. */
 static unsigned type_bytes(const char *w, size_t n)
 {
-    static const struct { const char *name; unsigned bytes; } types[] = {
-        { "b8", 1 },  { "u8", 1 },  { "s8", 1 },   { "b16", 2 },   { "u16", 2 },   { "s16", 2 },
-        { "f16", 2 }, { "bf16", 2 }, { "b32", 4 }, { "u32", 4 },   { "s32", 4 },   { "f32", 4 },
-        { "f16x2", 4 }, { "bf16x2", 4 }, { "b64", 8 }, { "u64", 8 }, { "s64", 8 }, { "f64", 8 },
-        { "b128", 16 },
+    static const struct {
+        const char *name;
+        unsigned bytes;
+    } types[] = {
+        {"b8", 1},   {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2},   {"s16", 2},   {"f16", 2},
+        {"bf16", 2}, {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4},   {"f16x2", 4}, {"bf16x2", 4},
+        {"b64", 8},  {"u64", 8}, {"s64", 8}, {"f64", 8}, {"b128", 16},
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         if (strlen(types[i].name) == n && memcmp(types[i].name, w, n) == 0)
@@ -664,19 +660,24 @@ static bool contains(token w, const char *sub)
     return false;
 }
 
-#define BASE(name, kind) { name, sizeof name - 1, kind }
+#define BASE(name, kind)            \
+    {                               \
+        name, sizeof name - 1, kind \
+    }
 
 static kind kind_of(token op)
 {
-    static const struct { const char *name; size_t n; kind k; } bases[] = {
-        BASE("ld", K_LOAD),         BASE("ldu", K_LOAD),       BASE("st", K_STORE),
-        BASE("atom", K_ATOM),       BASE("red", K_BOTH),       BASE("cp", K_COPY),
-        BASE("cvta", K_CVTA),       BASE("call", K_BOTH),      BASE("brx", K_BOTH),
-        BASE("multimem", K_BOTH),   BASE("wgmma", K_BOTH),     BASE("stackrestore", K_BOTH),
-        BASE("prefetch", K_NONE),   BASE("prefetchu", K_NONE), BASE("bra", K_NONE),
-        BASE("ret", K_NONE),        BASE("exit", K_NONE),      BASE("trap", K_NONE),
-        BASE("brkpt", K_NONE),      BASE("membar", K_NONE),    BASE("fence", K_NONE),
-        BASE("nanosleep", K_NONE),  BASE("pmevent", K_NONE),   BASE("griddepcontrol", K_NONE),
+    static const struct {
+        const char *name;
+        size_t n;
+        kind k;
+    } bases[] = {
+        BASE("ld", K_LOAD),         BASE("ldu", K_LOAD),       BASE("st", K_STORE),     BASE("atom", K_ATOM),
+        BASE("red", K_BOTH),        BASE("cp", K_COPY),        BASE("cvta", K_CVTA),    BASE("call", K_BOTH),
+        BASE("brx", K_BOTH),        BASE("multimem", K_BOTH),  BASE("wgmma", K_BOTH),   BASE("stackrestore", K_BOTH),
+        BASE("prefetch", K_NONE),   BASE("prefetchu", K_NONE), BASE("bra", K_NONE),     BASE("ret", K_NONE),
+        BASE("exit", K_NONE),       BASE("trap", K_NONE),      BASE("brkpt", K_NONE),   BASE("membar", K_NONE),
+        BASE("fence", K_NONE),      BASE("nanosleep", K_NONE), BASE("pmevent", K_NONE), BASE("griddepcontrol", K_NONE),
         BASE("setmaxnreg", K_NONE), BASE("bar", K_NONE),       BASE("barrier", K_NONE),
     };
     /* cp.async.bulk*, cp.reduce.async.bulk*, st.bulk, tensormap.*, prefetch.tensormap */
@@ -811,8 +812,7 @@ static void store(analysis *a, const stmt *s)
         return;
     }
     const operand *at = &s->ops[0];
-    if (has_part(s->op, "param") &&
-        (at->shape != SHAPE_ADDRESS || !(a->uses[s->names[at->first]] & PARAM_SPACE)))
+    if (has_part(s->op, "param") && (at->shape != SHAPE_ADDRESS || !(a->uses[s->names[at->first]] & PARAM_SPACE)))
         a->all_both = true;
     address(a, s, 0, CT_PTX_STORES);
     unsigned end = s->n_ops;
@@ -874,29 +874,14 @@ static bool instruction(analysis *a, lexer *lx, token op)
     if (!read_operands(a, lx, s))
         return false;
     switch (kind_of(op)) {
-    case K_DERIVE:
-        derive(a, s);
-        break;
-    case K_LOAD:
-        load(a, s);
-        break;
-    case K_STORE:
-        store(a, s);
-        break;
-    case K_ATOM:
-        atom(a, s);
-        break;
-    case K_COPY:
-        copy(a, s);
-        break;
-    case K_CVTA:
-        cvta(a, s);
-        break;
-    case K_BOTH:
-        mark_all(a, s);
-        break;
-    case K_NONE:
-        break;
+    case K_DERIVE: derive(a, s); break;
+    case K_LOAD: load(a, s); break;
+    case K_STORE: store(a, s); break;
+    case K_ATOM: atom(a, s); break;
+    case K_COPY: copy(a, s); break;
+    case K_CVTA: cvta(a, s); break;
+    case K_BOTH: mark_all(a, s); break;
+    case K_NONE: break;
     }
     params_named(a, s);
     return !a->failed;
@@ -965,8 +950,7 @@ static bool declare_param(analysis *a, lexer *lx)
 static bool directive(analysis *a, lexer *lx, token d)
 {
     static const char *const declarations[] = {
-        ".reg", ".local", ".shared", ".const", ".global", ".pragma",
-        ".branchtargets", ".calltargets", ".callprototype",
+        ".reg", ".local", ".shared", ".const", ".global", ".pragma", ".branchtargets", ".calltargets", ".callprototype",
     };
     if (is_word(d, ".loc"))
         return loc(lx);
@@ -1049,14 +1033,14 @@ static bool read_param(analysis *a, lexer *lx, token t, bool *last)
     if (a->n_params == CT_PTX_MAX_PARAMS || !is_directive(t, ".param"))
         return false;
     param *p = &a->params[a->n_params++];
-    *p = (param){ 0 };
+    *p = (param){0};
     uint64_t type = 0, count = 1;
     for (;; t = lex(lx)) {
         uint64_t v;
         if (t.kind == T_WORD && *t.p == '.') {
             type = type ? type : word_type(t);
         } else if (is_name(t) && !p->p) {
-            *p = (param){ t.p, t.n, 0 };
+            *p = (param){t.p, t.n, 0};
         } else if (is_punct(t, '[') && p->p && count == 1) {
             if (!number(lex(lx), &count) || count == 0 || !is_punct(lex(lx), ']'))
                 return false;
@@ -1191,7 +1175,7 @@ int ct_ptx_directions(const char *ptx, size_t len, const char *entry, uint8_t *d
 {
     if (!ptx || !entry || (!dirs && cap))
         return -1;
-    lexer lx = { ptx, ptx + len };
+    lexer lx = {ptx, ptx + len};
     analysis *a = calloc(1, sizeof *a);
     if (!a)
         return -1;

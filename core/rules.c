@@ -55,7 +55,7 @@ static bool rows_carry(ct_store *s, const ct_rows *r)
 {
     for (uint64_t z = 0; z < r->depth; z++) {
         for (uint64_t y = 0; y < r->height; y++) {
-            ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
+            ct_range row = {r->addr + z * r->slice + y * r->pitch, r->width};
             if (ct_check_written(s, &row, 1, NULL) != CT_OK)
                 return true;
         }
@@ -122,7 +122,7 @@ ct_param_role ct_param_role_rule(const ct_param_facts *f, unsigned i, uint32_t s
     ct_param_role r;
     if (sig && i < sig->n_params) {
         uint8_t kind = sig->kind[i];
-        r.role = kind == CT_PARAM_CONST_PTR                             ? CT_ROLE_READ
+        r.role = kind == CT_PARAM_CONST_PTR                           ? CT_ROLE_READ
                  : kind == CT_PARAM_PTR || kind == CT_PARAM_AGGREGATE ? CT_ROLE_READWRITE
                                                                       : CT_ROLE_IGNORE;
         r.scan = kind == CT_PARAM_AGGREGATE;
@@ -175,7 +175,7 @@ bool ct_poison_row(const ct_rows *host, uint64_t i, ct_range *row)
     if (!row || i >= ct_poison_rows(host))
         return false;
     uint64_t z = i / host->height, y = i % host->height;
-    *row = (ct_range){ host->addr + z * host->slice + y * host->pitch, host->width };
+    *row = (ct_range){host->addr + z * host->slice + y * host->pitch, host->width};
     return true;
 }
 
@@ -203,8 +203,8 @@ static ct_failure_id root_of(ct_store *s, const ct_range *in, size_t n, ct_failu
     return found;
 }
 
-ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst,
-                             ct_context_query has_context, ct_failure_id *root, int *error)
+ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst, ct_context_query has_context,
+                             ct_failure_id *root, int *error)
 {
     ct_failure_id found = root_of(s, in, n, root, error);
     /* The destination is looked up only once a root is found: rare. */
@@ -213,8 +213,8 @@ ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t
     return ct_skip_rule(found, has_context);
 }
 
-ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
-                               ct_context_query has_context, ct_failure_id *root, int *error)
+ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n, ct_context_query has_context,
+                               ct_failure_id *root, int *error)
 {
     return ct_skip_rule(root_of(s, in, n, root, error), has_context);
 }
@@ -256,16 +256,15 @@ bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried)
 {
     ct_failure_id oldest = 0;
     bool retry = f && !f->context_lost && f->n_in <= CT_RETRY_WORDS_MAX && f->n_out <= CT_RETRY_WORDS_MAX &&
-                 ct_carried_within(s, f->in, f->n_in, f->out, f->n_out, repeats_an_attempt, (void *)&f->key,
-                                   &oldest) &&
+                 ct_carried_within(s, f->in, f->n_in, f->out, f->n_out, repeats_an_attempt, (void *)&f->key, &oldest) &&
                  oldest != 0;
     if (retried)
         *retried = retry ? oldest : 0;
     return retry;
 }
 
-ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
-                             ct_failure_id *root, int *error, size_t *at)
+ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context, ct_failure_id *root,
+                             int *error, size_t *at)
 {
     ct_failure_id found = root_of(s, reads, n, root, error);
     size_t first = 0;

@@ -79,11 +79,11 @@ typedef bool (*ct_context_query)(void);
 ct_skip_verdict ct_skip_rule(ct_failure_id root, ct_context_query has_context);
 /* A device copy reading in[n] into dst.  *root and *error (may be NULL)
  * receive the failure an input carries and its error, 0 when none. */
-ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst,
-                             ct_context_query has_context, ct_failure_id *root, int *error);
+ct_skip_verdict ct_copy_rule(ct_store *s, const ct_range *in, size_t n, uint64_t dst, ct_context_query has_context,
+                             ct_failure_id *root, int *error);
 /* A launch reading in[n] (its outputs are wherever its arguments point). */
-ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n,
-                               ct_context_query has_context, ct_failure_id *root, int *error);
+ct_skip_verdict ct_launch_rule(ct_store *s, const ct_range *in, size_t n, ct_context_query has_context,
+                               ct_failure_id *root, int *error);
 /* ---- retries: a launch that redoes one the driver refused ------------- */
 
 /* A launch key's params are hashed as the parameters are read: ct_fnv1a
@@ -100,9 +100,9 @@ uint64_t ct_launch_threads(const uint32_t grid[3], const uint32_t block[3]);
 
 typedef struct ct_retry_facts {
     ct_launch_key key;
-    const ct_range *in, *out;  /* the launch's inputs and outputs */
+    const ct_range *in, *out; /* the launch's inputs and outputs */
     size_t n_in, n_out;
-    bool context_lost;         /* the latch is set: what failed may have run in part */
+    bool context_lost; /* the latch is set: what failed may have run in part */
 } ct_retry_facts;
 
 /* A launch an input of which carries a failure (ct_launch_rule said
@@ -123,8 +123,8 @@ bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried)
  * carrying the root, the one the skip names (0 when none carries one).
  * has_context: whether a context is current, asked by the caller (see the
  * invariants above). */
-ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context,
-                             ct_failure_id *root, int *error, size_t *at);
+ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context, ct_failure_id *root,
+                             int *error, size_t *at);
 /* A batch of n copies (cuMemcpyBatchAsync), skipped whole when a copy's
  * source carries a failure: the first such copy in the batch's order names
  * the skip (*first) and its failure is the root (*root, *error), as the
@@ -174,15 +174,15 @@ typedef enum ct_load_refusal { CT_REFUSED_OTHER, CT_REFUSED_IMAGE, CT_REFUSED_KE
 
 typedef struct ct_stand_in_facts {
     ct_load_refusal refused;
-    bool lookup;          /* a kernel lookup in a library, else the library's load */
-    bool runtime_image;   /* the library is NVIDIA's runtime's own: its fatbin wrapper, preserved */
-    bool library_ahead;   /* a library loaded ahead of libcutaint.so defines driver entry points */
-    bool eager;           /* the driver loads modules eagerly (CUDA_MODULE_LOADING=EAGER) */
+    bool lookup;        /* a kernel lookup in a library, else the library's load */
+    bool runtime_image; /* the library is NVIDIA's runtime's own: its fatbin wrapper, preserved */
+    bool library_ahead; /* a library loaded ahead of libcutaint.so defines driver entry points */
+    bool eager;         /* the driver loads modules eagerly (CUDA_MODULE_LOADING=EAGER) */
 } ct_stand_in_facts;
 
 typedef enum ct_stand_in_verdict {
-    CT_STAND_IN,           /* answer success with a stand-in handle: the launch fails instead */
-    CT_DRIVER_ANSWERS,     /* the driver's error is the caller's, as without cutaint */
+    CT_STAND_IN,             /* answer success with a stand-in handle: the launch fails instead */
+    CT_DRIVER_ANSWERS,       /* the driver's error is the caller's, as without cutaint */
     CT_DRIVER_ANSWERS_AHEAD, /* ... because the library ahead could hand a stand-in to the driver */
 } ct_stand_in_verdict;
 
@@ -199,12 +199,12 @@ ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
 
 /* What a region call finds (ct_store_region_alloc / _free, taint.h). */
 typedef struct ct_region_facts {
-    bool freeing;              /* a free: only is_region_base matters */
-    bool is_region_base;       /* base is a live region's base */
-    uint64_t bytes;            /* an allocation's size; 0 or past 2^64 is empty */
-    bool overflows;            /* base + bytes runs past 2^64 */
-    bool within_allocation;    /* every byte lies in one known allocation (or run) */
-    bool overlaps_region;      /* some byte lies in a live region */
+    bool freeing;           /* a free: only is_region_base matters */
+    bool is_region_base;    /* base is a live region's base */
+    uint64_t bytes;         /* an allocation's size; 0 or past 2^64 is empty */
+    bool overflows;         /* base + bytes runs past 2^64 */
+    bool within_allocation; /* every byte lies in one known allocation (or run) */
+    bool overlaps_region;   /* some byte lies in a live region */
 } ct_region_facts;
 
 /* Whether a region call is taken.  A refused one changes nothing: a
@@ -219,12 +219,12 @@ const char *ct_region_verdict_text(ct_region_verdict v);
 /* A failure whose taint runs to the end of an allocation from a pointer
  * inside it, and what the program showed of that allocation. */
 typedef struct ct_pool_facts {
-    uint64_t allocation, size;  /* the driver allocation (or run) */
-    uint64_t from;              /* where the failed pointer points */
-    uint64_t covered;           /* bytes the failure now covers: from to the end */
-    unsigned pointers;          /* distinct pointers into it met so far, the failed one included */
-    bool in_region;             /* from lies in a region: its extent is the region's */
-    bool said;                  /* already said of this allocation */
+    uint64_t allocation, size; /* the driver allocation (or run) */
+    uint64_t from;             /* where the failed pointer points */
+    uint64_t covered;          /* bytes the failure now covers: from to the end */
+    unsigned pointers;         /* distinct pointers into it met so far, the failed one included */
+    bool in_region;            /* from lies in a region: its extent is the region's */
+    bool said;                 /* already said of this allocation */
 } ct_pool_facts;
 
 /* Several distinct pointers into one allocation. */
@@ -248,9 +248,9 @@ typedef enum ct_driver_answer {
 } ct_driver_answer;
 
 typedef struct ct_bypass_facts {
-    bool reached;        /* a driver call reached cutaint (the start event) */
-    bool forked;         /* a fork child: the driver's state may be its parent's */
-    bool driver_loaded;  /* libcuda.so.1 is in the process */
+    bool reached;            /* a driver call reached cutaint (the start event) */
+    bool forked;             /* a fork child: the driver's state may be its parent's */
+    bool driver_loaded;      /* libcuda.so.1 is in the process */
     ct_driver_answer answer; /* meaningful when driver_loaded */
 } ct_bypass_facts;
 
@@ -293,11 +293,11 @@ typedef struct ct_param_role {
     bool scan;
 } ct_param_role;
 typedef struct ct_param_facts {
-    const ct_signature *sig;  /* NULL: none */
-    const uint8_t *dirs;      /* the kernel's PTX directions (ct_ptx_dir), n_dirs of them; NULL: none
+    const ct_signature *sig; /* NULL: none */
+    const uint8_t *dirs;     /* the kernel's PTX directions (ct_ptx_dir), n_dirs of them; NULL: none
                                * (SASS only, PTX not of the code that runs, or unreadable) */
     unsigned n_dirs;
-    const ct_arg_rule *rule;  /* NULL: no CUTAINT_ARGS rule names the kernel */
+    const ct_arg_rule *rule; /* NULL: no CUTAINT_ARGS rule names the kernel */
 } ct_param_facts;
 /* Parameter i of size bytes.  Decided in order: the CUTAINT_ARGS rule's
  * role; else the PTX's direction (loads only: read; stores only: store;

@@ -26,10 +26,10 @@ typedef enum ct_schema_type {
 
 /* How a type is written or read: the JSON calls that serve it. */
 typedef enum ct_schema_shape {
-    CT_SHAPE_STR,  /* a string, or null */
-    CT_SHAPE_HEX,  /* a string "0x..." written from a number */
-    CT_SHAPE_INT,  /* an integer, or null */
-    CT_SHAPE_NUM,  /* any number */
+    CT_SHAPE_STR, /* a string, or null */
+    CT_SHAPE_HEX, /* a string "0x..." written from a number */
+    CT_SHAPE_INT, /* an integer, or null */
+    CT_SHAPE_NUM, /* any number */
     CT_SHAPE_BOOL,
     CT_SHAPE_DIMS, /* [x, y, z] */
     CT_SHAPE_STRS, /* an array of strings */
@@ -63,7 +63,7 @@ enum {
 };
 
 #define CT_EVENT(record) (&#record[0 * CT_RECORD_##record])
-#define CT_KEY(record, key, shape)                                                                                    \
+#define CT_KEY(record, key, shape) \
     (&#key[0 * sizeof(char[(int)CT_FIELD_SHAPE_##record##__##key == (int)CT_SHAPE_##shape ? 1 : -1])])
 
 typedef struct ct_schema_record {

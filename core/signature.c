@@ -42,8 +42,7 @@ static bool starts_with(ct_text s, const char *prefix)
 
 static bool is_ident_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* ---- brackets --------------------------------------------------------- */
@@ -53,12 +52,15 @@ static bool is_ident_char(char c)
 static int nesting(char c)
 {
     switch (c) {
-    case '(': case '<': case '[': case '{':
-        return 1;
-    case ')': case '>': case ']': case '}':
-        return -1;
-    default:
-        return 0;
+    case '(':
+    case '<':
+    case '[':
+    case '{': return 1;
+    case ')':
+    case '>':
+    case ']':
+    case '}': return -1;
+    default: return 0;
     }
 }
 
@@ -79,8 +81,7 @@ static bool operator_word_at(ct_text s, size_t i)
 {
     static const char word[] = "operator";
     size_t n = sizeof word - 1;
-    return s.n - i >= n && memcmp(s.p + i, word, n) == 0 &&
-           (i == 0 || !is_ident_char(s.p[i - 1])) &&
+    return s.n - i >= n && memcmp(s.p + i, word, n) == 0 && (i == 0 || !is_ident_char(s.p[i - 1])) &&
            (s.n - i == n || !is_ident_char(s.p[i + n]));
 }
 
@@ -91,7 +92,7 @@ static size_t operator_at(ct_text s, size_t i)
     if (!operator_word_at(s, i))
         return 0;
     size_t n = sizeof "operator" - 1;
-    size_t skip = operator_symbol_length((ct_text){ s.p + i + n, s.n - i - n });
+    size_t skip = operator_symbol_length((ct_text){s.p + i + n, s.n - i - n});
     return skip ? n + skip : 0;
 }
 
@@ -109,7 +110,7 @@ static bool split_top_level(ct_text s, char sep, bool (*take)(ct_text piece, voi
             continue;
         }
         if (depth == 0 && s.p[i] == sep) {
-            if (!take((ct_text){ s.p + start, i - start }, ctx))
+            if (!take((ct_text){s.p + start, i - start}, ctx))
                 return false;
             start = i + 1;
             continue;
@@ -118,7 +119,7 @@ static bool split_top_level(ct_text s, char sep, bool (*take)(ct_text piece, voi
         if (depth < 0)
             depth = 0;
     }
-    return take((ct_text){ s.p + start, s.n - start }, ctx);
+    return take((ct_text){s.p + start, s.n - start}, ctx);
 }
 
 /* ---- the name and the parameter list ---------------------------------- */
@@ -128,7 +129,7 @@ static ct_text strip_clone_suffix(ct_text s)
 {
     static const char marker[] = " [clone ";
     const char *at = memmem(s.p, s.n, marker, sizeof marker - 1);
-    return at ? ct_text_trim((ct_text){ s.p, (size_t)(at - s.p) }) : s;
+    return at ? ct_text_trim((ct_text){s.p, (size_t)(at - s.p)}) : s;
 }
 
 /* Index of the '(' that opens the parameter list: the one matching the
@@ -167,7 +168,7 @@ static ct_text drop_return_type(ct_text name)
         if (depth < 0)
             depth = 0;
     }
-    return ct_text_trim((ct_text){ name.p + cut, name.n - cut });
+    return ct_text_trim((ct_text){name.p + cut, name.n - cut});
 }
 
 /* ---- one parameter ---------------------------------------------------- */
@@ -176,15 +177,59 @@ static ct_text drop_return_type(ct_text name)
  * names for hand-written input, plus CUDA's half types (2 or 4 bytes: too
  * small to hold a device pointer). */
 static const char *const value_types[] = {
-    "bool", "char", "signed char", "unsigned char", "wchar_t", "char8_t", "char16_t",
-    "char32_t", "short", "short int", "unsigned short", "unsigned short int", "int",
-    "signed", "signed int", "unsigned", "unsigned int", "long", "long int",
-    "unsigned long", "unsigned long int", "long long", "long long int",
-    "unsigned long long", "unsigned long long int", "__int128", "unsigned __int128",
-    "float", "double", "long double", "__float128", "_Float16", "std::nullptr_t",
-    "decltype(nullptr)", "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t",
-    "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
-    "uint64_t", "__half", "__half2", "__nv_bfloat16", "__nv_bfloat162", "half", "half2",
+    "bool",
+    "char",
+    "signed char",
+    "unsigned char",
+    "wchar_t",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "short",
+    "short int",
+    "unsigned short",
+    "unsigned short int",
+    "int",
+    "signed",
+    "signed int",
+    "unsigned",
+    "unsigned int",
+    "long",
+    "long int",
+    "unsigned long",
+    "unsigned long int",
+    "long long",
+    "long long int",
+    "unsigned long long",
+    "unsigned long long int",
+    "__int128",
+    "unsigned __int128",
+    "float",
+    "double",
+    "long double",
+    "__float128",
+    "_Float16",
+    "std::nullptr_t",
+    "decltype(nullptr)",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "int8_t",
+    "uint8_t",
+    "int16_t",
+    "uint16_t",
+    "int32_t",
+    "uint32_t",
+    "int64_t",
+    "uint64_t",
+    "__half",
+    "__half2",
+    "__nv_bfloat16",
+    "__nv_bfloat162",
+    "half",
+    "half2",
 };
 
 static bool span_equals(ct_text s, const char *word)
@@ -214,8 +259,8 @@ static ct_text strip_trailing_words(ct_text s, const char *const *words)
 }
 
 /* Qualifiers of the parameter itself ("T* const", "T* __restrict"). */
-static const char *const param_qualifiers[] = { "const", "volatile", "__restrict", "restrict", NULL };
-static const char *const non_const_qualifiers[] = { "volatile", "__restrict", "restrict", NULL };
+static const char *const param_qualifiers[] = {"const", "volatile", "__restrict", "restrict", NULL};
+static const char *const non_const_qualifiers[] = {"volatile", "__restrict", "restrict", NULL};
 
 /* pointee: the type text before the last '*' or '&'. */
 static bool pointee_is_const(ct_text pointee)
@@ -234,9 +279,9 @@ static ct_text without_leading_cv(ct_text s)
     for (;;) {
         s = ct_text_trim(s);
         if (starts_with(s, "const "))
-            s = (ct_text){ s.p + 6, s.n - 6 };
+            s = (ct_text){s.p + 6, s.n - 6};
         else if (starts_with(s, "volatile "))
-            s = (ct_text){ s.p + 9, s.n - 9 };
+            s = (ct_text){s.p + 9, s.n - 9};
         else
             return s;
     }
@@ -255,7 +300,7 @@ static ct_param_kind classify_param(ct_text param)
 {
     ct_text type = strip_trailing_words(param, param_qualifiers);
     if (type.n && (type.p[type.n - 1] == '*' || type.p[type.n - 1] == '&')) {
-        ct_text pointee = { type.p, type.n - 1 };
+        ct_text pointee = {type.p, type.n - 1};
         if (pointee.n && pointee.p[pointee.n - 1] == '&') /* T&& */
             pointee.n--;
         return pointee_is_const(pointee) ? CT_PARAM_CONST_PTR : CT_PARAM_PTR;
@@ -288,18 +333,18 @@ int ct_signature_from_demangled(const char *demangled, ct_signature *out)
     if (!demangled || !out)
         return CT_EINVAL;
     memset(out, 0, sizeof *out);
-    ct_text whole = ct_text_trim((ct_text){ demangled, strlen(demangled) });
+    ct_text whole = ct_text_trim((ct_text){demangled, strlen(demangled)});
     ct_text_copy_cut(out->demangled, sizeof out->demangled, whole);
     ct_text text = strip_clone_suffix(whole);
     size_t open;
     if (!find_param_list(text, &open))
         return CT_EPARSE;
     assert(open + 2 <= text.n && text.p[open] == '(' && "the list's '(' comes before its final ')'");
-    ct_text name = drop_return_type(ct_text_trim((ct_text){ text.p, open }));
+    ct_text name = drop_return_type(ct_text_trim((ct_text){text.p, open}));
     if (name.n == 0)
         return CT_EPARSE;
     ct_text_copy_cut(out->base, sizeof out->base, name);
-    int rc = parse_params((ct_text){ text.p + open + 1, text.n - open - 2 }, out);
+    int rc = parse_params((ct_text){text.p + open + 1, text.n - open - 2}, out);
     if (rc != CT_OK)
         out->n_params = 0;
     assert(out->n_params <= CT_SIG_MAX_PARAMS && "take_param stops at the table's end");

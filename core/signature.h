@@ -20,10 +20,10 @@
 #define CT_SIG_NAME_MAX 256
 
 typedef enum {
-    CT_PARAM_VALUE = 0,   /* arithmetic, enum: never a binding */
-    CT_PARAM_CONST_PTR,   /* T const*: read only */
-    CT_PARAM_PTR,         /* T*, T**: read and written */
-    CT_PARAM_AGGREGATE,   /* class/struct/union by value: scan its words */
+    CT_PARAM_VALUE = 0, /* arithmetic, enum: never a binding */
+    CT_PARAM_CONST_PTR, /* T const*: read only */
+    CT_PARAM_PTR,       /* T*, T**: read and written */
+    CT_PARAM_AGGREGATE, /* class/struct/union by value: scan its words */
 } ct_param_kind;
 
 typedef struct ct_signature {

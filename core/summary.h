@@ -44,11 +44,11 @@
 
 #define CT_SUMMARY_MAX 64
 
-#define CT_FILTER_FINE_SHIFT 12   /* 4 KiB granules */
+#define CT_FILTER_FINE_SHIFT 12 /* 4 KiB granules */
 #define CT_FILTER_FINE_SLOTS (1u << 22)
 #define CT_FILTER_COARSE_SHIFT 21 /* 2 MiB granules */
 #define CT_FILTER_COARSE_SLOTS (1u << 16)
-#define CT_FILTER_FINE_SPAN 512   /* longer spans are counted in coarse granules */
+#define CT_FILTER_FINE_SPAN 512 /* longer spans are counted in coarse granules */
 
 /* Made at the first overflow, kept until the store goes: one byte read per
  * level for a pointer, two lines at most. */
@@ -68,11 +68,11 @@ typedef struct ct_summary_entry {
  * entries, written only by writers, apart from the store's busy fields (the
  * struct is 64-aligned). */
 typedef struct ct_summary {
-    _Alignas(64) atomic_uint seq;   /* odd while a writer edits */
-    atomic_uint n;                  /* entries in use */
+    _Alignas(64) atomic_uint seq;        /* odd while a writer edits */
+    atomic_uint n;                       /* entries in use */
     _Atomic(ct_summary_filter *) filter; /* past CT_SUMMARY_MAX, when it could be made */
-    size_t tainted;                 /* allocations carrying claims (writers only) */
-    bool saturated;                 /* a filter slot reached 255 (writers only) */
+    size_t tainted;                      /* allocations carrying claims (writers only) */
+    bool saturated;                      /* a filter slot reached 255 (writers only) */
     ct_summary_entry e[CT_SUMMARY_MAX];
     /* Write scopes open and not yet shown in the store (taint.c): while any
      * is, no look answers "clean".  Its own line: every copy writes it. */
@@ -157,8 +157,7 @@ static inline bool ct_summary_entry_reaches(uint64_t base, uint64_t lo, uint64_t
 }
 
 /* Can [addr, addr+len) reach a claim of any listed allocation? */
-static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr,
-                                      uint64_t len)
+static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr, uint64_t len)
 {
     if (ct_summary_filtered(look))
         return ct_summary_filter_hit(ct_summary_filter_of(sm), addr);

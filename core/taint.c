@@ -85,19 +85,19 @@ typedef struct failure {
     ct_failure_id id;
     bool provisional;
     bool fold_indexed;
-    uint64_t refs;              /* claims carrying it, plus one for a pin */
-    uint64_t seen;              /* the last survey (epoch) that counted it */
-    uint64_t seen_at;           /* ... and the first carried address it found */
+    uint64_t refs;    /* claims carrying it, plus one for a pin */
+    uint64_t seen;    /* the last survey (epoch) that counted it */
+    uint64_t seen_at; /* ... and the first carried address it found */
     uint64_t fold_key;
     ct_failure_desc desc;
     uint64_t occurrences;
-    uint64_t last_launch;       /* the latest occurrence's launch number */
+    uint64_t last_launch; /* the latest occurrence's launch number */
     uint64_t skips_total;
     ct_skip_desc skips[CT_SKIPS_KEPT]; /* ring; the next goes to total % KEPT */
-    bool intact;                /* see the invariants */
+    bool intact;                       /* see the invariants */
     uint32_t n_attempts;
     ct_launch_key attempts[CT_ATTEMPTS_KEPT]; /* oldest first, distinct */
-    struct failure *pinned;     /* provisional only: the failure it keeps alive */
+    struct failure *pinned;                   /* provisional only: the failure it keeps alive */
     struct failure *next_free;
     UT_hash_handle hh_id;
     UT_hash_handle hh_fold;
@@ -118,9 +118,9 @@ typedef struct interned {
 enum { SLOT_FREE, SLOT_BUSY, SLOT_OPEN, SLOT_SHOWN };
 typedef struct scope_slot {
     _Alignas(64) atomic_uint state;
-    unsigned n;                 /* the owner's, published by OPEN: */
-    uint32_t turns;             /* scopes this slot has held (the id's source) */
-    ct_failure_id id;           /* the provisional id the scope was given */
+    unsigned n;       /* the owner's, published by OPEN: */
+    uint32_t turns;   /* scopes this slot has held (the id's source) */
+    ct_failure_id id; /* the provisional id the scope was given */
     ct_failure_desc desc;
     ct_range w[SCOPE_RANGES];
 } scope_slot;
@@ -131,26 +131,26 @@ typedef struct id_space {
 } id_space;
 
 struct ct_store {
-    ct_summary summary;         /* first: 64-aligned, read by every check */
+    ct_summary summary; /* first: 64-aligned, read by every check */
     pthread_rwlock_t lock;
     ct_allocmap *map;
-    ct_allocmap *regions;       /* the program's regions, made at the first; no claims */
+    ct_allocmap *regions; /* the program's regions, made at the first; no claims */
     ct_claim_env *env;
     failure *by_id;
     failure *by_fold;
     failure *free_records;
-    failure *hot;               /* last record looked up by id */
-    failure *pinner;            /* the provisional failure enter_write places */
+    failure *hot;    /* last record looked up by id */
+    failure *pinner; /* the provisional failure enter_write places */
     failure anchor;
     failure oom;
     bool oom_active;
     id_space real_ids, provisional_ids;
     size_t n_live;
-    size_t n_records;           /* malloc'd records, live or free */
+    size_t n_records; /* malloc'd records, live or free */
     uint64_t epoch;
     interned *names;
     size_t names_bytes;
-    int unknown_error;          /* ct_store_new's: see lost_root */
+    int unknown_error; /* ct_store_new's: see lost_root */
     scope_slot slots[SCOPE_SLOTS];
 };
 
@@ -166,14 +166,20 @@ static unsigned open_scopes(const ct_store *s)
 /* Whoever takes the lock first shows every open scope, so that what it
  * sees and changes is what it would be had each scope been placed when it
  * opened. */
-static void lock_alone(ct_store *s) { pthread_rwlock_wrlock(&s->lock); }
+static void lock_alone(ct_store *s)
+{
+    pthread_rwlock_wrlock(&s->lock);
+}
 static void lock(ct_store *s)
 {
     lock_alone(s);
     if (open_scopes(s))
         show_scopes(s);
 }
-static void unlock(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
+static void unlock(ct_store *s)
+{
+    pthread_rwlock_unlock(&s->lock);
+}
 /* Showing a scope changes the store: a looker meeting one locks alone. */
 static void lock_to_look(ct_store *s)
 {
@@ -182,7 +188,10 @@ static void lock_to_look(ct_store *s)
     else
         pthread_rwlock_rdlock(&s->lock);
 }
-static void unlock_look(ct_store *s) { pthread_rwlock_unlock(&s->lock); }
+static void unlock_look(ct_store *s)
+{
+    pthread_rwlock_unlock(&s->lock);
+}
 
 /* Writers first, so a stream of checks cannot starve a change. */
 static void lock_init(ct_store *s)
@@ -258,8 +267,7 @@ static void record_put(ct_store *s, failure *f)
     s->free_records = f;
 }
 
-static void record_init(failure *f, ct_failure_id id, const ct_failure_desc *desc,
-                        bool provisional)
+static void record_init(failure *f, ct_failure_id id, const ct_failure_desc *desc, bool provisional)
 {
     f->id = id;
     f->provisional = provisional;
@@ -299,8 +307,7 @@ static failure *oom_stand_in(ct_store *s, const ct_failure_desc *desc, bool *is_
 }
 
 /* id: the one to give it, 0 for the next of its kind. */
-static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional, ct_failure_id id,
-                     bool *is_new)
+static failure *mint(ct_store *s, const ct_failure_desc *desc, bool provisional, ct_failure_id id, bool *is_new)
 {
     failure *f = record_get(s);
     if (f) {
@@ -748,9 +755,8 @@ ct_store *ct_store_new(int unknown_error)
     s->env->unref = claim_unref;
     s->env->forget = forget_claims;
     s->env->owner = s;
-    s->real_ids = (id_space){ 1, 1, FIRST_PROVISIONAL_ID, false };
-    s->provisional_ids = (id_space){ FIRST_LOCKED_SCOPE_ID, FIRST_LOCKED_SCOPE_ID,
-                                     (uint64_t)UINT32_MAX + 1, false };
+    s->real_ids = (id_space){1, 1, FIRST_PROVISIONAL_ID, false};
+    s->provisional_ids = (id_space){FIRST_LOCKED_SCOPE_ID, FIRST_LOCKED_SCOPE_ID, (uint64_t)UINT32_MAX + 1, false};
     for (unsigned i = 0; i < SCOPE_SLOTS; i++)
         atomic_init(&s->slots[i].state, SLOT_FREE);
     return s;
@@ -769,7 +775,8 @@ void ct_store_free(ct_store *s)
         free(f);
     }
     interned *name, *tmp;
-    HASH_ITER(hh, s->names, name, tmp) {
+    HASH_ITER(hh, s->names, name, tmp)
+    {
         HASH_DELETE(hh, s->names, name);
         free(name);
     }
@@ -1091,10 +1098,8 @@ size_t ct_store_bytes(ct_store *s)
         return 0;
     lock(s);
     size_t bytes = ct_heap_cost(sizeof(*s)) + ct_allocmap_bytes(s->map) +
-                   (s->regions ? ct_allocmap_bytes(s->regions) : 0) +
-                   s->n_records * ct_heap_cost(sizeof(failure)) +
-                   ct_hash_cost(&s->by_id->hh_id) +
-                   ct_hash_cost(s->by_fold ? &s->by_fold->hh_fold : NULL) +
+                   (s->regions ? ct_allocmap_bytes(s->regions) : 0) + s->n_records * ct_heap_cost(sizeof(failure)) +
+                   ct_hash_cost(&s->by_id->hh_id) + ct_hash_cost(s->by_fold ? &s->by_fold->hh_fold : NULL) +
                    ct_hash_cost(s->names ? &s->names->hh : NULL) + s->names_bytes;
     unlock(s);
     return bytes;
@@ -1136,8 +1141,8 @@ const char *ct_store_intern(ct_store *s, const char *name)
 
 typedef struct placing {
     const ct_failure_desc *desc;
-    ct_failure_id id;            /* the id to mint it with, 0: the next */
-    failure *f;                  /* minted on the first allocation touched */
+    ct_failure_id id; /* the id to mint it with, 0: the next */
+    failure *f;       /* minted on the first allocation touched */
 } placing;
 
 static void place_provisional(ct_store *s, ct_alloc *a, uint64_t off, uint64_t end, void *ctx)
@@ -1156,7 +1161,7 @@ static void place_provisional(ct_store *s, ct_alloc *a, uint64_t off, uint64_t e
 static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *desc,
                                  ct_failure_id id)
 {
-    placing p = { desc, id, NULL };
+    placing p = {desc, id, NULL};
     each_range(s, w, n, place_provisional, &p);
     s->pinner = NULL;
     return p.f ? p.f->id : 0;
@@ -1215,8 +1220,7 @@ static scope_slot *take_slot(ct_store *s)
     return NULL;
 }
 
-ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
-                             const ct_failure_desc *provisional)
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *provisional)
 {
     if (!s || !provisional || !w || n == 0)
         return 0;
@@ -1245,7 +1249,7 @@ static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed, co
     failure *f = mint_or_fold(s, failed, &fresh);
     ct_failure_id id = f->id;
     if (occ)
-        *occ = (ct_occurrence){ fresh, f->occurrences, f->desc.launch_seq };
+        *occ = (ct_occurrence){fresh, f->occurrences, f->desc.launch_seq};
     f->intact = over_intact && f != &s->oom && (fresh || f->intact);
     if (key)
         keep_attempt(f, key);
@@ -1257,7 +1261,7 @@ static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed, co
 static void no_occurrence(ct_occurrence *occ)
 {
     if (occ)
-        *occ = (ct_occurrence){ false, 0, 0 };
+        *occ = (ct_occurrence){false, 0, 0};
 }
 
 /* Under the lock: settle a scope placed in the store. */
@@ -1298,8 +1302,8 @@ static bool claims_clean(const ct_store *s, const ct_range *w, size_t n)
  * longer sees the scope open sees its outcome (the open count falls
  * last): freeing first and releasing w after would let a check in between
  * see w's older failure on bytes the write has already replaced. */
-static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n,
-                               const ct_failure_desc *failed, ct_occurrence *occ)
+static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, const ct_failure_desc *failed,
+                               ct_occurrence *occ)
 {
     unsigned state = SLOT_OPEN;
     /* Release: the next owner's fills follow this owner's reads. */
@@ -1330,8 +1334,7 @@ static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, s
     return id;
 }
 
-ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
-                            const ct_range *w, size_t n,
+ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,
                             const ct_failure_desc *failed, ct_occurrence *occ)
 {
     no_occurrence(occ);
@@ -1346,8 +1349,7 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
     return id;
 }
 
-ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
-                       const ct_range *w, size_t n, ct_occurrence *occ)
+ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed, const ct_range *w, size_t n, ct_occurrence *occ)
 {
     no_occurrence(occ);
     if (!s || !failed)
@@ -1412,7 +1414,7 @@ ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *err
  * its outputs must carry something. */
 static ct_failure_desc lost_root(const ct_store *s, const ct_skip_desc *skip)
 {
-    ct_failure_desc d = { .error = s->unknown_error, .api = "cutaint: skipped on a released failure" };
+    ct_failure_desc d = {.error = s->unknown_error, .api = "cutaint: skipped on a released failure"};
     if (skip) {
         d.kernel = skip->kernel;
         d.launch_seq = skip->launch_seq;
@@ -1422,8 +1424,7 @@ static ct_failure_desc lost_root(const ct_store *s, const ct_skip_desc *skip)
     return d;
 }
 
-void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
-                  const ct_range *w, size_t n)
+void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip, const ct_range *w, size_t n)
 {
     if (!s)
         return;
@@ -1503,7 +1504,7 @@ static survey survey_begin(ct_store *s, ct_refusal *out)
 {
     out->n_failures = out->n_kept = 0;
     out->tainted_bytes = 0;
-    return (survey){ .epoch = ++s->epoch };
+    return (survey){.epoch = ++s->epoch};
 }
 
 static int survey_end(survey *sv, ct_refusal *out);
@@ -1538,7 +1539,7 @@ int ct_check_rows_written(ct_store *s, const ct_rows *r, ct_refusal *out)
     survey sv = survey_begin(s, out);
     for (uint64_t z = 0; z < r->depth; z++) {
         for (uint64_t y = 0; y < r->height; y++) {
-            ct_range row = { r->addr + z * r->slice + y * r->pitch, r->width };
+            ct_range row = {r->addr + z * r->slice + y * r->pitch, r->width};
             each_span(s, &row, survey_span, &sv);
         }
     }

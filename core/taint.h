@@ -69,7 +69,7 @@ void ct_store_atfork_child(ct_store *s);
 /* owner: what the allocation belongs to (the shim passes its CUDA context),
  * 0 when unknown.  allocmap.h codes. */
 int ct_store_alloc(ct_store *s, uint64_t base, uint64_t size, uint64_t owner);
-int ct_store_free_alloc(ct_store *s, uint64_t base);             /* CT_OK, CT_ENOENT */
+int ct_store_free_alloc(ct_store *s, uint64_t base); /* CT_OK, CT_ENOENT */
 /* The owner is gone (its context destroyed): forget every allocation of it
  * with its claims; a failure no byte carries any more is released (what was
  * reported stays reported).  Owner 0 forgets nothing.  Returns how many. */
@@ -100,12 +100,12 @@ size_t ct_store_bytes(ct_store *s); /* heap bytes the store holds now */
  * mapping unmapped).  ct_region_rule (rules.h) decides each call; a refused
  * call changes nothing. */
 typedef enum ct_region_verdict {
-    CT_REGION_DONE,            /* taken (an allocation) or given back (a free) */
-    CT_REGION_EMPTY,           /* no bytes, or a range past 2^64 */
-    CT_REGION_OUTSIDE,         /* not wholly inside one allocation cutaint knows */
-    CT_REGION_OVERLAPS,        /* some of it is already a live region */
-    CT_REGION_UNKNOWN,         /* a free of no live region's base */
-    CT_REGION_NO_MEMORY,       /* the store could not hold it (the store's own answer) */
+    CT_REGION_DONE,      /* taken (an allocation) or given back (a free) */
+    CT_REGION_EMPTY,     /* no bytes, or a range past 2^64 */
+    CT_REGION_OUTSIDE,   /* not wholly inside one allocation cutaint knows */
+    CT_REGION_OVERLAPS,  /* some of it is already a live region */
+    CT_REGION_UNKNOWN,   /* a free of no live region's base */
+    CT_REGION_NO_MEMORY, /* the store could not hold it (the store's own answer) */
 } ct_region_verdict;
 
 ct_region_verdict ct_store_region_alloc(ct_store *s, uint64_t base, uint64_t size);
@@ -140,15 +140,14 @@ const char *ct_store_intern(ct_store *s, const char *name);
  * Returns the provisional id, or 0 when w is empty.  The id is given before
  * anyone knows what w touches: one touching no known allocation is never
  * live.  Pass it to ct_exit_write, once, from the same thread. */
-ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n,
-                             const ct_failure_desc *provisional);
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *provisional);
 
 /* What settling a failure was: its first occurrence (minted), or one more
  * of a live failure of the same kind (folded). */
 typedef struct ct_occurrence {
-    bool is_new;             /* minted by this call */
-    uint64_t count;          /* occurrences so far, this one included */
-    uint64_t first_launch;   /* the first occurrence's launch number, 0 if none */
+    bool is_new;           /* minted by this call */
+    uint64_t count;        /* occurrences so far, this one included */
+    uint64_t first_launch; /* the first occurrence's launch number, 0 if none */
 } ct_occurrence;
 
 /* Settle a scope.  failed == NULL: the work was handed over, w is written
@@ -156,14 +155,12 @@ typedef struct ct_occurrence {
  * (minted or folded) replaces the provisional one on w.  Returns the real
  * failure id (0 on success); *occ (may be NULL) says which occurrence of it
  * this was (all zero on success). */
-ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional,
-                            const ct_range *w, size_t n,
+ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,
                             const ct_failure_desc *failed, ct_occurrence *occ);
 
 /* Mint (or fold) a failure and taint w with it; the scope-less form of a
  * failed write.  Returns its id; *occ as above (may be NULL). */
-ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed,
-                       const ct_range *w, size_t n, ct_occurrence *occ);
+ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed, const ct_range *w, size_t n, ct_occurrence *occ);
 
 /* A launch the driver refused at once (the launch call itself returned
  * the error: nothing of it ran): ct_taint, and the failure keeps key as one
@@ -177,8 +174,8 @@ ct_failure_id ct_taint_refused_launch(ct_store *s, const ct_failure_desc *failed
 /* What a failure says to a launch that may retry it. */
 typedef struct ct_attempts_view {
     ct_failure_id id;
-    bool intact;                 /* see ct_taint_refused_launch */
-    uint32_t n_keys;             /* its newest distinct attempts, oldest first */
+    bool intact;     /* see ct_taint_refused_launch */
+    uint32_t n_keys; /* its newest distinct attempts, oldest first */
     const ct_launch_key *keys;
 } ct_attempts_view;
 typedef bool (*ct_attempts_accept)(const ct_attempts_view *f, void *ctx);
@@ -197,18 +194,17 @@ ct_failure_id ct_read_failure(ct_store *s, const ct_range *r, size_t n, int *err
 
 /* Work skipped because an input carries `root`: w takes the same failure,
  * and the skip is recorded on it.  No new id is minted. */
-void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip,
-                  const ct_range *w, size_t n);
+void ct_propagate(ct_store *s, ct_failure_id root, const ct_skip_desc *skip, const ct_range *w, size_t n);
 
 /* Successful write of w: release every claim on those bytes. */
 void ct_written(ct_store *s, const ct_range *w, size_t n);
 
 #define CT_REFUSAL_MAX_FAILURES 8
 typedef struct ct_refusal {
-    size_t n_failures;        /* distinct failures found; may exceed the kept */
-    size_t n_kept;            /* min(n_failures, CT_REFUSAL_MAX_FAILURES) */
+    size_t n_failures;                                 /* distinct failures found; may exceed the kept */
+    size_t n_kept;                                     /* min(n_failures, CT_REFUSAL_MAX_FAILURES) */
     ct_failure_info failures[CT_REFUSAL_MAX_FAILURES]; /* by id; [0] is the root cause */
-    uint64_t tainted_bytes;   /* how many bytes read carry a failure */
+    uint64_t tainted_bytes;                            /* how many bytes read carry a failure */
 } ct_refusal;
 
 /* A check, never a write: it says whether r is written and describes what

@@ -26,7 +26,7 @@ typedef struct ct_text {
 /* A C string as a view (NULL: the empty view). */
 static inline ct_text ct_text_of(const char *s)
 {
-    return (ct_text){ s, s ? strlen(s) : 0 };
+    return (ct_text){s, s ? strlen(s) : 0};
 }
 
 static inline bool ct_is_space(char c)

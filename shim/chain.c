@@ -68,8 +68,10 @@ static atomic_bool told_after;
 static void *passing_on(void *fn, const char *name)
 {
     if (!atomic_exchange(&told_after, true))
-        ct_log(CT_LOG_INFO, "%s is loaded after libcutaint.so and stands in for %s: the calls cutaint "
-               "passes on go through it", library_of(fn), name);
+        ct_log(CT_LOG_INFO,
+               "%s is loaded after libcutaint.so and stands in for %s: the calls cutaint "
+               "passes on go through it",
+               library_of(fn), name);
     return fn;
 }
 
@@ -126,14 +128,15 @@ const char *ct_chain_library_ahead(void)
 
 void ct_chain_check_order(void)
 {
-    static const char *const names[] = {"cuGetProcAddress_v2", "cuLaunchKernel", "cuMemcpyDtoH_v2",
-                                        "cuMemAlloc_v2", "dlsym"};
+    static const char *const names[] = {"cuGetProcAddress_v2", "cuLaunchKernel", "cuMemcpyDtoH_v2", "cuMemAlloc_v2",
+                                        "dlsym"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const void *first = ahead_of_us(names[i]);
         if (!first)
             continue;
         const char *lib = library_of(first);
-        ct_log(CT_LOG_WARN, "%s is loaded before libcutaint.so and defines %s: cutaint checks only the calls "
+        ct_log(CT_LOG_WARN,
+               "%s is loaded before libcutaint.so and defines %s: cutaint checks only the calls "
                "that library passes on through dlsym, and calls it answers or resolves otherwise go unchecked",
                lib, names[i]);
         ct_log(CT_LOG_WARN, "   preload libcutaint.so first: LD_PRELOAD=\"libcutaint.so %s\"", lib);
@@ -185,7 +188,8 @@ void ct_chain_check_bypass(void)
     atomic_store(&ct_g.unprotected, true);
     ct_reached_driver(driver_version);
     const char *ahead = ct_chain_library_ahead();
-    ct_log(CT_LOG_WARN, "this process used the CUDA driver, but none of its calls reached cutaint: %s reached "
+    ct_log(CT_LOG_WARN,
+           "this process used the CUDA driver, but none of its calls reached cutaint: %s reached "
            "libcuda.so.1 around every hook cutaint offers, so nothing was checked; preload libcutaint.so first",
            ahead ? ahead : "a library loaded before libcutaint.so");
 }

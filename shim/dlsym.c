@@ -115,34 +115,34 @@ __attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, co
 #if defined(__x86_64__) || defined(__aarch64__)
 #if defined(__x86_64__)
 #define CT_GLIBC_BASE "GLIBC_2.2.5"
-#define CT_DLSYM_BODY                   \
-    "    cmpq $-1, %rdi\n"              \
-    "    jne 1f\n"                      \
-    "    pushq %rdi\n"                  \
-    "    pushq %rsi\n"                  \
-    "    subq $8, %rsp\n"               \
-    "    call ct_find_next_dlsym\n"     \
-    "    addq $8, %rsp\n"               \
-    "    popq %rsi\n"                   \
-    "    popq %rdi\n"                   \
-    "    testq %rax, %rax\n"            \
-    "    je 1f\n"                       \
-    "    jmp *%rax\n"                   \
+#define CT_DLSYM_BODY               \
+    "    cmpq $-1, %rdi\n"          \
+    "    jne 1f\n"                  \
+    "    pushq %rdi\n"              \
+    "    pushq %rsi\n"              \
+    "    subq $8, %rsp\n"           \
+    "    call ct_find_next_dlsym\n" \
+    "    addq $8, %rsp\n"           \
+    "    popq %rsi\n"               \
+    "    popq %rdi\n"               \
+    "    testq %rax, %rax\n"        \
+    "    je 1f\n"                   \
+    "    jmp *%rax\n"               \
     "1:  jmp ct_dlsym_hook\n"
 #define CT_FUNCTION "@function"
 #else
 #define CT_GLIBC_BASE "GLIBC_2.17"
-#define CT_DLSYM_BODY                   \
-    "    cmn x0, #1\n"                  \
-    "    b.ne 1f\n"                     \
-    "    stp x29, x30, [sp, #-32]!\n"   \
-    "    stp x0, x1, [sp, #16]\n"       \
-    "    bl ct_find_next_dlsym\n"       \
-    "    mov x16, x0\n"                 \
-    "    ldp x0, x1, [sp, #16]\n"       \
-    "    ldp x29, x30, [sp], #32\n"     \
-    "    cbz x16, 1f\n"                 \
-    "    br x16\n"                      \
+#define CT_DLSYM_BODY                 \
+    "    cmn x0, #1\n"                \
+    "    b.ne 1f\n"                   \
+    "    stp x29, x30, [sp, #-32]!\n" \
+    "    stp x0, x1, [sp, #16]\n"     \
+    "    bl ct_find_next_dlsym\n"     \
+    "    mov x16, x0\n"               \
+    "    ldp x0, x1, [sp, #16]\n"     \
+    "    ldp x29, x30, [sp], #32\n"   \
+    "    cbz x16, 1f\n"               \
+    "    br x16\n"                    \
     "1:  b ct_dlsym_hook\n"
 #define CT_FUNCTION "%function"
 #endif
@@ -156,8 +156,7 @@ __asm__(".text\n"
         "ct_dlsym:\n"
         ".globl ct_dlsym_first\n"
         ".type ct_dlsym_first, " CT_FUNCTION "\n"
-        "ct_dlsym_first:\n" CT_DLSYM_BODY
-        ".size ct_dlsym, .-ct_dlsym\n"
+        "ct_dlsym_first:\n" CT_DLSYM_BODY ".size ct_dlsym, .-ct_dlsym\n"
         ".size ct_dlsym_first, .-ct_dlsym_first\n"
         ".symver ct_dlsym, dlsym@@GLIBC_2.34\n"
         ".symver ct_dlsym_first, dlsym@" CT_GLIBC_BASE "\n");
@@ -168,4 +167,3 @@ CT_EXPORT void *dlsym(void *handle, const char *name)
     return ct_dlsym_hook(handle, name);
 }
 #endif
-

@@ -31,8 +31,8 @@
 #define CT_MISSING ((void *)1)
 
 static void *driver_handle;
-static int driver_version; /* 0: none could be loaded, or it did not say */
-static pid_t driver_pid;      /* the process that loaded it */
+static int driver_version;      /* 0: none could be loaded, or it did not say */
+static pid_t driver_pid;        /* the process that loaded it */
 static atomic_bool loaded_flag; /* load_driver has run and found one */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static _Atomic(void *) slots[CT_N_SLOTS]; /* what the wrappers call; emptied in a forked child */
@@ -58,8 +58,10 @@ static void load_driver(void)
     driver_pid = getpid();
     if (!driver_handle) {
         const char *why = dlerror();
-        ct_log(CT_LOG_ERROR, "cannot load the CUDA driver libcuda.so.1 (%s); every CUDA call "
-               "will fail with CUDA_ERROR_NO_DEVICE", why ? why : "not found");
+        ct_log(CT_LOG_ERROR,
+               "cannot load the CUDA driver libcuda.so.1 (%s); every CUDA call "
+               "will fail with CUDA_ERROR_NO_DEVICE",
+               why ? why : "not found");
     }
     driver_version = driver_version_of(driver_handle);
     atomic_store_explicit(&loaded_flag, driver_handle != NULL, memory_order_release);

@@ -77,8 +77,10 @@ static void *swap_in_wrapper(const char *symbol, void *found, int cuda_version)
     if (id >= 0)
         return ct_entries[id].wrapper;
     if (ct_looks_like_driver_name(symbol) && ct_entry_find(symbol) >= 0 && !atomic_exchange(&unidentified_logged, true))
-        ct_log(CT_LOG_INFO, "cuGetProcAddress(%s) returned a function cutaint cannot identify; "
-               "calls through it are not checked", symbol);
+        ct_log(CT_LOG_INFO,
+               "cuGetProcAddress(%s) returned a function cutaint cannot identify; "
+               "calls through it are not checked",
+               symbol);
     return found;
 }
 
@@ -103,7 +105,7 @@ static CUresult proc_address(int id, const char *symbol, void **pfn, int cudaVer
 }
 
 CT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                                                CUdriverProcAddressQueryResult *symbolStatus)
+                                               CUdriverProcAddressQueryResult *symbolStatus)
 {
     return proc_address(CT_ID_cuGetProcAddress_v2, symbol, pfn, cudaVersion, flags, symbolStatus);
 }

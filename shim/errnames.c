@@ -26,7 +26,10 @@ typedef struct ct_errname {
     const char *name;
 } ct_errname;
 
-#define ENTRY(enumerator) { (int)(enumerator), #enumerator }
+#define ENTRY(enumerator)              \
+    {                                  \
+        (int)(enumerator), #enumerator \
+    }
 
 static const ct_errname ct_errnames[] = {
     ENTRY(CUDA_SUCCESS),
@@ -175,7 +178,7 @@ const char *ct_error_label(int code, char *buf, unsigned cap)
 /* "CUDA_ERROR_ILLEGAL_ADDRESS" -> "ILLEGAL_ADDRESS"; "CUDA_SUCCESS" -> "SUCCESS". */
 static const char *short_name(const char *name)
 {
-    static const char *const prefixes[] = { "CUDA_ERROR_", "CUDA_" };
+    static const char *const prefixes[] = {"CUDA_ERROR_", "CUDA_"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         size_t n = strlen(prefixes[i]);
         if (strncmp(name, prefixes[i], n) == 0)
@@ -222,8 +225,8 @@ static const int no_context[] = {CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_
 /* Stream capture's own rules: work the capture cannot record, a stream or
  * event outside it, a capture ended wrongly. */
 static const int capture[] = {
-    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, CUDA_ERROR_STREAM_CAPTURE_MERGE,
-    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,   CUDA_ERROR_STREAM_CAPTURE_UNJOINED,    CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,  CUDA_ERROR_STREAM_CAPTURE_MERGE,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,   CUDA_ERROR_STREAM_CAPTURE_UNJOINED,     CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, CUDA_ERROR_CAPTURED_EVENT,
 };
 

@@ -131,8 +131,10 @@ static void tell_sink_trouble(ct_sink *s, ct_sink_result r, const char *variable
     if (r == CT_SINK_REFUSED)
         snprintf(text, sizeof text, "cutaint: cannot open %s %s: it %s; %s", variable, s->path, s->why, consequence);
     else if (r == CT_SINK_FIRST_FAILURE)
-        snprintf(text, sizeof text, "cutaint: cannot write %s %s (%s); lines that fail are lost and counted "
-                 "(cutaint_output_write_errors_total), and writing goes on", variable, s->path, s->why);
+        snprintf(text, sizeof text,
+                 "cutaint: cannot write %s %s (%s); lines that fail are lost and counted "
+                 "(cutaint_output_write_errors_total), and writing goes on",
+                 variable, s->path, s->why);
     else
         return;
     ct_stderr_line(text);
@@ -336,7 +338,7 @@ static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
     ct_jsonl_uint(j, CT_KEY_OF_BOTH(failure, repeat, launch, INT), d->launch_seq);
 }
 
-#define POOL_ADVICE                                                                                        \
+#define POOL_ADVICE                                                                                            \
     "declare each tensor with CUTAINT_REGION_ALLOC (include/cutaint.h), or give each tensor an allocation of " \
     "its own (PyTorch: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; docs/POOLS.md)"
 
@@ -352,7 +354,8 @@ static void pool_facts(ct_jsonl *j, const ct_pool_facts *p)
 
 static void say_pool(ct_failure_id id, const ct_pool_facts *p)
 {
-    ct_log(CT_LOG_WARN, "allocation 0x%llx (%llu bytes) looks like a pool: the program reached it through %u "
+    ct_log(CT_LOG_WARN,
+           "allocation 0x%llx (%llu bytes) looks like a pool: the program reached it through %u "
            "distinct pointers, and failure #%u now covers the %llu bytes from 0x%llx to its end; for precision %s",
            (unsigned long long)p->allocation, (unsigned long long)p->size, p->pointers, id,
            (unsigned long long)p->covered, (unsigned long long)p->from, POOL_ADVICE);
@@ -374,10 +377,12 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
                       const ct_pool_facts *pool)
 {
     if (d->kernel)
-        ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s (%s, launch #%llu, grid %ux%ux%u, block %ux%ux%u)%s; "
-               "its outputs hold no data until rewritten", id, d->kernel, ct_cu_error_name((CUresult)d->error),
-               d->api, (unsigned long long)d->launch_seq, d->grid[0], d->grid[1], d->grid[2], d->block[0],
-               d->block[1], d->block[2], injected ? " [injected]" : "");
+        ct_log(CT_LOG_WARN,
+               "failure #%u: %s failed with %s (%s, launch #%llu, grid %ux%ux%u, block %ux%ux%u)%s; "
+               "its outputs hold no data until rewritten",
+               id, d->kernel, ct_cu_error_name((CUresult)d->error), d->api, (unsigned long long)d->launch_seq,
+               d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1], d->block[2],
+               injected ? " [injected]" : "");
     else
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s%s; the bytes it was to write hold no data until rewritten",
                id, d->api, ct_cu_error_name((CUresult)d->error), injected ? " [injected]" : "");
@@ -540,10 +545,10 @@ static uint32_t path_run(const ct_failure_info *root, uint32_t i)
 static void format_path(const ct_failure_info *root, char *out, size_t cap)
 {
     size_t n = 0;
-#define CT_APPEND(...)                                                          \
-    do {                                                                        \
-        int m = n < cap ? snprintf(out + n, cap - n, __VA_ARGS__) : 0;          \
-        n += m > 0 ? (size_t)m : 0;                                             \
+#define CT_APPEND(...)                                                 \
+    do {                                                               \
+        int m = n < cap ? snprintf(out + n, cap - n, __VA_ARGS__) : 0; \
+        n += m > 0 ? (size_t)m : 0;                                    \
     } while (0)
     CT_APPEND("%s [%s", subject(root), root->provisional ? "unfinished" : "failed");
     if (root->desc.launch_seq)
@@ -667,9 +672,11 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
         return;
     const ct_failure_info *root = &r->failures[0];
     if (told > 1) {
-        ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s, again failure #%u by the same path "
-               "(%llu such reads so far, %llu bytes)", api, (unsigned long long)bytes, (unsigned long long)addr,
-               subject(root), root_outcome(root), root->id, (unsigned long long)told, (unsigned long long)so_far);
+        ct_log(CT_LOG_WARN,
+               "refused read: %s of %llu bytes at 0x%llx: %s %s, again failure #%u by the same path "
+               "(%llu such reads so far, %llu bytes)",
+               api, (unsigned long long)bytes, (unsigned long long)addr, subject(root), root_outcome(root), root->id,
+               (unsigned long long)told, (unsigned long long)so_far);
         return;
     }
     char path[2048];
@@ -685,14 +692,14 @@ static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct
                root->id, subject(root));
     else
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
-               ct_cu_error_name((CUresult)root->desc.error), root->desc.api, occurrences_text(root, occurrences,
-                                                                                               sizeof occurrences));
+               ct_cu_error_name((CUresult)root->desc.error), root->desc.api,
+               occurrences_text(root, occurrences, sizeof occurrences));
     for (size_t i = 1; i < r->n_kept; i++)
         ct_log(CT_LOG_WARN, "   also carried: failure #%u: %s failed with %s", r->failures[i].id,
                subject(&r->failures[i]), ct_cu_error_name((CUresult)r->failures[i].desc.error));
     if (poisoned)
-        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was filled with 0x%02x", ct_cu_error_name((CUresult)returned),
-               ct_g.cfg.poison);
+        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was filled with 0x%02x",
+               ct_cu_error_name((CUresult)returned), ct_g.cfg.poison);
     else
         ct_log(CT_LOG_WARN, "   returned %s; the host buffer was left as it was", ct_cu_error_name((CUresult)returned));
 }
@@ -764,8 +771,7 @@ static void suspect_object(ct_jsonl *j, const ct_suspect_desc *s)
     ct_jsonl_close(j);
 }
 
-void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n,
-                           size_t total)
+void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n, size_t total)
 {
     ct_metrics_context_lost_event();
     char buf[CT_EVENT_MAX];
@@ -789,17 +795,25 @@ static const char *const form_names[] = {
     [CT_IMAGE_CUBIN] = "cubin",     [CT_IMAGE_PTX] = "ptx",
 };
 static const char *const status_names[] = {
-    [CT_IMAGE_OK] = "ok", [CT_IMAGE_UNREADABLE] = "unreadable", [CT_IMAGE_TRUNCATED] = "truncated",
+    [CT_IMAGE_OK] = "ok",
+    [CT_IMAGE_UNREADABLE] = "unreadable",
+    [CT_IMAGE_TRUNCATED] = "truncated",
     [CT_IMAGE_MALFORMED] = "malformed",
 };
 static const char *const fit_names[] = {
-    [CT_FIT_UNKNOWN] = "unknown", [CT_FIT_SASS] = "sass", [CT_FIT_PTX] = "ptx", [CT_FIT_NONE] = "none",
+    [CT_FIT_UNKNOWN] = "unknown",
+    [CT_FIT_SASS] = "sass",
+    [CT_FIT_PTX] = "ptx",
+    [CT_FIT_NONE] = "none",
 };
 
 /* "sm_80", "compute_90", "sm_90a" */
 static void entry_name(const ct_image_entry *e, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s_%u%s", e->kind == CT_ENTRY_PTX ? "compute" : e->kind == CT_ENTRY_SASS ? "sm" : "other",
+    snprintf(out, cap, "%s_%u%s",
+             e->kind == CT_ENTRY_PTX    ? "compute"
+             : e->kind == CT_ENTRY_SASS ? "sm"
+                                        : "other",
              e->arch, e->arch_specific ? "a" : "");
 }
 
@@ -846,8 +860,8 @@ static void image_why(const ct_image_report *r, const char *fit, char *out, size
         snprintf(holds, sizeof holds, "holds %s", what);
     }
     if (r->cc)
-        snprintf(device, sizeof device, "this device%s%s%s is sm_%u%s", r->device ? " (" : "", r->device ? r->device : "",
-                 r->device ? ")" : "", r->cc, fit);
+        snprintf(device, sizeof device, "this device%s%s%s is sm_%u%s", r->device ? " (" : "",
+                 r->device ? r->device : "", r->device ? ")" : "", r->cc, fit);
     else
         snprintf(device, sizeof device, "the device could not be asked");
     if (r->kernel)
@@ -863,7 +877,9 @@ void ct_event_image(const ct_image_report *r)
     ct_image_fit fit = r->cc ? ct_image_fit_for(img, r->cc) : CT_FIT_UNKNOWN;
     char why[1024];
     static const char *const fit_phrase[] = {
-        [CT_FIT_UNKNOWN] = "", [CT_FIT_SASS] = ", which could run its code", [CT_FIT_PTX] = ", which could only JIT its PTX",
+        [CT_FIT_UNKNOWN] = "",
+        [CT_FIT_SASS] = ", which could run its code",
+        [CT_FIT_PTX] = ", which could only JIT its PTX",
         [CT_FIT_NONE] = ", which can run none of it",
     };
     image_why(r, fit_phrase[fit], why, sizeof why);

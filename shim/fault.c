@@ -111,8 +111,8 @@ static void suspect_text(const ct_suspect_desc *d, char *out, size_t cap)
 {
     if (d->graph)
         snprintf(out, cap, "graph 0x%llx (%s after launch #%llu on stream 0x%llx, thread %llu)",
-                 (unsigned long long)d->graph, d->api, (unsigned long long)d->launch,
-                 (unsigned long long)d->stream, (unsigned long long)d->thread);
+                 (unsigned long long)d->graph, d->api, (unsigned long long)d->launch, (unsigned long long)d->stream,
+                 (unsigned long long)d->thread);
     else
         snprintf(out, cap, "%s (%s, launch #%llu on stream 0x%llx, grid %ux%ux%u, block %ux%ux%u, thread %llu)",
                  d->kernel ? d->kernel : "<unnamed kernel>", d->api, (unsigned long long)d->launch,
@@ -138,8 +138,10 @@ static void log_suspects(const suspects *s, bool simulated)
                          : "the oldest launch not proven finished on its stream",
                repro[0] ? "; replay it: " : "", repro);
     }
-    ct_log(CT_LOG_ERROR, "   %zu suspect%s in all (the report lists %zu): cutaint orders them, it cannot know "
-           "which one faulted", s->total, s->total == 1 ? "" : "s", s->n);
+    ct_log(CT_LOG_ERROR,
+           "   %zu suspect%s in all (the report lists %zu): cutaint orders them, it cannot know "
+           "which one faulted",
+           s->total, s->total == 1 ? "" : "s", s->n);
 }
 
 /* The health file: the marker, then the reason, then the prime suspects.
@@ -165,8 +167,8 @@ static void write_health_file(const char *reason, const suspects *s)
         n += snprintf(text + n, sizeof text - (size_t)n, "%zu more prime suspects: see the report\n", primes - shown);
     if (n < 0 || (size_t)n >= sizeof text)
         n = (int)strlen(text);
-    int rc = ct_marked_replace(ct_g.cfg.health_file, CT_HEALTH_MARKER, text, n > 0 ? (size_t)n : 0, true, why,
-                               sizeof why);
+    int rc =
+        ct_marked_replace(ct_g.cfg.health_file, CT_HEALTH_MARKER, text, n > 0 ? (size_t)n : 0, true, why, sizeof why);
     if (rc == CT_OK)
         return;
     ct_metrics_output_failed(CT_OUTPUT_HEALTH);
@@ -199,11 +201,8 @@ static void latch(const char *reason, bool simulated, bool at_exit, const ct_sus
             break;
         ct_log(CT_LOG_ERROR, "exiting now with status %d (CUTAINT_ON_CONTEXT_LOSS=exit)", ct_fault_status());
         exit(ct_fault_status());
-    case CT_LOSS_ABORT:
-        ct_log(CT_LOG_ERROR, "aborting (CUTAINT_ON_CONTEXT_LOSS=abort)");
-        abort();
-    case CT_LOSS_CONTINUE:
-        break;
+    case CT_LOSS_ABORT: ct_log(CT_LOG_ERROR, "aborting (CUTAINT_ON_CONTEXT_LOSS=abort)"); abort();
+    case CT_LOSS_CONTINUE: break;
     }
 }
 
@@ -299,7 +298,7 @@ void ct_arm_exit_check(void)
 {
     if (atexit(check_at_exit) != 0)
         ct_log(CT_LOG_WARN, "cannot register the check made at exit: a loss seen only by calls cutaint "
-               "does not check will not change the exit status");
+                            "does not check will not change the exit status");
 }
 
 void ct_on_exit(int status, void *unused)
@@ -309,9 +308,9 @@ void ct_on_exit(int status, void *unused)
     if (ct_wrapper_depth > 0)
         atomic_store(&ct_g.exit_interrupted, true);
     atomic_store(&ct_g.exiting, true);
-    int final = ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
-                               atomic_load(&ct_g.refused_reads) + atomic_load(&ct_g.failed_reads),
-                               ct_g.cfg.error_exitcode);
+    int final =
+        ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
+                       atomic_load(&ct_g.refused_reads) + atomic_load(&ct_g.failed_reads), ct_g.cfg.error_exitcode);
     assert(final >= 0 && final <= 255 && "every status it may pick is a byte (the variables parse 0..255)");
     ct_event_summary();
     ct_event_exit(final, status);

@@ -78,7 +78,8 @@ bool ct_captured_ask(ct_call *call, CUstream s)
     __typeof__(&cuStreamIsCapturing) is_capturing = CT_HELPER(cuStreamIsCapturing);
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     CUresult r = is_capturing ? is_capturing(stream_of(call, s), &status) : CUDA_ERROR_NOT_FOUND;
-    bool captured = r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
+    bool captured =
+        r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
     if (captured)
         call->tracked = false; /* no after hook, no probe: the graph launch is what counts */
     return captured;
@@ -113,8 +114,8 @@ void ct_after_end_capture(ct_call *call, CUstream s)
         status != CU_STREAM_CAPTURE_STATUS_NONE)
         return;
     unsigned live = atomic_load_explicit(&ct_captures_live, memory_order_relaxed);
-    while (live > 0 && !atomic_compare_exchange_weak_explicit(&ct_captures_live, &live, live - 1,
-                                                              memory_order_relaxed, memory_order_relaxed))
+    while (live > 0 && !atomic_compare_exchange_weak_explicit(&ct_captures_live, &live, live - 1, memory_order_relaxed,
+                                                              memory_order_relaxed))
         ;
 }
 
@@ -124,11 +125,11 @@ void ct_after_end_capture(ct_call *call, CUstream s)
  * graph satisfies it itself, as a memset before a launch does outside one.
  * Kernel writes never satisfy a read (their extent is not known). */
 
-typedef struct ct_use {       /* one range a node reads or writes */
+typedef struct ct_use { /* one range a node reads or writes */
     ct_range r;
-    uint64_t base;            /* of its allocation */
+    uint64_t base; /* of its allocation */
     bool read, write;
-    bool unreleased;          /* written to an extent not known exactly (a too-tall shape's bounding
+    bool unreleased; /* written to an extent not known exactly (a too-tall shape's bounding
                                * span, a kernel's stores): tainted by a failure, never released */
 } ct_use;
 
@@ -142,23 +143,23 @@ typedef struct ct_node_uses { /* what one node touches */
     ct_use *use;
 } ct_node_uses;
 
-typedef struct ct_read {      /* a merged read and the first node reading it */
+typedef struct ct_read { /* a merged read and the first node reading it */
     ct_range r;
-    uint64_t base;            /* of its allocation: ranges merge only within one */
+    uint64_t base; /* of its allocation: ranges merge only within one */
     unsigned node;
 } ct_read;
 
 typedef struct ct_exec {
     uint64_t handle, context;
-    bool opaque;              /* some node was of a kind not followed */
+    bool opaque; /* some node was of a kind not followed */
     unsigned n_nodes;
     ct_node_uses *nodes;
-    uint64_t *ancestors;      /* n_nodes rows of words(n_nodes) bits: node j runs before node i; NULL unknown */
+    uint64_t *ancestors; /* n_nodes rows of words(n_nodes) bits: node j runs before node i; NULL unknown */
     size_t n_reads, n_writes;
     ct_read *reads;
-    ct_range *read_ranges;    /* reads[i].r, contiguous, for one store check */
-    ct_range *writes;         /* what a failure or a skip taints */
-    ct_range *released;       /* what a success releases: writes less the unreleased */
+    ct_range *read_ranges; /* reads[i].r, contiguous, for one store check */
+    ct_range *writes;      /* what a failure or a skip taints */
+    ct_range *released;    /* what a success releases: writes less the unreleased */
     size_t n_released;
     UT_hash_handle hh;
 } ct_exec;
@@ -278,8 +279,13 @@ static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
 static bool decode_memset(ct_node_uses *n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
     uint64_t width = (uint64_t)p->width * p->elementSize, pitch = p->pitch ? p->pitch : width;
-    ct_side s = {.device = true, .rows = {.addr = p->dst, .width = width, .pitch = pitch, .height = p->height,
-                                          .slice = pitch * p->height, .depth = 1}};
+    ct_side s = {.device = true,
+                 .rows = {.addr = p->dst,
+                          .width = width,
+                          .pitch = pitch,
+                          .height = p->height,
+                          .slice = pitch * p->height,
+                          .depth = 1}};
     n->exact = true;
     return add_written_rows(n, &s);
 }
@@ -316,12 +322,10 @@ static bool decode_node(ct_node_uses *n, CUgraphNode node, bool *opaque)
             return decode_memset(n, &mp);
         break;
     case CU_GRAPH_NODE_TYPE_EMPTY:
-    case CU_GRAPH_NODE_TYPE_HOST:          /* a host function may not call CUDA */
+    case CU_GRAPH_NODE_TYPE_HOST: /* a host function may not call CUDA */
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-        return true;
-    default:
-        break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return true;
+    default: break;
     }
     *opaque = true;
     return true;
@@ -555,11 +559,15 @@ static void learn(uint64_t handle, CUgraph g, const char *api)
 {
     ct_exec *x = decode_graph(g, handle);
     if (!x)
-        ct_log(CT_LOG_WARN, "%s: could not decode graph exec 0x%llx (out of memory, or the driver would not "
-               "list its nodes): its launches are not checked", api, (unsigned long long)handle);
+        ct_log(CT_LOG_WARN,
+               "%s: could not decode graph exec 0x%llx (out of memory, or the driver would not "
+               "list its nodes): its launches are not checked",
+               api, (unsigned long long)handle);
     else if (x->opaque)
-        ct_log(CT_LOG_INFO, "%s: graph exec 0x%llx has nodes of a kind cutaint does not follow (child graph, "
-               "conditional, memory, ...): what they touch is not checked", api, (unsigned long long)handle);
+        ct_log(CT_LOG_INFO,
+               "%s: graph exec 0x%llx has nodes of a kind cutaint does not follow (child graph, "
+               "conditional, memory, ...): what they touch is not checked",
+               api, (unsigned long long)handle);
     replace(handle, x);
 }
 
@@ -609,7 +617,8 @@ size_t ct_graphs_forget_context(uint64_t context)
     size_t n = 0;
     ct_exec *x, *next, *gone = NULL;
     pthread_rwlock_wrlock(&execs_lock);
-    HASH_ITER(hh, execs, x, next) {
+    HASH_ITER(hh, execs, x, next)
+    {
         /* cppcheck-suppress uninitvar ; uthash's HASH_ITER sets x before the body (a macro it does not follow) */
         if (x->context == context) {
             HASH_DELETE(hh, execs, x);
@@ -629,8 +638,8 @@ size_t ct_graphs_forget_context(uint64_t context)
 
 /* One node's new parameters (decoded by `decode` from `params`) in place
  * of its old ones. */
-static void set_node(ct_call *call, CUgraphExec exec, CUgraphNode node,
-                     bool (*decode)(ct_node_uses *, const void *), const void *params)
+static void set_node(ct_call *call, CUgraphExec exec, CUgraphNode node, bool (*decode)(ct_node_uses *, const void *),
+                     const void *params)
 {
     if (call->result != CUDA_SUCCESS || !exec || !params)
         return;
@@ -691,15 +700,13 @@ static bool decode_any_node(ct_node_uses *n, const void *p)
     case CU_GRAPH_NODE_TYPE_KERNEL:
         return decode_kernel(n, np->kernel.func ? np->kernel.func : (CUfunction)(void *)np->kernel.kern,
                              np->kernel.kernelParams, np->kernel.extra);
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-        return decode_copy(n, &np->memcpy.copyParams);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return decode_copy(n, &np->memcpy.copyParams);
     case CU_GRAPH_NODE_TYPE_MEMSET: {
-        CUDA_MEMSET_NODE_PARAMS mp = {np->memset.dst, np->memset.pitch, np->memset.value,
+        CUDA_MEMSET_NODE_PARAMS mp = {np->memset.dst,         np->memset.pitch, np->memset.value,
                                       np->memset.elementSize, np->memset.width, np->memset.height};
         return decode_memset(n, &mp);
     }
-    default:
-        return true;
+    default: return true;
     }
 }
 
@@ -752,13 +759,13 @@ static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_ra
         if (!refusal && !(refusal = malloc(sizeof *refusal)))
             return;
         const ct_range *src = n->n ? &n->use[0].r : tainted;
-        if (ct_check_written(ct_g.store, src, 1, refusal) == 0 && ct_check_written(ct_g.store, tainted, 1, refusal) == 0)
+        if (ct_check_written(ct_g.store, src, 1, refusal) == 0 &&
+            ct_check_written(ct_g.store, tainted, 1, refusal) == 0)
             continue;
         bool poisoned = ct_poison(&n->host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
         ct_event_refused(ct_entries[call->id].name, src->addr,
-                         n->host.rows.width * n->host.rows.height * n->host.rows.depth,
-                         refusal, returned, poisoned);
+                         n->host.rows.width * n->host.rows.height * n->host.rows.depth, refusal, returned, poisoned);
     }
     free(refusal);
 }

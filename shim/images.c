@@ -50,8 +50,8 @@ typedef struct loaded {
     uint64_t handle;
     uint64_t address;
     char *path;
-    bool runtime;  /* NVIDIA's runtime's own image (preserved): a failed lookup in it may be stood in for */
-    ct_image *read; /* read at load with its PTX's directions (owned); NULL when it could not be */
+    bool runtime;     /* NVIDIA's runtime's own image (preserved): a failed lookup in it may be stood in for */
+    ct_image *read;   /* read at load with its PTX's directions (owned); NULL when it could not be */
     uint64_t library; /* a library's module: the library, whose entry holds what was read */
     UT_hash_handle hh;
 } loaded;
@@ -225,12 +225,9 @@ static ct_load_refusal refusal_of(CUresult r)
     case CUDA_ERROR_INVALID_PTX:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
     case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
-        return CT_REFUSED_IMAGE;
-    case CUDA_ERROR_NOT_FOUND:
-        return CT_REFUSED_KERNEL;
-    default:
-        return CT_REFUSED_OTHER;
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED: return CT_REFUSED_IMAGE;
+    case CUDA_ERROR_NOT_FOUND: return CT_REFUSED_KERNEL;
+    default: return CT_REFUSED_OTHER;
     }
 }
 
@@ -284,9 +281,11 @@ static bool stands_in_for(const ct_call *call, bool lookup, bool runtime_image)
     if (ct_stand_in_rule(&facts) == CT_STAND_IN)
         return true;
     if (!atomic_exchange(&told_ahead, true))
-        ct_log(CT_LOG_WARN, "%s is loaded ahead of libcutaint.so: the runtime is left the driver's %s, so the "
+        ct_log(CT_LOG_WARN,
+               "%s is loaded ahead of libcutaint.so: the runtime is left the driver's %s, so the "
                "launches of that image's kernels never reach cutaint and reads of what they were to write are "
-               "not refused (said once)", ahead, ct_cu_error_name(call->result));
+               "not refused (said once)",
+               ahead, ct_cu_error_name(call->result));
     return false;
 }
 
@@ -354,8 +353,7 @@ void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, cons
 {
     if (call->result == CUDA_SUCCESS) {
         if (handle)
-            remember(handle, (uint64_t)(uintptr_t)image, path, false, read_loaded((uint64_t)(uintptr_t)image, path),
-                     0);
+            remember(handle, (uint64_t)(uintptr_t)image, path, false, read_loaded((uint64_t)(uintptr_t)image, path), 0);
         return;
     }
     if (image || path)

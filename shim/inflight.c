@@ -59,7 +59,7 @@ ct_flight_ring *ct_inflight_ring_first(void)
         no_ring = true;
         if (!atomic_exchange(&told, true))
             ct_log(CT_LOG_WARN, "out of memory for a thread's record of its launches: a lost context cannot "
-                   "name them as suspects");
+                                "name them as suspects");
     }
     return ct_inflight_mine = r;
 }

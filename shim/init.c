@@ -44,8 +44,8 @@ extern char **environ;
 
 ct_shim ct_g;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static atomic_bool reached;          /* this process has reached the driver */
-static atomic_bool health_checked;   /* this program image cleared a stale health file */
+static atomic_bool reached;        /* this process has reached the driver */
+static atomic_bool health_checked; /* this program image cleared a stale health file */
 static pthread_mutex_t reach_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void env_diag(const char *message, void *ctx)
@@ -143,8 +143,10 @@ static void tell_unreachable_rules(void)
         if (!ct_inject_rule_unreachable(rule, names, 2 * CT_N_ENTRIES))
             continue;
         char line[CT_PATTERN_MAX + 160];
-        snprintf(line, sizeof line, "cutaint: CUTAINT_INJECT rule api:%s can never fire: cutaint wraps no entry "
-                 "point or family of that name", rule->pattern);
+        snprintf(line, sizeof line,
+                 "cutaint: CUTAINT_INJECT rule api:%s can never fire: cutaint wraps no entry "
+                 "point or family of that name",
+                 rule->pattern);
         ct_stderr_line(line);
     }
 }

@@ -42,8 +42,8 @@
 
 #define CT_KERNEL_CACHE 8
 
-static ct_kernel *kernels;   /* by handle */
-static ct_kernel *spare;     /* entries taken out, for the next ones */
+static ct_kernel *kernels; /* by handle */
+static ct_kernel *spare;   /* entries taken out, for the next ones */
 static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint_fast64_t generation;
 
@@ -227,7 +227,8 @@ static size_t forget_where(bool (*gone)(const ct_kernel *, uint64_t), uint64_t w
     size_t n = 0;
     ct_kernel *k, *next;
     pthread_mutex_lock(&kernels_lock);
-    HASH_ITER(hh, kernels, k, next) {
+    HASH_ITER(hh, kernels, k, next)
+    {
         if (gone(k, what)) {
             take_out_locked(k);
             n++;
@@ -299,7 +300,7 @@ static unsigned layout_from_driver(CUfunction f, ct_param *out, unsigned cap)
 static void roles_text(const ct_kernel *k, char *out, size_t cap)
 {
     static const char *const letter[] = {
-        [CT_ROLE_DEFAULT] = "?", [CT_ROLE_IGNORE] = "-", [CT_ROLE_READ] = "r",
+        [CT_ROLE_DEFAULT] = "?", [CT_ROLE_IGNORE] = "-",     [CT_ROLE_READ] = "r",
         [CT_ROLE_WRITE] = "w",   [CT_ROLE_READWRITE] = "rw", [CT_ROLE_STORE] = "s",
     };
     size_t n = 0;
@@ -425,14 +426,16 @@ static void describe(ct_kernel *k, CUfunction f, const ct_image *img)
 {
     ct_signature *sig = malloc(sizeof *sig);
     bool have_sig = sig && k->mangled && ct_signature_from_mangled(k->mangled, sig) == 0;
-    layout l = img ? layout_offline(img, k->mangled, have_sig ? sig : NULL)
-                   : layout_online(f, k, have_sig ? sig : NULL);
+    layout l =
+        img ? layout_offline(img, k->mangled, have_sig ? sig : NULL) : layout_online(f, k, have_sig ? sig : NULL);
     ct_param *params = l.params;
     unsigned n = l.n;
     bool layout_known = l.known;
     if (n == 0 && !have_sig)
-        ct_log(CT_LOG_INFO, "no parameter layout for kernel %s: its launches are treated as touching "
-               "no tracked memory", k->pretty);
+        ct_log(CT_LOG_INFO,
+               "no parameter layout for kernel %s: its launches are treated as touching "
+               "no tracked memory",
+               k->pretty);
 
     pthread_mutex_lock(&kernels_lock);
     if (!atomic_load(&k->described)) {
@@ -496,4 +499,3 @@ ct_kernel *ct_kernel_for(CUfunction f)
     kernel_cache[slot].kernel = k;
     return k;
 }
-

@@ -10,17 +10,17 @@
 
 typedef struct ct_param {
     uint32_t offset, size;
-    uint8_t role;   /* ct_role, never CT_ROLE_DEFAULT once described */
-    bool scan;      /* aggregate or unknown type: every aligned word may be a pointer */
+    uint8_t role; /* ct_role, never CT_ROLE_DEFAULT once described */
+    bool scan;    /* aggregate or unknown type: every aligned word may be a pointer */
 } ct_param;
 
 typedef struct ct_kernel {
     uint64_t handle;
-    uint64_t owner;        /* the module or library it came from; 0 unknown */
-    uint64_t context;      /* the context of a module's function; 0 for a library's kernel */
-    const char *mangled;   /* interned; NULL until known */
-    const char *pretty;    /* demangled signature, or the name as is */
-    const char *base;      /* qualified name without parameters */
+    uint64_t owner;      /* the module or library it came from; 0 unknown */
+    uint64_t context;    /* the context of a module's function; 0 for a library's kernel */
+    const char *mangled; /* interned; NULL until known */
+    const char *pretty;  /* demangled signature, or the name as is */
+    const char *base;    /* qualified name without parameters */
     atomic_bool described;
     bool layout_known;
     const char *roles;      /* interned "rw,r,-": each parameter's role (kernels.c, roles_text) */

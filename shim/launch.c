@@ -65,10 +65,10 @@ typedef struct numbering {
     uint64_t last;
     union {
         struct {
-            uint32_t left;         /* numbers of a block taken after last, not yet handed out */
-            uint32_t interleaved;  /* launches in a row that found a gap before them */
+            uint32_t left;        /* numbers of a block taken after last, not yet handed out */
+            uint32_t interleaved; /* launches in a row that found a gap before them */
         };
-        uint64_t either;           /* 0: neither (the common launch: one test) */
+        uint64_t either; /* 0: neither (the common launch: one test) */
     };
 } numbering;
 
@@ -78,20 +78,20 @@ typedef struct numbering {
  * are known, and a success releases out.  kernel_known: kernel was looked
  * up for this launch (else it is an earlier launch's). */
 static CT_HOT_TLS struct {
-    ct_flight_slot *slot;    /* the launch, copied into its thread's ring (inflight.h) */
+    ct_flight_slot *slot; /* the launch, copied into its thread's ring (inflight.h) */
     ct_kernel *kernel;
     uint64_t seq;
     union {
         struct {
             bool decoded, kernel_known;
         };
-        uint32_t fresh;      /* 0: neither, as a launch begins (one store) */
+        uint32_t fresh; /* 0: neither, as a launch begins (one store) */
     };
     unsigned n_in, n_out;
-    unsigned n_release;      /* out[0, n_release) a success releases; the rest are stores (CT_ROLE_STORE) */
-    ct_range *in, *out;      /* valid once decoded */
-    ct_failure_id retrying;  /* valid once decoded: the failure this launch retries, 0 none */
-    numbering numbering;     /* beside the rest: the launch's one TLS address */
+    unsigned n_release;     /* out[0, n_release) a success releases; the rest are stores (CT_ROLE_STORE) */
+    ct_range *in, *out;     /* valid once decoded */
+    ct_failure_id retrying; /* valid once decoded: the failure this launch retries, 0 none */
+    numbering numbering;    /* beside the rest: the launch's one TLS address */
 } current;
 
 /* The launch in flight, as its slot holds it. */
@@ -321,12 +321,15 @@ static unsigned bind_launch(ct_scratch *room, ct_words *w)
         return n;
     if (!grow_wide(room, n)) {
         if (!atomic_exchange(&told_unchecked, true))
-            ct_log(CT_LOG_WARN, "out of memory for the %u pointer words %s passes: its launches go unchecked "
-                   "(said once)", n, current.kernel->pretty);
+            ct_log(CT_LOG_WARN,
+                   "out of memory for the %u pointer words %s passes: its launches go unchecked "
+                   "(said once)",
+                   n, current.kernel->pretty);
         return 0;
     }
     if (!atomic_exchange(&told_wide, true))
-        ct_log(CT_LOG_INFO, "%s passes %u pointer words, more than the %d a launch holds in its room: the rest "
+        ct_log(CT_LOG_INFO,
+               "%s passes %u pointer words, more than the %d a launch holds in its room: the rest "
                "are held on the heap, every one checked and tainted by its role (said once)",
                current.kernel->pretty, n, CT_MAX_BINDINGS);
     *w = room->wide;
@@ -413,8 +416,7 @@ static ct_launch_key launch_key(void)
 
 /* Does this launch retry the refused launch whose failure in carries,
  * writing out (core's ct_retry_rule)?  *retried: that failure. */
-static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out,
-                         ct_failure_id *retried)
+static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out, ct_failure_id *retried)
 {
     ct_retry_facts f = {
         .key = launch_key(),
@@ -477,8 +479,7 @@ __attribute__((noinline)) static uint64_t next_launch_number_rare(void)
     uint64_t take = current.numbering.interleaved >= INTERLEAVED_TO_BLOCK ? NUMBER_BLOCK : 1;
     uint64_t n = atomic_fetch_add_explicit(&launches_numbered.next, take, memory_order_relaxed) + 1;
     assert(n > current.numbering.last && "launch numbers increase along each thread");
-    current.numbering.interleaved =
-        take > 1 || n == current.numbering.last + 1 ? 0 : current.numbering.interleaved + 1;
+    current.numbering.interleaved = take > 1 || n == current.numbering.last + 1 ? 0 : current.numbering.interleaved + 1;
     current.numbering.last = n;
     current.numbering.left = (uint32_t)(take - 1);
     return n;
@@ -531,8 +532,7 @@ __attribute__((noinline)) static bool before_checked(ct_call *call, bool tainted
     current.kernel = ct_kernel_for(launch_f());
     current.kernel_known = true;
     call->kernel = current.kernel ? current.kernel->pretty : NULL;
-    if (current.kernel &&
-        ct_call_inject(call, CT_INJECT_LAUNCH, current.kernel->mangled, current.kernel->base))
+    if (current.kernel && ct_call_inject(call, CT_INJECT_LAUNCH, current.kernel->mangled, current.kernel->base))
         return true; /* settled as a failure by ct_after_launch */
     if (!tainted)
         return true;
@@ -560,8 +560,7 @@ static void settle_failure(ct_call *call, uint32_t image)
     ct_failure_desc failed = describe_launch(call, call->result);
     failed.image = image;
     ct_launch_key key = launch_key();
-    ct_settle_refused_launch(call, current.out, current.n_out, current.in, current.n_in, &failed, &key,
-                             current.kernel);
+    ct_settle_refused_launch(call, current.out, current.n_out, current.in, current.n_in, &failed, &key, current.kernel);
     call->kernel = failed.kernel;
 }
 

@@ -48,7 +48,6 @@
 static ct_refusal spare_refusal;
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 
-
 static ct_refusal *refusal_get(void)
 {
     ct_refusal *r = malloc(sizeof *r);
@@ -194,8 +193,10 @@ void ct_after_host_device_pointer(ct_call *call, uint64_t device, const void *ho
 static void remember_alloc(uint64_t base, uint64_t size, uint64_t context)
 {
     if (ct_store_alloc(ct_g.store, base, size, context) != 0)
-        ct_log(CT_LOG_WARN, "out of memory tracking the allocation at 0x%llx; reads of it "
-               "will not be checked", (unsigned long long)base);
+        ct_log(CT_LOG_WARN,
+               "out of memory tracking the allocation at 0x%llx; reads of it "
+               "will not be checked",
+               (unsigned long long)base);
 }
 
 /* An allocation belongs to the context current on the allocating thread:
@@ -349,8 +350,8 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
     return id;
 }
 
-ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in,
-                                       size_t n_in, const ct_failure_desc *failed, const ct_launch_key *key,
+ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in, size_t n_in,
+                                       const ct_failure_desc *failed, const ct_launch_key *key,
                                        const struct ct_kernel *k)
 {
     ct_occurrence occ;
@@ -469,7 +470,6 @@ static ct_side linear(uint64_t addr, uint64_t bytes)
     return (ct_side){.device = true, .rows = {.addr = addr, .width = bytes, .pitch = bytes, .height = 1, .depth = 1}};
 }
 
-
 static bool begin_write(ct_call *call, const ct_side *dst)
 {
     set_writes(call, dst);
@@ -573,8 +573,10 @@ static bool poison(const ct_side *host)
     for (uint64_t i = 0; ct_poison_row(&host->rows, i, &row); i++)
         whole &= safe_fill(row.addr, row.len) == row.len;
     if (!whole && !atomic_exchange(&told, true))
-        ct_log(CT_LOG_WARN, "a host destination at %p could not be written (not writable host memory): "
-               "it was not poisoned (said once)", (void *)(uintptr_t)host->rows.addr);
+        ct_log(CT_LOG_WARN,
+               "a host destination at %p could not be written (not writable host memory): "
+               "it was not poisoned (said once)",
+               (void *)(uintptr_t)host->rows.addr);
     return whole;
 }
 
@@ -686,8 +688,7 @@ static void copy_nd_failed(ct_call *call, ct_copy_shape shape)
 
 /* ---- device copies ------------------------------------------------------ */
 
-void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip,
-                    const ct_range *w, unsigned n)
+void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip, const ct_range *w, unsigned n)
 {
     skip->api = ct_entries[call->id].name;
     skip->produced = n;
@@ -770,16 +771,19 @@ void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
 
 /* ---- shapes of the 2D/3D descriptors ------------------------------------- */
 
-static ct_side side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y,
-                    uint64_t z, uint64_t pitch, uint64_t rows_per_slice, uint64_t width,
-                    uint64_t height, uint64_t depth)
+static ct_side side(CUmemorytype type, uint64_t device, const void *host, uint64_t x, uint64_t y, uint64_t z,
+                    uint64_t pitch, uint64_t rows_per_slice, uint64_t width, uint64_t height, uint64_t depth)
 {
     uint64_t slice = pitch * rows_per_slice;
     uint64_t offset = z * slice + y * pitch + x;
     bool on_device = type == CU_MEMORYTYPE_DEVICE ||
                      (type == CU_MEMORYTYPE_UNIFIED && ct_store_resolve(ct_g.store, device, NULL, NULL));
-    ct_side s = {.device = on_device, .rows = {.width = width, .pitch = pitch ? pitch : width,
-                                               .height = height, .depth = depth ? depth : 1, .slice = slice}};
+    ct_side s = {.device = on_device,
+                 .rows = {.width = width,
+                          .pitch = pitch ? pitch : width,
+                          .height = height,
+                          .depth = depth ? depth : 1,
+                          .slice = slice}};
     if (on_device)
         s.rows.addr = device + offset;
     else if ((type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED) && host)
@@ -787,29 +791,51 @@ static ct_side side(CUmemorytype type, uint64_t device, const void *host, uint64
     return s;
 }
 
-#define CT_SHAPE_2D(c)                                                                               \
-    (ct_copy_shape){                                                                                 \
-        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY, 0,        \
-             (c)->srcPitch, 0, (c)->WidthInBytes, (c)->Height, 1),                                    \
-        side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY, 0,        \
-             (c)->dstPitch, 0, (c)->WidthInBytes, (c)->Height, 1)}
-#define CT_SHAPE_3D(c)                                                                               \
-    (ct_copy_shape){                                                                                 \
-        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY,           \
-             (c)->srcZ, (c)->srcPitch, (c)->srcHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth),   \
-        side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY,           \
-             (c)->dstZ, (c)->dstPitch, (c)->dstHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth)}
+#define CT_SHAPE_2D(c)                                                                                               \
+    (ct_copy_shape)                                                                                                  \
+    {                                                                                                                \
+        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY, 0, (c)->srcPitch, 0,     \
+             (c)->WidthInBytes, (c)->Height, 1),                                                                     \
+            side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY, 0, (c)->dstPitch, 0, \
+                 (c)->WidthInBytes, (c)->Height, 1)                                                                  \
+    }
+#define CT_SHAPE_3D(c)                                                                                                \
+    (ct_copy_shape)                                                                                                   \
+    {                                                                                                                 \
+        side((c)->srcMemoryType, (c)->srcDevice, (c)->srcHost, (c)->srcXInBytes, (c)->srcY, (c)->srcZ, (c)->srcPitch, \
+             (c)->srcHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth),                                             \
+            side((c)->dstMemoryType, (c)->dstDevice, (c)->dstHost, (c)->dstXInBytes, (c)->dstY, (c)->dstZ,            \
+                 (c)->dstPitch, (c)->dstHeight, (c)->WidthInBytes, (c)->Height, (c)->Depth)                           \
+    }
 
 static const ct_copy_shape no_shape;
 
-ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c) { return c ? CT_SHAPE_2D(c) : no_shape; }
-ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c) { return c ? CT_SHAPE_2D(c) : no_shape; }
-ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
-ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
-ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c) { return c ? CT_SHAPE_3D(c) : no_shape; }
+ct_copy_shape ct_shape_2d(const CUDA_MEMCPY2D *c)
+{
+    return c ? CT_SHAPE_2D(c) : no_shape;
+}
+ct_copy_shape ct_shape_2d_v1(const CUDA_MEMCPY2D_v1 *c)
+{
+    return c ? CT_SHAPE_2D(c) : no_shape;
+}
+ct_copy_shape ct_shape_3d(const CUDA_MEMCPY3D *c)
+{
+    return c ? CT_SHAPE_3D(c) : no_shape;
+}
+ct_copy_shape ct_shape_3d_v1(const CUDA_MEMCPY3D_v1 *c)
+{
+    return c ? CT_SHAPE_3D(c) : no_shape;
+}
+ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c)
+{
+    return c ? CT_SHAPE_3D(c) : no_shape;
+}
 
-#define CT_SHAPE_FAILED(shape, desc_t)                                                                 \
-    void shape##_failed(ct_call *call, const desc_t *c) { copy_nd_failed(call, shape(c)); }
+#define CT_SHAPE_FAILED(shape, desc_t)                  \
+    void shape##_failed(ct_call *call, const desc_t *c) \
+    {                                                   \
+        copy_nd_failed(call, shape(c));                 \
+    }
 CT_SHAPES(CT_SHAPE_FAILED)
 #undef CT_SHAPE_FAILED
 
@@ -850,8 +876,9 @@ static ct_copy_shape batch_copy(const ct_batch *b, size_t i)
     if (b->ops)
         return (ct_copy_shape){operand(&b->ops[i].src, &b->ops[i].extent), operand(&b->ops[i].dst, &b->ops[i].extent)};
     CUdeviceptr d = b->dsts[i], s = b->srcs[i];
-    return (ct_copy_shape){side(CU_MEMORYTYPE_UNIFIED, s, (const void *)(uintptr_t)s, 0, 0, 0, 0, 0, b->sizes[i], 1, 1),
-                           side(CU_MEMORYTYPE_UNIFIED, d, (const void *)(uintptr_t)d, 0, 0, 0, 0, 0, b->sizes[i], 1, 1)};
+    return (
+        ct_copy_shape){side(CU_MEMORYTYPE_UNIFIED, s, (const void *)(uintptr_t)s, 0, 0, 0, 0, 0, b->sizes[i], 1, 1),
+                       side(CU_MEMORYTYPE_UNIFIED, d, (const void *)(uintptr_t)d, 0, 0, 0, 0, 0, b->sizes[i], 1, 1)};
 }
 
 /* The device destinations from copy *next on, as many whole copies as fit
@@ -995,4 +1022,7 @@ unsigned ct_side_ranges(const ct_side *s, ct_range *out)
     side_ranges(s, out, n);
     return n;
 }
-bool ct_poison(const ct_side *host) { return poison(host); }
+bool ct_poison(const ct_side *host)
+{
+    return poison(host);
+}

@@ -106,18 +106,18 @@ static bool take_lock(void)
 
 /* Each event: lock, update (if the process has started), write, unlock.
  * false: the lock could not be had (an interrupted exit). */
-#define CT_METRICS_EVENT(update)                 \
-    do {                                         \
-        if (!path[0])                            \
-            return true;                         \
-        if (!take_lock())                        \
-            return false;                        \
-        if (started) {                           \
-            update;                              \
-            write_file();                        \
-        }                                        \
-        pthread_mutex_unlock(&lock);             \
-        return true;                             \
+#define CT_METRICS_EVENT(update)     \
+    do {                             \
+        if (!path[0])                \
+            return true;             \
+        if (!take_lock())            \
+            return false;            \
+        if (started) {               \
+            update;                  \
+            write_file();            \
+        }                            \
+        pthread_mutex_unlock(&lock); \
+        return true;                 \
     } while (0)
 
 void ct_metrics_start(int driver_version)

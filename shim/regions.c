@@ -69,7 +69,7 @@ typedef struct watch {
 
 static struct {
     pthread_mutex_t lock;
-    atomic_uint n;          /* watches ever made (written under lock): 0 ends every look at once */
+    atomic_uint n; /* watches ever made (written under lock): 0 ends every look at once */
     watch w[WATCHED];
 } pools = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -102,13 +102,14 @@ static void met(watch *w, uint64_t addr)
 static void watch_cover(ct_failure_id id, const ct_range *r)
 {
     ct_extent e;
-    if (r->len != CT_TO_END || !ct_store_extent(ct_g.store, r->addr, &e) || e.in_region ||
-        r->addr == e.allocation || watch_of(r->addr))
+    if (r->len != CT_TO_END || !ct_store_extent(ct_g.store, r->addr, &e) || e.in_region || r->addr == e.allocation ||
+        watch_of(r->addr))
         return;
     unsigned n = atomic_load_explicit(&pools.n, memory_order_relaxed);
-    pools.w[n % WATCHED] = (watch){ /* past WATCHED, the oldest gives way */
-        .failure = id,
-        .facts = {.allocation = e.allocation, .size = e.size, .from = r->addr, .covered = e.end - r->addr}};
+    pools.w[n % WATCHED] =
+        (watch){/* past WATCHED, the oldest gives way */
+                .failure = id,
+                .facts = {.allocation = e.allocation, .size = e.size, .from = r->addr, .covered = e.end - r->addr}};
     atomic_store_explicit(&pools.n, n + 1, memory_order_relaxed);
 }
 

@@ -88,18 +88,21 @@ int ct_entry_find(const char *name);
 /* ---- the real driver (driver.c) --------------------------------------- */
 /* Driver functions the shim calls for itself without wrapping them, each
  * given a slot after the table's, so that they too are looked up once. */
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define CT_HELPERS(X)                                                                      \
     X(cuCtxGetCurrent) X(cuPointerGetAttribute) X(cuFuncGetName) X(cuFuncGetParamInfo)    \
     X(cuDevicePrimaryCtxGetState) X(cuDevicePrimaryCtxRetain)                              \
     X(cuStreamIsCapturing) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies)                          \
     X(cuGraphKernelNodeGetParams_v2) X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)         \
     X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuModuleGetLoadingMode)
+/* clang-format on */
 enum ct_helper_id {
     CT_HELPER_BEFORE_FIRST = CT_N_ENTRIES - 1,
 #define CT_HELPER_ID(name) CT_HELPER_##name,
     CT_HELPERS(CT_HELPER_ID)
 #undef CT_HELPER_ID
-    CT_N_SLOTS
+        CT_N_SLOTS
 };
 /* The real function of an entry or a helper, resolved on first use and
  * remembered (missing ones too); NULL if the driver lacks it or cannot be
@@ -156,25 +159,25 @@ bool ct_driver_used_here(void);
 
 /* ---- shared state (init.c) -------------------------------------------- */
 typedef struct ct_shim {
-    atomic_int ready;          /* 0 not yet, 1 initialising, 2 ready */
+    atomic_int ready; /* 0 not yet, 1 initialising, 2 ready */
     ct_config cfg;
     ct_store *store;
     const struct ct_summary *summary; /* the store's (ct_store_summary), for inline looks */
-    struct ct_flight *flight;  /* work in flight and its proofs (core/flight.h) */
+    struct ct_flight *flight;         /* work in flight and its proofs (core/flight.h) */
     ct_latch *latch;
-    atomic_bool exiting;       /* exit() has begun: teardown errors are not faults */
-    atomic_bool simulated_loss;/* CUTAINT_INJECT simulated a destroyed context */
-    atomic_bool exit_interrupted; /* exit() began inside a wrapper on its thread (a signal
+    atomic_bool exiting;              /* exit() has begun: teardown errors are not faults */
+    atomic_bool simulated_loss;       /* CUTAINT_INJECT simulated a destroyed context */
+    atomic_bool exit_interrupted;     /* exit() began inside a wrapper on its thread (a signal
                                      handler, a driver callback): locks are only tried */
-    atomic_bool exit_check_skipped; /* ... so the check at exit did not ask the driver */
-    atomic_bool unprotected;   /* the driver was used, and no call of it reached cutaint */
-    bool forked;               /* this process is a fork child (set in the child at fork) */
-    atomic_uint_fast64_t failures;     /* distinct failures minted */
-    atomic_uint_fast64_t occurrences;  /* failures including folded repeats */
+    atomic_bool exit_check_skipped;   /* ... so the check at exit did not ask the driver */
+    atomic_bool unprotected;          /* the driver was used, and no call of it reached cutaint */
+    bool forked;                      /* this process is a fork child (set in the child at fork) */
+    atomic_uint_fast64_t failures;    /* distinct failures minted */
+    atomic_uint_fast64_t occurrences; /* failures including folded repeats */
     atomic_uint_fast64_t skips;
-    atomic_uint_fast64_t retries;      /* retries of refused launches that succeeded */
+    atomic_uint_fast64_t retries; /* retries of refused launches that succeeded */
     atomic_uint_fast64_t refused_reads;
-    atomic_uint_fast64_t failed_reads; /* reads to the host the driver (or CUTAINT_INJECT) failed */
+    atomic_uint_fast64_t failed_reads;    /* reads to the host the driver (or CUTAINT_INJECT) failed */
     atomic_uint_fast64_t unusable_images; /* image events: loads and lookups the driver refused */
 } ct_shim;
 
@@ -207,16 +210,16 @@ typedef enum { CT_WRITES_ROOM, CT_WRITES_HEAP, CT_WRITES_SPAN } ct_writes_kind;
 typedef struct ct_call {
     int id;
     CUresult result;
-    bool tracked;              /* false: pure pass-through */
-    bool answered;             /* cutaint produced result itself: no probe */
-    bool injected;             /* CUTAINT_INJECT fired on this call */
-    bool inject_loss;          /* ... and simulates a destroyed context */
-    const char *kernel;        /* a launch's kernel, for the probe's reason */
-    uint64_t subject;          /* the context a primary reset or release may take */
+    bool tracked;       /* false: pure pass-through */
+    bool answered;      /* cutaint produced result itself: no probe */
+    bool injected;      /* CUTAINT_INJECT fired on this call */
+    bool inject_loss;   /* ... and simulates a destroyed context */
+    const char *kernel; /* a launch's kernel, for the probe's reason */
+    uint64_t subject;   /* the context a primary reset or release may take */
     ct_failure_id provisional;
-    unsigned n_writes;         /* the write set of a copy or memset: its exact rows */
-    ct_range *writes;          /* inline_writes, the thread's scratch, or the heap */
-    uint8_t writes_kind;       /* ct_writes_kind: where writes lives, what it may release */
+    unsigned n_writes;   /* the write set of a copy or memset: its exact rows */
+    ct_range *writes;    /* inline_writes, the thread's scratch, or the heap */
+    uint8_t writes_kind; /* ct_writes_kind: where writes lives, what it may release */
     ct_range inline_writes[CT_CALL_INLINE_RANGES];
 } ct_call;
 
@@ -237,8 +240,8 @@ ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const
 /* A launch the driver (or an injection) refused at once: its outputs w take
  * the failure, which keeps key for recognising a retry (core/taint.h). */
 struct ct_kernel;
-ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in,
-                                       size_t n_in, const ct_failure_desc *failed, const ct_launch_key *key,
+ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in, size_t n_in,
+                                       const ct_failure_desc *failed, const ct_launch_key *key,
                                        const struct ct_kernel *k);
 
 /* ---- regions.c: pools noticed -------------------------------------------- */
@@ -255,8 +258,7 @@ void ct_pool_met(const ct_range *a, size_t n_a, const ct_range *b, size_t n_b);
  * the skip is recorded and reported, and the call answered as
  * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
  * filled here. */
-void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip,
-                    const ct_range *w, unsigned n);
+void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip, const ct_range *w, unsigned n);
 /* A failure description of this call with the caller's thread and time. */
 ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 
@@ -270,13 +272,13 @@ typedef struct ct_words {
     unsigned cap;
 } ct_words;
 typedef struct ct_scratch {
-    ct_range bound[CT_MAX_BINDINGS];  /* a launch's pointer words (launch.c) */
-    uint8_t roles[CT_MAX_BINDINGS];   /* ... the role of each */
-    ct_range in[CT_MAX_BINDINGS];     /* ... those it reads */
-    ct_range out[CT_MAX_BINDINGS];    /* ... those it writes */
-    ct_range writes[CT_CALL_RANGES];  /* a copy's rows past CT_CALL_INLINE_RANGES */
-    ct_range reads[CT_CALL_RANGES];   /* a pitched copy's source rows (memory.c) */
-    ct_words wide;                    /* a launch's words past CT_MAX_BINDINGS: one heap block,
+    ct_range bound[CT_MAX_BINDINGS]; /* a launch's pointer words (launch.c) */
+    uint8_t roles[CT_MAX_BINDINGS];  /* ... the role of each */
+    ct_range in[CT_MAX_BINDINGS];    /* ... those it reads */
+    ct_range out[CT_MAX_BINDINGS];   /* ... those it writes */
+    ct_range writes[CT_CALL_RANGES]; /* a copy's rows past CT_CALL_INLINE_RANGES */
+    ct_range reads[CT_CALL_RANGES];  /* a pitched copy's source rows (memory.c) */
+    ct_words wide;                   /* a launch's words past CT_MAX_BINDINGS: one heap block,
                                          grown to the most a launch has passed (bound owns it) */
 } ct_scratch;
 /* The calling thread's scratch, allocated on its first use and freed when
@@ -297,7 +299,7 @@ static inline ct_scratch *ct_thread_scratch(void)
  * (0 when there is none, or the memory is an array cutaint does not
  * follow). */
 typedef struct ct_side {
-    bool device;               /* false: host memory, nothing to track */
+    bool device; /* false: host memory, nothing to track */
     ct_rows rows;
 } ct_side;
 typedef struct ct_copy_shape { /* a 1D/2D/3D copy: its two sides */
@@ -332,9 +334,12 @@ static inline void ct_after_read(ct_call *call, void *dst_host, uint64_t src, ui
 void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 /* A 2D/3D copy that failed (a read to the host, or a device write), its
  * descriptor decoded again out of line: ct_shape_2d_failed(call, pCopy)... */
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define CT_SHAPES(X)                                                                                   \
     X(ct_shape_2d, CUDA_MEMCPY2D) X(ct_shape_2d_v1, CUDA_MEMCPY2D_v1) X(ct_shape_3d, CUDA_MEMCPY3D)      \
     X(ct_shape_3d_v1, CUDA_MEMCPY3D_v1) X(ct_shape_3d_peer, CUDA_MEMCPY3D_PEER)
+/* clang-format on */
 #define CT_SHAPE_FAILED_DECL(shape, desc_t) void shape##_failed(ct_call *call, const desc_t *c);
 CT_SHAPES(CT_SHAPE_FAILED_DECL)
 #undef CT_SHAPE_FAILED_DECL
@@ -407,8 +412,7 @@ bool ct_captured_ask(ct_call *call, CUstream s);
  * through untouched (call->tracked false).  One load outside a capture. */
 static inline bool ct_captured(ct_call *call, CUstream s)
 {
-    return CT_UNLIKELY(atomic_load_explicit(&ct_captures_live, memory_order_relaxed) != 0) &&
-           ct_captured_ask(call, s);
+    return CT_UNLIKELY(atomic_load_explicit(&ct_captures_live, memory_order_relaxed) != 0) && ct_captured_ask(call, s);
 }
 void ct_after_begin_capture(ct_call *call);
 bool ct_before_end_capture(ct_call *call, CUstream s);
@@ -480,9 +484,9 @@ struct ct_flight_ring *ct_inflight_ring_first(void);
 /* The before hook of a call that may prove work finished: takes the epoch. */
 bool ct_before_proof(ct_call *call);
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx);
-void ct_after_stream_sync(ct_call *call, CUstream s);   /* and a successful query */
+void ct_after_stream_sync(ct_call *call, CUstream s); /* and a successful query */
 void ct_after_event_record(ct_call *call, CUevent e, CUstream s);
-void ct_after_event_done(ct_call *call, CUevent e);     /* a synchronise or a successful query */
+void ct_after_event_done(ct_call *call, CUevent e); /* a synchronise or a successful query */
 void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e);
 void ct_after_event_destroy(ct_call *call, CUevent e);
 void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags);
@@ -586,8 +590,8 @@ void ct_stderr_line(const char *text);
 void ct_events_output_counts(ct_metrics *m);
 void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ct_events_set_argv(int argc, char **argv);
-void ct_events_after_fork(void); /* in the child: new pid, own report if %p */
-void ct_event_summary(void);     /* the closing log line, when anything happened */
+void ct_events_after_fork(void);         /* in the child: new pid, own report if %p */
+void ct_event_summary(void);             /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 /* k: a launch's kernel, whose parameter roles the event names; NULL otherwise. */
 /* pool: the failure's allocation already looks like a pool (regions.c), or NULL. */
@@ -600,19 +604,17 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
 void ct_event_skip(ct_failure_id root, const ct_skip_desc *skip);
 /* A launch retried failure `retried` and succeeded: its outputs were released. */
 void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_seq);
-void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r,
-                      int returned, bool poisoned);
+void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned);
 void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost);
 /* A launch not proven finished when the context was lost (fault.c). */
 typedef struct ct_suspect_desc {
     const char *api;
-    const char *kernel;     /* NULL: a graph launch, or not known */
+    const char *kernel; /* NULL: a graph launch, or not known */
     uint64_t graph, launch, stream, thread;
     uint32_t grid[3], block[3];
     bool prime;
 } ct_suspect_desc;
-void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n,
-                           size_t total);
+void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n, size_t total);
 /* The compute-sanitizer line that replays launch seq of this program. */
 void ct_repro_line(uint64_t seq, char *line, size_t cap);
 void ct_event_exit(int status, int program_status);
@@ -622,14 +624,14 @@ struct ct_image;
 typedef struct ct_image_report {
     const char *api;
     int error;
-    uint64_t address;           /* 0 for a file */
-    const char *path;           /* NULL for an image in memory */
-    const char *kernel;         /* a failed lookup's mangled name */
+    uint64_t address;   /* 0 for a file */
+    const char *path;   /* NULL for an image in memory */
+    const char *kernel; /* a failed lookup's mangled name */
     const struct ct_image *image;
-    const char *device;         /* NULL: no device could be asked */
-    unsigned cc;                /* major * 10 + minor; 0 unknown */
-    uint32_t number;            /* the event's number in the process, from 1 */
-    bool stand_in;              /* answered for the runtime with a stand-in (standins.c) */
+    const char *device; /* NULL: no device could be asked */
+    unsigned cc;        /* major * 10 + minor; 0 unknown */
+    uint32_t number;    /* the event's number in the process, from 1 */
+    bool stand_in;      /* answered for the runtime with a stand-in (standins.c) */
 } ct_image_report;
 void ct_event_image(const ct_image_report *r);
 const char *ct_cu_error_name(CUresult r); /* never NULL */
@@ -637,7 +639,7 @@ const char *ct_cu_error_name(CUresult r); /* never NULL */
 /* ---- metrics.c: the report's events, counted for CUTAINT_METRICS_FILE ---- */
 void ct_metrics_configure(const char *path_template); /* at load; "" = none */
 void ct_metrics_atfork_child(void);
-void ct_metrics_start(int driver_version);            /* zero counts, first file */
+void ct_metrics_start(int driver_version); /* zero counts, first file */
 /* Each event: false when an interrupted exit found the lock taken and the
  * file was not written. */
 bool ct_metrics_failure_event(const char *api, const char *kernel, int error);

@@ -44,13 +44,13 @@
 #define CT_STAND_INS_MAX 65536
 
 typedef struct stand_in {
-    uint64_t handle;   /* the entry's own address */
-    bool kernel;       /* else a library */
-    bool unloaded;     /* its library was unloaded */
-    CUresult error;    /* the deferred error */
-    uint32_t image;    /* the image event's number */
-    uint64_t library;  /* a kernel's library: a stand-in, or a real one whose lookup failed */
-    ct_image *img;     /* a stand-in library's image, read at its load: its kernels' layouts */
+    uint64_t handle;  /* the entry's own address */
+    bool kernel;      /* else a library */
+    bool unloaded;    /* its library was unloaded */
+    CUresult error;   /* the deferred error */
+    uint32_t image;   /* the image event's number */
+    uint64_t library; /* a kernel's library: a stand-in, or a real one whose lookup failed */
+    ct_image *img;    /* a stand-in library's image, read at its load: its kernels' layouts */
     UT_hash_handle hh;
 } stand_in;
 
@@ -84,7 +84,10 @@ static stand_in *make(bool kernel, CUresult error, uint32_t image, uint64_t libr
     stand_in *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    *s = (stand_in){.handle = (uint64_t)(uintptr_t)s, .kernel = kernel, .error = error, .image = image,
+    *s = (stand_in){.handle = (uint64_t)(uintptr_t)s,
+                    .kernel = kernel,
+                    .error = error,
+                    .image = image,
                     .library = library};
     pthread_mutex_lock(&stand_ins_lock);
     HASH_ADD(hh, stand_ins, handle, sizeof s->handle, s);
@@ -130,8 +133,7 @@ uint64_t ct_stand_in_library(CUresult error, uint32_t image, ct_image *img)
     return s->handle;
 }
 
-uint64_t ct_stand_in_kernel(uint64_t library, const char *name, CUresult error, uint32_t image,
-                            const ct_image *img)
+uint64_t ct_stand_in_kernel(uint64_t library, const char *name, CUresult error, uint32_t image, const ct_image *img)
 {
     stand_in *k = name ? make(true, error, image, library) : NULL;
     if (!k)
@@ -173,7 +175,8 @@ bool ct_before_library_kernel(ct_call *call, CUkernel *out, CUlibrary library, c
 static void unload_locked(uint64_t library, ct_image **img)
 {
     stand_in *s, *next;
-    HASH_ITER(hh, stand_ins, s, next) {
+    HASH_ITER(hh, stand_ins, s, next)
+    {
         /* cppcheck-suppress uninitvar ; uthash's HASH_ITER sets s before the body (a macro it does not follow) */
         if (s->handle == library || (s->kernel && s->library == library)) {
             s->unloaded = true;
@@ -218,8 +221,8 @@ bool ct_before_library_unload(ct_call *call, CUlibrary library)
 
 bool ct_not_stand_in_nodes(ct_call *call, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return !p || (ct_not_stand_in(call, (uint64_t)(uintptr_t)p->func) &&
-                  ct_not_stand_in(call, (uint64_t)(uintptr_t)p->kern));
+    return !p ||
+           (ct_not_stand_in(call, (uint64_t)(uintptr_t)p->func) && ct_not_stand_in(call, (uint64_t)(uintptr_t)p->kern));
 }
 
 bool ct_not_stand_in_node_v1(ct_call *call, const CUDA_KERNEL_NODE_PARAMS_v1 *p)

@@ -28,16 +28,20 @@
 
 #include "shim.h"
 
-#define CT_OUT(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)*(p) : 0)
+#define CT_OUT(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t) * (p) : 0)
 /* The template's small steps are part of every wrapper (a few instructions
  * each): inlined whatever the compiler thinks of the file's size. */
 #define CT_INLINE inline __attribute__((always_inline))
-#define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t)*(p) : 0)
+#define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t) * (p) : 0)
 
 /* The ways out of a lost context, by family: core's rule lets them reach
  * the driver after a simulated loss (ct_survives_simulated_loss). */
-static const char *const ways_out[] = {"cuCtxCreate",     "cuCtxDestroy",          "cuCtxSetCurrent",
-                                       "cuCtxPushCurrent", "cuCtxPopCurrent",        "cuDevicePrimaryCtxReset",
+static const char *const ways_out[] = {"cuCtxCreate",
+                                       "cuCtxDestroy",
+                                       "cuCtxSetCurrent",
+                                       "cuCtxPushCurrent",
+                                       "cuCtxPopCurrent",
+                                       "cuDevicePrimaryCtxReset",
                                        "cuDevicePrimaryCtxRelease"};
 
 /* Compared only once a loss is simulated. */
@@ -120,34 +124,34 @@ void ct_after_plain(ct_call *call)
 CT_HOT_TLS unsigned ct_wrapper_depth;
 
 /* Each wrapper: its body inlined between the two depth counts. */
-#define CT_WRAP(name, family, params, args, before, after)                                         \
-    typedef CUresult CUDAAPI ct_fn_##name params;                                                 \
-    static CT_INLINE CUresult ct_body_##name params                                               \
-    {                                                                                             \
-        ct_call call;                                                                             \
-        ct_fn_##name *real = (ct_fn_##name *)call_begin(&call, CT_ID_##name);                    \
-        if (!real)                                                                                \
-            return call.result;                                                                   \
-        if (call.tracked) {                                                                       \
-            (void)call_injected(&call);                                                               \
-            if (!(before))                                                                        \
-                return call_finish(&call);                                                        \
-            if (call.injected)                                                                    \
-                goto settle;                                                                      \
-        }                                                                                         \
-        call.result = real args;                                                                  \
-    settle:                                                                                       \
-        if (call.tracked) {                                                                       \
-            after;                                                                                \
-        }                                                                                         \
-        return call_finish(&call);                                                                \
-    }                                                                                             \
-    CT_EXPORT CUresult CUDAAPI name params                                                        \
-    {                                                                                             \
-        ct_wrapper_depth++;                                                                       \
-        CUresult result = ct_body_##name args;                                                    \
-        ct_wrapper_depth--;                                                                       \
-        return result;                                                                            \
+#define CT_WRAP(name, family, params, args, before, after)                    \
+    typedef CUresult CUDAAPI ct_fn_##name params;                             \
+    static CT_INLINE CUresult ct_body_##name params                           \
+    {                                                                         \
+        ct_call call;                                                         \
+        ct_fn_##name *real = (ct_fn_##name *)call_begin(&call, CT_ID_##name); \
+        if (!real)                                                            \
+            return call.result;                                               \
+        if (call.tracked) {                                                   \
+            (void)call_injected(&call);                                       \
+            if (!(before))                                                    \
+                return call_finish(&call);                                    \
+            if (call.injected)                                                \
+                goto settle;                                                  \
+        }                                                                     \
+        call.result = real args;                                              \
+    settle:                                                                   \
+        if (call.tracked) {                                                   \
+            after;                                                            \
+        }                                                                     \
+        return call_finish(&call);                                            \
+    }                                                                         \
+    CT_EXPORT CUresult CUDAAPI name params                                    \
+    {                                                                         \
+        ct_wrapper_depth++;                                                   \
+        CUresult result = ct_body_##name args;                                \
+        ct_wrapper_depth--;                                                   \
+        return result;                                                        \
     }
 #define CT_PTDS(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptds, family, __VA_ARGS__)
 #define CT_PTSZ(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptsz, family, __VA_ARGS__)
@@ -156,15 +160,13 @@ CT_HOT_TLS unsigned ct_wrapper_depth;
 #undef CT_PTDS
 #undef CT_PTSZ
 
-
 const ct_entry ct_entries[CT_N_ENTRIES] = {
 #define CT_ENTRY(name, family, per_thread) [CT_ID_##name] = {#name, #family, (void *)name, per_thread},
 #define CT_WRAP(name, family, ...) CT_ENTRY(name, family, false)
 #define CT_PTDS(name, family, ...) CT_ENTRY(name, family, false) CT_ENTRY(name##_ptds, family, true)
 #define CT_PTSZ(name, family, ...) CT_ENTRY(name, family, false) CT_ENTRY(name##_ptsz, family, true)
 #include "intercept.def"
-    CT_WRAP(cuGetProcAddress, cuGetProcAddress)
-    CT_WRAP(cuGetProcAddress_v2, cuGetProcAddress)
+    CT_WRAP(cuGetProcAddress, cuGetProcAddress) CT_WRAP(cuGetProcAddress_v2, cuGetProcAddress)
 #undef CT_ENTRY
 #undef CT_WRAP
 #undef CT_PTDS

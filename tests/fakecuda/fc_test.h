@@ -15,20 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OK(call)                                                                               \
-    do {                                                                                       \
-        CUresult ok_r_ = (call);                                                               \
-        const char *ok_n_ = "?";                                                               \
-        cuGetErrorName(ok_r_, &ok_n_);                                                         \
-        cr_assert_eq(ok_r_, CUDA_SUCCESS, "%s returned %s", #call, ok_n_);                      \
+#define OK(call)                                                           \
+    do {                                                                   \
+        CUresult ok_r_ = (call);                                           \
+        const char *ok_n_ = "?";                                           \
+        cuGetErrorName(ok_r_, &ok_n_);                                     \
+        cr_assert_eq(ok_r_, CUDA_SUCCESS, "%s returned %s", #call, ok_n_); \
     } while (0)
 
-#define FAILS(call, code)                                                                      \
-    do {                                                                                       \
-        CUresult f_r_ = (call);                                                                \
-        const char *f_n_ = "?";                                                                \
-        cuGetErrorName(f_r_, &f_n_);                                                           \
-        cr_assert_eq(f_r_, (code), "%s returned %s, expected %s", #call, f_n_, #code);         \
+#define FAILS(call, code)                                                              \
+    do {                                                                               \
+        CUresult f_r_ = (call);                                                        \
+        const char *f_n_ = "?";                                                        \
+        cuGetErrorName(f_r_, &f_n_);                                                   \
+        cr_assert_eq(f_r_, (code), "%s returned %s, expected %s", #call, f_n_, #code); \
     } while (0)
 
 /* The deterministic schedule (FAKECUDA_SCHEDULE=sync: work runs only at

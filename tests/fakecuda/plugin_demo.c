@@ -17,13 +17,34 @@
 
 FAKECUDA_KERNEL_PLUGIN_ABI;
 
-struct poly { float coef[24]; int degree; };
-struct table { int v[1024]; };
+struct poly {
+    float coef[24];
+    int degree;
+};
+struct table {
+    int v[1024];
+};
 
-struct vecadd_args { const float *a, *b; float *c; int n; };
-struct horner_args { struct poly p; const float *x; float *y; int n; };
-struct lookup_args { struct table t; const int *idx; int *out; int n; };
-struct probe_args { unsigned long long *out; };
+struct vecadd_args {
+    const float *a, *b;
+    float *c;
+    int n;
+};
+struct horner_args {
+    struct poly p;
+    const float *x;
+    float *y;
+    int n;
+};
+struct lookup_args {
+    struct table t;
+    const int *idx;
+    int *out;
+    int n;
+};
+struct probe_args {
+    unsigned long long *out;
+};
 
 static uint64_t dev(const void *p)
 {
@@ -89,8 +110,15 @@ static int k_probe(const struct fakecuda_launch *l)
     unsigned long long *out = VIEW(l, a->out, 10, &err);
     if (!out)
         return err;
-    unsigned long long seen[10] = {l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y, l->block.z,
-                                   l->shared_bytes, l->params_size, (unsigned long long)(uintptr_t)l->stream,
+    unsigned long long seen[10] = {l->grid.x,
+                                   l->grid.y,
+                                   l->grid.z,
+                                   l->block.x,
+                                   l->block.y,
+                                   l->block.z,
+                                   l->shared_bytes,
+                                   l->params_size,
+                                   (unsigned long long)(uintptr_t)l->stream,
                                    (unsigned long long)(uintptr_t)l->user};
     memcpy(out, seen, sizeof seen);
     return FAKECUDA_KERNEL_OK;
@@ -102,7 +130,10 @@ static int k_trap(const struct fakecuda_launch *l)
     return 42;
 }
 
-#define P(s, m) {offsetof(struct s, m), sizeof(((struct s *)0)->m)}
+#define P(s, m)                                           \
+    {                                                     \
+        offsetof(struct s, m), sizeof(((struct s *)0)->m) \
+    }
 
 static const struct fakecuda_param vecadd_params[] = {P(vecadd_args, a), P(vecadd_args, b), P(vecadd_args, c),
                                                       P(vecadd_args, n)};

@@ -40,13 +40,13 @@ static void CUDA_CB raise_signal(void *arg)
     pthread_mutex_unlock(&s->m);
 }
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
+#define CHECK(call)                                                                                   \
+    do {                                                                                              \
+        CUresult r_ = (call);                                                                         \
+        if (r_ != CUDA_SUCCESS) {                                                                     \
             fprintf(stderr, "schedule_stress: %s returned %d (line %d)\n", #call, (int)r_, __LINE__); \
-            return (void *)0;                                                                      \
-        }                                                                                          \
+            return (void *)0;                                                                         \
+        }                                                                                             \
     } while (0)
 
 static void *worker(void *arg)

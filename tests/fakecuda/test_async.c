@@ -220,7 +220,8 @@ static void *worker(void *arg)
         float a = 2;
         void *args[] = {&n, &a, &dx, &dy};
         ok = cuMemAlloc(&dx, sizeof x) == CUDA_SUCCESS && cuMemAlloc(&dy, sizeof y) == CUDA_SUCCESS &&
-             cuMemcpyHtoDAsync(dx, x, sizeof x, s) == CUDA_SUCCESS && cuMemcpyHtoDAsync(dy, y, sizeof y, s) == CUDA_SUCCESS &&
+             cuMemcpyHtoDAsync(dx, x, sizeof x, s) == CUDA_SUCCESS &&
+             cuMemcpyHtoDAsync(dy, y, sizeof y, s) == CUDA_SUCCESS &&
              cuLaunchKernel(saxpy, 1, 1, 1, 128, 1, 1, 0, s, args, NULL) == CUDA_SUCCESS &&
              cuMemcpyDtoHAsync(out, dy, sizeof out, s) == CUDA_SUCCESS && cuStreamSynchronize(s) == CUDA_SUCCESS &&
              cuMemFree(dx) == CUDA_SUCCESS && cuMemFree(dy) == CUDA_SUCCESS;

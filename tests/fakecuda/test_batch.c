@@ -160,8 +160,10 @@ Test(batch, a_3d_batch_copies_pitched_boxes)
     OK(cuMemcpyHtoD(d, vol, sizeof vol));
     unsigned char box[2 * 3 * 4] = {0};
     CUDA_MEMCPY3D_BATCH_OP op = {
-        .src = pointer(d, 8, 4), .dst = pointer((CUdeviceptr)(uintptr_t)box, 0, 0),
-        .extent = {4, 3, 2}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+        .src = pointer(d, 8, 4),
+        .dst = pointer((CUdeviceptr)(uintptr_t)box, 0, 0),
+        .extent = {4, 3, 2},
+        .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
     };
     OK(cuMemcpy3DBatchAsync(1, &op, 0, s));
     OK(cuStreamSynchronize(s));
@@ -178,9 +180,13 @@ Test(batch, a_3d_batch_refuses_arrays_zero_extents_short_rows_and_flags)
     CUdeviceptr d;
     OK(cuMemAlloc(&d, 64));
     CUDA_MEMCPY3D_BATCH_OP ops[2] = {
-        {.src = pointer(d, 0, 0), .dst = pointer((CUdeviceptr)(uintptr_t)host, 0, 0), .extent = {8, 1, 1},
+        {.src = pointer(d, 0, 0),
+         .dst = pointer((CUdeviceptr)(uintptr_t)host, 0, 0),
+         .extent = {8, 1, 1},
          .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
-        {.src = pointer(d, 0, 0), .dst = pointer((CUdeviceptr)(uintptr_t)host, 0, 0), .extent = {8, 1, 1},
+        {.src = pointer(d, 0, 0),
+         .dst = pointer((CUdeviceptr)(uintptr_t)host, 0, 0),
+         .extent = {8, 1, 1},
          .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
     };
     size_t fail = 0;
@@ -206,9 +212,17 @@ Test(batch, a_3d_peer_copy_is_a_copy_on_the_one_device)
     unsigned char out[N] = {0};
     CUdeviceptr a = device_bytes(0x66, N);
     CUDA_MEMCPY3D_PEER p = {
-        .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = a, .srcContext = ctx, .srcPitch = N,
-        .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = out, .dstContext = ctx, .dstPitch = N,
-        .WidthInBytes = N, .Height = 1, .Depth = 1,
+        .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+        .srcDevice = a,
+        .srcContext = ctx,
+        .srcPitch = N,
+        .dstMemoryType = CU_MEMORYTYPE_HOST,
+        .dstHost = out,
+        .dstContext = ctx,
+        .dstPitch = N,
+        .WidthInBytes = N,
+        .Height = 1,
+        .Depth = 1,
     };
     OK(cuMemcpy3DPeer(&p));
     expect_bytes(out, 0x66, N, "out");

@@ -376,16 +376,16 @@ Test(capture, fork_and_join_through_events)
     CUdeviceptr a = device_floats(), b = device_floats();
     static float out[N];
     OK(cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    OK(fill(a, 2, s1));               /* A */
+    OK(fill(a, 2, s1)); /* A */
     OK(cuEventRecord(fork, s1));
     OK(cuStreamWaitEvent(s2, fork, 0)); /* s2 joins the capture after A */
     cr_assert_eq(status_of(s2), CU_STREAM_CAPTURE_STATUS_ACTIVE);
     FAILS(cuStreamBeginCapture(s2, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
-    OK(fill(b, 3, s2));               /* B after A */
-    OK(scale(a, 5, s1));              /* C after A */
+    OK(fill(b, 3, s2));  /* B after A */
+    OK(scale(a, 5, s1)); /* C after A */
     OK(cuEventRecord(join, s2));
     OK(cuStreamWaitEvent(s1, join, 0));
-    OK(scale(b, 7, s1));              /* D after C and B */
+    OK(scale(b, 7, s1)); /* D after C and B */
     CUgraph g;
     FAILS(cuStreamEndCapture(s2, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
     OK(cuStreamEndCapture(s1, &g));

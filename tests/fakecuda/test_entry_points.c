@@ -17,7 +17,10 @@
 FC_ENTRY_POINTS(DECLARE)
 #undef DECLARE
 
-static const struct { const char *name; int (*fn)(void); } linked[] = {
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} linked[] = {
 #define ROW(name, base, since, pt) {#name, name},
     FC_ENTRY_POINTS(ROW)
 #undef ROW

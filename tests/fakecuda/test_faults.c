@@ -113,8 +113,14 @@ static CUgraphExec fill_scale_graph(CUdeviceptr out, float v)
     int n = 64;
     float two = 2;
     void *fargs[] = {&out, &n, &v}, *sargs[] = {&out, &n, &two};
-    CUDA_KERNEL_NODE_PARAMS p = {.func = fc_function("_Z4fillPfif"), .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-                                 .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1, .kernelParams = fargs};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = fc_function("_Z4fillPfif"),
+                                 .gridDimX = 1,
+                                 .gridDimY = 1,
+                                 .gridDimZ = 1,
+                                 .blockDimX = 64,
+                                 .blockDimY = 1,
+                                 .blockDimZ = 1,
+                                 .kernelParams = fargs};
     OK(cuGraphCreate(&g, 0));
     OK(cuGraphAddKernelNode(&fill, g, NULL, 0, &p));
     p.func = fc_function("scale");
@@ -309,15 +315,22 @@ Test(launch_errors, launch_ex_and_cooperative)
 {
     launch_setup();
     CUlaunchAttribute coop = {.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE, .value.cooperative = 1};
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1,
-                          .attrs = &coop, .numAttrs = 1};
+    CUlaunchConfig cfg = {.gridDimX = 1,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = 64,
+                          .blockDimY = 1,
+                          .blockDimZ = 1,
+                          .attrs = &coop,
+                          .numAttrs = 1};
     FAILS(cuLaunchKernelEx(NULL, fill, args, NULL), CUDA_ERROR_INVALID_VALUE);
     cfg.blockDimX = 2048;
     FAILS(cuLaunchKernelEx(&cfg, fill, args, NULL), CUDA_ERROR_INVALID_VALUE);
     cfg.blockDimX = 64;
     cfg.gridDimX = 100000;
     FAILS(cuLaunchKernelEx(&cfg, fill, args, NULL), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    FAILS(cuLaunchCooperativeKernel(fill, 100000, 1, 1, 64, 1, 1, 0, NULL, args), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    FAILS(cuLaunchCooperativeKernel(fill, 100000, 1, 1, 64, 1, 1, 0, NULL, args),
+          CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
     nothing_ran();
     cfg.gridDimX = 1;
     OK(cuLaunchKernelEx(&cfg, fill, args, NULL));

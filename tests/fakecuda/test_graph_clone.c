@@ -10,8 +10,14 @@ enum { N = 256 };
 
 static CUgraphNode add_kernel(CUgraph g, const CUgraphNode *deps, size_t nd, const char *name, void **args)
 {
-    CUDA_KERNEL_NODE_PARAMS p = {.func = fc_function(name), .gridDimX = N / 64, .gridDimY = 1, .gridDimZ = 1,
-                                 .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = fc_function(name),
+                                 .gridDimX = N / 64,
+                                 .gridDimY = 1,
+                                 .gridDimZ = 1,
+                                 .blockDimX = 64,
+                                 .blockDimY = 1,
+                                 .blockDimZ = 1,
+                                 .kernelParams = args};
     CUgraphNode n;
     OK(cuGraphAddKernelNode(&n, g, deps, nd, &p));
     return n;
@@ -59,8 +65,13 @@ static CUgraph scaled_fill(CUdeviceptr d, float *host, CUgraphNode nodes[3])
     nodes[0] = add_scale(g, d, 3.0f);
     nodes[1] = add_fill(g, d, 2.0f);
     edge(g, nodes[1], nodes[0]);
-    CUDA_MEMCPY3D p = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d, .dstMemoryType = CU_MEMORYTYPE_HOST,
-                       .dstHost = host, .WidthInBytes = N * sizeof(float), .Height = 1, .Depth = 1};
+    CUDA_MEMCPY3D p = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                       .srcDevice = d,
+                       .dstMemoryType = CU_MEMORYTYPE_HOST,
+                       .dstHost = host,
+                       .WidthInBytes = N * sizeof(float),
+                       .Height = 1,
+                       .Depth = 1};
     OK(cuGraphAddMemcpyNode(&nodes[2], g, &nodes[0], 1, &p, NULL));
     return g;
 }

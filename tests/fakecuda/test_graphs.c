@@ -11,8 +11,13 @@ enum { N = 256 };
 
 static CUDA_KERNEL_NODE_PARAMS kernel_params(const char *name, unsigned threads, void **args)
 {
-    return (CUDA_KERNEL_NODE_PARAMS){.func = fc_function(name), .gridDimX = (threads + 63) / 64, .gridDimY = 1,
-                                     .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1,
+    return (CUDA_KERNEL_NODE_PARAMS){.func = fc_function(name),
+                                     .gridDimX = (threads + 63) / 64,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = 64,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
                                      .kernelParams = args};
 }
 
@@ -42,14 +47,24 @@ static CUgraphNode add_fill(CUgraph g, const CUgraphNode *deps, size_t nd, CUdev
 
 static CUDA_MEMCPY3D dtoh(float *host, CUdeviceptr src, size_t bytes)
 {
-    return (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src, .dstMemoryType = CU_MEMORYTYPE_HOST,
-                           .dstHost = host, .WidthInBytes = bytes, .Height = 1, .Depth = 1};
+    return (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .srcDevice = src,
+                           .dstMemoryType = CU_MEMORYTYPE_HOST,
+                           .dstHost = host,
+                           .WidthInBytes = bytes,
+                           .Height = 1,
+                           .Depth = 1};
 }
 
 static CUDA_MEMCPY3D htod(CUdeviceptr dst, const float *host, size_t bytes)
 {
-    return (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
-                           .dstDevice = dst, .WidthInBytes = bytes, .Height = 1, .Depth = 1};
+    return (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_HOST,
+                           .srcHost = host,
+                           .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .dstDevice = dst,
+                           .WidthInBytes = bytes,
+                           .Height = 1,
+                           .Depth = 1};
 }
 
 static CUgraphExec instantiate(CUgraph g)

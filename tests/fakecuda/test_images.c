@@ -22,7 +22,11 @@
 #define NOT_IN_IMAGE "_Z5saxpyifPKfPf" /* a built-in the images lack */
 
 /* The CUDA runtime's __fatBinC_Wrapper_t. */
-struct wrapper { int magic, version; const void *data; void *unused; };
+struct wrapper {
+    int magic, version;
+    const void *data;
+    void *unused;
+};
 #define WRAPPER_MAGIC 0x466243b1
 
 /* The file FC_IMAGES/name, whole and NUL-terminated (PTX must be). */
@@ -197,7 +201,7 @@ Test(images, hand_written_ptx)
     FAILS(cuModuleLoadData(&mod, newer), CUDA_ERROR_NO_BINARY_FOR_GPU);
     OK(cuModuleLoadData(&mod, older));
     OK(cuModuleGetFunction(&f, mod, "scale"));
-    FAILS(cuModuleGetFunction(&f, mod, "_Z4fillPfif"), CUDA_ERROR_NOT_FOUND); /* only declared */
+    FAILS(cuModuleGetFunction(&f, mod, "_Z4fillPfif"), CUDA_ERROR_NOT_FOUND);     /* only declared */
     FAILS(cuModuleGetFunction(&f, mod, "_Z5saxpyifPKfPf"), CUDA_ERROR_NOT_FOUND); /* a comment */
 }
 
@@ -219,7 +223,10 @@ Test(images, device_functions_are_not_kernels)
 Test(images, made_up_images_hold_every_kernel)
 {
     set_cc("7.0");
-    struct { int a; void *b; } small = {1, NULL};
+    struct {
+        int a;
+        void *b;
+    } small = {1, NULL};
     CUdeviceptr dev;
     OK(cuMemAlloc(&dev, 256));
     struct wrapper nowhere = {WRAPPER_MAGIC, 1, NULL, NULL};
@@ -397,8 +404,14 @@ Test(images, lazy_reports_at_launch)
     cr_assert_eq(state_of(f), CU_FUNCTION_LOADING_STATE_UNLOADED);
     CUgraph g;
     CUgraphNode node;
-    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 4,
-                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f,
+                                 .gridDimX = 1,
+                                 .gridDimY = 1,
+                                 .gridDimZ = 1,
+                                 .blockDimX = 4,
+                                 .blockDimY = 1,
+                                 .blockDimZ = 1,
+                                 .kernelParams = args};
     OK(cuGraphCreate(&g, 0));
     FAILS(cuGraphAddKernelNode(&node, g, NULL, 0, &p), CUDA_ERROR_NO_BINARY_FOR_GPU);
     OK(cuLibraryLoadData(&lib, image("sm80.fatbin"), NULL, NULL, 0, NULL, NULL, 0));

@@ -11,15 +11,19 @@
 #define N 1000
 
 /* The test body runs twice: parameters as kernelParams, then as `extra`. */
-#define BOTH_FORMS(test)                             \
-    ParameterizedTestParameters(kernels, test)       \
-    {                                                \
-        static bool forms[] = {false, true};         \
-        return cr_make_param_array(bool, forms, 2);  \
-    }                                                \
+#define BOTH_FORMS(test)                            \
+    ParameterizedTestParameters(kernels, test)      \
+    {                                               \
+        static bool forms[] = {false, true};        \
+        return cr_make_param_array(bool, forms, 2); \
+    }                                               \
     ParameterizedTest(bool *packed, kernels, test)
 
-struct pair { const float *in; float *out; int n; };
+struct pair {
+    const float *in;
+    float *out;
+    int n;
+};
 
 static void fill_host(float *v, int n, float base)
 {

@@ -163,7 +163,8 @@ Test(memory, legacy_32bit_entry_points)
     fc_setup();
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     CUresult (*alloc_v1)(unsigned *, unsigned) = (CUresult(*)(unsigned *, unsigned))dlsym(h, "cuMemAlloc");
-    CUresult (*htod_v1)(unsigned, const void *, unsigned) = (CUresult(*)(unsigned, const void *, unsigned))dlsym(h, "cuMemcpyHtoD");
+    CUresult (*htod_v1)(unsigned, const void *, unsigned) =
+        (CUresult(*)(unsigned, const void *, unsigned))dlsym(h, "cuMemcpyHtoD");
     CUresult (*dtoh_v1)(void *, unsigned, unsigned) = (CUresult(*)(void *, unsigned, unsigned))dlsym(h, "cuMemcpyDtoH");
     CUresult (*free_v1)(unsigned) = (CUresult(*)(unsigned))dlsym(h, "cuMemFree");
     unsigned d = 0;
@@ -210,17 +211,30 @@ Test(memory, copies_2d_and_3d)
     size_t pitch;
     OK(cuMemAllocPitch(&d, &pitch, 10, 4, 4));
     cr_assert_eq(pitch, 512);
-    CUDA_MEMCPY2D up = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = 10,
-                        .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d, .dstPitch = pitch,
-                        .WidthInBytes = 10, .Height = 4};
+    CUDA_MEMCPY2D up = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+                        .srcHost = host,
+                        .srcPitch = 10,
+                        .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .dstDevice = d,
+                        .dstPitch = pitch,
+                        .WidthInBytes = 10,
+                        .Height = 4};
     OK(cuMemcpy2D(&up));
     unsigned char row2[10];
     OK(cuMemcpyDtoH(row2, d + 2 * pitch, 10));
     cr_assert_arr_eq(row2, host[2], 10);
 
-    CUDA_MEMCPY3D down = {.srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = d, .srcPitch = pitch, .srcHeight = 2,
-                          .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = (CUdeviceptr)(uintptr_t)back,
-                          .dstPitch = 10, .dstHeight = 2, .WidthInBytes = 10, .Height = 2, .Depth = 2};
+    CUDA_MEMCPY3D down = {.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
+                          .srcDevice = d,
+                          .srcPitch = pitch,
+                          .srcHeight = 2,
+                          .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                          .dstDevice = (CUdeviceptr)(uintptr_t)back,
+                          .dstPitch = 10,
+                          .dstHeight = 2,
+                          .WidthInBytes = 10,
+                          .Height = 2,
+                          .Depth = 2};
     memset(back, 0, sizeof back);
     OK(cuMemcpy3D(&down));
     cr_assert_arr_eq(back, host, sizeof host);

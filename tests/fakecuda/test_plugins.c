@@ -17,17 +17,22 @@
 
 #define N 1000
 
-#define BOTH_FORMS(test)                             \
-    ParameterizedTestParameters(plugins, test)       \
-    {                                                \
-        static bool forms[] = {false, true};         \
-        return cr_make_param_array(bool, forms, 2);  \
-    }                                                \
+#define BOTH_FORMS(test)                            \
+    ParameterizedTestParameters(plugins, test)      \
+    {                                               \
+        static bool forms[] = {false, true};        \
+        return cr_make_param_array(bool, forms, 2); \
+    }                                               \
     ParameterizedTest(bool *packed, plugins, test)
 
 /* The demo plugin's by-value structs, as its kernels declare them. */
-struct poly { float coef[24]; int degree; };
-struct table { int v[1024]; };
+struct poly {
+    float coef[24];
+    int degree;
+};
+struct table {
+    int v[1024];
+};
 
 static CUcontext with_plugins(const char *list)
 {

@@ -80,7 +80,10 @@ Test(procaddr, versioned_mapping)
 /* Every exported name, emulated or not, is what its own (base, since, flags) asks for. */
 Test(procaddr, every_export_is_reachable)
 {
-    static const struct { const char *name, *base; int since, pt; } rows[] = {
+    static const struct {
+        const char *name, *base;
+        int since, pt;
+    } rows[] = {
 #define ROW(name, base, since, pt) {#name, base, since, pt},
         FC_ENTRY_POINTS(ROW)
 #undef ROW
@@ -94,7 +97,8 @@ Test(procaddr, every_export_is_reachable)
 
 Test(procaddr, the_four_argument_form)
 {
-    CUresult (*gpa4)(const char *, void **, int, cuuint64_t) = (CUresult(*)(const char *, void **, int, cuuint64_t))fc_dlsym("cuGetProcAddress");
+    CUresult (*gpa4)(const char *, void **, int, cuuint64_t) =
+        (CUresult(*)(const char *, void **, int, cuuint64_t))fc_dlsym("cuGetProcAddress");
     void *fn;
     OK(gpa4("cuMemAlloc", &fn, 11030, 0));
     cr_assert_eq(fn, fc_dlsym("cuMemAlloc_v2"));

@@ -56,7 +56,8 @@ Test(runtime_loading, full_program_through_the_pointers)
     CUresult (*retain)(CUcontext *, CUdevice) = entry("cuDevicePrimaryCtxRetain", 0);
     CUresult (*set_current)(CUcontext) = entry("cuCtxSetCurrent", 0);
     CUresult (*alloc)(CUdeviceptr *, size_t) = entry("cuMemAlloc", 0);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t) = entry("cuMemcpyHtoD", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t) =
+        entry("cuMemcpyHtoD", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
     CUresult (*dtoh)(void *, CUdeviceptr, size_t) = entry("cuMemcpyDtoH", 0);
     CUresult (*load)(CUmodule *, const void *) = entry("cuModuleLoadData", 0);
     CUresult (*get_fn)(CUfunction *, CUmodule, const char *) = entry("cuModuleGetFunction", 0);

@@ -50,10 +50,22 @@ static void expect_cc(const char *env, int want_major, int want_minor)
     cr_assert_eq(attr_minor, minor);
 }
 
-Test(settings, compute_capability_8_6) { expect_cc("8.6", 8, 6); }
-Test(settings, compute_capability_12_0) { expect_cc("12.0", 12, 0); }
-Test(settings, compute_capability_malformed_is_9_0) { expect_cc("8.6.1", 9, 0); }
-Test(settings, compute_capability_without_minor_is_9_0) { expect_cc("8", 9, 0); }
+Test(settings, compute_capability_8_6)
+{
+    expect_cc("8.6", 8, 6);
+}
+Test(settings, compute_capability_12_0)
+{
+    expect_cc("12.0", 12, 0);
+}
+Test(settings, compute_capability_malformed_is_9_0)
+{
+    expect_cc("8.6.1", 9, 0);
+}
+Test(settings, compute_capability_without_minor_is_9_0)
+{
+    expect_cc("8", 9, 0);
+}
 
 Test(settings, one_device_has_no_peer)
 {

@@ -94,7 +94,7 @@ Test(vmm, map_set_access_kernel_write_copy_back_unmap)
     for (int i = 0; i < N; i++)
         host[i] = (float)i;
     OK(cuMemcpyHtoD(p + GRAN - sizeof host, host, sizeof host)); /* the mapping's last bytes */
-    OK(cuMemsetD32(p, 0x40000000u, 4));                         /* 2.0f */
+    OK(cuMemsetD32(p, 0x40000000u, 4));                          /* 2.0f */
     float back[N];
     OK(cuMemcpyDtoH(back, p + GRAN - sizeof back, sizeof back));
     cr_assert_eq(back[N - 1], (float)(N - 1));
@@ -187,7 +187,7 @@ Test(vmm, handles_mapped_side_by_side_are_one_contiguous_range)
     CUdeviceptr p;
     OK(cuMemAddressReserve(&p, 4 * GRAN, 0, 0, 0));
     OK(cuMemMap(p, GRAN, 0, a, 0));
-    OK(cuMemMap(p + GRAN, GRAN, GRAN, b, 0)); /* the second half of b */
+    OK(cuMemMap(p + GRAN, GRAN, GRAN, b, 0));               /* the second half of b */
     grant(p, 2 * GRAN, CU_MEM_ACCESS_FLAGS_PROT_READWRITE); /* two whole mappings at once */
     /* a fill across the seam: one range, two handles */
     CUdeviceptr start = p + GRAN - 64 * sizeof(float);
@@ -268,8 +268,8 @@ Test(vmm, bad_arguments_are_errors)
     h = create(2 * GRAN);
     OK(cuMemAddressReserve(&p, 4 * GRAN, 0, 0, 0));
     FAILS(cuMemMap(p, GRAN, 0, 0xdead, 0), CUDA_ERROR_INVALID_VALUE);
-    FAILS(cuMemMap(p + 4096, GRAN, 0, h, 0), CUDA_ERROR_INVALID_VALUE);    /* unaligned */
-    FAILS(cuMemMap(p, GRAN, 2 * GRAN, h, 0), CUDA_ERROR_INVALID_VALUE);    /* past the handle */
+    FAILS(cuMemMap(p + 4096, GRAN, 0, h, 0), CUDA_ERROR_INVALID_VALUE);         /* unaligned */
+    FAILS(cuMemMap(p, GRAN, 2 * GRAN, h, 0), CUDA_ERROR_INVALID_VALUE);         /* past the handle */
     FAILS(cuMemMap(p + 3 * GRAN, 2 * GRAN, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* past the reservation */
     FAILS(cuMemMap(p, GRAN, 0, h, 1), CUDA_ERROR_INVALID_VALUE);
     CUdeviceptr d;
@@ -297,9 +297,9 @@ Test(vmm, bad_arguments_are_errors)
     FAILS(cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)(p + 3 * GRAN)), CUDA_ERROR_INVALID_VALUE);
     FAILS(cuMemGetAllocationPropertiesFromHandle(NULL, h), CUDA_ERROR_INVALID_VALUE);
     FAILS(cuMemGetAllocationPropertiesFromHandle(&prop, 42), CUDA_ERROR_INVALID_VALUE);
-    FAILS(cuMemAddressFree(p, 4 * GRAN), CUDA_ERROR_INVALID_VALUE);     /* still mapped */
+    FAILS(cuMemAddressFree(p, 4 * GRAN), CUDA_ERROR_INVALID_VALUE); /* still mapped */
     OK(cuMemUnmap(p, 2 * GRAN));
-    FAILS(cuMemAddressFree(p, 2 * GRAN), CUDA_ERROR_INVALID_VALUE);     /* not its size */
+    FAILS(cuMemAddressFree(p, 2 * GRAN), CUDA_ERROR_INVALID_VALUE); /* not its size */
     FAILS(cuMemAddressFree(p + GRAN, 3 * GRAN), CUDA_ERROR_INVALID_VALUE);
     OK(cuMemAddressFree(p, 4 * GRAN));
     FAILS(cuMemAddressFree(p, 4 * GRAN), CUDA_ERROR_INVALID_VALUE);

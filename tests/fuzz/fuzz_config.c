@@ -10,12 +10,14 @@
 #include "errnames.h"
 #include "fuzz_text.h"
 
-static const char *vars[] = {"CUTAINT_LOG", "CUTAINT_LOG_FILE", "CUTAINT_REPORT", "CUTAINT_POISON",
-                             "CUTAINT_ON_SKIP", "CUTAINT_ON_CONTEXT_LOSS", "CUTAINT_EXIT_STATUS",
-                             "CUTAINT_HEALTH_FILE", "CUTAINT_ARGS", "CUTAINT_INJECT", "CUTAINT_DISABLE"};
+static const char *vars[] = {"CUTAINT_LOG",     "CUTAINT_LOG_FILE",        "CUTAINT_REPORT",      "CUTAINT_POISON",
+                             "CUTAINT_ON_SKIP", "CUTAINT_ON_CONTEXT_LOSS", "CUTAINT_EXIT_STATUS", "CUTAINT_HEALTH_FILE",
+                             "CUTAINT_ARGS",    "CUTAINT_INJECT",          "CUTAINT_DISABLE"};
 #define NVARS (sizeof vars / sizeof *vars)
 
-typedef struct { char *val[NVARS]; } env;
+typedef struct {
+    char *val[NVARS];
+} env;
 
 static const char *get(const char *name, void *ctx)
 {

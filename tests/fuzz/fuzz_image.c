@@ -42,7 +42,7 @@ static void check_params(const ct_image *img, const char *name)
         if (end > CT_IMAGE_PARAM_SPACE)
             abort();
     }
-    few[1] = (ct_image_param){ 7, 7 };
+    few[1] = (ct_image_param){7, 7};
     if (ct_image_kernel_params(img, name, few, 1) != n || (n > 0 && memcmp(few, v, sizeof *v) != 0) ||
         few[1].offset != 7 || few[1].size != 7)
         abort();
@@ -58,14 +58,13 @@ static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
         abort();
     for (size_t i = 0; i < img->n_kernels; i++) {
         bool known = false;
-        if (strlen(img->kernels[i]) > CT_IMAGE_NAME_MAX || !ct_image_has_kernel(img, img->kernels[i], &known) ||
-            !known)
+        if (strlen(img->kernels[i]) > CT_IMAGE_NAME_MAX || !ct_image_has_kernel(img, img->kernels[i], &known) || !known)
             abort();
         check_params(img, img->kernels[i]);
     }
     if (ct_image_kernel_params(img, "", NULL, 0) != -1 && !ct_image_has_kernel(img, "", NULL))
         abort();
-    static const unsigned ccs[] = { 0, 75, 80, 86, 90, 100, 103, 120, 121 };
+    static const unsigned ccs[] = {0, 75, 80, 86, 90, 100, 103, 120, 121};
     for (size_t i = 0; i < sizeof ccs / sizeof *ccs; i++) {
         ct_image_fit fit = ct_image_fit_for(img, ccs[i]);
         if (fit > CT_FIT_NONE || (img->status != CT_IMAGE_OK && fit != CT_FIT_UNKNOWN))
@@ -78,7 +77,7 @@ static void check(const ct_image *img, const ct_image_bytes *in, bool limited)
  * meets: -1, or that many values each a ct_ptx_dir. */
 static void check_directions(const ct_image *img)
 {
-    static const unsigned ccs[] = { 50, 70, 80, 86, 89, 90, 100, 120 };
+    static const unsigned ccs[] = {50, 70, 80, 86, 89, 90, 100, 120};
     uint8_t dirs[64];
     for (size_t k = 0; k < img->n_kernels; k++)
         for (size_t c = 0; c < sizeof ccs / sizeof *ccs; c++) {
@@ -101,14 +100,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         abort();
     memcpy(copy, data + 1, size - 1);
-    ct_image_bytes in = { copy, size - 1 };
+    ct_image_bytes in = {copy, size - 1};
     ct_image img;
     uint64_t limit = limited ? in.n : 0;
     uint64_t zero = 0;
-    ct_image_status st = directions ? ct_image_read_directions(&img, ct_image_fetch_bytes, &in, limit,
-                                                               at_zero ? &zero : NULL)
-                         : at_zero  ? ct_image_read_at(&img, ct_image_fetch_bytes, &in, limit, 0)
-                                    : ct_image_read(&img, ct_image_fetch_bytes, &in, limit);
+    ct_image_status st = directions
+                             ? ct_image_read_directions(&img, ct_image_fetch_bytes, &in, limit, at_zero ? &zero : NULL)
+                         : at_zero ? ct_image_read_at(&img, ct_image_fetch_bytes, &in, limit, 0)
+                                   : ct_image_read(&img, ct_image_fetch_bytes, &in, limit);
     if (st != img.status || st > CT_IMAGE_MALFORMED)
         abort();
     check(&img, &in, limited);

@@ -22,7 +22,10 @@ extern void __libc_free(void *);
 
 static atomic_bool armed;
 
-EXPORT void failmalloc_arm(int on) { atomic_store(&armed, on != 0); }
+EXPORT void failmalloc_arm(int on)
+{
+    atomic_store(&armed, on != 0);
+}
 
 static bool fails(void)
 {
@@ -32,12 +35,30 @@ static bool fails(void)
     return true;
 }
 
-EXPORT void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
-EXPORT void *calloc(size_t n, size_t m) { return fails() ? NULL : __libc_calloc(n, m); }
-EXPORT void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
-EXPORT void free(void *p) { __libc_free(p); }
-EXPORT void *memalign(size_t a, size_t n) { return fails() ? NULL : __libc_memalign(a, n); }
-EXPORT void *aligned_alloc(size_t a, size_t n) { return fails() ? NULL : __libc_memalign(a, n); }
+EXPORT void *malloc(size_t n)
+{
+    return fails() ? NULL : __libc_malloc(n);
+}
+EXPORT void *calloc(size_t n, size_t m)
+{
+    return fails() ? NULL : __libc_calloc(n, m);
+}
+EXPORT void *realloc(void *p, size_t n)
+{
+    return fails() ? NULL : __libc_realloc(p, n);
+}
+EXPORT void free(void *p)
+{
+    __libc_free(p);
+}
+EXPORT void *memalign(size_t a, size_t n)
+{
+    return fails() ? NULL : __libc_memalign(a, n);
+}
+EXPORT void *aligned_alloc(size_t a, size_t n)
+{
+    return fails() ? NULL : __libc_memalign(a, n);
+}
 EXPORT int posix_memalign(void **out, size_t a, size_t n)
 {
     if (a % sizeof(void *) || (a & (a - 1)))

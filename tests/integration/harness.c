@@ -710,8 +710,8 @@ const int h_rows[H_MAX_ROWS] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 
 void h_expect_ended(const h_result *res)
 {
     cr_assert(!res->timed_out, "the client hung and was killed\n--- stdout\n%s--- stderr\n%s", res->out, res->err);
-    cr_assert(res->signal == 0, "the client died of signal %d\n--- stdout\n%s--- stderr\n%s", res->signal,
-              res->out, res->err);
+    cr_assert(res->signal == 0, "the client died of signal %d\n--- stdout\n%s--- stderr\n%s", res->signal, res->out,
+              res->err);
 }
 
 void h_expect_lines(const h_result *res, const char *const *lines)

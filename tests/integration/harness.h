@@ -26,27 +26,27 @@
 /* One run of a client.  In args and env values "@DIR@" becomes the run's
  * private temporary directory (report, health file, ...). */
 typedef struct h_run {
-    const char *client;              /* path of the program */
-    const char *args[H_MAX_ARGS];    /* argv[1..], NULL-terminated */
-    const char *env[H_MAX_ENV];      /* extra KEY=VALUE, NULL-terminated */
-    bool no_shim;                    /* do not preload libcutaint.so */
-    const char *preload_first;       /* a library preloaded before it (NULL: none) */
-    bool no_driver;                  /* LD_LIBRARY_PATH without fakecuda */
-    bool no_report;                  /* do not set CUTAINT_REPORT */
-    int timeout_s;                   /* default 60; the run is SIGKILLed past it */
-    const char *kill_on;             /* SIGKILL the client once stdout holds this */
-    int kill_delay_ms;               /* ... this long after */
-    const char *cwd;                 /* the directory it starts in (NULL: the test's) */
-    unsigned run_as;                 /* uid (and gid) it runs as; 0: the test's own */
+    const char *client;           /* path of the program */
+    const char *args[H_MAX_ARGS]; /* argv[1..], NULL-terminated */
+    const char *env[H_MAX_ENV];   /* extra KEY=VALUE, NULL-terminated */
+    bool no_shim;                 /* do not preload libcutaint.so */
+    const char *preload_first;    /* a library preloaded before it (NULL: none) */
+    bool no_driver;               /* LD_LIBRARY_PATH without fakecuda */
+    bool no_report;               /* do not set CUTAINT_REPORT */
+    int timeout_s;                /* default 60; the run is SIGKILLed past it */
+    const char *kill_on;          /* SIGKILL the client once stdout holds this */
+    int kill_delay_ms;            /* ... this long after */
+    const char *cwd;              /* the directory it starts in (NULL: the test's) */
+    unsigned run_as;              /* uid (and gid) it runs as; 0: the test's own */
 } h_run;
 
 typedef struct h_result {
-    int status;          /* exit status; 128 + signal when killed */
-    int signal;          /* the signal that ended it, 0 if it exited */
-    bool timed_out;      /* killed for running past timeout_s (a hang) */
-    char *out, *err;     /* everything written to stdout, stderr */
-    char dir[256];       /* the run's temporary directory */
-    char report[300];    /* @DIR@/report.jsonl, what CUTAINT_REPORT named */
+    int status;       /* exit status; 128 + signal when killed */
+    int signal;       /* the signal that ended it, 0 if it exited */
+    bool timed_out;   /* killed for running past timeout_s (a hang) */
+    char *out, *err;  /* everything written to stdout, stderr */
+    char dir[256];    /* the run's temporary directory */
+    char report[300]; /* @DIR@/report.jsonl, what CUTAINT_REPORT named */
 } h_result;
 
 /* Runs the client to completion.  Aborts the test process only when the
@@ -90,12 +90,12 @@ void h_stale_free(const h_stale *st);
 /* ---- the report ------------------------------------------------------------ */
 typedef struct h_report {
     char *text;
-    char **line;    /* each complete line, NUL-terminated */
-    int n;          /* complete lines */
-    int invalid;    /* complete lines that are not one JSON object */
+    char **line;       /* each complete line, NUL-terminated */
+    int n;             /* complete lines */
+    int invalid;       /* complete lines that are not one JSON object */
     int first_invalid; /* index of the first of them, -1 */
-    bool truncated; /* text after the last newline */
-    bool missing;   /* no file */
+    bool truncated;    /* text after the last newline */
+    bool missing;      /* no file */
 } h_report;
 
 void h_report_load(const char *path, h_report *rep);

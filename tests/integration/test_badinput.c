@@ -73,7 +73,7 @@ typedef struct bad_var {
     const char *name;  /* what the diagnostic must name */
     const char *shown; /* ... and the value it must show */
     const char *scenario;
-    const char *line;  /* stdout must hold this (the default's effect) */
+    const char *line; /* stdout must hold this (the default's effect) */
     int status;
 } bad_var;
 
@@ -124,7 +124,9 @@ ParameterizedTest(int *row, badinput, malformed_variable)
 
 Test(badinput, unwritable_report_path)
 {
-    h_run run = {.client = CT_CLIENT_LINKED, .args = {"happy"}, .no_report = true,
+    h_run run = {.client = CT_CLIENT_LINKED,
+                 .args = {"happy"},
+                 .no_report = true,
                  .env = {"CUTAINT_REPORT=/nonexistent-dir/cutaint/report.jsonl"}};
     h_result alone, r;
     h_exec_baseline(&run, &alone);

@@ -21,52 +21,40 @@ typedef struct binding_case {
 } binding_case;
 
 static const binding_case cases[] = {
-    {"const_input", NULL,
+    {"const_input",
+     NULL,
      {"launch saxpy x y: CUDA_ERROR_INVALID_VALUE",
       "read x: CUDA_SUCCESS first=1 last=1", /* const float* x: not written, not tainted */
       REFUSED("y")}},
-    {"rewrite", NULL,
-     {"write x: CUDA_SUCCESS",
-      "read x: CUDA_SUCCESS first=5 last=5",
-      "memset y: CUDA_SUCCESS",
-      "read y: CUDA_SUCCESS first=6 last=6",
-      "read z first half: CUDA_SUCCESS first=7 last=7",
-      REFUSED("z second half"),
-      REFUSED("z before memset"),
-      "read z after memset: CUDA_SUCCESS first=7 last=0"}},
-    {"interior", NULL,
-     {"launch fill big+2N: CUDA_ERROR_INVALID_VALUE",
-      "read big[0,N): CUDA_SUCCESS first=1 last=1",
+    {"rewrite",
+     NULL,
+     {"write x: CUDA_SUCCESS", "read x: CUDA_SUCCESS first=5 last=5", "memset y: CUDA_SUCCESS",
+      "read y: CUDA_SUCCESS first=6 last=6", "read z first half: CUDA_SUCCESS first=7 last=7", REFUSED("z second half"),
+      REFUSED("z before memset"), "read z after memset: CUDA_SUCCESS first=7 last=0"}},
+    {"interior",
+     NULL,
+     {"launch fill big+2N: CUDA_ERROR_INVALID_VALUE", "read big[0,N): CUDA_SUCCESS first=1 last=1",
       "read big[N,2N): CUDA_SUCCESS first=1 last=1", /* before the pointer: untouched */
-      REFUSED("big[2N,3N)"),
-      REFUSED("big[3N,4N)"), /* the rest of the allocation from the pointer */
-      "launch saxpy big+3N y: CUDA_SUCCESS",
-      REFUSED("y")}},
-    {"struct", NULL,
-     {"launch copy_pair a b: CUDA_ERROR_INVALID_VALUE",
-      REFUSED("b"), /* Pair.out, written through the struct */
-      "launch fill c: CUDA_ERROR_INVALID_VALUE",
-      "launch copy_pair c d: CUDA_SUCCESS", /* Pair.in tainted: skipped */
+      REFUSED("big[2N,3N)"), REFUSED("big[3N,4N)"),  /* the rest of the allocation from the pointer */
+      "launch saxpy big+3N y: CUDA_SUCCESS", REFUSED("y")}},
+    {"struct",
+     NULL,
+     {"launch copy_pair a b: CUDA_ERROR_INVALID_VALUE", REFUSED("b"), /* Pair.out, written through the struct */
+      "launch fill c: CUDA_ERROR_INVALID_VALUE", "launch copy_pair c d: CUDA_SUCCESS", /* Pair.in tainted: skipped */
       REFUSED("d")}},
-    {"extra", NULL,
-     {"launch fill(extra) x: CUDA_ERROR_INVALID_VALUE",
-      "read z: CUDA_SUCCESS first=8 last=8",
-      REFUSED("x"),
-      "launch saxpy(extra) x y: CUDA_SUCCESS",
-      REFUSED("y")}},
+    {"extra",
+     NULL,
+     {"launch fill(extra) x: CUDA_ERROR_INVALID_VALUE", "read z: CUDA_SUCCESS first=8 last=8", REFUSED("x"),
+      "launch saxpy(extra) x y: CUDA_SUCCESS", REFUSED("y")}},
     /* fill(float* out): a non-const pointer may be read, so a fill over a
      * tainted buffer is skipped (conservative default) ... */
-    {"refill", NULL,
-     {"launch fill x: CUDA_ERROR_INVALID_VALUE",
-      "launch fill x again: CUDA_SUCCESS",
-      REFUSED("x")}},
+    {"refill", NULL, {"launch fill x: CUDA_ERROR_INVALID_VALUE", "launch fill x again: CUDA_SUCCESS", REFUSED("x")}},
     /* ... unless CUTAINT_ARGS declares it write-only: then it runs and
      * its success releases the taint. */
-    {"refill", "CUTAINT_ARGS=_Z4fillPfif=w,-,-",
-     {"launch fill x again: CUDA_SUCCESS",
-      "read x: CUDA_SUCCESS first=2 last=2"}},
-    {"refill", "CUTAINT_ARGS=fill=w,-,-",
-     {"read x: CUDA_SUCCESS first=2 last=2"}},
+    {"refill",
+     "CUTAINT_ARGS=_Z4fillPfif=w,-,-",
+     {"launch fill x again: CUDA_SUCCESS", "read x: CUDA_SUCCESS first=2 last=2"}},
+    {"refill", "CUTAINT_ARGS=fill=w,-,-", {"read x: CUDA_SUCCESS first=2 last=2"}},
 };
 
 ParameterizedTestParameters(bindings, scenario)

@@ -85,7 +85,8 @@ Test(context, driver_injected_execution_fault)
 {
     /* The happy program, with fakecuda making its first fill fault at execution. */
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
                     .env = {"FAKECUDA_FAULTS=launch:_Z4fillPfif#1=fault"}},
            &r);
     h_expect_ended(&r);
@@ -159,7 +160,8 @@ Test(context, crash_writes_health_file)
 Test(context, simulated_loss_exit_70_and_health_file)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
                     .env = {"CUTAINT_INJECT=launch:_Z4fillPfif#1=context_lost", "CUTAINT_HEALTH_FILE=@DIR@/health"}},
            &r);
     h_expect_ended(&r);
@@ -208,7 +210,8 @@ ParameterizedTestParameters(context, a_loss_first_seen_by_a_query_then_exit_1)
 ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
 {
     const struct query_case *c = &query_cases[*row];
-    h_run run = {.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", c->how},
+    h_run run = {.client = CT_CLIENT_LIFECYCLE,
+                 .args = {"loss_then_exit", c->how},
                  .env = {H_SYNC, "CUTAINT_HEALTH_FILE=@DIR@/health"}};
     h_result alone, r;
     h_exec_baseline(&run, &alone);
@@ -220,7 +223,8 @@ ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
     h_expect_lines(&r, c->lines);
     cr_expect_eq(r.status, 70, "%s: exit status %d, want 70\n--- stderr\n%s", c->how, r.status, r.err);
     char *health = h_slurp(h_path(&r, "health"));
-    cr_expect(health != NULL && strstr(health, ILLEGAL) != NULL, "%s: health file: %s", c->how, health ? health : "none");
+    cr_expect(health != NULL && strstr(health, ILLEGAL) != NULL, "%s: health file: %s", c->how,
+              health ? health : "none");
     free(health);
     h_report rep;
     h_expect_report(&r, &rep);
@@ -239,7 +243,8 @@ ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
 Test(context, the_check_at_exit_does_not_exit_twice)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", "unwrapped"},
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE,
+                    .args = {"loss_then_exit", "unwrapped"},
                     .env = {H_SYNC, "CUTAINT_ON_CONTEXT_LOSS=exit"}},
            &r);
     h_expect_ended(&r);
@@ -256,7 +261,8 @@ Test(context, the_check_at_exit_does_not_exit_twice)
 Test(context, not_ready_at_exit_is_healthy)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"loss_then_exit", "not_ready"},
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE,
+                    .args = {"loss_then_exit", "not_ready"},
                     .env = {"FAKECUDA_FAULTS=api:cuStreamQuery#1+=CUDA_ERROR_NOT_READY",
                             "CUTAINT_HEALTH_FILE=@DIR@/health"}},
            &r);

@@ -27,10 +27,16 @@ static const exit_case cases[] = {
     {"nothing refused: the program's 0", {"happy"}, {"CUTAINT_ERROR_EXITCODE=9"}, 0, 0},
     {"unset: the program's 0", {"failed_launch"}, {NULL}, 0, 0},
     {"0 is off", {"failed_launch"}, {"CUTAINT_ERROR_EXITCODE=0"}, 0, 0},
-    {"the program's own failure is kept", {"happy", "5"},
-     {"CUTAINT_ERROR_EXITCODE=9", "CUTAINT_INJECT=launch:_Z4fillPfif#1"}, 5, 5},
-    {"a lost context wins", {"failed_launch"},
-     {"CUTAINT_ERROR_EXITCODE=9", "CUTAINT_INJECT=api:cuMemFree*=context_lost"}, 70, 0},
+    {"the program's own failure is kept",
+     {"happy", "5"},
+     {"CUTAINT_ERROR_EXITCODE=9", "CUTAINT_INJECT=launch:_Z4fillPfif#1"},
+     5,
+     5},
+    {"a lost context wins",
+     {"failed_launch"},
+     {"CUTAINT_ERROR_EXITCODE=9", "CUTAINT_INJECT=api:cuMemFree*=context_lost"},
+     70,
+     0},
     {"malformed: the default", {"failed_launch"}, {"CUTAINT_ERROR_EXITCODE=nine"}, 0, 0},
 };
 
@@ -55,10 +61,9 @@ ParameterizedTest(int *row, exitcode, status)
     h_expect_report(&r, &rep);
     int e = h_find(&rep, "exit", 0);
     long long v = -1;
-    cr_expect(e >= 0 && h_int(rep.line[e], "status", &v) && v == c->status, "%s: exit event status %lld", c->what,
-              v);
-    cr_expect(e >= 0 && h_int(rep.line[e], "program_status", &v) && v == c->program_status,
-              "%s: program_status %lld", c->what, v);
+    cr_expect(e >= 0 && h_int(rep.line[e], "status", &v) && v == c->status, "%s: exit event status %lld", c->what, v);
+    cr_expect(e >= 0 && h_int(rep.line[e], "program_status", &v) && v == c->program_status, "%s: program_status %lld",
+              c->what, v);
     h_report_free(&rep);
     h_free(&r);
 }
@@ -66,8 +71,7 @@ ParameterizedTest(int *row, exitcode, status)
 Test(exitcode, malformed_value_is_one_line_naming_the_variable)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch"}, .env = {"CUTAINT_ERROR_EXITCODE=256"}},
-           &r);
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch"}, .env = {"CUTAINT_ERROR_EXITCODE=256"}}, &r);
     h_expect_ended(&r);
     cr_expect_eq(h_count_containing(r.err, "CUTAINT_ERROR_EXITCODE"), 1, "%s", r.err);
     const char *line = h_line_containing(r.err, "CUTAINT_ERROR_EXITCODE");
@@ -89,7 +93,9 @@ Test(exitcode, run_option_covers_the_whole_run)
         h_result r;
         h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
                         .args = {"run", "--error-exitcode", "9", quiet[i], "--", "/bin/sh", "-c", script},
-                        .no_shim = true, .no_report = true, .env = {"TMPDIR=@DIR@"}},
+                        .no_shim = true,
+                        .no_report = true,
+                        .env = {"TMPDIR=@DIR@"}},
                &r);
         h_expect_ended(&r);
         cr_expect_eq(r.status, 9, "%s: exit status %d\n--- stderr\n%s", quiet[i], r.status, r.err);
@@ -107,7 +113,9 @@ Test(exitcode, run_option_covers_a_failed_read)
     h_result r;
     h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
                     .args = {"run", "--error-exitcode=9", "--inject=api:cuMemcpyDtoH*", "--", "/bin/sh", "-c", script},
-                    .no_shim = true, .no_report = true, .env = {"TMPDIR=@DIR@"}},
+                    .no_shim = true,
+                    .no_report = true,
+                    .env = {"TMPDIR=@DIR@"}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 9, "exit status %d\n--- stderr\n%s", r.status, r.err);
@@ -118,8 +126,10 @@ Test(exitcode, run_option_covers_a_failed_read)
 Test(exitcode, run_option_refuses_a_bad_value)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"run", "--error-exitcode", "300", "--", "/bin/true"},
-                    .no_shim = true, .no_report = true},
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
+                    .args = {"run", "--error-exitcode", "300", "--", "/bin/true"},
+                    .no_shim = true,
+                    .no_report = true},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 2);

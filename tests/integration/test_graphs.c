@@ -66,8 +66,11 @@ ParameterizedTest(int *row, graphs, exec_changes_what_is_checked)
 Test(graphs, a_handle_handed_out_again_keeps_its_new_exec_checked, .timeout = 120)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"graph_reuse", "60000"}, .no_report = true,
-                    .env = {"CUTAINT_LOG=off"}, .timeout_s = 100},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"graph_reuse", "60000"},
+                    .no_report = true,
+                    .env = {"CUTAINT_LOG=off"},
+                    .timeout_s = 100},
            &r);
     h_expect_ended(&r);
     cr_expect(h_has_line(r.out, "launch fill x: CUDA_ERROR_INVALID_VALUE"), "%s", r.out);

@@ -70,6 +70,6 @@ Test(happy, disable_is_pass_through_even_on_failure)
 {
     static const char *const scenarios[] = {"failed_launch", "two_hops", "crash"};
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
-        expect_same_as_baseline(&(h_run){.client = CT_CLIENT_LINKED, .args = {scenarios[i]},
-                                         .env = {"CUTAINT_DISABLE=1"}});
+        expect_same_as_baseline(
+            &(h_run){.client = CT_CLIENT_LINKED, .args = {scenarios[i]}, .env = {"CUTAINT_DISABLE=1"}});
 }

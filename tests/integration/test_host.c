@@ -80,12 +80,9 @@ static bool make_foreign(const foreign_case *c, const char *path, const char *ta
         fputs("a user's data\n", f);
         fclose(f);
         return symlink(target, path) == 0;
-    case FIFO:
-        return mkfifo(path, 0644) == 0;
-    case DIRECTORY:
-        return mkdir(path, 0755) == 0;
-    case DEVICE:
-        return mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0; /* what /dev/null is */
+    case FIFO: return mkfifo(path, 0644) == 0;
+    case DIRECTORY: return mkdir(path, 0755) == 0;
+    case DEVICE: return mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0; /* what /dev/null is */
     }
     return false;
 }
@@ -175,8 +172,7 @@ ParameterizedTestParameters(host, output_that_would_block_or_is_no_file_is_refus
     return H_ROWS(refused_cases);
 }
 
-ParameterizedTest(const int *row, host, output_that_would_block_or_is_no_file_is_refused_with_one_line,
-                  .timeout = 60)
+ParameterizedTest(const int *row, host, output_that_would_block_or_is_no_file_is_refused_with_one_line, .timeout = 60)
 {
     const refused_case *c = &refused_cases[*row];
     char dir[64], path[96], env[160];
@@ -189,7 +185,10 @@ ParameterizedTest(const int *row, host, output_that_would_block_or_is_no_file_is
     }
     snprintf(env, sizeof env, "%s=%s", c->variable, path);
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch"}, .env = {env}, .timeout_s = 20,
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch"},
+                    .env = {env},
+                    .timeout_s = 20,
                     .no_report = strcmp(c->variable, "CUTAINT_REPORT") == 0},
            &r);
     h_expect_ended(&r); /* on today's code the fifo blocks open(2) forever */
@@ -245,7 +244,8 @@ static long long sample(const char *path, const char *family, const char *file)
 Test(host, log_lines_never_go_into_a_file_the_program_put_on_fd_2)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"close_stderr", "@DIR@/data"},
+    h_exec(&(h_run){.client = CT_CLIENT_HOST,
+                    .args = {"close_stderr", "@DIR@/data"},
                     .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}},
            &r);
     h_expect_ended(&r);
@@ -266,7 +266,8 @@ Test(host, log_lines_never_go_into_a_file_the_program_put_on_fd_2)
 Test(host, report_lines_never_go_into_a_file_that_took_a_closed_descriptor)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"close_fds", "@DIR@/data"},
+    h_exec(&(h_run){.client = CT_CLIENT_HOST,
+                    .args = {"close_fds", "@DIR@/data"},
                     .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}},
            &r);
     h_expect_ended(&r);
@@ -289,7 +290,10 @@ Test(host, report_lines_never_go_into_a_file_that_took_a_closed_descriptor)
 Test(host, relative_paths_do_not_follow_the_programs_chdir)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"chdir_crash", "@DIR@/elsewhere"}, .cwd = "@DIR@", .no_report = true,
+    h_exec(&(h_run){.client = CT_CLIENT_HOST,
+                    .args = {"chdir_crash", "@DIR@/elsewhere"},
+                    .cwd = "@DIR@",
+                    .no_report = true,
                     .env = {"CUTAINT_HEALTH_FILE=health", "CUTAINT_METRICS_FILE=m.prom", "CUTAINT_REPORT=r.jsonl",
                             "CUTAINT_LOG_FILE=log"}},
            &r);
@@ -346,7 +350,9 @@ Test(host, exit_from_a_handler_that_interrupted_the_metrics_write_does_not_hang,
     cr_skip_test("the rename hook is not built under a sanitizer (it must come before the sanitizer's runtime)");
 #else
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"sigterm_in_event"}, .preload_first = CT_SIGRENAME,
+    h_exec(&(h_run){.client = CT_CLIENT_HOST,
+                    .args = {"sigterm_in_event"},
+                    .preload_first = CT_SIGRENAME,
                     .timeout_s = 20,
                     .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom", "SIGRENAME_SUFFIX=/m.prom", "SIGRENAME_NTH=2"}},
            &r);
@@ -380,8 +386,7 @@ static const char *make_setuid_copy(const char *dir, char *out, size_t cap)
         return "the temporary file system is mounted nosuid";
     snprintf(out, cap, "%s/client_host_suid", dir);
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chown 0:0 '%s' && chmod 4755 '%s'", CT_CLIENT_HOST_SUID, out, out,
-             out);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chown 0:0 '%s' && chmod 4755 '%s'", CT_CLIENT_HOST_SUID, out, out, out);
     return system(cmd) == 0 ? NULL : "the setuid copy could not be made";
 }
 #endif
@@ -406,7 +411,10 @@ Test(host, a_setuid_program_ignores_every_cutaint_variable, .timeout = 60)
     fclose(f);
     snprintf(env_health, sizeof env_health, "CUTAINT_HEALTH_FILE=%s", victim);
     h_result r;
-    h_exec(&(h_run){.client = client, .args = {"secure"}, .no_shim = true, .run_as = 65534,
+    h_exec(&(h_run){.client = client,
+                    .args = {"secure"},
+                    .no_shim = true,
+                    .run_as = 65534,
                     .env = {"CUTAINT_REPORT=@DIR@/report", "CUTAINT_LOG_FILE=@DIR@/log",
                             "CUTAINT_METRICS_FILE=@DIR@/m.prom", env_health, "CUTAINT_INJECT=api:cuMemAlloc*#1",
                             "CUTAINT_POISON=off"}},
@@ -456,8 +464,11 @@ Test(host, killed_processes_leave_no_metrics_temporary, .timeout = 240)
     int killed_left = 0;
     for (int i = 0; i < 40; i++) {
         h_result r;
-        h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"spin"}, .kill_on = "ready",
-                        .kill_delay_ms = 5 + i % 7, .env = {env, "CUTAINT_LOG=off"}},
+        h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                        .args = {"spin"},
+                        .kill_on = "ready",
+                        .kill_delay_ms = 5 + i % 7,
+                        .env = {env, "CUTAINT_LOG=off"}},
                &r);
         h_free(&r);
     }
@@ -486,10 +497,10 @@ Test(host, forked_children_log_into_their_own_percent_p_file)
         char *text = h_slurp(h_path(&r, e->d_name));
         char pid[32];
         snprintf(pid, sizeof pid, "==%s==", e->d_name + 4);
-        cr_expect_eq(h_count_containing(text, "refused read:"), 1, "%s holds another process's lines:\n%s",
-                     e->d_name, text);
-        cr_expect_eq(h_count_containing(text, pid), h_count_lines(text), "%s: lines of another pid:\n%s",
-                     e->d_name, text);
+        cr_expect_eq(h_count_containing(text, "refused read:"), 1, "%s holds another process's lines:\n%s", e->d_name,
+                     text);
+        cr_expect_eq(h_count_containing(text, pid), h_count_lines(text), "%s: lines of another pid:\n%s", e->d_name,
+                     text);
         free(text);
     }
     closedir(d);
@@ -550,22 +561,24 @@ Test(host, exit_minus_one_is_reported_as_255)
 Test(host, injection_rules_that_can_never_fire_are_said_once)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
                     .env = {"CUTAINT_INJECT=api:cuInit;api:cuNoSuchThing;api:cuMemcpyDtoH*#999"}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(h_count_containing(r.err, "can never fire"), 2, "%s", r.err);
     cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"can never fire", "api:cuInit", NULL}), 1, "%s",
                  r.err);
-    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"can never fire", "api:cuNoSuchThing", NULL}), 1,
-                 "%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"can never fire", "api:cuNoSuchThing", NULL}), 1, "%s",
+                 r.err);
     h_free(&r);
 }
 
 Test(host, the_cutaint_commands_own_variables_are_known)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
                     .env = {"CUTAINT_LIB=/opt/cutaint/libcutaint.so", "CUTAINT_FAKECUDA_DIR=/opt/fakecuda"}},
            &r);
     h_expect_ended(&r);
@@ -579,7 +592,8 @@ Test(host, the_cutaint_commands_own_variables_are_known)
 Test(host, an_injected_call_fails_as_its_rule_says_whatever_its_memory_carries)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"two_hops"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"two_hops"},
                     .env = {"CUTAINT_INJECT=api:cuLaunchKernel#4=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;"
                             "api:cuMemcpyDtoH*#3=CUDA_ERROR_OUT_OF_MEMORY"}},
            &r);

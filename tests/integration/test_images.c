@@ -20,10 +20,14 @@ static const h_run images_run = {
 };
 
 static const char *const answers[] = {
-    "library wrapper: CUDA_ERROR_NO_BINARY_FOR_GPU", "library preserved bytes: CUDA_ERROR_NO_BINARY_FOR_GPU",
-    "load bytes: CUDA_ERROR_NO_BINARY_FOR_GPU", "load nowhere: CUDA_ERROR_INVALID_IMAGE",
-    "load again: CUDA_SUCCESS",                 "lookup missing: CUDA_ERROR_NOT_FOUND",
-    "lookup fill: CUDA_SUCCESS",                "unload: CUDA_SUCCESS",
+    "library wrapper: CUDA_ERROR_NO_BINARY_FOR_GPU",
+    "library preserved bytes: CUDA_ERROR_NO_BINARY_FOR_GPU",
+    "load bytes: CUDA_ERROR_NO_BINARY_FOR_GPU",
+    "load nowhere: CUDA_ERROR_INVALID_IMAGE",
+    "load again: CUDA_SUCCESS",
+    "lookup missing: CUDA_ERROR_NOT_FOUND",
+    "lookup fill: CUDA_SUCCESS",
+    "unload: CUDA_SUCCESS",
 };
 
 static void expect_answers(const h_result *r, const char *run)

@@ -24,8 +24,8 @@
 
 typedef enum { LAYER_ONLY, SHIM_FIRST, LAYER_FIRST } load_order;
 
-static const char *const counted[] = {"cuMemAlloc_v2", "cuMemcpyDtoH_v2", "cuLaunchKernel",
-                                      "cuGetProcAddress_v2", "cuGetProcAddress"};
+static const char *const counted[] = {"cuMemAlloc_v2", "cuMemcpyDtoH_v2", "cuLaunchKernel", "cuGetProcAddress_v2",
+                                      "cuGetProcAddress"};
 #define N_COUNTED (sizeof counted / sizeof counted[0])
 
 typedef struct layer_run {
@@ -34,8 +34,7 @@ typedef struct layer_run {
 } layer_run;
 
 typedef struct path_case path_case;
-static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit,
-                        layer_run *out);
+static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit, layer_run *out);
 
 static void run_layered(const path_case *p, const char *scenario, load_order order, layer_run *out)
 {
@@ -45,13 +44,12 @@ static void run_layered(const path_case *p, const char *scenario, load_order ord
 struct path_case {
     const char *name;
     const char *client;
-    bool runtime; /* reaches the driver through cuGetProcAddress */
+    bool runtime;      /* reaches the driver through cuGetProcAddress */
     const char *layer; /* the layer's path */
 };
 
 /* limit: the layer's TESTLAYER_MEMORY_LIMIT, "" for none. */
-static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit,
-                        layer_run *out)
+static void run_limited(const path_case *p, const char *scenario, load_order order, const char *limit, layer_run *out)
 {
     char preload[1024];
     if (order == LAYER_ONLY)
@@ -59,7 +57,9 @@ static void run_limited(const path_case *p, const char *scenario, load_order ord
     else
         snprintf(preload, sizeof preload, "LD_PRELOAD=%s %s", order == SHIM_FIRST ? CT_SHIM : p->layer,
                  order == SHIM_FIRST ? p->layer : CT_SHIM);
-    h_exec(&(h_run){.client = p->client, .args = {scenario}, .no_shim = true,
+    h_exec(&(h_run){.client = p->client,
+                    .args = {scenario},
+                    .no_shim = true,
                     .env = {preload, "CUTAINT_REPORT=@DIR@/report.jsonl", "TESTLAYER_COUNTS=@DIR@/counts", limit}},
            &out->r);
     h_expect_ended(&out->r);
@@ -86,9 +86,10 @@ static const char *layer_name(const path_case *p)
     return strrchr(p->layer, '/') + 1;
 }
 
-static const char *const refused_lines[] = {
-    "launch fill x: CUDA_ERROR_INVALID_VALUE", "read u: CUDA_SUCCESS first=4 last=4",
-    "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff", "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
+static const char *const refused_lines[] = {"launch fill x: CUDA_ERROR_INVALID_VALUE",
+                                            "read u: CUDA_SUCCESS first=4 last=4",
+                                            "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+                                            "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
 
 /* cutaint's checks held: the refusals on stdout, the story in the report. */
 static void expect_checked(const path_case *p, const layer_run *with)
@@ -121,8 +122,7 @@ ParameterizedTest(int *row, layers, cutaint_first_passes_every_call_down)
                      p->name, counted[i], with.count[i], alone.count[i]);
     cr_expect(alone.count[0] == 3 && alone.count[2] == 4, "%s: the layer alone saw the program's calls", p->name);
     if (p->runtime)
-        cr_expect(with.count[3] > 0, "%s: the runtime's lookups must go through the layer's cuGetProcAddress",
-                  p->name);
+        cr_expect(with.count[3] > 0, "%s: the runtime's lookups must go through the layer's cuGetProcAddress", p->name);
     cr_expect_eq(h_count_containing(with.r.err, "loaded before libcutaint.so"), 0, "%s", with.r.err);
     h_free(&alone.r);
     h_free(&with.r);
@@ -167,8 +167,8 @@ ParameterizedTest(int *row, layers, layer_first_is_still_checked_and_said)
     cr_log_info("path %s", p->name);
     expect_checked(p, &with);
     for (size_t i = 0; i < N_COUNTED; i++)
-        cr_expect_eq(with.count[i], alone.count[i], "%s: the layer, first, sees every call: %s %ld, alone %ld",
-                     p->name, counted[i], with.count[i], alone.count[i]);
+        cr_expect_eq(with.count[i], alone.count[i], "%s: the layer, first, sees every call: %s %ld, alone %ld", p->name,
+                     counted[i], with.count[i], alone.count[i]);
     char said[256];
     snprintf(said, sizeof said, "%s is loaded before libcutaint.so", layer_name(p));
     cr_expect_eq(h_count_containing(with.r.err, said), 1, "%s: cutaint must say once that it is not first:\n%s",
@@ -197,8 +197,8 @@ ParameterizedTest(int *row, layers, the_layers_limit_holds_in_both_orders)
         cr_log_info("%s, order %zu", p->name, i);
         h_expect_lines(&run.r, stopped);
         cr_expect_eq(run.r.status, 4, "%s, order %zu: exit status %d", p->name, i, run.r.status);
-        cr_expect_eq(run.count[0], 3, "%s, order %zu: cuMemAlloc_v2 reached the layer %ld times, want 3", p->name,
-                     i, run.count[0]);
+        cr_expect_eq(run.count[0], 3, "%s, order %zu: cuMemAlloc_v2 reached the layer %ld times, want 3", p->name, i,
+                     run.count[0]);
         h_free(&run.r);
     }
 }
@@ -211,10 +211,14 @@ ParameterizedTest(int *row, layers, the_layers_limit_holds_in_both_orders)
 Test(layers, a_layer_around_every_hook_is_said_at_exit)
 {
     h_result alone, with;
-    const h_run run = {.client = CT_CLIENT_RUNTIME, .args = {"happy"}, .no_shim = true,
+    const h_run run = {.client = CT_CLIENT_RUNTIME,
+                       .args = {"happy"},
+                       .no_shim = true,
                        .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM, "CUTAINT_REPORT=@DIR@/report.jsonl",
                                "CUTAINT_METRICS_FILE=@DIR@/metrics.prom"}};
-    h_exec(&(h_run){.client = CT_CLIENT_RUNTIME, .args = {"happy"}, .no_shim = true,
+    h_exec(&(h_run){.client = CT_CLIENT_RUNTIME,
+                    .args = {"happy"},
+                    .no_shim = true,
                     .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS}},
            &alone);
     h_exec(&run, &with);
@@ -245,12 +249,15 @@ Test(layers, a_layer_around_every_hook_is_said_at_exit)
 Test(layers, a_driver_never_used_or_a_layer_partly_around_is_not_unprotected)
 {
     h_result probe, linked;
-    h_exec(&(h_run){.client = CT_CLIENT_LOADONLY, .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM},
+    h_exec(&(h_run){.client = CT_CLIENT_LOADONLY,
+                    .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM},
                     .no_shim = true},
            &probe);
     cr_expect_str_eq(probe.out, "loaded\n");
     cr_expect_str_eq(probe.err, "", "a driver loaded and never used is no bypass");
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .no_shim = true,
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
+                    .no_shim = true,
                     .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM, "CUTAINT_REPORT=@DIR@/report.jsonl"}},
            &linked);
     cr_expect_eq(h_count_containing(linked.err, "none of its calls reached cutaint"), 0, "%s", linked.err);

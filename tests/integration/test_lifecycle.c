@@ -39,7 +39,8 @@ ParameterizedTest(int *row, lifecycle, a_gone_context_leaves_nothing_behind)
     };
     h_expect_lines(&r, lines);
     cr_expect_eq(r.status, 0, "%s: status %d", how, r.status);
-    cr_expect_eq(h_count_containing(r.err, "1 allocation and 1 kernel forgotten"), 1, "%s: no line says what went\n%s", how, r.err);
+    cr_expect_eq(h_count_containing(r.err, "1 allocation and 1 kernel forgotten"), 1, "%s: no line says what went\n%s",
+                 how, r.err);
     h_report rep;
     h_expect_report(&r, &rep);
     cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,exit", "%s", how);
@@ -69,7 +70,8 @@ ParameterizedTest(int *row, lifecycle, a_reused_function_handle_is_the_new_kerne
 {
     const struct reuse_case *c = &reuse_cases[*row];
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"handle_reuse", c->from, c->thread},
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE,
+                    .args = {"handle_reuse", c->from, c->thread},
                     .env = {"CUTAINT_LOG=info"}},
            &r);
     h_expect_ended(&r);

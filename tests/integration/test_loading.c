@@ -49,8 +49,8 @@ ParameterizedTest(int *row, loading, happy_identical)
     cr_expect_str_eq(with.err, alone.err, "%s: stderr differs under the shim\n--- with\n%s--- without\n%s", p->name,
                      with.err, alone.err);
     cr_expect_eq(with.status, 5, "%s: exit status %d, the program's is 5", p->name, with.status);
-    cr_expect_eq(h_count_containing(with.out, "noise:"), 0, "%s: dlsym answered wrongly under the shim:\n%s",
-                 p->name, with.out);
+    cr_expect_eq(h_count_containing(with.out, "noise:"), 0, "%s: dlsym answered wrongly under the shim:\n%s", p->name,
+                 with.out);
     h_report rep;
     h_expect_report(&with, &rep);
     cr_expect_str_eq(h_events(&rep), "start,exit", "%s: happy path report", p->name);
@@ -72,12 +72,9 @@ ParameterizedTest(int *row, loading, two_hops)
     h_exec(&(h_run){.client = p->client, .args = {"two_hops"}}, &r);
     h_expect_ended(&r);
     static const char *const lines[] = {
-        "launch fill x: CUDA_ERROR_INVALID_VALUE",
-        "launch saxpy x y: CUDA_SUCCESS",
-        "read u: CUDA_SUCCESS first=4 last=4",
-        "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
-        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
-        NULL,
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",     "launch saxpy x y: CUDA_SUCCESS",
+        "read u: CUDA_SUCCESS first=4 last=4",         "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+        "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL,
     };
     cr_log_info("loading path %s", p->name);
     h_expect_lines(&r, lines);

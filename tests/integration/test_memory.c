@@ -117,9 +117,12 @@ Test(memory, without_the_shim_the_stale_mapping_is_read_as_data)
 static const struct copy_case {
     const char *how, *api;
 } copies[] = {
-    {"batch", "cuMemcpyBatchAsync"},          {"batch_v2", "cuMemcpyBatchAsync_v2"},
-    {"batch_v2_ptsz", "cuMemcpyBatchAsync_v2_ptsz"}, {"batch3d", "cuMemcpy3DBatchAsync"},
-    {"batch3d_v2", "cuMemcpy3DBatchAsync_v2"}, {"peer3d", "cuMemcpy3DPeer"},
+    {"batch", "cuMemcpyBatchAsync"},
+    {"batch_v2", "cuMemcpyBatchAsync_v2"},
+    {"batch_v2_ptsz", "cuMemcpyBatchAsync_v2_ptsz"},
+    {"batch3d", "cuMemcpy3DBatchAsync"},
+    {"batch3d_v2", "cuMemcpy3DBatchAsync_v2"},
+    {"peer3d", "cuMemcpy3DPeer"},
     {"peer3d_async", "cuMemcpy3DPeerAsync"},
 };
 
@@ -219,8 +222,8 @@ typedef struct tall_case {
 } tall_case;
 
 static const tall_case tall_cases[] = {
-    {"64", "memset"}, {"65", "memset"}, {"1000", "memset"}, {"65", "copy2d"}, {"300", "copy2d"},
-    {"64", "graph"},  {"65", "graph"},  {"1000", "graph"},
+    {"64", "memset"},  {"65", "memset"}, {"1000", "memset"}, {"65", "copy2d"},
+    {"300", "copy2d"}, {"64", "graph"},  {"65", "graph"},    {"1000", "graph"},
 };
 
 ParameterizedTestParameters(memory, a_tall_pitched_write_never_releases_its_gaps)
@@ -240,8 +243,7 @@ ParameterizedTest(const int *row, memory, a_tall_pitched_write_never_releases_it
         "read gap of the last row: CUDA_ERROR_INVALID_VALUE bytes=0xff",
     };
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
-        cr_expect(h_has_line(r.out, lines[i]), "%s rows by %s: missing \"%s\":\n%s", c->rows, c->how, lines[i],
-                  r.out);
+        cr_expect(h_has_line(r.out, lines[i]), "%s rows by %s: missing \"%s\":\n%s", c->rows, c->how, lines[i], r.out);
     h_report rep;
     h_expect_report(&r, &rep);
     for (int i = h_find(&rep, "refused_read", 0); i >= 0; i = h_find(&rep, "refused_read", i + 1))
@@ -256,7 +258,8 @@ ParameterizedTest(const int *row, memory, a_tall_pitched_write_never_releases_it
 Test(memory, a_failed_launch_taints_what_words_past_256_reach)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"wide_launch", "output"},
+    h_exec(&(h_run){.client = CT_CLIENT_MEMORY,
+                    .args = {"wide_launch", "output"},
                     .env = {"FAKECUDA_KERNELS=" CT_WIDE_KERNEL, "CUTAINT_INJECT=launch:wide#1"}},
            &r);
     h_expect_ended(&r);
@@ -270,7 +273,8 @@ Test(memory, a_failed_launch_taints_what_words_past_256_reach)
 Test(memory, a_tainted_input_past_256_words_skips_the_launch)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_MEMORY, .args = {"wide_launch", "input"},
+    h_exec(&(h_run){.client = CT_CLIENT_MEMORY,
+                    .args = {"wide_launch", "input"},
                     .env = {"FAKECUDA_KERNELS=" CT_WIDE_KERNEL}},
            &r);
     h_expect_ended(&r);

@@ -39,7 +39,8 @@ static void expect_metrics(const char *path, const char *const *expects)
 static h_result run_with_metrics(const char *scenario, const char *env)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {scenario},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {scenario},
                     .env = {env ? env : "CUTAINT_METRICS_FILE=@DIR@/job.prom"}},
            &r);
     h_expect_ended(&r);
@@ -88,9 +89,9 @@ Test(metrics, happy_path_has_zeros_and_every_family)
     expect_metrics(h_path(&r, "job.prom"), want);
     char *text = h_slurp(h_path(&r, "job.prom"));
     cr_assert(text != NULL);
-    static const char *const families[] = {"cutaint_failures_total", "cutaint_skips_total",
+    static const char *const families[] = {"cutaint_failures_total",      "cutaint_skips_total",
                                            "cutaint_refused_reads_total", "cutaint_refused_bytes_total",
-                                           "cutaint_context_lost", "cutaint_info"};
+                                           "cutaint_context_lost",        "cutaint_info"};
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         char help[96], type[96];
         snprintf(help, sizeof help, "# HELP %s ", families[i]);
@@ -134,7 +135,7 @@ Test(metrics, pid_in_path_and_atomic_replacement)
 /* What is at the metrics path when the run starts, and that it is kept. */
 typedef struct foreign_case {
     const char *what;
-    bool symlink;       /* a symlink to a user's file, else the user's file itself */
+    bool symlink; /* a symlink to a user's file, else the user's file itself */
 } foreign_case;
 
 static const foreign_case foreign_cases[] = {
@@ -168,8 +169,8 @@ ParameterizedTest(const int *row, metrics, anything_cutaint_did_not_write_is_lef
     cr_expect(kept && strcmp(kept, "not yours\n") == 0, "%s was written: %s", c->what, kept);
     free(kept);
     struct stat st;
-    cr_expect(lstat(path, &st) == 0 && (c->symlink ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode)),
-              "%s was replaced", c->what);
+    cr_expect(lstat(path, &st) == 0 && (c->symlink ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode)), "%s was replaced",
+              c->what);
     cr_expect_eq(h_count_containing(r.err, "left untouched"), 1, "%s: one line should say so:\n%s", c->what, r.err);
     unlink(path);
     unlink(target);

@@ -17,8 +17,8 @@
 #include "harness.h"
 
 /* Every per-process file the shim can be asked for, all with %p. */
-#define EVERY_FILE                                                                                  \
-    "CUTAINT_REPORT=@DIR@/r-%p.jsonl", "CUTAINT_LOG_FILE=@DIR@/log-%p", "CUTAINT_LOG=debug",        \
+#define EVERY_FILE                                                                           \
+    "CUTAINT_REPORT=@DIR@/r-%p.jsonl", "CUTAINT_LOG_FILE=@DIR@/log-%p", "CUTAINT_LOG=debug", \
         "CUTAINT_HEALTH_FILE=@DIR@/health-%p", "CUTAINT_METRICS_FILE=@DIR@/m-%p.prom"
 
 /* The names in the run's directory other than the harness's "empty", sorted,
@@ -57,8 +57,10 @@ static const char *only_report(const h_result *r)
 Test(quiet, processes_without_cuda_leave_nothing)
 {
     h_result r;
-    h_exec(&(h_run){.client = "/bin/sh", .args = {"-c", "ls / >/dev/null; echo x | cat >/dev/null; true"},
-                    .no_report = true, .env = {EVERY_FILE}},
+    h_exec(&(h_run){.client = "/bin/sh",
+                    .args = {"-c", "ls / >/dev/null; echo x | cat >/dev/null; true"},
+                    .no_report = true,
+                    .env = {EVERY_FILE}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 0);
@@ -81,7 +83,8 @@ Test(quiet, only_the_process_that_calls_the_driver_reports)
     cr_expect_str_eq(h_events(&rep), "start,failure,probe,refused_read,exit");
     char metrics[64];
     snprintf(metrics, sizeof metrics, "m-%s.prom", rep.n > 0 ? h_str(rep.line[0], "pid") : "?");
-    cr_expect(access(h_path(&r, metrics), F_OK) == 0, "the client's metrics file %s; have: %s", metrics, files_left(&r));
+    cr_expect(access(h_path(&r, metrics), F_OK) == 0, "the client's metrics file %s; have: %s", metrics,
+              files_left(&r));
     if (rep.n > 0) {
         cr_expect_str_eq(h_arr_str(rep.line[0], "argv", 0), CT_CLIENT_LINKED, "the start is the client's");
         cr_expect_neq(strcmp(h_str(rep.line[0], "driver_version"), "null"), 0, "its driver version is known");
@@ -138,7 +141,8 @@ Test(quiet, run_summary_counts_every_process_that_reached_the_driver)
     h_result r;
     h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
                     .args = {"run", "--report", "@DIR@/r-%p.jsonl", "--", "/bin/sh", "-c", script},
-                    .no_shim = true, .no_report = true},
+                    .no_shim = true,
+                    .no_report = true},
            &r);
     h_expect_ended(&r);
     const char *line = h_line_containing(r.err, "==cutaint== /bin/sh exited");
@@ -151,8 +155,11 @@ Test(quiet, run_summary_counts_every_process_that_reached_the_driver)
 Test(quiet, run_without_cuda_keeps_no_temporary_report)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"run", "--", "/bin/sh", "-c", "true"}, .no_shim = true,
-                    .no_report = true, .env = {"TMPDIR=@DIR@"}},
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
+                    .args = {"run", "--", "/bin/sh", "-c", "true"},
+                    .no_shim = true,
+                    .no_report = true,
+                    .env = {"TMPDIR=@DIR@"}},
            &r);
     h_expect_ended(&r);
     cr_expect_eq(r.status, 0);

@@ -63,7 +63,8 @@ Test(refused, failed_launch_read_back)
 Test(refused, driver_injected_failure_code_is_the_roots)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch", "256"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch", "256"},
                     .env = {"FAKECUDA_FAULTS=launch:_Z4fillPfif#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}},
            &r);
     h_expect_ended(&r);
@@ -86,8 +87,8 @@ Test(refused, two_hops_names_root_and_skip)
     static const char *const lines[] = {
         "launch fill u: CUDA_SUCCESS",
         "launch fill x: CUDA_ERROR_INVALID_VALUE",
-        "launch saxpy x y: CUDA_SUCCESS",            /* skipped, propagate */
-        "read u: CUDA_SUCCESS first=4 last=4",       /* untouched: served */
+        "launch saxpy x y: CUDA_SUCCESS",      /* skipped, propagate */
+        "read u: CUDA_SUCCESS first=4 last=4", /* untouched: served */
         "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff",
         "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff",
         NULL,
@@ -133,7 +134,8 @@ Test(refused, a_path_through_one_kernel_again_and_again_is_folded)
     };
     h_expect_lines(&r, lines);
     cr_expect_eq(h_count_containing(r.err, "path: " FILL_RUN " -> saxpy(int, float, float const*, float*) [skipped, "
-                                           "launch #14] -> this read"), 1, "y's path:\n%s", r.err);
+                                           "launch #14] -> this read"),
+                 1, "y's path:\n%s", r.err);
     cr_expect_geq(h_count_containing(r.err, "path: " FILL_RUN " -> this read"), 1, "x's path:\n%s", r.err);
     cr_expect_eq(h_count_containing(r.err, "[skipped, launch #2]"), 0, "a skip of the run on its own:\n%s", r.err);
     h_free(&r);
@@ -362,12 +364,14 @@ Test(refused, under_memory_pressure_a_refusal_is_whole)
 Test(refused, a_failed_read_to_the_host_is_a_failure_and_poisons_its_buffer)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"failed_launch", "256"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch", "256"},
                     .env = {"CUTAINT_INJECT=api:cuMemcpyDtoH*", "CUTAINT_ERROR_EXITCODE=9"}},
            &r);
     h_expect_ended(&r);
     cr_expect(h_has_line(r.out, "launch fill x: CUDA_SUCCESS"), "%s", r.out);
-    cr_expect(h_has_line(r.out, "read x: CUDA_ERROR_UNKNOWN bytes=0xff"), "the host buffer kept stale bytes:\n%s", r.out);
+    cr_expect(h_has_line(r.out, "read x: CUDA_ERROR_UNKNOWN bytes=0xff"), "the host buffer kept stale bytes:\n%s",
+              r.out);
     cr_expect_eq(r.status, 9, "CUTAINT_ERROR_EXITCODE did not cover the failed read");
     cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"failure #1", "cuMemcpyDtoH_v2", NULL}), 1, "%s",
                  r.err);

@@ -185,7 +185,9 @@ Test(reports, struct_skip_is_a_skip)
 Test(reports, pid_in_report_path)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .no_report = true,
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"happy"},
+                    .no_report = true,
                     .env = {"CUTAINT_REPORT=@DIR@/r-%p.jsonl"}},
            &r);
     h_expect_ended(&r);
@@ -222,20 +224,25 @@ static const inject_case injects[] = {
      {"launch fill 2: CUDA_SUCCESS", "launch fill 3: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "launch fill 4: CUDA_SUCCESS",
       "read buf 2: CUDA_SUCCESS first=2 last=2", "read buf 3: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES bytes=0xff",
       "read buf 4: CUDA_SUCCESS first=4 last=4", "read buf 3 after write: CUDA_SUCCESS first=103 last=103"},
-     1, 1},
+     1,
+     1},
     {"CUTAINT_INJECT=launch:fill#2+=CUDA_ERROR_INVALID_VALUE",
-     {"launch fill 1: CUDA_SUCCESS", "launch fill 2: CUDA_ERROR_INVALID_VALUE", "launch fill 5: CUDA_ERROR_INVALID_VALUE",
-      "read buf 1: CUDA_SUCCESS first=1 last=1", "read buf 5: CUDA_ERROR_INVALID_VALUE bytes=0xff"},
-     4, 1 /* identical failures fold into one */},
+     {"launch fill 1: CUDA_SUCCESS", "launch fill 2: CUDA_ERROR_INVALID_VALUE",
+      "launch fill 5: CUDA_ERROR_INVALID_VALUE", "read buf 1: CUDA_SUCCESS first=1 last=1",
+      "read buf 5: CUDA_ERROR_INVALID_VALUE bytes=0xff"},
+     4,
+     1 /* identical failures fold into one */},
     {"CUTAINT_INJECT=api:cuMemcpyHtoD#2=CUDA_ERROR_OUT_OF_MEMORY",
-     {"launch fill 1: CUDA_SUCCESS", "write 1: CUDA_SUCCESS", "write 2: CUDA_ERROR_OUT_OF_MEMORY", "write 3: CUDA_SUCCESS",
-      "read buf 1 after write: CUDA_SUCCESS first=101 last=101",
+     {"launch fill 1: CUDA_SUCCESS", "write 1: CUDA_SUCCESS", "write 2: CUDA_ERROR_OUT_OF_MEMORY",
+      "write 3: CUDA_SUCCESS", "read buf 1 after write: CUDA_SUCCESS first=101 last=101",
       "read buf 2 after write: CUDA_ERROR_OUT_OF_MEMORY bytes=0xff",
       "read buf 3 after write: CUDA_SUCCESS first=103 last=103"},
-     1, 1},
+     1,
+     1},
     {"CUTAINT_INJECT=launch:_Z4fillPfif#9=CUDA_ERROR_LAUNCH_FAILED",
      {"launch fill 5: CUDA_SUCCESS", "read buf 5: CUDA_SUCCESS first=5 last=5"},
-     0, 0},
+     0,
+     0},
 };
 
 ParameterizedTestParameters(reports, inject_nth)
@@ -286,8 +293,7 @@ static void tool(h_result *out, const char *a1, const char *a2, const char *a3, 
 Test(reports, a_failure_folded_twice)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"fold"}, .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}},
-           &r);
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"fold"}, .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}}, &r);
     h_expect_ended(&r);
     cr_expect(h_has_line(r.out, "read z: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
     char *metrics = h_slurp(h_path(&r, "m.prom"));
@@ -295,12 +301,12 @@ Test(reports, a_failure_folded_twice)
                   h_count_containing(metrics, "error=\"CUDA_ERROR_INVALID_VALUE\"} 3") == 1,
               "every occurrence is counted:\n%s", metrics ? metrics : "(no metrics file)");
     free(metrics);
-    static const char *const repeat2[] = {"failure #1 repeated: " FILL, "launch #2; 2 occurrences, the first at launch #1",
-                                          NULL};
-    static const char *const repeat3[] = {"failure #1 repeated: " FILL, "launch #3; 3 occurrences, the first at launch #1",
-                                          NULL};
-    static const char *const root[] = {"root cause: failure #1", "3 occurrences: the first at launch #1, the latest at launch #3",
-                                       NULL};
+    static const char *const repeat2[] = {"failure #1 repeated: " FILL,
+                                          "launch #2; 2 occurrences, the first at launch #1", NULL};
+    static const char *const repeat3[] = {"failure #1 repeated: " FILL,
+                                          "launch #3; 3 occurrences, the first at launch #1", NULL};
+    static const char *const root[] = {"root cause: failure #1",
+                                       "3 occurrences: the first at launch #1, the latest at launch #3", NULL};
     cr_expect_eq(h_count_lines_with(r.err, repeat2), 1, "%s", r.err);
     cr_expect_eq(h_count_lines_with(r.err, repeat3), 1, "%s", r.err);
     cr_expect_eq(h_count_lines_with(r.err, root), 1, "%s", r.err);
@@ -335,7 +341,8 @@ Test(reports, a_failure_folded_twice)
     char report[400];
     snprintf(report, sizeof report, "%s/run.jsonl", r.dir);
     h_result run;
-    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"run", "--report", report, "--", CT_CLIENT_LIFECYCLE, "fold"},
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL,
+                    .args = {"run", "--report", report, "--", CT_CLIENT_LIFECYCLE, "fold"},
                     .no_shim = true},
            &run);
     h_expect_ended(&run);
@@ -350,7 +357,10 @@ Test(reports, a_failure_folded_twice)
 Test(reports, sigkill_leaves_whole_lines, .timeout = 120)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"spin"}, .kill_on = "ready", .kill_delay_ms = 100,
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"spin"},
+                    .kill_on = "ready",
+                    .kill_delay_ms = 100,
                     .timeout_s = 60},
            &r);
     cr_assert(!r.timed_out, "spin never printed ready:\n%s\n%s", r.out, r.err);
@@ -364,8 +374,8 @@ Test(reports, sigkill_leaves_whole_lines, .timeout = 120)
         cr_log_warn("the report ends in a partial line (allowed for the last line only)");
     cr_expect(rep.n >= 4, "events before the kill: %d", rep.n);
     cr_expect_eq(h_find(&rep, "start", 0), 0);
-    cr_expect(h_count(&rep, "failure") >= 1 && h_count(&rep, "skip") >= 1 && h_count(&rep, "refused_read") >= 1,
-              "%s", h_events(&rep));
+    cr_expect(h_count(&rep, "failure") >= 1 && h_count(&rep, "skip") >= 1 && h_count(&rep, "refused_read") >= 1, "%s",
+              h_events(&rep));
     cr_expect_eq(h_count(&rep, "exit"), 0, "no exit event from a killed process");
     expect_common_fields(&rep);
 #ifdef CT_CUTAINT_TOOL

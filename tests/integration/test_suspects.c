@@ -67,7 +67,12 @@ static const sus_case cases[] = {
     /* fill on s1, s1 synchronised, crash on s2 */
     {"stream synced", L, LK, {"sus_streams", "synced"}, NULL, 1, {{CRASH, 2, "s2", "main", true}}},
     /* fill on s1, crash on s2, fill on s1: s1 first, its oldest being older */
-    {"stream unsynced", L, LK, {"sus_streams", "unsynced"}, NULL, 3,
+    {"stream unsynced",
+     L,
+     LK,
+     {"sus_streams", "unsynced"},
+     NULL,
+     3,
      {{FILL, 1, "s1", "main", true}, {FILL, 3, "s1", "main", false}, {CRASH, 2, "s2", "main", true}}},
     /* fill on s1, event recorded after it found complete, crash on s1 */
     {"event synchronised", L, LK, {"sus_events", "sync"}, NULL, 1, {{CRASH, 2, "s1", "main", true}}},
@@ -78,36 +83,71 @@ static const sus_case cases[] = {
     {"wait on event runtime", R, LK, {"sus_events", "wait"}, NULL, 1, {{CRASH, 3, "s1", "main", true}}},
     {"wait on event ptds", P, PK, {"sus_events", "wait"}, NULL, 1, {{CRASH, 3, "s1", "main", true}}},
     /* the same without the wait: s2's synchronise says nothing of s1 */
-    {"no wait", L, LK, {"sus_events", "nowait"}, NULL, 2,
+    {"no wait",
+     L,
+     LK,
+     {"sus_events", "nowait"},
+     NULL,
+     2,
      {{FILL, 1, "s1", "main", true}, {CRASH, 3, "s1", "main", false}}},
     /* fills on the legacy stream and a blocking stream s, a synchronous
      * cuMemcpyDtoH, crash on the legacy stream */
     {"sync copy", L, LK, {"sus_sync_copy", "blocking"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     {"sync copy runtime", R, LK, {"sus_sync_copy", "blocking"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     /* s non-blocking: the legacy stream does not wait for it */
-    {"sync copy nonblocking", L, LK, {"sus_sync_copy", "nonblocking"}, NULL, 2,
+    {"sync copy nonblocking",
+     L,
+     LK,
+     {"sus_sync_copy", "nonblocking"},
+     NULL,
+     2,
      {{FILL, 2, "s", "main", true}, {CRASH, 3, "0", "main", true}}},
     /* through _ptds the copy is on the thread's per-thread default stream,
      * which does not wait for s: only that stream is proven */
-    {"sync copy ptds", P, PK, {"sus_sync_copy", "blocking"}, NULL, 2,
+    {"sync copy ptds",
+     P,
+     PK,
+     {"sus_sync_copy", "blocking"},
+     NULL,
+     2,
      {{FILL, 2, "s", "main", true}, {CRASH, 3, "0", "main", true}}},
     /* thread A fills and synchronises the default stream, thread B crashes */
     {"threads synced", L, LK, {"sus_threads", "synced"}, NULL, 1, {{CRASH, 2, "0", "B", true}}},
     {"threads synced ptds", P, PK, {"sus_threads", "synced"}, NULL, 1, {{CRASH, 2, "0", "B", true}}},
     /* A does not synchronise: one legacy stream, A's fill prime ... */
-    {"threads unsynced", L, LK, {"sus_threads", "unsynced"}, NULL, 2,
+    {"threads unsynced",
+     L,
+     LK,
+     {"sus_threads", "unsynced"},
+     NULL,
+     2,
      {{FILL, 1, "0", "A", true}, {CRASH, 2, "0", "B", false}}},
     /* ... but each thread's own per-thread default stream: two primes */
-    {"threads unsynced ptds", P, PK, {"sus_threads", "unsynced"}, NULL, 2,
+    {"threads unsynced ptds",
+     P,
+     PK,
+     {"sus_threads", "unsynced"},
+     NULL,
+     2,
      {{FILL, 1, "0", "A", true}, {CRASH, 2, "0", "B", true}}},
     /* an unproven fill on the primary context; on a created one a proven
      * fill, then crash */
     {"created context", L, LK, {"sus_context"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     {"created context runtime", R, LK, {"sus_context"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     /* a simulated loss at fill, crash (unproven) before it: only fill */
-    {"injected", L, LK, {"sus_queued"}, "CUTAINT_INJECT=launch:*fill*#1=context_lost", 1,
+    {"injected",
+     L,
+     LK,
+     {"sus_queued"},
+     "CUTAINT_INJECT=launch:*fill*#1=context_lost",
+     1,
      {{FILL, 2, "0", "main", true}}},
-    {"injected ptds", P, PK, {"sus_queued"}, "CUTAINT_INJECT=launch:*fill*#1=context_lost", 1,
+    {"injected ptds",
+     P,
+     PK,
+     {"sus_queued"},
+     "CUTAINT_INJECT=launch:*fill*#1=context_lost",
+     1,
      {{FILL, 2, "0", "main", true}}},
 };
 
@@ -130,13 +170,12 @@ static void expect_suspect(const sus_case *c, const h_result *r, const char *obj
     cr_expect_str_eq(h_str(obj, "api"), c->api, "%s: suspect %d: %s", c->name, i, obj);
     cr_expect_str_eq(h_str(obj, "kernel"), w->kernel, "%s: suspect %d: %s", c->name, i, obj);
     long long v = -1;
-    cr_expect(h_int(obj, "launch", &v) && v == w->launch, "%s: suspect %d is launch %lld, want %d: %s", c->name, i,
-              v, w->launch, obj);
+    cr_expect(h_int(obj, "launch", &v) && v == w->launch, "%s: suspect %d is launch %lld, want %d: %s", c->name, i, v,
+              w->launch, obj);
     char stream[64];
     snprintf(stream, sizeof stream, "%s", strcmp(w->stream, "0") == 0 ? "0x0" : printed(r->out, "stream", w->stream));
     cr_expect(stream[0] != '\0', "%s: the client printed no stream %s:\n%s", c->name, w->stream, r->out);
-    cr_expect_str_eq(h_str(obj, "stream"), stream, "%s: suspect %d, want stream %s: %s", c->name, i, w->stream,
-                     obj);
+    cr_expect_str_eq(h_str(obj, "stream"), stream, "%s: suspect %d, want stream %s: %s", c->name, i, w->stream, obj);
     const char *tid = printed(r->out, "thread", w->thread);
     cr_expect(tid[0] != '\0', "%s: the client printed no thread %s:\n%s", c->name, w->thread, r->out);
     cr_expect_str_eq(h_str(obj, "thread"), tid, "%s: suspect %d, want thread %s: %s", c->name, i, w->thread, obj);
@@ -211,7 +250,8 @@ ParameterizedTest(int *row, suspects, named_exactly)
 Test(suspects, log_and_health_file_name_the_prime_ones)
 {
     h_result r;
-    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"sus_streams", "unsynced"},
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"sus_streams", "unsynced"},
                     .env = {H_SYNC, "CUTAINT_HEALTH_FILE=@DIR@/health"}},
            &r);
     h_expect_ended(&r);
@@ -232,10 +272,14 @@ Test(suspects, log_and_health_file_name_the_prime_ones)
     cr_expect(f != NULL, "the log lacks \"%s\":\n%s", fill_text, r.err);
     cr_expect(k != NULL, "the log lacks \"%s\":\n%s", crash_text, r.err);
     cr_expect(f == NULL || k == NULL || f < k, "s1's prime suspect (the older) first:\n%s", r.err);
-    const char *const fill_replay[] = {fill_text, "replay it: compute-sanitizer --tool memcheck --launch-skip 0 "
-                                                  "--launch-count 1 ", "sus_streams unsynced", NULL};
-    const char *const crash_replay[] = {crash_text, "replay it: compute-sanitizer --tool memcheck --launch-skip 1 "
-                                                    "--launch-count 1 ", "sus_streams unsynced", NULL};
+    const char *const fill_replay[] = {fill_text,
+                                       "replay it: compute-sanitizer --tool memcheck --launch-skip 0 "
+                                       "--launch-count 1 ",
+                                       "sus_streams unsynced", NULL};
+    const char *const crash_replay[] = {crash_text,
+                                        "replay it: compute-sanitizer --tool memcheck --launch-skip 1 "
+                                        "--launch-count 1 ",
+                                        "sus_streams unsynced", NULL};
     cr_expect_eq(h_count_lines_with(r.err, fill_replay), 1, "fill's replay line:\n%s", r.err);
     cr_expect_eq(h_count_lines_with(r.err, crash_replay), 1, "crash's replay line:\n%s", r.err);
     cr_expect_eq(h_count_containing(r.err, "launch #3"), 0, "the fill behind s1's prime one is no prime suspect:\n%s",

@@ -29,8 +29,8 @@ static int k_wide(const struct fakecuda_launch *l)
     float *out[2] = {0};
     for (int i = 0; i < 2 && err == FAKECUDA_KERNEL_OK; i++)
         if (a->p[ends[i]])
-            out[i] = fakecuda_view(l, (uint64_t)(uintptr_t)a->p[ends[i]], WIDE_FLOATS, sizeof(float), _Alignof(float),
-                                   &err);
+            out[i] =
+                fakecuda_view(l, (uint64_t)(uintptr_t)a->p[ends[i]], WIDE_FLOATS, sizeof(float), _Alignof(float), &err);
     for (int i = 0; i < 2 && err == FAKECUDA_KERNEL_OK; i++)
         for (int j = 0; out[i] && j < WIDE_FLOATS; j++)
             out[i][j] = 1.0f;

@@ -20,14 +20,40 @@ extern void __libc_free(void *);
 
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t allocs;
 
-EXPORT uint64_t ctperf_allocs(void) { return allocs; }
+EXPORT uint64_t ctperf_allocs(void)
+{
+    return allocs;
+}
 
-EXPORT void *malloc(size_t n) { allocs++; return __libc_malloc(n); }
-EXPORT void *calloc(size_t n, size_t m) { allocs++; return __libc_calloc(n, m); }
-EXPORT void *realloc(void *p, size_t n) { allocs++; return __libc_realloc(p, n); }
-EXPORT void free(void *p) { __libc_free(p); }
-EXPORT void *memalign(size_t a, size_t n) { allocs++; return __libc_memalign(a, n); }
-EXPORT void *aligned_alloc(size_t a, size_t n) { allocs++; return __libc_memalign(a, n); }
+EXPORT void *malloc(size_t n)
+{
+    allocs++;
+    return __libc_malloc(n);
+}
+EXPORT void *calloc(size_t n, size_t m)
+{
+    allocs++;
+    return __libc_calloc(n, m);
+}
+EXPORT void *realloc(void *p, size_t n)
+{
+    allocs++;
+    return __libc_realloc(p, n);
+}
+EXPORT void free(void *p)
+{
+    __libc_free(p);
+}
+EXPORT void *memalign(size_t a, size_t n)
+{
+    allocs++;
+    return __libc_memalign(a, n);
+}
+EXPORT void *aligned_alloc(size_t a, size_t n)
+{
+    allocs++;
+    return __libc_memalign(a, n);
+}
 EXPORT int posix_memalign(void **out, size_t a, size_t n)
 {
     allocs++;

@@ -85,15 +85,9 @@ int main(int argc, char **argv)
                 case PERF_OP_LAUNCH:
                     check("cuLaunchKernel", cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
                     break;
-                case PERF_OP_DTOH:
-                    check("cuMemcpyDtoH", cuMemcpyDtoH(host, big[1] + 8192, sizeof host));
-                    break;
-                case PERF_OP_HTOD:
-                    check("cuMemcpyHtoD", cuMemcpyHtoD(big[2] + 8192, host, sizeof host));
-                    break;
-                case PERF_OP_CONTROL:
-                    syscall(SYS_getppid);
-                    break;
+                case PERF_OP_DTOH: check("cuMemcpyDtoH", cuMemcpyDtoH(host, big[1] + 8192, sizeof host)); break;
+                case PERF_OP_HTOD: check("cuMemcpyHtoD", cuMemcpyHtoD(big[2] + 8192, host, sizeof host)); break;
+                case PERF_OP_CONTROL: syscall(SYS_getppid); break;
                 }
             }
             uint64_t after = allocs ? allocs() : 0;

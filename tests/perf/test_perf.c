@@ -31,7 +31,7 @@
 #include "perf_marks.h"
 
 typedef struct counts {
-    bool traced;                 /* system calls were counted */
+    bool traced; /* system calls were counted */
     long syscalls[PERF_N_OPS];
     long allocs[PERF_N_OPS];
     int exit_status;
@@ -141,22 +141,20 @@ static void compare(bool taint)
         cr_assert_geq(without.allocs[op], 0, "no allocation count for %s", perf_op_names[op]);
         cr_expect_eq(with.allocs[op], without.allocs[op],
                      "%s (taint elsewhere: %s): 1000 calls made %ld heap allocations under cutaint, "
-                     "%ld without it", perf_op_names[op], taint ? "yes" : "no", with.allocs[op],
-                     without.allocs[op]);
+                     "%ld without it",
+                     perf_op_names[op], taint ? "yes" : "no", with.allocs[op], without.allocs[op]);
         if (with.traced && without.traced)
             cr_expect_eq(with.syscalls[op], without.syscalls[op],
                          "%s (taint elsewhere: %s): 1000 calls made %ld system calls under cutaint, "
-                         "%ld without it", perf_op_names[op], taint ? "yes" : "no", with.syscalls[op],
-                         without.syscalls[op]);
+                         "%ld without it",
+                         perf_op_names[op], taint ? "yes" : "no", with.syscalls[op], without.syscalls[op]);
     }
     if (without.traced)
         cr_assert_eq(without.syscalls[PERF_OP_CONTROL], 1000,
-                     "the tracer counted %ld of the control's 1000 system calls",
-                     without.syscalls[PERF_OP_CONTROL]);
+                     "the tracer counted %ld of the control's 1000 system calls", without.syscalls[PERF_OP_CONTROL]);
     for (int op = 0; op < PERF_N_OPS; op++)
-        cr_log_info("%s taint=%d: syscalls without %ld, with %ld; allocations without %ld, with %ld",
-                    perf_op_names[op], taint, without.syscalls[op], with.syscalls[op],
-                    without.allocs[op], with.allocs[op]);
+        cr_log_info("%s taint=%d: syscalls without %ld, with %ld; allocations without %ld, with %ld", perf_op_names[op],
+                    taint, without.syscalls[op], with.syscalls[op], without.allocs[op], with.allocs[op]);
     if (!with.traced || !without.traced)
         cr_log_warn("ptrace is not permitted here: system calls were not counted");
 }

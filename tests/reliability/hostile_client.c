@@ -21,10 +21,10 @@
  * bytes unwritten (the shim rightly refuses reads of them and skips launches
  * on them); the memset writes them again, so every answer compared is the
  * driver's own. */
-#define SHOWR(label, call)                                                     \
-    do {                                                                       \
-        SHOW(label, call);                                                     \
-        cuMemsetD8(buf, 0, 1024);                                              \
+#define SHOWR(label, call)        \
+    do {                          \
+        SHOW(label, call);        \
+        cuMemsetD8(buf, 0, 1024); \
     } while (0)
 
 static CUcontext ctx;
@@ -83,9 +83,14 @@ static void garbage(void)
     SHOWR("dtoh_zero", cuMemcpyDtoH(host, buf, 0));
     SHOWR("copy2d_null", cuMemcpy2D(NULL));
     SHOWR("copy3d_null", cuMemcpy3D(NULL));
-    CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = bad, .srcPitch = 64,
-                        .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = 64,
-                        .WidthInBytes = 64, .Height = 4};
+    CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .srcDevice = bad,
+                        .srcPitch = 64,
+                        .dstMemoryType = CU_MEMORYTYPE_HOST,
+                        .dstHost = host,
+                        .dstPitch = 64,
+                        .WidthInBytes = 64,
+                        .Height = 4};
     SHOWR("copy2d_garbage", cuMemcpy2D(&c2));
     c2.srcDevice = buf;
     c2.Height = (size_t)1 << 40;
@@ -131,8 +136,14 @@ static void garbage(void)
     void *fp[] = {&foreign[0], &foreign[1], &foreign[2], &foreign[3]};
     SHOWR("launch_foreign_pointers", cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, 0, fp, NULL));
     SHOWR("launch_ex_null_config", cuLaunchKernelEx(NULL, fill, ok, NULL));
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
-                          .blockDimZ = 1, .numAttrs = 3, .attrs = NULL};
+    CUlaunchConfig cfg = {.gridDimX = 1,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = 32,
+                          .blockDimY = 1,
+                          .blockDimZ = 1,
+                          .numAttrs = 3,
+                          .attrs = NULL};
     SHOWR("launch_ex_null_attrs", cuLaunchKernelEx(&cfg, fill, ok, NULL));
     /* synchronisation and names */
     SHOWR("stream_sync_garbage", cuStreamSynchronize((CUstream)(uintptr_t)0x77));
@@ -240,9 +251,14 @@ int main(int argc, char **argv)
         setup();
         SHOW("htod_overrun", cuMemcpyHtoD(buf + 1000, host, 100));
         SHOW("dtoh_huge", cuMemcpyDtoH(host, buf, (size_t)1 << 62));
-        CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = buf, .srcPitch = 64,
-                            .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = 64,
-                            .WidthInBytes = 64, .Height = (size_t)1 << 40};
+        CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                            .srcDevice = buf,
+                            .srcPitch = 64,
+                            .dstMemoryType = CU_MEMORYTYPE_HOST,
+                            .dstHost = host,
+                            .dstPitch = 64,
+                            .WidthInBytes = 64,
+                            .Height = (size_t)1 << 40};
         SHOW("copy2d_huge", cuMemcpy2D(&c2));
     } else if (!strcmp(s, "segv")) {
         /* a failure, a skip and a refused read, then a crash in the program's own code */

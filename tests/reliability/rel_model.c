@@ -114,7 +114,10 @@ static uint64_t splitmix(uint64_t *s)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
-static uint32_t rnd(uint64_t *s, uint32_t n) { return n ? (uint32_t)(splitmix(s) % n) : 0; }
+static uint32_t rnd(uint64_t *s, uint32_t n)
+{
+    return n ? (uint32_t)(splitmix(s) % n) : 0;
+}
 
 /* ------------------------------------------------------------ kernels -- */
 enum { K_FILL, K_SAXPY, K_GATHER, K_COPY_PAIR, K_REDUCE, K_SCALE, K_COUNT_FILL, K_EMPTY, K_N };
@@ -123,13 +126,13 @@ enum { K_FILL, K_SAXPY, K_GATHER, K_COPY_PAIR, K_REDUCE, K_SCALE, K_COUNT_FILL, 
  * allocation can overlap (a fixed number could land in fakecuda's arena,
  * whose place moves with ASLR, and hit another thread's buffer). */
 static char foreign_bytes[4096];
-static const char *k_mangled[K_N] = {"_Z4fillPfif", "_Z5saxpyifPKfPf", "_Z6gatherPfPKfPKii", "_Z9copy_pair4Pair",
-                                     "_Z6reducePKfPfi", "scale", "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_"};
+static const char *k_mangled[K_N] = {"_Z4fillPfif",     "_Z5saxpyifPKfPf", "_Z6gatherPfPKfPKii",  "_Z9copy_pair4Pair",
+                                     "_Z6reducePKfPfi", "scale",           "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_"};
 static const char *k_base[K_N] = {"fill", "saxpy", "gather", "copy_pair", "reduce", "scale", "count_fill", "empty"};
 
 /* ------------------------------------------------------- configuration -- */
 typedef struct inject_rule {
-    bool launch;          /* else api */
+    bool launch; /* else api */
     char pattern[64];
     unsigned nth;
     bool later;
@@ -139,19 +142,28 @@ typedef struct inject_rule {
 
 typedef struct prog_cfg {
     unsigned n_ct, n_fc;
-    inject_rule ct[3];    /* CUTAINT_INJECT */
-    inject_rule fc[2];    /* FAKECUDA_FAULTS */
+    inject_rule ct[3]; /* CUTAINT_INJECT */
+    inject_rule fc[2]; /* FAKECUDA_FAULTS */
     char ct_env[512], fc_env[512];
 } prog_cfg;
 
-static const struct { int code; const char *name; } ct_errors[] = {
-    {719, "CUDA_ERROR_LAUNCH_FAILED"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-    {1, "CUDA_ERROR_INVALID_VALUE"}, {999, "CUDA_ERROR_UNKNOWN"}};
-static const struct { int code; const char *name; } fc_errors[] = {
-    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"}};
-static const char *ct_api_patterns[] = {"cuMemcpyHtoD", "cuMemsetD8", "cuMemsetD32", "cuMemcpyDtoD",
-                                        "cuMemcpyDtoH", "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpy*",
-                                        "cuMemsetD2D8"};
+static const struct {
+    int code;
+    const char *name;
+} ct_errors[] = {{719, "CUDA_ERROR_LAUNCH_FAILED"},
+                 {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+                 {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+                 {1, "CUDA_ERROR_INVALID_VALUE"},
+                 {999, "CUDA_ERROR_UNKNOWN"}};
+static const struct {
+    int code;
+    const char *name;
+} fc_errors[] = {{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+                 {1, "CUDA_ERROR_INVALID_VALUE"},
+                 {2, "CUDA_ERROR_OUT_OF_MEMORY"}};
+static const char *ct_api_patterns[] = {"cuMemcpyHtoD",      "cuMemsetD8",   "cuMemsetD32",
+                                        "cuMemcpyDtoD",      "cuMemcpyDtoH", "cuMemAlloc",
+                                        "cuMemcpyHtoDAsync", "cuMemcpy*",    "cuMemsetD2D8"};
 static const char *fc_api_names[] = {"cuMemcpyHtoD_v2", "cuMemsetD8_v2", "cuMemcpyDtoD_v2", "cuMemsetD32_v2"};
 
 static void make_cfg(uint64_t pseed, prog_cfg *c)
@@ -237,10 +249,23 @@ static int fc_fault_fire(prog_cfg *c, bool launch, const char *name)
 }
 
 /* ----------------------------------------------------------- programs -- */
-enum { OP_ALLOC, OP_FREE, OP_HTOD, OP_MEMSET, OP_DTOD, OP_LAUNCH, OP_DTOH, OP_SYNC, OP_CONTEXT, OP_UNLOAD,
-       OP_RETRY, OP_REGION, OP_N };
-static const char *op_names[OP_N] = {"alloc", "free", "htod", "memset", "dtod", "launch", "dtoh", "sync",
-                                     "context", "unload", "retry", "region"};
+enum {
+    OP_ALLOC,
+    OP_FREE,
+    OP_HTOD,
+    OP_MEMSET,
+    OP_DTOD,
+    OP_LAUNCH,
+    OP_DTOH,
+    OP_SYNC,
+    OP_CONTEXT,
+    OP_UNLOAD,
+    OP_RETRY,
+    OP_REGION,
+    OP_N
+};
+static const char *op_names[OP_N] = {"alloc", "free", "htod",    "memset", "dtod",  "launch",
+                                     "dtoh",  "sync", "context", "unload", "retry", "region"};
 typedef struct op {
     uint8_t kind;
     uint32_t r[12];
@@ -329,22 +354,22 @@ typedef struct launch_desc {
     unsigned np;
     binding bind[4];
     unsigned nb;
-    slot where[4];             /* each binding's slot as it was (base, size) */
+    slot where[4]; /* each binding's slot as it was (base, size) */
     int n;
     float fv;
     uint64_t grid;
     unsigned block, smem, how;
     bool invalid;
-    uint64_t av2;              /* elements from the second pointer on: what gather and count_fill may index */
+    uint64_t av2; /* elements from the second pointer on: what gather and count_fill may index */
 } launch_desc;
 
 typedef struct checker {
-    int tid;              /* -1: single-threaded program */
-    bool strict_report;   /* check the report line by line */
-    bool ptx;             /* its module is PTX text: the kernels' directions come from it (ptx_module) */
+    int tid;            /* -1: single-threaded program */
+    bool strict_report; /* check the report line by line */
+    bool ptx;           /* its module is PTX text: the kernels' directions come from it (ptx_module) */
     prog_cfg cfg;
     slot s[MAX_SLOTS];
-    mfail *f;             /* f[id], id from 1 */
+    mfail *f; /* f[id], id from 1 */
     unsigned n_fail;
     /* expected events of the current op */
     unsigned exp_new[8], n_exp_new;
@@ -353,7 +378,7 @@ typedef struct checker {
     unsigned exp_retry[8], n_exp_retry;
     bool minted_fresh, fold_was_intact; /* what the last mint found */
     uint64_t retries;
-    launch_desc refused;  /* the last launch refused at once, for op_retry */
+    launch_desc refused; /* the last launch refused at once, for op_retry */
     bool has_refused;
     int rep_fd;
     char *rep_buf;
@@ -483,8 +508,8 @@ static bool live_outside(checker *c, unsigned id, const wrange *w, unsigned n)
  * into a live failure of the same kind.  A write scope (w, n) displaced its
  * own bytes' failures when it opened and keeps only the one it pins; a
  * launch (n == 0) opens none. */
-static unsigned mint(checker *c, const char *api, const char *kernel, int error, unsigned pinned,
-                     const wrange *w, unsigned n)
+static unsigned mint(checker *c, const char *api, const char *kernel, int error, unsigned pinned, const wrange *w,
+                     unsigned n)
 {
     if (c->tid < 0) {
         for (unsigned id = 1; id <= c->n_fail; id++) {
@@ -704,8 +729,9 @@ static void check_suspects(checker *c, const jsonr_doc *doc, const jv *ev, const
         bool kok = k && k->type == JV_STRING && k->len > bl && !memcmp(k->str, base, bl) && k->str[bl] == '(';
         bool sok = st && st->type == JV_STRING && st->len == strlen(sname) && !memcmp(st->str, sname, st->len);
         if (!l || l->i != (int64_t)m->launch || !p || (p->type == JV_TRUE) != prime[i] || !kok || !sok) {
-            fail(c, "%s: context_lost suspect %u is launch #%" PRId64 " %.*s on %.*s prime %s, model #%" PRIu64
-                    " %s on %s prime %s [model: %s]",
+            fail(c,
+                 "%s: context_lost suspect %u is launch #%" PRId64 " %.*s on %.*s prime %s, model #%" PRIu64
+                 " %s on %s prime %s [model: %s]",
                  what, i, l ? l->i : -1, k && k->type == JV_STRING ? (int)k->len : 1,
                  k && k->type == JV_STRING ? k->str : "?", st && st->type == JV_STRING ? (int)st->len : 1,
                  st && st->type == JV_STRING ? st->str : "?", p && p->type == JV_TRUE ? "true" : "false", m->launch,
@@ -768,14 +794,14 @@ static void check_report(checker *c, const char *what, int refused_code, unsigne
                 break;
             }
             if (!api || api->type != JV_STRING || strlen(f->api) != api->len || memcmp(api->str, f->api, api->len)) {
-                fail(c, "%s: failure %u api %.*s, model %s", what, want, api ? (int)api->len : 0,
-                     api ? api->str : "", f->api);
+                fail(c, "%s: failure %u api %.*s, model %s", what, want, api ? (int)api->len : 0, api ? api->str : "",
+                     f->api);
                 break;
             }
             size_t kl = strlen(f->kernel);
             bool kok = kl == 0 ? (kern && kern->type == JV_NULL)
-                               : (kern && kern->type == JV_STRING && kern->len >= kl && !memcmp(kern->str, f->kernel, kl) &&
-                                  (kern->len == kl || kern->str[kl] == '('));
+                               : (kern && kern->type == JV_STRING && kern->len >= kl &&
+                                  !memcmp(kern->str, f->kernel, kl) && (kern->len == kl || kern->str[kl] == '('));
             if (!kok) {
                 fail(c, "%s: failure %u kernel %.*s, model %s", what, want,
                      kern && kern->type == JV_STRING ? (int)kern->len : 4,
@@ -897,7 +923,8 @@ static void compare_bytes(checker *c, const char *what, const slot *s, uint64_t 
         if (got[i] == s->data[off + i])
             continue;
         uint64_t w = (off + i) & ~3ULL;
-        if (w >= off && w + 4 <= off + n && w + 4 <= s->size && is_nan_word(s->data + w) && is_nan_word(got + (w - off)))
+        if (w >= off && w + 4 <= off + n && w + 4 <= s->size && is_nan_word(s->data + w) &&
+            is_nan_word(got + (w - off)))
             continue;
         fail(c, "%s: served byte %" PRIu64 " (offset %" PRIu64 ") is 0x%02x, model 0x%02x", what, i, off + i, got[i],
              s->data[off + i]);
@@ -964,8 +991,7 @@ static size_t model_granule;
 
 static void op_alloc_run(checker *c, int sl)
 {
-    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED, .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
     if (!model_granule &&
         cuMemGetAllocationGranularity(&model_granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS)
         return;
@@ -973,7 +999,8 @@ static void op_alloc_run(checker *c, int sl)
     CUdeviceptr run;
     if (cuMemAddressReserve(&run, 2 * model_granule, 0, 0, 0) != CUDA_SUCCESS)
         return;
-    CUmemAccessDesc access = {.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemAccessDesc access = {.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0},
+                              .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     for (int i = 0; i < 2; i++) {
         expect_rc(c, "cuMemCreate", cuMemCreate(&s->handle[i], model_granule, &prop, 0), 0);
         expect_rc(c, "cuMemMap", cuMemMap(run + i * model_granule, model_granule, 0, s->handle[i], 0), 0);
@@ -1232,7 +1259,8 @@ static void op_dtod(checker *c, const op *o)
         return; /* overlapping copies are undefined */
     bool unified = o->r[5] % 4 == 0;
     const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoD_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoD";
-    CUresult r = unified ? cuMemcpy(dst->base + dof, src->base + so, len) : cuMemcpyDtoD(dst->base + dof, src->base + so, len);
+    CUresult r =
+        unified ? cuMemcpy(dst->base + dof, src->base + so, len) : cuMemcpyDtoD(dst->base + dof, src->base + so, len);
     wrange sr = {a, so, len}, dr = {b, dof, len};
     int injected = api_injected(c, api, family);
     unsigned root = injected ? 0 : oldest(c, &sr, 1);
@@ -1259,7 +1287,8 @@ static bool op_dtoh(checker *c, const op *o)
     memset(buf, 0x11, len);
     bool unified = o->r[5] % 5 == 0;
     const char *api = unified ? "cuMemcpy" : "cuMemcpyDtoH_v2", *family = unified ? "cuMemcpy" : "cuMemcpyDtoH";
-    CUresult r = unified ? cuMemcpy((CUdeviceptr)(uintptr_t)buf, s->base + off, len) : cuMemcpyDtoH(buf, s->base + off, len);
+    CUresult r =
+        unified ? cuMemcpy((CUdeviceptr)(uintptr_t)buf, s->base + off, len) : cuMemcpyDtoH(buf, s->base + off, len);
     wrange rd = {sl, off, len};
     int injected = api_injected(c, api, family);
     unsigned root = injected ? 0 : oldest(c, &rd, 1);
@@ -1333,8 +1362,14 @@ static CUresult launch_as_graph(checker *c, CUfunction f, unsigned grid, unsigne
     CUgraph g;
     CUgraphNode node;
     CUgraphExec e;
-    CUDA_KERNEL_NODE_PARAMS p = {.func = f, .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = block,
-                                 .blockDimY = 1, .blockDimZ = 1, .kernelParams = kp};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = f,
+                                 .gridDimX = grid,
+                                 .gridDimY = 1,
+                                 .gridDimZ = 1,
+                                 .blockDimX = block,
+                                 .blockDimY = 1,
+                                 .blockDimZ = 1,
+                                 .kernelParams = kp};
     if (cuGraphCreate(&g, 0) != CUDA_SUCCESS || cuGraphAddKernelNode(&node, g, NULL, 0, &p) != CUDA_SUCCESS ||
         cuGraphInstantiate(&e, g, 0) != CUDA_SUCCESS) {
         fail(c, "graph: could not build a graph of one kernel node");
@@ -1345,7 +1380,6 @@ static CUresult launch_as_graph(checker *c, CUfunction f, unsigned grid, unsigne
         fail(c, "graph: could not destroy");
     return r;
 }
-
 
 static bool describe_launch(checker *c, const op *o, launch_desc *d)
 {
@@ -1360,12 +1394,12 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
     float fv = (float[]){0.5f, -1.0f, 1.0f, 2.0f, 0.0f}[o->r[8] % 5];
     uint64_t threads_needed = 1;
     memset(params, 0, sizeof d->params);
-#define PUT(off, v)                                                                                                    \
-    do {                                                                                                               \
-        __typeof__(v) v_ = (v);                                                                                        \
-        memcpy(params + (off), &v_, sizeof v_);                                                                        \
-        poff[np] = (off);                                                                                              \
-        psz[np++] = sizeof v_;                                                                                         \
+#define PUT(off, v)                             \
+    do {                                        \
+        __typeof__(v) v_ = (v);                 \
+        memcpy(params + (off), &v_, sizeof v_); \
+        poff[np] = (off);                       \
+        psz[np++] = sizeof v_;                  \
     } while (0)
     switch (k) {
     case K_FILL: {
@@ -1424,7 +1458,10 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         /* Copied member by member into the zeroed parameters: a struct's
          * copy may leave its padding undefined, which the shim's scan of
          * the struct's words then reads (valgrind says so). */
-        struct { CUdeviceptr in, out; int n; } pr;
+        struct {
+            CUdeviceptr in, out;
+            int n;
+        } pr;
         memcpy(params + offsetof(__typeof__(pr), in), &in, sizeof in);
         memcpy(params + offsetof(__typeof__(pr), out), &out, sizeof out);
         memcpy(params + offsetof(__typeof__(pr), n), &n, sizeof n);
@@ -1534,7 +1571,8 @@ static void issue_launch(checker *c, const launch_desc *d)
     for (unsigned i = 0; i < np; i++)
         kp[i] = params + poff[i];
     size_t bufsize = np ? poff[np - 1] + psz[np - 1] : 0;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize, CU_LAUNCH_PARAM_END};
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize,
+                     CU_LAUNCH_PARAM_END};
 
     /* ---- the model decides before the call: ranges, inject, skip, driver ---- */
     /* out: what a success releases, then the stores (out + nrel: what a
@@ -1602,8 +1640,14 @@ static void issue_launch(checker *c, const launch_desc *d)
     if (graph) {
         r = launch_as_graph(c, f, (unsigned)grid, block, kp);
     } else if (how == 7) {
-        CUlaunchConfig cfg = {.gridDimX = (unsigned)grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = block,
-                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = smem, .hStream = 0};
+        CUlaunchConfig cfg = {.gridDimX = (unsigned)grid,
+                              .gridDimY = 1,
+                              .gridDimZ = 1,
+                              .blockDimX = block,
+                              .blockDimY = 1,
+                              .blockDimZ = 1,
+                              .sharedMemBytes = smem,
+                              .hStream = 0};
         r = cuLaunchKernelEx(&cfg, f, kp, NULL);
     } else if (how == 6) {
         r = cuLaunchKernel(f, (unsigned)grid, 1, 1, block, 1, 1, smem, 0, NULL, extra);
@@ -1653,7 +1697,8 @@ static void issue_launch(checker *c, const launch_desc *d)
             break;
         }
         case K_SAXPY: {
-            float *x = fview(c, *(CUdeviceptr *)(void *)(params + 8)), *y = fview(c, *(CUdeviceptr *)(void *)(params + 16));
+            float *x = fview(c, *(CUdeviceptr *)(void *)(params + 8)),
+                  *y = fview(c, *(CUdeviceptr *)(void *)(params + 16));
             for (uint64_t i = 0; i < m; i++) {
                 float xv, yv;
                 memcpy(&xv, x + i, 4);
@@ -1664,7 +1709,8 @@ static void issue_launch(checker *c, const launch_desc *d)
             break;
         }
         case K_GATHER: {
-            float *outp = fview(c, *(CUdeviceptr *)(void *)params), *inp = fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            float *outp = fview(c, *(CUdeviceptr *)(void *)params),
+                  *inp = fview(c, *(CUdeviceptr *)(void *)(params + 8));
             int32_t *idx = (int32_t *)(void *)fview(c, *(CUdeviceptr *)(void *)(params + 16));
             for (uint64_t i = 0; i < m; i++) {
                 int32_t v;
@@ -1711,8 +1757,7 @@ static void issue_launch(checker *c, const launch_desc *d)
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
     check_report(c, "launch", 0, 0, NULL);
@@ -2492,13 +2537,12 @@ int main(int argc, char **argv)
                    "FAKECUDA_VMM_GRANULARITY=" MODEL_GRANULE " FAKECUDA_SCHEDULE=%s %s"
                    "CUTAINT_INJECT='%s' FAKECUDA_FAULTS='%s' %s --child %" PRIu64 " --ops %lu --keep %s\n",
                    co.line, REL_SHIM, REL_FAKECUDA_DIR, sched ? sched : "async",
-                   getenv("REL_NO_LOSS") ? "REL_NO_LOSS=1 " : "", cfg.ct_env, cfg.fc_env, self_path, ps, nops,
-                   list);
+                   getenv("REL_NO_LOSS") ? "REL_NO_LOSS=1 " : "", cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
             return 1;
         }
         unsigned long a, b, cc, d, e, f, g;
-        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu retries=%lu", &a,
-                   &b, &cc, &d, &e, &f, &g) == 7) {
+        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu retries=%lu", &a, &b,
+                   &cc, &d, &e, &f, &g) == 7) {
             lost += f;
             retries += g;
             reads += a;

@@ -28,13 +28,13 @@ static long rss_kib(void)
     return res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        CUresult r_ = (x);                                                                                             \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            fprintf(stderr, "rel_soak: %s = %d\n", #x, (int)r_);                                                       \
-            return 1;                                                                                                  \
-        }                                                                                                              \
+#define CHECK(x)                                                 \
+    do {                                                         \
+        CUresult r_ = (x);                                       \
+        if (r_ != CUDA_SUCCESS) {                                \
+            fprintf(stderr, "rel_soak: %s = %d\n", #x, (int)r_); \
+            return 1;                                            \
+        }                                                        \
     } while (0)
 
 int main(int argc, char **argv)
@@ -46,7 +46,9 @@ int main(int argc, char **argv)
         perror("exec");
         return 3;
     }
-    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : getenv("REL_SOAK_LAUNCHES") ? strtoull(getenv("REL_SOAK_LAUNCHES"), NULL, 0) : 1000000;
+    uint64_t n = argc > 1                      ? strtoull(argv[1], NULL, 0)
+                 : getenv("REL_SOAK_LAUNCHES") ? strtoull(getenv("REL_SOAK_LAUNCHES"), NULL, 0)
+                                               : 1000000;
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -87,7 +89,8 @@ int main(int argc, char **argv)
         }
     }
     CHECK(cuCtxSynchronize());
-    printf("rel_soak: %" PRIu64 " launches, %" PRIu64 " failed, %" PRIu64 " reads refused; RSS KiB:", n, failed, refused);
+    printf("rel_soak: %" PRIu64 " launches, %" PRIu64 " failed, %" PRIu64 " reads refused; RSS KiB:", n, failed,
+           refused);
     for (int i = 1; i <= 20; i++)
         printf(" %ld", samples[i]);
     printf("\n");

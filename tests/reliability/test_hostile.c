@@ -16,7 +16,8 @@
 /* must_have: a line the client prints under the shim, or NULL. */
 static void compare(const char *scenario, const char *arg, const char *must_have)
 {
-    h_run run = {.client = REL_HOSTILE, .args = {scenario, arg, NULL},
+    h_run run = {.client = REL_HOSTILE,
+                 .args = {scenario, arg, NULL},
                  .env = {"CUTAINT_HEALTH_FILE=@DIR@/health", "CUTAINT_LOG=off", NULL}};
     h_result base, shim;
     h_exec_baseline(&run, &base);
@@ -41,11 +42,26 @@ static void compare(const char *scenario, const char *arg, const char *must_have
     h_free(&shim);
 }
 
-Test(hostile, garbage_handles_pointers_sizes) { compare("garbage", NULL, NULL); }
-Test(hostile, tainted_read_with_a_size_the_driver_refuses) { compare("tainted_huge_read", NULL, NULL); }
-Test(hostile, calls_before_cuInit) { compare("before_init", NULL, NULL); }
-Test(hostile, threads_without_a_current_context) { compare("no_context", NULL, NULL); }
+Test(hostile, garbage_handles_pointers_sizes)
+{
+    compare("garbage", NULL, NULL);
+}
+Test(hostile, tainted_read_with_a_size_the_driver_refuses)
+{
+    compare("tainted_huge_read", NULL, NULL);
+}
+Test(hostile, calls_before_cuInit)
+{
+    compare("before_init", NULL, NULL);
+}
+Test(hostile, threads_without_a_current_context)
+{
+    compare("no_context", NULL, NULL);
+}
 
 /* "late_free 4": the late calls really ran after the driver shut down (they
  * saw CUDA_ERROR_DEINITIALIZED). */
-Test(hostile, calls_during_teardown) { compare("teardown", REL_HOSTILE_LATE, "late_free 4"); }
+Test(hostile, calls_during_teardown)
+{
+    compare("teardown", REL_HOSTILE_LATE, "late_free 4");
+}

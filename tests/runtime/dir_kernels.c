@@ -12,7 +12,10 @@
 
 FAKECUDA_KERNEL_PLUGIN_ABI;
 
-struct args { uint64_t a, b; int n; };
+struct args {
+    uint64_t a, b;
+    int n;
+};
 
 static uint64_t covered(const struct fakecuda_launch *l, int n)
 {
@@ -47,7 +50,9 @@ static int k_mark(const struct fakecuda_launch *l)
 }
 
 static const struct fakecuda_param layout[] = {
-    {offsetof(struct args, a), 8}, {offsetof(struct args, b), 8}, {offsetof(struct args, n), sizeof(int)},
+    {offsetof(struct args, a), 8},
+    {offsetof(struct args, b), 8},
+    {offsetof(struct args, n), sizeof(int)},
 };
 
 int fakecuda_kernels_register(const struct fakecuda_host *host)

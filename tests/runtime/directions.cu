@@ -69,7 +69,9 @@ int main(int argc, char **argv)
         int got = 0;
         cudaError_t copy = cudaMemcpy(&got, flag, sizeof got, cudaMemcpyDeviceToHost);
         std::printf("RESULT flag_memcpy=%s\nRESULT flag_host=%s\n", cudaGetErrorName(copy),
-                    got == 1 ? "correct" : got == -1 ? "poisoned" : "stale");
+                    got == 1    ? "correct"
+                    : got == -1 ? "poisoned"
+                                : "stale");
         read_back("out", out, 1.0f);
     } else {
         std::printf("usage: directions input|flags\n");

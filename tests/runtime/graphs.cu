@@ -19,12 +19,12 @@ extern "C" __global__ void scale(float *data, int n, float factor)
         data[i] *= factor;
 }
 
-#define EXPECT(cond)                                                                  \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            std::printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond);                \
-            std::exit(1);                                                             \
-        }                                                                             \
+#define EXPECT(cond)                                                   \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            std::printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond); \
+            std::exit(1);                                              \
+        }                                                              \
     } while (0)
 
 static const int N = 4096;

@@ -25,7 +25,10 @@
 #define TENSORS 16
 #define N 256
 
-static float *tensor(float *pool, int i) { return pool + i * N; }
+static float *tensor(float *pool, int i)
+{
+    return pool + i * N;
+}
 
 static int read_back(float *pool, int i, const char *label)
 {

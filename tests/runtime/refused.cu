@@ -31,8 +31,8 @@ static void launch_and_read(const char *prefix, float *d, unsigned threads, floa
     fill<<<(N + threads - 1) / threads, threads>>>(d, N, value);
     cudaError_t launch = cudaGetLastError();
     cudaError_t copy = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    std::printf("RESULT %slaunch=%s\nRESULT %smemcpy=%s\nRESULT %shost=%s\n", prefix, cudaGetErrorName(launch),
-                prefix, cudaGetErrorName(copy), prefix, classify(h, N, value));
+    std::printf("RESULT %slaunch=%s\nRESULT %smemcpy=%s\nRESULT %shost=%s\n", prefix, cudaGetErrorName(launch), prefix,
+                cudaGetErrorName(copy), prefix, classify(h, N, value));
 }
 
 int main()

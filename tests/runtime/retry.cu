@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         saxpy<<<N / 2048, 2048>>>(N, 0.5f, x, d); /* refused: d carries it */
         fill_with(x, 2048, 1.0f);                 /* refused: x carries it */
         (void)cudaGetLastError();
-        saxpy<<<N / 256, 256>>>(N, 0.5f, x, d);   /* x is no output of it */
+        saxpy<<<N / 256, 256>>>(N, 0.5f, x, d); /* x is no output of it */
         read_back(d, 0.0f);
     } else if (!std::strcmp(c, "async")) {
         fill_with(d, 256, 2.0f);

@@ -27,14 +27,13 @@ __global__ void fill(float *out, int n, float value)
         out[i] = value;
 }
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            std::printf("FAIL %s:%d %s: %s (%d)\n", __FILE__, __LINE__, #call,        \
-                        cudaGetErrorString(e_), (int)e_);                             \
-            std::exit(1);                                                             \
-        }                                                                             \
+#define CHECK(call)                                                                                              \
+    do {                                                                                                         \
+        cudaError_t e_ = (call);                                                                                 \
+        if (e_ != cudaSuccess) {                                                                                 \
+            std::printf("FAIL %s:%d %s: %s (%d)\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_), (int)e_); \
+            std::exit(1);                                                                                        \
+        }                                                                                                        \
     } while (0)
 
 /* "correct" (every one of the n floats is want), "poisoned" (every byte is

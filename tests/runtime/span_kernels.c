@@ -17,8 +17,14 @@
 
 FAKECUDA_KERNEL_PLUGIN_ABI;
 
-struct span { float *p; int n; };
-struct fill_span_args { struct span s; float value; };
+struct span {
+    float *p;
+    int n;
+};
+struct fill_span_args {
+    struct span s;
+    float value;
+};
 
 _Static_assert(sizeof(struct span) == 16, "nvcc's Span is 16 bytes");
 _Static_assert(offsetof(struct fill_span_args, value) == 16, "nvcc puts value at 16");

@@ -4,7 +4,11 @@
 #include <cuda_pipeline.h>
 #include <mma.h>
 
-struct Pair { float *src; float *dst; int n; };
+struct Pair {
+    float *src;
+    float *dst;
+    int n;
+};
 
 // out S, in L, n -: a grid-stride loop reads in, one store writes out.
 __global__ void sum_into(float *out, float *in, int n)
@@ -26,7 +30,10 @@ __global__ void scale(float *p, int n)
 }
 
 // c B: an atomic reads and writes.
-__global__ void atomic_count(int *c) { atomicAdd(c, 1); }
+__global__ void atomic_count(int *c)
+{
+    atomicAdd(c, 1);
+}
 
 // p B: one parameter, its src read and its dst written.
 __global__ void copy_pair(Pair p)
@@ -45,7 +52,9 @@ __global__ void gather(Pair p, float *out)
 }
 
 // - -
-__global__ void unused(float *p, int n) {}
+__global__ void unused(float *p, int n)
+{
+}
 
 // in L (ld.global.nc), out S
 __global__ void read_only(const float *__restrict__ in, float *out)
@@ -55,10 +64,16 @@ __global__ void read_only(const float *__restrict__ in, float *out)
 
 // p B: the pointer itself is stored, so anything may write through it later.
 __device__ float *stash;
-__global__ void leak(float *p) { stash = p; }
+__global__ void leak(float *p)
+{
+    stash = p;
+}
 
 // p B: handed to a device function; q L
-__device__ __noinline__ void helper(float *p) { *p = 0; }
+__device__ __noinline__ void helper(float *p)
+{
+    *p = 0;
+}
 __global__ void calls(float *p, float *q)
 {
     if (*q > 0)
@@ -100,5 +115,10 @@ __global__ void mma_tile(const half *a, const half *b, float *c, unsigned ld)
 
 // p B, out B: &p.v[i] takes the address of a __grid_constant__ parameter,
 // and from an address in the parameter space any parameter can be read.
-struct Table { float v[8]; };
-__global__ void indexed(const __grid_constant__ Table p, int i, float *out) { out[threadIdx.x] = p.v[i]; }
+struct Table {
+    float v[8];
+};
+__global__ void indexed(const __grid_constant__ Table p, int i, float *out)
+{
+    out[threadIdx.x] = p.v[i];
+}

@@ -14,8 +14,15 @@
 
 static ct_allocmap *map;
 
-static void setup(void) { map = ct_allocmap_new(); cr_assert_not_null(map); }
-static void teardown(void) { ct_allocmap_free(map); }
+static void setup(void)
+{
+    map = ct_allocmap_new();
+    cr_assert_not_null(map);
+}
+static void teardown(void)
+{
+    ct_allocmap_free(map);
+}
 
 TestSuite(allocmap, .init = setup, .fini = teardown);
 
@@ -80,7 +87,8 @@ Test(allocmap, a_range_takes_the_allocations_wholly_inside_it)
     for (uint64_t b = 0x1000; b < 0x6000; b += 0x1000)
         cr_assert_eq(ct_allocmap_insert(map, b, 0x1000, 0), CT_OK);
     cr_assert_not_null(ct_allocmap_find(map, 0x2010), "a lookup cached before the range goes");
-    cr_assert_eq(ct_allocmap_remove_within(map, 0x1800, 0x3000), 2, "0x2000 and 0x3000, not the straddling 0x1000 and 0x4000");
+    cr_assert_eq(ct_allocmap_remove_within(map, 0x1800, 0x3000), 2,
+                 "0x2000 and 0x3000, not the straddling 0x1000 and 0x4000");
     cr_assert_null(ct_allocmap_find(map, 0x2010), "the cached lookup went with it");
     cr_assert_null(ct_allocmap_find(map, 0x3fff));
     cr_assert_eq(base_at(0x1fff), 0x1000);
@@ -193,7 +201,10 @@ Test(allocmap, null_arguments_are_refused_not_crashed_on)
 
 /* --- scale ------------------------------------------------------------- */
 
-typedef struct span { uint64_t base, size; bool live; } span;
+typedef struct span {
+    uint64_t base, size;
+    bool live;
+} span;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 static uint64_t rnd(void)
@@ -211,7 +222,7 @@ static span *make_spans(void)
     uint64_t at = 0x7f0000000000ULL;
     for (size_t i = 0; i < MANY; i++) {
         at += (rnd() % 4) * 256;
-        spans[i] = (span){ at, 1 + rnd() % (1u << 20), true };
+        spans[i] = (span){at, 1 + rnd() % (1u << 20), true};
         at += spans[i].size;
     }
     return spans;
@@ -252,8 +263,8 @@ static void check_lookups(const span *spans, int probes)
     for (int k = 0; k < probes; k++) {
         const span *s = &spans[rnd() % MANY];
         uint64_t addr = s->base + rnd() % (s->size + 512) - 256; /* around it too */
-        cr_assert_eq(base_at(addr), brute_force_base(spans, addr),
-                     "lookup of %#lx disagrees with brute force", (unsigned long)addr);
+        cr_assert_eq(base_at(addr), brute_force_base(spans, addr), "lookup of %#lx disagrees with brute force",
+                     (unsigned long)addr);
     }
 }
 
@@ -286,8 +297,8 @@ Test(allocmap, holds_100000_allocations_within_128_bytes_each)
     insert_shuffled(spans);
     size_t measured = heap_in_use() - before;
     size_t counted = ct_allocmap_bytes(map);
-    cr_log_info("allocmap: %zu bytes counted, %zu measured for %d allocations (%.1f per allocation)",
-                counted, measured, MANY, (double)counted / MANY);
+    cr_log_info("allocmap: %zu bytes counted, %zu measured for %d allocations (%.1f per allocation)", counted, measured,
+                MANY, (double)counted / MANY);
     cr_assert_leq(counted, (size_t)BYTES_PER_ALLOC_BUDGET * MANY);
     /* Sanitizers and valgrind keep their own heap; glibc's figure is only
      * meaningful when it moved. */

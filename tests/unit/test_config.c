@@ -98,14 +98,15 @@ Test(config, defaults_are_design_md_first_values)
 
 Test(config, nothing_set_or_empty_values_give_defaults)
 {
-    env e = { 0 };
+    env e = {0};
     ct_config c;
     cr_assert_eq(load(&e, &c), 0);
     assert_defaults(&c);
     static const char *const names[] = {
-        "CUTAINT_LOG", "CUTAINT_LOG_FILE", "CUTAINT_REPORT", "CUTAINT_POISON",
-        "CUTAINT_ON_SKIP", "CUTAINT_ON_CONTEXT_LOSS", "CUTAINT_EXIT_STATUS",
-        "CUTAINT_ERROR_EXITCODE", "CUTAINT_HEALTH_FILE", "CUTAINT_ARGS", "CUTAINT_INJECT", "CUTAINT_DISABLE",
+        "CUTAINT_LOG",         "CUTAINT_LOG_FILE",       "CUTAINT_REPORT",
+        "CUTAINT_POISON",      "CUTAINT_ON_SKIP",        "CUTAINT_ON_CONTEXT_LOSS",
+        "CUTAINT_EXIT_STATUS", "CUTAINT_ERROR_EXITCODE", "CUTAINT_HEALTH_FILE",
+        "CUTAINT_ARGS",        "CUTAINT_INJECT",         "CUTAINT_DISABLE",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         env_set(&e, names[i], "");
@@ -116,7 +117,7 @@ Test(config, nothing_set_or_empty_values_give_defaults)
 
 Test(config, every_variable_parses_its_values)
 {
-    env e = { 0 };
+    env e = {0};
     env_set(&e, "CUTAINT_LOG", "debug");
     env_set(&e, "CUTAINT_LOG_FILE", "/tmp/log.%p");
     env_set(&e, "CUTAINT_REPORT", "/tmp/report with space.jsonl");
@@ -155,33 +156,32 @@ typedef struct valid_case {
 Test(config, scalar_spellings)
 {
     static const valid_case cases[] = {
-        { "CUTAINT_LOG", "off", offsetof(ct_config, log), CT_LOG_OFF },
-        { "CUTAINT_LOG", "error", offsetof(ct_config, log), CT_LOG_ERROR },
-        { "CUTAINT_LOG", "warn", offsetof(ct_config, log), CT_LOG_WARN },
-        { "CUTAINT_LOG", " INFO ", offsetof(ct_config, log), CT_LOG_INFO },
-        { "CUTAINT_ON_SKIP", "propagate", offsetof(ct_config, on_skip), CT_SKIP_PROPAGATE },
-        { "CUTAINT_ON_CONTEXT_LOSS", "continue", offsetof(ct_config, on_context_loss), CT_LOSS_CONTINUE },
-        { "CUTAINT_ON_CONTEXT_LOSS", "exit", offsetof(ct_config, on_context_loss), CT_LOSS_EXIT },
-        { "CUTAINT_POISON", "off", offsetof(ct_config, poison), -1 },
-        { "CUTAINT_POISON", "0", offsetof(ct_config, poison), 0 },
-        { "CUTAINT_POISON", "255", offsetof(ct_config, poison), 255 },
-        { "CUTAINT_POISON", "0xFF", offsetof(ct_config, poison), 255 },
-        { "CUTAINT_POISON", "0x0", offsetof(ct_config, poison), 0 },
-        { "CUTAINT_POISON", "170", offsetof(ct_config, poison), 170 },
-        { "CUTAINT_EXIT_STATUS", "255", offsetof(ct_config, exit_status), 255 },
-        { "CUTAINT_EXIT_STATUS", "1", offsetof(ct_config, exit_status), 1 },
-        { "CUTAINT_EXIT_STATUS", "070", offsetof(ct_config, exit_status), 70 },
-        { "CUTAINT_ERROR_EXITCODE", "9", offsetof(ct_config, error_exitcode), 9 },
-        { "CUTAINT_ERROR_EXITCODE", "255", offsetof(ct_config, error_exitcode), 255 },
-        { "CUTAINT_ERROR_EXITCODE", "0", offsetof(ct_config, error_exitcode), 0 },
+        {"CUTAINT_LOG", "off", offsetof(ct_config, log), CT_LOG_OFF},
+        {"CUTAINT_LOG", "error", offsetof(ct_config, log), CT_LOG_ERROR},
+        {"CUTAINT_LOG", "warn", offsetof(ct_config, log), CT_LOG_WARN},
+        {"CUTAINT_LOG", " INFO ", offsetof(ct_config, log), CT_LOG_INFO},
+        {"CUTAINT_ON_SKIP", "propagate", offsetof(ct_config, on_skip), CT_SKIP_PROPAGATE},
+        {"CUTAINT_ON_CONTEXT_LOSS", "continue", offsetof(ct_config, on_context_loss), CT_LOSS_CONTINUE},
+        {"CUTAINT_ON_CONTEXT_LOSS", "exit", offsetof(ct_config, on_context_loss), CT_LOSS_EXIT},
+        {"CUTAINT_POISON", "off", offsetof(ct_config, poison), -1},
+        {"CUTAINT_POISON", "0", offsetof(ct_config, poison), 0},
+        {"CUTAINT_POISON", "255", offsetof(ct_config, poison), 255},
+        {"CUTAINT_POISON", "0xFF", offsetof(ct_config, poison), 255},
+        {"CUTAINT_POISON", "0x0", offsetof(ct_config, poison), 0},
+        {"CUTAINT_POISON", "170", offsetof(ct_config, poison), 170},
+        {"CUTAINT_EXIT_STATUS", "255", offsetof(ct_config, exit_status), 255},
+        {"CUTAINT_EXIT_STATUS", "1", offsetof(ct_config, exit_status), 1},
+        {"CUTAINT_EXIT_STATUS", "070", offsetof(ct_config, exit_status), 70},
+        {"CUTAINT_ERROR_EXITCODE", "9", offsetof(ct_config, error_exitcode), 9},
+        {"CUTAINT_ERROR_EXITCODE", "255", offsetof(ct_config, error_exitcode), 255},
+        {"CUTAINT_ERROR_EXITCODE", "0", offsetof(ct_config, error_exitcode), 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        env e = { 0 };
+        env e = {0};
         env_set(&e, cases[i].name, cases[i].value);
         ct_config c;
         cr_assert_eq(load(&e, &c), 0, "%s=%s", cases[i].name, cases[i].value);
-        cr_assert_eq(INT_FIELD(&c, cases[i].offset), cases[i].expected, "%s=%s",
-                     cases[i].name, cases[i].value);
+        cr_assert_eq(INT_FIELD(&c, cases[i].offset), cases[i].expected, "%s=%s", cases[i].name, cases[i].value);
     }
 }
 
@@ -190,10 +190,9 @@ Test(config, disable_spellings)
     static const struct {
         const char *value;
         bool disable;
-    } cases[] = { { "1", true }, { "0", false }, { "true", true }, { "FALSE", false },
-                  { "yes", true }, { "no", false } };
+    } cases[] = {{"1", true}, {"0", false}, {"true", true}, {"FALSE", false}, {"yes", true}, {"no", false}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        env e = { 0 };
+        env e = {0};
         env_set(&e, "CUTAINT_DISABLE", cases[i].value);
         ct_config c;
         cr_assert_eq(load(&e, &c), 0);
@@ -217,34 +216,34 @@ Test(config, each_malformed_value_gives_one_message_and_its_default, .init = fil
     static const struct {
         const char *name, *value;
     } cases[] = {
-        { "CUTAINT_LOG", "verbose" },
-        { "CUTAINT_LOG", "warn2" },
-        { "CUTAINT_LOG_FILE", long_path },
-        { "CUTAINT_REPORT", long_path },
-        { "CUTAINT_HEALTH_FILE", long_path },
-        { "CUTAINT_POISON", "0x1ff" },
-        { "CUTAINT_POISON", "256" },
-        { "CUTAINT_POISON", "-1" },
-        { "CUTAINT_POISON", "0x" },
-        { "CUTAINT_POISON", "ff" },
-        { "CUTAINT_POISON", "on" },
-        { "CUTAINT_ON_SKIP", "skip" },
-        { "CUTAINT_ON_CONTEXT_LOSS", "restart" },
-        { "CUTAINT_EXIT_STATUS", "256" },
-        { "CUTAINT_EXIT_STATUS", "off" },
-        { "CUTAINT_EXIT_STATUS", "7O" },
-        { "CUTAINT_ERROR_EXITCODE", "256" },
-        { "CUTAINT_ERROR_EXITCODE", "yes" },
-        { "CUTAINT_ERROR_EXITCODE", "-1" },
-        { "CUTAINT_ARGS", "saxpy" },
-        { "CUTAINT_ARGS", "saxpy=x" },
-        { "CUTAINT_INJECT", "kernel:gemm" },
-        { "CUTAINT_INJECT", "launch:gemm#0" },
-        { "CUTAINT_DISABLE", "2" },
-        { "CUTAINT_DISABLE", "on" },
+        {"CUTAINT_LOG", "verbose"},
+        {"CUTAINT_LOG", "warn2"},
+        {"CUTAINT_LOG_FILE", long_path},
+        {"CUTAINT_REPORT", long_path},
+        {"CUTAINT_HEALTH_FILE", long_path},
+        {"CUTAINT_POISON", "0x1ff"},
+        {"CUTAINT_POISON", "256"},
+        {"CUTAINT_POISON", "-1"},
+        {"CUTAINT_POISON", "0x"},
+        {"CUTAINT_POISON", "ff"},
+        {"CUTAINT_POISON", "on"},
+        {"CUTAINT_ON_SKIP", "skip"},
+        {"CUTAINT_ON_CONTEXT_LOSS", "restart"},
+        {"CUTAINT_EXIT_STATUS", "256"},
+        {"CUTAINT_EXIT_STATUS", "off"},
+        {"CUTAINT_EXIT_STATUS", "7O"},
+        {"CUTAINT_ERROR_EXITCODE", "256"},
+        {"CUTAINT_ERROR_EXITCODE", "yes"},
+        {"CUTAINT_ERROR_EXITCODE", "-1"},
+        {"CUTAINT_ARGS", "saxpy"},
+        {"CUTAINT_ARGS", "saxpy=x"},
+        {"CUTAINT_INJECT", "kernel:gemm"},
+        {"CUTAINT_INJECT", "launch:gemm#0"},
+        {"CUTAINT_DISABLE", "2"},
+        {"CUTAINT_DISABLE", "on"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        env e = { 0 };
+        env e = {0};
         /* A valid neighbour on each side still parses. */
         env_set(&e, "CUTAINT_LOG", "error");
         env_set(&e, "CUTAINT_DISABLE", "1");
@@ -262,8 +261,7 @@ Test(config, each_malformed_value_gives_one_message_and_its_default, .init = fil
         char head[128];
         snprintf(head, sizeof head, "cutaint: %s='", cases[i].name);
         cr_assert(strncmp(e.diag[0], head, strlen(head)) == 0, "%s", e.diag[0]);
-        cr_assert(strstr(e.diag[0], "is not valid: expected") || strstr(e.diag[0], "column"),
-                  "%s", e.diag[0]);
+        cr_assert(strstr(e.diag[0], "is not valid: expected") || strstr(e.diag[0], "column"), "%s", e.diag[0]);
         cr_assert(strstr(e.diag[0], "; using the default "), "%s", e.diag[0]);
         /* The variable has its default, its neighbours their values. */
         bool is_log = !strcmp(cases[i].name, "CUTAINT_LOG");
@@ -286,18 +284,18 @@ Test(config, each_malformed_value_gives_one_message_and_its_default, .init = fil
 
 Test(config, the_message_names_variable_value_and_accepted_values)
 {
-    env e = { 0 };
+    env e = {0};
     env_set(&e, "CUTAINT_POISON", "0x1ff");
     ct_config c;
     load(&e, &c);
     cr_assert_str_eq(e.diag[0], "cutaint: CUTAINT_POISON='0x1ff' is not valid: expected off or "
                                 "a byte 0..255 (e.g. 0xff); using the default 0xff");
-    e = (env){ 0 };
+    e = (env){0};
     env_set(&e, "CUTAINT_LOG", "loud");
     load(&e, &c);
     cr_assert_str_eq(e.diag[0], "cutaint: CUTAINT_LOG='loud' is not valid: expected warn, off, "
                                 "error, info or debug; using the default warn");
-    e = (env){ 0 };
+    e = (env){0};
     env_set(&e, "CUTAINT_INJECT", "launch:gemm#0");
     load(&e, &c);
     cr_assert_str_eq(e.diag[0], "cutaint: CUTAINT_INJECT='launch:gemm#0' is not valid: spec 1 "
@@ -307,7 +305,7 @@ Test(config, the_message_names_variable_value_and_accepted_values)
 
 Test(config, several_malformed_values_give_one_message_each)
 {
-    env e = { 0 };
+    env e = {0};
     env_set(&e, "CUTAINT_LOG", "x");
     env_set(&e, "CUTAINT_POISON", "x");
     env_set(&e, "CUTAINT_ON_SKIP", "error");
@@ -320,14 +318,14 @@ Test(config, several_malformed_values_give_one_message_each)
 
 Test(config, hostile_values_are_shown_tamed_and_never_as_a_format)
 {
-    env e = { 0 };
+    env e = {0};
     env_set(&e, "CUTAINT_LOG", "%s%n%s\n\x1b[31mred");
     ct_config c;
     load(&e, &c);
     cr_assert_eq(e.n_diag, 1);
     cr_assert(strstr(e.diag[0], "'%s%n%s??[31mred'"), "%s", e.diag[0]);
     /* A huge value is cut in the message. */
-    e = (env){ 0 };
+    e = (env){0};
     fill_long_path();
     long_path[0] = 'x';
     env_set(&e, "CUTAINT_ON_SKIP", long_path);
@@ -340,7 +338,7 @@ Test(config, hostile_values_are_shown_tamed_and_never_as_a_format)
 Test(config, a_path_just_fitting_is_kept, .init = fill_long_path)
 {
     long_path[CT_PATH_MAX - 1] = '\0';
-    env e = { 0 };
+    env e = {0};
     env_set(&e, "CUTAINT_REPORT", long_path);
     ct_config c;
     cr_assert_eq(load(&e, &c), 0);
@@ -362,10 +360,10 @@ Test(config, null_diag_and_real_getenv_work)
 Test(config, unknown_cutaint_names_are_reported)
 {
     char *envp[] = {
-        "PATH=/bin", "CUTAINT_LOG=warn", "CUTAINT_POSION=0", "CUTAINT_REPORT=", "CUTAINT_",
-        "CUTAINTX=1", "CUTAINT_EXTRA", NULL,
+        "PATH=/bin", "CUTAINT_LOG=warn", "CUTAINT_POSION=0", "CUTAINT_REPORT=",
+        "CUTAINT_",  "CUTAINTX=1",       "CUTAINT_EXTRA",    NULL,
     };
-    env e = { 0 };
+    env e = {0};
     cr_assert_eq(ct_config_check_unknown(envp, env_diag, &e), 3);
     cr_assert_eq(e.n_diag, 3);
     static const char head[] = "cutaint: CUTAINT_POSION is not a cutaint variable (known: "
@@ -384,9 +382,8 @@ Test(args, grammar)
 {
     ct_arg_rules r;
     char err[CT_DIAG_MAX];
-    cr_assert_eq(ct_args_parse(" saxpy = -, - ,r,w ; at::native::*=rw;_Z4fill*=w;", &r, err,
-                               sizeof err),
-                 CT_OK, "%s", err);
+    cr_assert_eq(ct_args_parse(" saxpy = -, - ,r,w ; at::native::*=rw;_Z4fill*=w;", &r, err, sizeof err), CT_OK, "%s",
+                 err);
     cr_assert_eq(r.n, 3);
     cr_assert_str_eq(r.rule[0].glob, "saxpy");
     cr_assert_eq(r.rule[0].n_roles, 4);
@@ -432,10 +429,10 @@ Test(args, errors_name_position_and_expectation)
     static const struct {
         const char *text, *error;
     } cases[] = {
-        { "saxpy", "rule 1 'saxpy', column 1: expected GLOB=ROLE[,ROLE]..." },
-        { "a=r;b=x", "rule 2 'b=x', column 7: expected a role r, w, rw, - or nothing (default)" },
-        { "a=r; =w", "rule 2 '=w', column 6: expected a kernel name glob before '='" },
-        { "a=r,wr", "rule 1 'a=r,wr', column 5: expected a role r, w, rw, - or nothing (default)" },
+        {"saxpy", "rule 1 'saxpy', column 1: expected GLOB=ROLE[,ROLE]..."},
+        {"a=r;b=x", "rule 2 'b=x', column 7: expected a role r, w, rw, - or nothing (default)"},
+        {"a=r; =w", "rule 2 '=w', column 6: expected a kernel name glob before '='"},
+        {"a=r,wr", "rule 1 'a=r,wr', column 5: expected a role r, w, rw, - or nothing (default)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_arg_rules r;
@@ -470,8 +467,7 @@ Test(args, limits_are_errors)
 Test(args, match_either_name_first_rule_wins)
 {
     ct_arg_rules r;
-    cr_assert_eq(ct_args_parse("saxpy=-,-,r,w;at::native::*=rw;_Z4fill*=w;*=r", &r, NULL, 0),
-                 CT_OK);
+    cr_assert_eq(ct_args_parse("saxpy=-,-,r,w;at::native::*=rw;_Z4fill*=w;*=r", &r, NULL, 0), CT_OK);
     cr_assert_eq(ct_args_match(&r, "_Z5saxpyifPKfPf", "saxpy"), &r.rule[0]);
     cr_assert_eq(ct_args_match(&r, "_Z4fillPfi", "fill"), &r.rule[2]);
     cr_assert_eq(ct_args_match(&r, "_ZN2at6native3foo", "at::native::foo<float>"), &r.rule[1]);
@@ -532,12 +528,14 @@ static int toy_parse(const char *text, int *code)
 
 Test(inject, codes_come_from_the_vocabulary_handed_in)
 {
-    static const ct_error_vocab toy = { .parse = toy_parse, .success = 42, .launch_default = 11,
-                                        .api_default = 12, .context_lost = 13 };
+    static const ct_error_vocab toy = {.parse = toy_parse,
+                                       .success = 42,
+                                       .launch_default = 11,
+                                       .api_default = 12,
+                                       .context_lost = 13};
     ct_inject_rules r;
     char err[CT_DIAG_MAX];
-    cr_assert_eq(ct_inject_parse("launch:a;api:b;api:c=context_lost", &toy, &r, err, sizeof err),
-                 CT_OK, "%s", err);
+    cr_assert_eq(ct_inject_parse("launch:a;api:b;api:c=context_lost", &toy, &r, err, sizeof err), CT_OK, "%s", err);
     cr_assert_eq(r.rule[0].error, 11);
     cr_assert_eq(r.rule[1].error, 12);
     cr_assert_eq(r.rule[2].error, 13);
@@ -553,28 +551,27 @@ Test(inject, errors_name_position_and_expectation)
     static const struct {
         const char *text, *error;
     } cases[] = {
-        { "gemm", "spec 1 'gemm', column 1: expected KIND:PATTERN[#N[+]][=EFFECT]" },
-        { "kernel:gemm", "spec 1 'kernel:gemm', column 1: expected launch or api before ':'" },
-        { "launch:", "spec 1 'launch:', column 7: expected a name glob after ':'" },
-        { "launch:#2", "spec 1 'launch:#2', column 7: expected a name glob after ':'" },
-        { "launch:g#0", "spec 1 'launch:g#0', column 9: expected #N or #N+ with N a whole number >= 1" },
-        { "launch:g#", "spec 1 'launch:g#', column 9: expected #N or #N+ with N a whole number >= 1" },
-        { "launch:g#2x", "spec 1 'launch:g#2x', column 9: expected #N or #N+ with N a whole number >= 1" },
-        { "launch:g#2++", "spec 1 'launch:g#2++', column 9: expected #N or #N+ with N a whole number >= 1" },
-        { "launch:g#99999999999999999999", "spec 1 'launch:g#99999999999999999999', column 9: "
-                                          "expected #N or #N+ with N a whole number >= 1" },
-        { "api:a;launch:g=", "spec 2 'launch:g=', column 15: expected an effect after '='" },
-        { "launch:g=boom", "spec 1 'launch:g=boom', column 10: expected a CUresult (e.g. "
-                           "CUDA_ERROR_ILLEGAL_ADDRESS, ILLEGAL_ADDRESS or 700) or context_lost" },
-        { "launch:g=0", "spec 1 'launch:g=0', column 10: expected an error: CUDA_SUCCESS injects nothing" },
-        { "launch:g=success", "spec 1 'launch:g=success', column 10: expected an error: "
-                              "CUDA_SUCCESS injects nothing" },
+        {"gemm", "spec 1 'gemm', column 1: expected KIND:PATTERN[#N[+]][=EFFECT]"},
+        {"kernel:gemm", "spec 1 'kernel:gemm', column 1: expected launch or api before ':'"},
+        {"launch:", "spec 1 'launch:', column 7: expected a name glob after ':'"},
+        {"launch:#2", "spec 1 'launch:#2', column 7: expected a name glob after ':'"},
+        {"launch:g#0", "spec 1 'launch:g#0', column 9: expected #N or #N+ with N a whole number >= 1"},
+        {"launch:g#", "spec 1 'launch:g#', column 9: expected #N or #N+ with N a whole number >= 1"},
+        {"launch:g#2x", "spec 1 'launch:g#2x', column 9: expected #N or #N+ with N a whole number >= 1"},
+        {"launch:g#2++", "spec 1 'launch:g#2++', column 9: expected #N or #N+ with N a whole number >= 1"},
+        {"launch:g#99999999999999999999", "spec 1 'launch:g#99999999999999999999', column 9: "
+                                          "expected #N or #N+ with N a whole number >= 1"},
+        {"api:a;launch:g=", "spec 2 'launch:g=', column 15: expected an effect after '='"},
+        {"launch:g=boom", "spec 1 'launch:g=boom', column 10: expected a CUresult (e.g. "
+                          "CUDA_ERROR_ILLEGAL_ADDRESS, ILLEGAL_ADDRESS or 700) or context_lost"},
+        {"launch:g=0", "spec 1 'launch:g=0', column 10: expected an error: CUDA_SUCCESS injects nothing"},
+        {"launch:g=success", "spec 1 'launch:g=success', column 10: expected an error: "
+                             "CUDA_SUCCESS injects nothing"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_inject_rules r;
         char err[CT_DIAG_MAX];
-        cr_assert_eq(inject_parse(cases[i].text, &r, err, sizeof err), CT_EPARSE, "%s",
-                     cases[i].text);
+        cr_assert_eq(inject_parse(cases[i].text, &r, err, sizeof err), CT_EPARSE, "%s", cases[i].text);
         cr_assert_str_eq(err, cases[i].error);
         cr_assert_eq(r.n, 0);
     }
@@ -599,8 +596,8 @@ Test(inject, limits_are_errors)
     cr_assert_eq(r.rule[0].nth, UINT64_MAX);
 }
 
-static int fire_count(ct_inject_rules *r, ct_inject_kind kind, const char *name,
-                      const char *alt, int calls, int *first_fire)
+static int fire_count(ct_inject_rules *r, ct_inject_kind kind, const char *name, const char *alt, int calls,
+                      int *first_fire)
 {
     int fired = 0;
     *first_fire = 0;
@@ -642,8 +639,7 @@ Test(inject, plus_fires_on_the_nth_and_every_later)
 Test(inject, every_matching_rule_counts_and_the_first_firing_is_returned)
 {
     ct_inject_rules r;
-    cr_assert_eq(inject_parse("api:cuMem*#2=OUT_OF_MEMORY;api:cuMemAlloc#1", &r, NULL, 0),
-                 CT_OK);
+    cr_assert_eq(inject_parse("api:cuMem*#2=OUT_OF_MEMORY;api:cuMemAlloc#1", &r, NULL, 0), CT_OK);
     cr_assert_eq(ct_inject_check(&r, CT_INJECT_API, "cuMemAlloc_v2", "cuMemAlloc"), &r.rule[1]);
     cr_assert_eq(ct_inject_check(&r, CT_INJECT_API, "cuMemAlloc_v2", "cuMemAlloc"), &r.rule[0]);
     cr_assert_null(ct_inject_check(&r, CT_INJECT_API, "cuMemAlloc_v2", "cuMemAlloc"));
@@ -664,11 +660,9 @@ static void *hammer(void *arg)
     counter_run *run = arg;
     pthread_barrier_wait(run->start);
     for (int i = 0; i < CALLS_PER_THREAD; i++) {
-        const ct_inject_rule *rule =
-            ct_inject_check(run->rules, CT_INJECT_LAUNCH, "_Z4gemmPf", "gemm");
+        const ct_inject_rule *rule = ct_inject_check(run->rules, CT_INJECT_LAUNCH, "_Z4gemmPf", "gemm");
         run->fired_once += rule == &run->rules->rule[0];
-        run->fired_plus += ct_inject_check(run->rules, CT_INJECT_API, "cuMemcpyHtoD_v2",
-                                           "cuMemcpyHtoD") != NULL;
+        run->fired_plus += ct_inject_check(run->rules, CT_INJECT_API, "cuMemcpyHtoD_v2", "cuMemcpyHtoD") != NULL;
     }
     return NULL;
 }
@@ -676,14 +670,13 @@ static void *hammer(void *arg)
 Test(inject, concurrent_checks_count_exactly)
 {
     ct_inject_rules r;
-    cr_assert_eq(inject_parse("launch:gemm#77777;api:cuMemcpyHtoD#100001+", &r, NULL, 0),
-                 CT_OK);
+    cr_assert_eq(inject_parse("launch:gemm#77777;api:cuMemcpyHtoD#100001+", &r, NULL, 0), CT_OK);
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, THREADS);
     pthread_t tid[THREADS];
     counter_run runs[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        runs[i] = (counter_run){ &r, &start, 0, 0 };
+        runs[i] = (counter_run){&r, &start, 0, 0};
         pthread_create(&tid[i], NULL, hammer, &runs[i]);
     }
     int once = 0, plus = 0;
@@ -708,8 +701,8 @@ Test(grammars, garbage_is_safe)
         char text[160];
         size_t n = (size_t)(rand_r(&seed) % (sizeof text - 1));
         for (size_t i = 0; i < n; i++)
-            text[i] = rand_r(&seed) % 8 ? alphabet[rand_r(&seed) % (sizeof alphabet - 1)]
-                                        : (char)(rand_r(&seed) % 255 + 1);
+            text[i] =
+                rand_r(&seed) % 8 ? alphabet[rand_r(&seed) % (sizeof alphabet - 1)] : (char)(rand_r(&seed) % 255 + 1);
         text[n] = '\0';
         ct_arg_rules a;
         ct_inject_rules r;

@@ -56,11 +56,16 @@ Test(errnames, parse_spellings)
         const char *text;
         int code;
     } good[] = {
-        { "CUDA_ERROR_ILLEGAL_ADDRESS", 700 }, { "ILLEGAL_ADDRESS", 700 },
-        { "illegal_address", 700 },            { "Cuda_Error_Illegal_Address", 700 },
-        { "700", 700 },                        { "0", 0 },
-        { "success", 0 },                      { "CUDA_SUCCESS", 0 },
-        { "12345", 12345 },                    { "launch_failed", CUDA_ERROR_LAUNCH_FAILED },
+        {"CUDA_ERROR_ILLEGAL_ADDRESS", 700},
+        {"ILLEGAL_ADDRESS", 700},
+        {"illegal_address", 700},
+        {"Cuda_Error_Illegal_Address", 700},
+        {"700", 700},
+        {"0", 0},
+        {"success", 0},
+        {"CUDA_SUCCESS", 0},
+        {"12345", 12345},
+        {"launch_failed", CUDA_ERROR_LAUNCH_FAILED},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int code = -1;
@@ -72,8 +77,19 @@ Test(errnames, parse_spellings)
 Test(errnames, parse_refuses_everything_else)
 {
     static const char *const bad[] = {
-        "", "CUDA_ERROR_", "ILLEGAL", "700x", "-1", "+700", " 700", "700 ",
-        "ILLEGAL_ADDRESS ", "99999999999", "2147483648", "0x2bc", "CUDA_ERROR_ILLEGAL_ADDRESSX",
+        "",
+        "CUDA_ERROR_",
+        "ILLEGAL",
+        "700x",
+        "-1",
+        "+700",
+        " 700",
+        "700 ",
+        "ILLEGAL_ADDRESS ",
+        "99999999999",
+        "2147483648",
+        "0x2bc",
+        "CUDA_ERROR_ILLEGAL_ADDRESSX",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int code = -7;

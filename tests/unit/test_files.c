@@ -77,13 +77,13 @@ Test(files, path_expand)
     static const struct {
         const char *tmpl, *out;
     } cases[] = {
-        { "/tmp/r.%p.jsonl", "/tmp/r.4242.jsonl" },
-        { "%p%p", "42424242" },
-        { "100%%", "100%" },
-        { "%%p", "%p" },
-        { "%x and %", "%x and %" },
-        { "", "" },
-        { "plain", "plain" },
+        {"/tmp/r.%p.jsonl", "/tmp/r.4242.jsonl"},
+        {"%p%p", "42424242"},
+        {"100%%", "100%"},
+        {"%%p", "%p"},
+        {"%x and %", "%x and %"},
+        {"", ""},
+        {"plain", "plain"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[64];
@@ -104,7 +104,6 @@ Test(files, path_expand_refuses_what_does_not_fit)
     cr_assert_eq(ct_path_expand("a", 1, NULL, 8), CT_EINVAL);
     cr_assert_eq(ct_path_expand("a", 1, out, 0), CT_EINVAL);
 }
-
 
 Test(files, path_absolute)
 {
@@ -340,7 +339,7 @@ Test(files, concurrent_writers_never_interleave_lines)
         pthread_join(tid[i], NULL);
     FILE *f = fopen(path, "r");
     char line[256];
-    int count = 0, next[WRITERS] = { 0 };
+    int count = 0, next[WRITERS] = {0};
     while (fgets(line, sizeof line, f)) {
         int id, n;
         cr_assert_eq(sscanf(line, "{\"writer\":%d,\"line\":%d,", &id, &n), 2, "%s", line);

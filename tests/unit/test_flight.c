@@ -46,8 +46,13 @@ static const ct_flight_stream s1 = {0x51, CTX, 0}, s2 = {0x52, CTX, 0};
 /* A launch of kernel `what` on s, as the shim records it once the driver took it. */
 static uint64_t launch_on(ct_flight_ring *r, const ct_flight_stream *s, uint64_t what)
 {
-    ct_flight_work w = {.seq = next_seq++, .epoch = ct_flight_epoch(f), .what = what, .stream = *s,
-                        .grid = {4, 1, 1}, .block = {256, 1, 1}, .kind = CT_FLIGHT_LAUNCH};
+    ct_flight_work w = {.seq = next_seq++,
+                        .epoch = ct_flight_epoch(f),
+                        .what = what,
+                        .stream = *s,
+                        .grid = {4, 1, 1},
+                        .block = {256, 1, 1},
+                        .kind = CT_FLIGHT_LAUNCH};
     ct_flight_record(f, r, &w);
     return w.seq;
 }

@@ -72,7 +72,7 @@ static void align(blob *b, size_t to)
 
 static blob copy_of(const blob *b)
 {
-    blob c = { 0 };
+    blob c = {0};
     put(&c, b->p, b->n);
     return c;
 }
@@ -80,7 +80,7 @@ static blob copy_of(const blob *b)
 static void blob_free(blob *b)
 {
     free(b->p);
-    *b = (blob){ 0 };
+    *b = (blob){0};
 }
 
 /* ---- fetching ------------------------------------------------------------------ */
@@ -104,14 +104,14 @@ static bool fetch(void *ctx, uint64_t off, void *dst, size_t len)
 
 static ct_image_status read_blob(ct_image *img, const blob *b, uint64_t limit)
 {
-    source s = { b->p, b->n, 0 };
+    source s = {b->p, b->n, 0};
     return ct_image_read(img, fetch, &s, limit);
 }
 
 /* The image's bytes as far as readable serves them, no limit given. */
 static ct_image_status read_readable(ct_image *img, const blob *b, uint64_t readable)
 {
-    source s = { b->p, readable, 0 };
+    source s = {b->p, readable, 0};
     return ct_image_read(img, fetch, &s, 0);
 }
 
@@ -141,11 +141,11 @@ static bool has(const ct_image *img, const char *name)
 #define FLAG_FAMILY 0x200000u
 
 typedef struct entry_spec {
-    uint16_t kind;        /* 1 PTX, 2 ELF, 8 LTO-IR */
+    uint16_t kind; /* 1 PTX, 2 ELF, 8 LTO-IR */
     uint32_t arch;
-    uint64_t flags;       /* besides FLAGS_BASE */
-    const blob *payload;  /* as stored: a zstd frame when flags say so */
-    uint32_t compressed;  /* 0: payload->n when compressed */
+    uint64_t flags;      /* besides FLAGS_BASE */
+    const blob *payload; /* as stored: a zstd frame when flags say so */
+    uint32_t compressed; /* 0: payload->n when compressed */
     uint64_t inflated;
 } entry_spec;
 
@@ -173,7 +173,7 @@ static void put_entry(blob *b, const entry_spec *e)
 /* The container: magic, version 1, header size 16, the entries' size. */
 static blob fatbin(const entry_spec *e, size_t n)
 {
-    blob entries = { 0 }, f = { 0 };
+    blob entries = {0}, f = {0};
     for (size_t i = 0; i < n; i++)
         put_entry(&entries, &e[i]);
     put_le(&f, 0xba55ed50u, 4);
@@ -187,7 +187,7 @@ static blob fatbin(const entry_spec *e, size_t n)
 
 static blob zstd_frame(const blob *plain, bool with_size)
 {
-    blob z = { 0 };
+    blob z = {0};
     put_zero(&z, ZSTD_compressBound(plain->n));
     ZSTD_CCtx *c = ZSTD_createCCtx();
     cr_assert(c);
@@ -208,20 +208,24 @@ static void put_text(blob *b, const char *const *parts, size_t n)
 /* PTX text, NUL included, with one .entry per name, as nvcc lays it out. */
 static blob ptx(const char *target, const char *const *names, size_t n)
 {
-    blob t = { 0 };
-    put_text(&t, (const char *[]){ "//\n// made by test_image.c\n//\n\n.version 9.0\n.target ", target,
-                                   "\n.address_size 64\n\n" }, 3);
+    blob t = {0};
+    put_text(&t,
+             (const char *[]){"//\n// made by test_image.c\n//\n\n.version 9.0\n.target ", target,
+                              "\n.address_size 64\n\n"},
+             3);
     for (size_t i = 0; i < n; i++)
-        put_text(&t, (const char *[]){ "\t// .globl\t", names[i], "\n.visible .entry ", names[i],
-                                       "(\n\t.param .u64 ", names[i], "_param_0\n)\n{\n\tret;\n}\n" }, 7);
+        put_text(&t,
+                 (const char *[]){"\t// .globl\t", names[i], "\n.visible .entry ", names[i], "(\n\t.param .u64 ",
+                                  names[i], "_param_0\n)\n{\n\tret;\n}\n"},
+                 7);
     put(&t, "", 1);
     return t;
 }
 
 /* Where a made cubin keeps what the tests break. */
 typedef struct cubin_layout {
-    size_t shoff;   /* section headers */
-    size_t symtab;  /* symbols */
+    size_t shoff;  /* section headers */
+    size_t symtab; /* symbols */
     size_t n_sections;
 } cubin_layout;
 
@@ -258,47 +262,51 @@ static void add_symbol(blob *sym, uint32_t name, uint8_t info, uint16_t shndx)
  * "stray", which has a .nv.info.stray but lives in the first kernel's
  * section.  compat: the bytes of a .nv.compat section, or NULL; infos: the
  * bytes of each kernel's .nv.info.<name>, or NULL for 4 zero bytes each. */
-static blob cubin_with_info(const char *const *names, size_t n, unsigned arch, const blob *compat,
-                            const blob *infos, cubin_layout *lay)
+static blob cubin_with_info(const char *const *names, size_t n, unsigned arch, const blob *compat, const blob *infos,
+                            cubin_layout *lay)
 {
     cr_assert(2 * n + SEC_FIRST_TEXT + 3 <= MAX_SECTIONS);
-    blob shstr = { 0 }, str = { 0 }, sym = { 0 }, out = { 0 };
-    section sec[MAX_SECTIONS] = { { 0 } };
-    size_t ns = SEC_FIRST_TEXT, info_at[MAX_SECTIONS] = { 0 }, next_info = 0;
+    blob shstr = {0}, str = {0}, sym = {0}, out = {0};
+    section sec[MAX_SECTIONS] = {{0}};
+    size_t ns = SEC_FIRST_TEXT, info_at[MAX_SECTIONS] = {0}, next_info = 0;
     put(&shstr, "", 1);
     put(&str, "", 1);
     put_zero(&sym, 24);
-    sec[SEC_SHSTRTAB] = (section){ .name = add_string(&shstr, ".shstrtab", ""), .type = 3 };
-    sec[SEC_STRTAB] = (section){ .name = add_string(&shstr, ".strtab", ""), .type = 3 };
-    sec[SEC_SYMTAB] = (section){ .name = add_string(&shstr, ".symtab", ""), .type = 2, .link = SEC_STRTAB,
-                                 .entsize = 24 };
+    sec[SEC_SHSTRTAB] = (section){.name = add_string(&shstr, ".shstrtab", ""), .type = 3};
+    sec[SEC_STRTAB] = (section){.name = add_string(&shstr, ".strtab", ""), .type = 3};
+    sec[SEC_SYMTAB] =
+        (section){.name = add_string(&shstr, ".symtab", ""), .type = 2, .link = SEC_STRTAB, .entsize = 24};
     for (size_t i = 0; i < n; i++) {
         uint16_t text = (uint16_t)ns;
-        sec[ns++] = (section){ .name = add_string(&shstr, ".text.", names[i]), .type = 1, .size = 16 };
+        sec[ns++] = (section){.name = add_string(&shstr, ".text.", names[i]), .type = 1, .size = 16};
         info_at[i] = ns;
-        sec[ns++] = (section){ .name = add_string(&shstr, ".nv.info.", names[i]), .type = 0x70000000,
-                               .link = SEC_SYMTAB, .info = text, .size = infos ? infos[i].n : 4 };
+        sec[ns++] = (section){.name = add_string(&shstr, ".nv.info.", names[i]),
+                              .type = 0x70000000,
+                              .link = SEC_SYMTAB,
+                              .info = text,
+                              .size = infos ? infos[i].n : 4};
         add_symbol(&sym, add_string(&str, "", names[i]), 0x12, text);
         if (i == 0) {
             add_symbol(&sym, add_string(&str, "$", "device_helper"), 0x02, text);
             add_symbol(&sym, add_string(&str, "", "stray"), 0x12, text);
-            sec[ns++] = (section){ .name = add_string(&shstr, ".nv.info.", "stray"), .type = 0x70000000,
-                                   .link = SEC_SYMTAB, .size = 4 };
+            sec[ns++] = (section){.name = add_string(&shstr, ".nv.info.", "stray"),
+                                  .type = 0x70000000,
+                                  .link = SEC_SYMTAB,
+                                  .size = 4};
         }
     }
     uint16_t lonely = (uint16_t)ns;
-    sec[ns++] = (section){ .name = add_string(&shstr, ".text.", "lonely"), .type = 1, .size = 16 };
+    sec[ns++] = (section){.name = add_string(&shstr, ".text.", "lonely"), .type = 1, .size = 16};
     add_symbol(&sym, add_string(&str, "", "lonely"), 0x12, lonely);
     size_t compat_at = ns;
     if (compat)
-        sec[ns++] = (section){ .name = add_string(&shstr, ".nv.compat", ""), .type = 0x70000086,
-                               .size = compat->n };
+        sec[ns++] = (section){.name = add_string(&shstr, ".nv.compat", ""), .type = 0x70000086, .size = compat->n};
     sec[SEC_SHSTRTAB].size = shstr.n;
     sec[SEC_STRTAB].size = str.n;
     sec[SEC_SYMTAB].size = sym.n;
 
     put_zero(&out, 64);
-    const blob *tables[] = { &shstr, &str, &sym };
+    const blob *tables[] = {&shstr, &str, &sym};
     for (size_t i = 0; i < 3; i++) {
         align(&out, 8);
         sec[SEC_SHSTRTAB + i].off = out.n;
@@ -321,19 +329,19 @@ static blob cubin_with_info(const char *const *names, size_t n, unsigned arch, c
     for (size_t i = 0; i < ns; i++) {
         put_le(&out, sec[i].name, 4);
         put_le(&out, sec[i].type, 4);
-        put_le(&out, 0, 8);                 /* flags */
-        put_le(&out, 0, 8);                 /* addr */
+        put_le(&out, 0, 8); /* flags */
+        put_le(&out, 0, 8); /* addr */
         put_le(&out, sec[i].off, 8);
         put_le(&out, sec[i].size, 8);
         put_le(&out, sec[i].link, 4);
         put_le(&out, sec[i].info, 4);
-        put_le(&out, 1, 8);                 /* align */
+        put_le(&out, 1, 8); /* align */
         put_le(&out, sec[i].entsize, 8);
     }
-    static const uint8_t ident[16] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0x41, 8 };
+    static const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x41, 8};
     memcpy(out.p, ident, sizeof ident);
-    set_le(&out, 16, 2, 2);                 /* ET_EXEC */
-    set_le(&out, 18, 190, 2);               /* EM_CUDA */
+    set_le(&out, 16, 2, 2);   /* ET_EXEC */
+    set_le(&out, 18, 190, 2); /* EM_CUDA */
     set_le(&out, 20, 1, 4);
     set_le(&out, 40, lay->shoff, 8);
     set_le(&out, 48, 0x06000002u | arch << 8, 4);
@@ -360,7 +368,7 @@ static size_t section_at(const cubin_layout *lay, size_t i, size_t field)
     return lay->shoff + 64 * i + field;
 }
 
-static const char *const kernels3[] = { "_Z4fillPfif", "plain", "_Z5twiceIdEvPT_" };
+static const char *const kernels3[] = {"_Z4fillPfif", "plain", "_Z5twiceIdEvPT_"};
 
 /* A fatbin of sm_80 SASS and compute_90 PTX, the PTX compressed or not. */
 static blob two_entry_fatbin(bool zstd)
@@ -370,8 +378,8 @@ static blob two_entry_fatbin(bool zstd)
     blob text = ptx("sm_90", kernels3, 3);
     blob z = zstd ? zstd_frame(&text, true) : copy_of(&text);
     entry_spec e[] = {
-        { .kind = 2, .arch = 80, .payload = &elf },
-        { .kind = 1, .arch = 90, .flags = zstd ? FLAG_ZSTD : 0, .payload = &z, .inflated = text.n },
+        {.kind = 2, .arch = 80, .payload = &elf},
+        {.kind = 1, .arch = 90, .flags = zstd ? FLAG_ZSTD : 0, .payload = &z, .inflated = text.n},
     };
     blob f = fatbin(e, 2);
     blob_free(&elf);
@@ -448,7 +456,7 @@ static void assert_every_cut(const blob *b, const char *what)
 
 static void assert_fits(const ct_image *img, const ct_image_fit want[4], const char *what)
 {
-    static const unsigned cc[4] = { 80, 86, 90, 100 };
+    static const unsigned cc[4] = {80, 86, 90, 100};
     for (size_t i = 0; i < 4; i++)
         cr_assert_eq(ct_image_fit_for(img, cc[i]), want[i], "%s on cc %u: %d", what, cc[i],
                      ct_image_fit_for(img, cc[i]));
@@ -481,7 +489,7 @@ Test(image, fatbin_of_sass_and_ptx)
     cr_assert(!has(&img, "$device_helper"), "a device function in a kernel's section");
     cr_assert(!has(&img, "stray"), "a function with a .nv.info but in another's section");
     cr_assert(!has(&img, "_Z5otherv"));
-    assert_fits(&img, (ct_image_fit[]){ FS, FS, FP, FP }, "sm_80 + compute_90");
+    assert_fits(&img, (ct_image_fit[]){FS, FS, FP, FP}, "sm_80 + compute_90");
     cr_assert_str_eq(describe(&img), "sm_80 code and compute_90 PTX");
     ct_image_free(&img);
     blob_free(&f);
@@ -517,18 +525,24 @@ Test(image, sizes_that_lie)
 {
     blob f = two_entry_fatbin(false);
     ct_image img;
-    struct { size_t at; unsigned bytes; uint64_t value; ct_image_status want; const char *what; } cases[] = {
-        { 8, 8, 1 << 20, CT_IMAGE_TRUNCATED, "container larger than the limit" },
-        { 4, 2, 2, CT_IMAGE_MALFORMED, "container version 2" },
-        { 6, 2, 8, CT_IMAGE_MALFORMED, "container header shorter than its own fields" },
-        { 8, 8, UINT64_MAX - 8, CT_IMAGE_MALFORMED, "container size wrapping past 2^64" },
-        { 16 + 4, 4, 32, CT_IMAGE_MALFORMED, "entry header shorter than its fields" },
-        { 16 + 4, 4, 1u << 30, CT_IMAGE_MALFORMED, "entry header past the container" },
-        { 16 + 8, 8, 1u << 30, CT_IMAGE_MALFORMED, "entry payload past the container" },
-        { 16 + 8, 8, 8, CT_IMAGE_MALFORMED, "entry payload too short for its ELF" },
-        { 16 + 40, 8, FLAGS_BASE | FLAG_LZ4 | FLAG_ZSTD, CT_IMAGE_MALFORMED, "two compressions" },
-        { 16 + 40, 8, FLAGS_BASE | FLAG_ZSTD, CT_IMAGE_MALFORMED, "compressed, with no compressed size" },
-        { 16 + 40, 8, FLAGS_BASE | FLAG_SPECIFIC | FLAG_FAMILY, CT_IMAGE_MALFORMED, "sm_80a and sm_80f" },
+    struct {
+        size_t at;
+        unsigned bytes;
+        uint64_t value;
+        ct_image_status want;
+        const char *what;
+    } cases[] = {
+        {8, 8, 1 << 20, CT_IMAGE_TRUNCATED, "container larger than the limit"},
+        {4, 2, 2, CT_IMAGE_MALFORMED, "container version 2"},
+        {6, 2, 8, CT_IMAGE_MALFORMED, "container header shorter than its own fields"},
+        {8, 8, UINT64_MAX - 8, CT_IMAGE_MALFORMED, "container size wrapping past 2^64"},
+        {16 + 4, 4, 32, CT_IMAGE_MALFORMED, "entry header shorter than its fields"},
+        {16 + 4, 4, 1u << 30, CT_IMAGE_MALFORMED, "entry header past the container"},
+        {16 + 8, 8, 1u << 30, CT_IMAGE_MALFORMED, "entry payload past the container"},
+        {16 + 8, 8, 8, CT_IMAGE_MALFORMED, "entry payload too short for its ELF"},
+        {16 + 40, 8, FLAGS_BASE | FLAG_LZ4 | FLAG_ZSTD, CT_IMAGE_MALFORMED, "two compressions"},
+        {16 + 40, 8, FLAGS_BASE | FLAG_ZSTD, CT_IMAGE_MALFORMED, "compressed, with no compressed size"},
+        {16 + 40, 8, FLAGS_BASE | FLAG_SPECIFIC | FLAG_FAMILY, CT_IMAGE_MALFORMED, "sm_80a and sm_80f"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob b = copy_of(&f);
@@ -580,7 +594,7 @@ Test(image, zero_entries)
     cr_assert_eq(img.form, CT_IMAGE_FATBIN);
     cr_assert_eq(img.n_entries, 0);
     cr_assert_eq(img.bytes, 16);
-    assert_fits(&img, (ct_image_fit[]){ FN, FN, FN, FN }, "empty");
+    assert_fits(&img, (ct_image_fit[]){FN, FN, FN, FN}, "empty");
     cr_assert(!has(&img, "_Z4fillPfif"));
     cr_assert_str_eq(describe(&img), "no code and no PTX");
     ct_image_free(&img);
@@ -592,7 +606,7 @@ Test(image, zero_entries)
 static ct_image_status read_claiming(const blob *plain, bool frame_says_size, uint64_t claim, ct_image *img)
 {
     blob z = zstd_frame(plain, frame_says_size);
-    entry_spec e = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = claim };
+    entry_spec e = {.kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = claim};
     blob f = fatbin(&e, 1);
     ct_image_status st = read_blob(img, &f, 0);
     blob_free(&f);
@@ -621,7 +635,7 @@ Test(image, inflated_size_claims)
     cr_assert(!img.out_of_memory);
     bool known = true;
     cr_assert(!ct_image_has_kernel(&img, "plain", &known) && !known);
-    assert_fits(&img, (ct_image_fit[]){ FN, FN, FP, FP }, "its arch is known all the same");
+    assert_fits(&img, (ct_image_fit[]){FN, FN, FP, FP}, "its arch is known all the same");
     cr_assert_str_eq(describe(&img), "no code and compute_90 PTX; kernels not read from compressed compute_90");
     ct_image_free(&img);
     cr_assert_eq(read_claiming(&text, false, (uint64_t)CT_IMAGE_MAX_INFLATED + 1, &img), CT_IMAGE_OK);
@@ -638,9 +652,9 @@ Test(image, inflated_size_claims)
     blob z = zstd_frame(&text, true);
     blob big = copy_of(&z);
     put_zero(&big, 64 << 10);
-    entry_spec e = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &big, .inflated = text.n };
+    entry_spec e = {.kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &big, .inflated = text.n};
     blob f = fatbin(&e, 1);
-    source s = { f.p, f.n, 0 };
+    source s = {f.p, f.n, 0};
     cr_assert_eq(ct_image_read(&img, fetch, &s, 0), CT_IMAGE_MALFORMED);
     cr_assert_lt(s.fetched, 1024, "fetched %llu", (unsigned long long)s.fetched);
     ct_image_free(&img);
@@ -654,15 +668,19 @@ Test(image, corrupt_zstd_frames)
 {
     blob text = ptx("sm_90", kernels3, 3);
     blob z = zstd_frame(&text, true);
-    struct { size_t at; uint8_t value; const char *what; } cases[] = {
-        { 3, 0xfe, "not zstd's magic" },
-        { 4, 0xff, "a frame descriptor with the reserved bit" },
+    struct {
+        size_t at;
+        uint8_t value;
+        const char *what;
+    } cases[] = {
+        {3, 0xfe, "not zstd's magic"},
+        {4, 0xff, "a frame descriptor with the reserved bit"},
     };
     ct_image img;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob bad = copy_of(&z);
         bad.p[cases[i].at] = cases[i].value;
-        entry_spec e = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &bad, .inflated = text.n };
+        entry_spec e = {.kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &bad, .inflated = text.n};
         blob f = fatbin(&e, 1);
         cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "%s", cases[i].what);
         ct_image_free(&img);
@@ -670,8 +688,8 @@ Test(image, corrupt_zstd_frames)
         blob_free(&bad);
     }
     /* the frame cut short: its header's compressed size less than the frame */
-    entry_spec e = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = text.n,
-                     .compressed = (uint32_t)z.n - 5 };
+    entry_spec e =
+        {.kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = text.n, .compressed = (uint32_t)z.n - 5};
     blob f = fatbin(&e, 1);
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "cut short");
     ct_image_free(&img);
@@ -693,11 +711,11 @@ Test(image, corrupt_zstd_frames)
 Test(image, lz4_and_other_kinds_are_not_read)
 {
     blob text = ptx("sm_90", kernels3, 3);
-    blob lto = { 0 };
+    blob lto = {0};
     put(&lto, "\xe5\x6f\x52\xd9 not a frame", 16);
     entry_spec e[] = {
-        { .kind = 1, .arch = 90, .flags = FLAG_LZ4, .payload = &text, .inflated = 4 * text.n },
-        { .kind = 8, .arch = 80, .flags = FLAG_ZSTD | 0x10000, .payload = &lto, .inflated = 64 },
+        {.kind = 1, .arch = 90, .flags = FLAG_LZ4, .payload = &text, .inflated = 4 * text.n},
+        {.kind = 8, .arch = 80, .flags = FLAG_ZSTD | 0x10000, .payload = &lto, .inflated = 64},
     };
     blob f = fatbin(e, 2);
     ct_image img;
@@ -709,7 +727,7 @@ Test(image, lz4_and_other_kinds_are_not_read)
     cr_assert(!ct_image_has_kernel(&img, "plain", &known) && !known, "LZ4 is not inflated");
     cr_assert_str_eq(describe(&img), "no code and compute_90 PTX, and 1 entry of another kind; "
                                      "kernels not read from compressed compute_90");
-    assert_fits(&img, (ct_image_fit[]){ FN, FN, FP, FP }, "LZ4 PTX");
+    assert_fits(&img, (ct_image_fit[]){FN, FN, FP, FP}, "LZ4 PTX");
     ct_image_free(&img);
     blob_free(&f);
     blob_free(&lto);
@@ -720,8 +738,8 @@ Test(image, lz4_and_other_kinds_are_not_read)
 
 static blob one_entry(uint16_t kind, unsigned arch, uint64_t flags)
 {
-    blob payload = kind == 1 ? ptx("sm_80", kernels3, 1) : cubin(kernels3, 1, arch, NULL, &(cubin_layout){ 0 });
-    entry_spec e = { .kind = kind, .arch = arch, .flags = flags, .payload = &payload };
+    blob payload = kind == 1 ? ptx("sm_80", kernels3, 1) : cubin(kernels3, 1, arch, NULL, &(cubin_layout){0});
+    entry_spec e = {.kind = kind, .arch = arch, .flags = flags, .payload = &payload};
     blob f = fatbin(&e, 1);
     blob_free(&payload);
     return f;
@@ -736,24 +754,35 @@ Test(image, fit_rule)
         unsigned cc;
         ct_image_fit want;
     } cases[] = {
-        { 2, 80, 0, 80, CT_FIT_SASS },             { 2, 80, 0, 86, CT_FIT_SASS },
-        { 2, 80, 0, 89, CT_FIT_SASS },             { 2, 80, 0, 90, CT_FIT_NONE },
-        { 2, 86, 0, 80, CT_FIT_NONE },             { 2, 86, 0, 87, CT_FIT_SASS },
-        { 2, 90, FLAG_SPECIFIC, 90, CT_FIT_SASS }, { 2, 90, FLAG_SPECIFIC, 100, CT_FIT_NONE },
-        { 2, 100, FLAG_SPECIFIC, 103, CT_FIT_NONE }, { 2, 100, 0, 103, CT_FIT_SASS },
-        { 2, 100, FLAG_FAMILY, 103, CT_FIT_SASS }, { 2, 100, FLAG_FAMILY, 110, CT_FIT_NONE },
-        { 2, 100, 0, 120, CT_FIT_NONE },           { 2, 120, 0, 121, CT_FIT_SASS },
-        { 1, 80, 0, 75, CT_FIT_NONE },             { 1, 80, 0, 80, CT_FIT_PTX },
-        { 1, 80, 0, 120, CT_FIT_PTX },             { 1, 90, FLAG_SPECIFIC, 90, CT_FIT_PTX },
-        { 1, 90, FLAG_SPECIFIC, 100, CT_FIT_NONE }, { 1, 100, FLAG_FAMILY, 103, CT_FIT_PTX },
-        { 1, 100, FLAG_FAMILY, 120, CT_FIT_NONE }, { 2, 0, 0, 80, CT_FIT_NONE },
+        {2, 80, 0, 80, CT_FIT_SASS},
+        {2, 80, 0, 86, CT_FIT_SASS},
+        {2, 80, 0, 89, CT_FIT_SASS},
+        {2, 80, 0, 90, CT_FIT_NONE},
+        {2, 86, 0, 80, CT_FIT_NONE},
+        {2, 86, 0, 87, CT_FIT_SASS},
+        {2, 90, FLAG_SPECIFIC, 90, CT_FIT_SASS},
+        {2, 90, FLAG_SPECIFIC, 100, CT_FIT_NONE},
+        {2, 100, FLAG_SPECIFIC, 103, CT_FIT_NONE},
+        {2, 100, 0, 103, CT_FIT_SASS},
+        {2, 100, FLAG_FAMILY, 103, CT_FIT_SASS},
+        {2, 100, FLAG_FAMILY, 110, CT_FIT_NONE},
+        {2, 100, 0, 120, CT_FIT_NONE},
+        {2, 120, 0, 121, CT_FIT_SASS},
+        {1, 80, 0, 75, CT_FIT_NONE},
+        {1, 80, 0, 80, CT_FIT_PTX},
+        {1, 80, 0, 120, CT_FIT_PTX},
+        {1, 90, FLAG_SPECIFIC, 90, CT_FIT_PTX},
+        {1, 90, FLAG_SPECIFIC, 100, CT_FIT_NONE},
+        {1, 100, FLAG_FAMILY, 103, CT_FIT_PTX},
+        {1, 100, FLAG_FAMILY, 120, CT_FIT_NONE},
+        {2, 0, 0, 80, CT_FIT_NONE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob f = one_entry(cases[i].kind, cases[i].arch, cases[i].flags);
         ct_image img;
         cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
-        cr_assert_eq(ct_image_fit_for(&img, cases[i].cc), cases[i].want, "case %zu: %s on cc %u", i,
-                     describe(&img), cases[i].cc);
+        cr_assert_eq(ct_image_fit_for(&img, cases[i].cc), cases[i].want, "case %zu: %s on cc %u", i, describe(&img),
+                     cases[i].cc);
         ct_image_free(&img);
         blob_free(&f);
     }
@@ -764,13 +793,17 @@ Test(image, describe_texts)
     cubin_layout lay;
     blob e70 = cubin(kernels3, 1, 70, NULL, &lay), e80 = cubin(kernels3, 1, 80, NULL, &lay),
          e90 = cubin(kernels3, 1, 90, NULL, &lay), t = ptx("sm_90", kernels3, 1);
-    struct { entry_spec e[4]; size_t n; const char *want; } cases[] = {
-        { { { 2, 80, 0, &e80, 0, 0 }, { 2, 70, 0, &e70, 0, 0 } }, 2, "sm_70 and sm_80 code and no PTX" },
-        { { { 2, 90, 0, &e90, 0, 0 }, { 1, 90, 0, &t, 0, 0 } }, 2, "sm_90 code and compute_90 PTX" },
-        { { { 2, 70, 0, &e70, 0, 0 }, { 2, 80, 0, &e80, 0, 0 }, { 2, 90, FLAG_SPECIFIC, &e90, 0, 0 },
-            { 2, 80, 0, &e80, 0, 0 } },
-          4, "sm_70, sm_80 and sm_90a code and no PTX" },
-        { { { 1, 90, 0, &t, 0, 0 }, { 1, 100, FLAG_FAMILY, &t, 0, 0 } }, 2, "no code and compute_90 and compute_100f PTX" },
+    struct {
+        entry_spec e[4];
+        size_t n;
+        const char *want;
+    } cases[] = {
+        {{{2, 80, 0, &e80, 0, 0}, {2, 70, 0, &e70, 0, 0}}, 2, "sm_70 and sm_80 code and no PTX"},
+        {{{2, 90, 0, &e90, 0, 0}, {1, 90, 0, &t, 0, 0}}, 2, "sm_90 code and compute_90 PTX"},
+        {{{2, 70, 0, &e70, 0, 0}, {2, 80, 0, &e80, 0, 0}, {2, 90, FLAG_SPECIFIC, &e90, 0, 0}, {2, 80, 0, &e80, 0, 0}},
+         4,
+         "sm_70, sm_80 and sm_90a code and no PTX"},
+        {{{1, 90, 0, &t, 0, 0}, {1, 100, FLAG_FAMILY, &t, 0, 0}}, 2, "no code and compute_90 and compute_100f PTX"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob f = fatbin(cases[i].e, cases[i].n);
@@ -826,8 +859,8 @@ static bool fetch_memory(void *ctx, uint64_t off, void *dst, size_t len)
 Test(image, wrapper)
 {
     blob f = two_entry_fatbin(true);
-    wrapper w = { 0x466243b1, 1, (const unsigned long long *)(void *)f.p, NULL };
-    regions r = { (uintptr_t)&w, { &w, f.p }, { sizeof w, f.n } };
+    wrapper w = {0x466243b1, 1, (const unsigned long long *)(void *)f.p, NULL};
+    regions r = {(uintptr_t)&w, {&w, f.p}, {sizeof w, f.n}};
     ct_image img;
     cr_assert_eq(ct_image_read_at(&img, fetch_memory, &r, sizeof w, (uintptr_t)&w), CT_IMAGE_OK);
     cr_assert_eq(img.form, CT_IMAGE_WRAPPER);
@@ -836,7 +869,7 @@ Test(image, wrapper)
     cr_assert_eq(img.bytes, f.n, "the fatbin's size");
     cr_assert_eq(img.n_entries, 2);
     cr_assert(has(&img, "_Z4fillPfif"));
-    assert_fits(&img, (ct_image_fit[]){ FS, FS, FP, FP }, "wrapped");
+    assert_fits(&img, (ct_image_fit[]){FS, FS, FP, FP}, "wrapped");
     cr_assert_str_eq(describe(&img), "sm_80 code and compute_90 PTX");
     ct_image_free(&img);
 
@@ -861,12 +894,12 @@ Test(image, wrapper)
     r.n[1] = f.n;
 
     wrapper bad[] = {
-        { 0x466243b1, 3, w.data, NULL },
-        { 0x466243b1, 1, NULL, NULL },
-        { 0x466243b1, 1, (const unsigned long long *)(void *)(f.p + 16), NULL }, /* no container there */
+        {0x466243b1, 3, w.data, NULL},
+        {0x466243b1, 1, NULL, NULL},
+        {0x466243b1, 1, (const unsigned long long *)(void *)(f.p + 16), NULL}, /* no container there */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        regions rb = { (uintptr_t)&bad[i], { &bad[i], f.p }, { sizeof bad[i], f.n } };
+        regions rb = {(uintptr_t)&bad[i], {&bad[i], f.p}, {sizeof bad[i], f.n}};
         cr_assert_eq(ct_image_read_at(&img, fetch_memory, &rb, 0, (uintptr_t)&bad[i]), CT_IMAGE_MALFORMED,
                      "wrapper %zu", i);
         ct_image_free(&img);
@@ -891,8 +924,13 @@ Test(image, bare_cubin)
     cr_assert_str_eq(describe(&img), "sm_90 code and no PTX");
     ct_image_free(&img);
     /* sm_90a: ABI 8 marks it in .nv.compat (attribute 9), not in e_flags */
-    blob compat = { 0 };
-    put(&compat, "\x02\x02\x01\x00" "\x02\x09\x01\x00" "\x04\x0b\x08\x00" "\0\0\0\0\0\0\0\0", 20);
+    blob compat = {0};
+    put(&compat,
+        "\x02\x02\x01\x00"
+        "\x02\x09\x01\x00"
+        "\x04\x0b\x08\x00"
+        "\0\0\0\0\0\0\0\0",
+        20);
     blob specific = cubin(kernels3, 3, 90, &compat, &lay);
     cr_assert_eq(read_blob(&img, &specific, 0), CT_IMAGE_OK);
     cr_assert(img.entries[0].arch_specific);
@@ -934,20 +972,26 @@ Test(image, cubins_that_lie)
     size_t sym1 = lay.symtab + 24;
     /* Bare, the image's end is only the limit: past it is TRUNCATED; in a
      * fatbin entry it is the entry's stated size. */
-    struct { size_t at; unsigned bytes; uint64_t value; const char *what; ct_image_status bare; } cases[] = {
-        { 58, 2, 40, "section headers of another size", CT_IMAGE_MALFORMED },
-        { 40, 8, 1u << 30, "section headers past the end", CT_IMAGE_TRUNCATED },
-        { 40, 8, UINT64_MAX - 8, "section headers wrapping past 2^64", CT_IMAGE_MALFORMED },
-        { 62, 2, 200, "section names in a section that is not there", CT_IMAGE_MALFORMED },
-        { 62, 2, SEC_SYMTAB, "section names in a section that is no string table", CT_IMAGE_MALFORMED },
-        { section_at(&lay, SEC_FIRST_TEXT, 24), 8, 1u << 30, "a section past the end", CT_IMAGE_TRUNCATED },
-        { section_at(&lay, SEC_FIRST_TEXT, 0), 4, 1u << 20, "a section name past its table", CT_IMAGE_MALFORMED },
-        { section_at(&lay, SEC_SYMTAB, 56), 8, 16, "symbols of another size", CT_IMAGE_MALFORMED },
-        { section_at(&lay, SEC_SYMTAB, 32), 8, 24 * 3 + 1, "a symbol table of part of a symbol", CT_IMAGE_MALFORMED },
-        { section_at(&lay, SEC_SYMTAB, 40), 4, SEC_SYMTAB, "symbol names in no string table", CT_IMAGE_MALFORMED },
-        { sym1, 4, 1u << 20, "a symbol name past its table", CT_IMAGE_MALFORMED },
-        { sym1 + 6, 2, 150, "a symbol in a section that is not there", CT_IMAGE_MALFORMED },
-        { sym1 + 6, 2, 0xffff, "an extended section index with no index table", CT_IMAGE_MALFORMED },
+    struct {
+        size_t at;
+        unsigned bytes;
+        uint64_t value;
+        const char *what;
+        ct_image_status bare;
+    } cases[] = {
+        {58, 2, 40, "section headers of another size", CT_IMAGE_MALFORMED},
+        {40, 8, 1u << 30, "section headers past the end", CT_IMAGE_TRUNCATED},
+        {40, 8, UINT64_MAX - 8, "section headers wrapping past 2^64", CT_IMAGE_MALFORMED},
+        {62, 2, 200, "section names in a section that is not there", CT_IMAGE_MALFORMED},
+        {62, 2, SEC_SYMTAB, "section names in a section that is no string table", CT_IMAGE_MALFORMED},
+        {section_at(&lay, SEC_FIRST_TEXT, 24), 8, 1u << 30, "a section past the end", CT_IMAGE_TRUNCATED},
+        {section_at(&lay, SEC_FIRST_TEXT, 0), 4, 1u << 20, "a section name past its table", CT_IMAGE_MALFORMED},
+        {section_at(&lay, SEC_SYMTAB, 56), 8, 16, "symbols of another size", CT_IMAGE_MALFORMED},
+        {section_at(&lay, SEC_SYMTAB, 32), 8, 24 * 3 + 1, "a symbol table of part of a symbol", CT_IMAGE_MALFORMED},
+        {section_at(&lay, SEC_SYMTAB, 40), 4, SEC_SYMTAB, "symbol names in no string table", CT_IMAGE_MALFORMED},
+        {sym1, 4, 1u << 20, "a symbol name past its table", CT_IMAGE_MALFORMED},
+        {sym1 + 6, 2, 150, "a symbol in a section that is not there", CT_IMAGE_MALFORMED},
+        {sym1 + 6, 2, 0xffff, "an extended section index with no index table", CT_IMAGE_MALFORMED},
     };
     ct_image img;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -957,7 +1001,7 @@ Test(image, cubins_that_lie)
         cr_assert_eq(st, cases[i].bare, "%s: %d", cases[i].what, st);
         ct_image_free(&img);
         /* the same lie inside a fatbin entry */
-        entry_spec e = { .kind = 2, .arch = 80, .payload = &b };
+        entry_spec e = {.kind = 2, .arch = 80, .payload = &b};
         blob f = fatbin(&e, 1);
         cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "in a fatbin: %s", cases[i].what);
         ct_image_free(&img);
@@ -966,14 +1010,15 @@ Test(image, cubins_that_lie)
     }
     /* a string table whose last byte is not NUL */
     blob b = copy_of(&c);
-    size_t strtab_end = get_le(&b, section_at(&lay, SEC_STRTAB, 24), 8) + get_le(&b, section_at(&lay, SEC_STRTAB, 32), 8);
+    size_t strtab_end =
+        get_le(&b, section_at(&lay, SEC_STRTAB, 24), 8) + get_le(&b, section_at(&lay, SEC_STRTAB, 32), 8);
     b.p[strtab_end - 1] = 'x';
     cr_assert_eq(read_blob(&img, &b, 0), CT_IMAGE_MALFORMED, "an unterminated string table");
     ct_image_free(&img);
     blob_free(&b);
     /* an ELF entry that is no CUDA ELF */
     blob text = ptx("sm_80", kernels3, 1);
-    entry_spec e = { .kind = 2, .arch = 80, .payload = &text };
+    entry_spec e = {.kind = 2, .arch = 80, .payload = &text};
     blob f = fatbin(&e, 1);
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "PTX said to be ELF");
     ct_image_free(&img);
@@ -986,23 +1031,22 @@ Test(image, cubins_that_lie)
 
 static ct_image_status read_text(ct_image *img, const char *text)
 {
-    source s = { (const uint8_t *)text, strlen(text) + 1, 0 };
+    source s = {(const uint8_t *)text, strlen(text) + 1, 0};
     return ct_image_read(img, fetch, &s, 0);
 }
 
 Test(image, ptx_text)
 {
-    static const char text[] =
-        "// .entry _Z4fakev( in a comment\n"
-        "/* and .entry _Z5fake2v( in a block */\n"
-        ".version 9.0\n"
-        ".target sm_90a, debug\n"
-        ".file 1 \"/src//a.cu\"\n"      /* a // inside a string is no comment */
-        ".pragma \"\\\".entry _Z5fake3v(\";\n"
-        ".visible .entry _Z1kv()\n{ ret; }\n"
-        ".weak .entry $dollar_name(.param .u64 a)\n{ ret; }\n"
-        ".func _Z6helperf(.param .b32 x) { ret; }\n"
-        ".entry\n\tspaced\n(\n)\n{ ret; } // no newline after this";
+    static const char text[] = "// .entry _Z4fakev( in a comment\n"
+                               "/* and .entry _Z5fake2v( in a block */\n"
+                               ".version 9.0\n"
+                               ".target sm_90a, debug\n"
+                               ".file 1 \"/src//a.cu\"\n" /* a // inside a string is no comment */
+                               ".pragma \"\\\".entry _Z5fake3v(\";\n"
+                               ".visible .entry _Z1kv()\n{ ret; }\n"
+                               ".weak .entry $dollar_name(.param .u64 a)\n{ ret; }\n"
+                               ".func _Z6helperf(.param .b32 x) { ret; }\n"
+                               ".entry\n\tspaced\n(\n)\n{ ret; } // no newline after this";
     ct_image img;
     cr_assert_eq(read_text(&img, text), CT_IMAGE_OK);
     cr_assert_eq(img.form, CT_IMAGE_PTX);
@@ -1012,7 +1056,7 @@ Test(image, ptx_text)
     cr_assert_eq(img.n_kernels, 3);
     cr_assert(has(&img, "_Z1kv") && has(&img, "$dollar_name") && has(&img, "spaced"));
     cr_assert(!has(&img, "_Z4fakev") && !has(&img, "_Z5fake2v") && !has(&img, "_Z5fake3v") && !has(&img, "_Z6helperf"));
-    assert_fits(&img, (ct_image_fit[]){ FN, FN, FP, FN }, "compute_90a");
+    assert_fits(&img, (ct_image_fit[]){FN, FN, FP, FN}, "compute_90a");
     cr_assert_str_eq(describe(&img), "no code and compute_90a PTX");
     ct_image_free(&img);
 
@@ -1027,18 +1071,22 @@ Test(image, ptx_text)
 
 Test(image, ptx_malformed_and_unknown)
 {
-    static const struct { const char *text; ct_image_form form; ct_image_status want; } cases[] = {
-        { ".version 9.0\n.entry (.param .u64 a)\n", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { ".version 9.0\n.entry .visible\n", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { ".version 9.0\n.entry", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { ".version 9.0\n.target", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { ".version 9.0\n/* open", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { ".version 9.0\n.file \"open", CT_IMAGE_PTX, CT_IMAGE_MALFORMED },
-        { "hello, world", CT_IMAGE_UNKNOWN, CT_IMAGE_OK },
-        { "// .version 9.0 in a comment\n", CT_IMAGE_UNKNOWN, CT_IMAGE_OK },
-        { "{ .version 9.0 }", CT_IMAGE_UNKNOWN, CT_IMAGE_OK },
-        { ".versionx 9.0", CT_IMAGE_UNKNOWN, CT_IMAGE_OK },
-        { "abc", CT_IMAGE_UNKNOWN, CT_IMAGE_OK },
+    static const struct {
+        const char *text;
+        ct_image_form form;
+        ct_image_status want;
+    } cases[] = {
+        {".version 9.0\n.entry (.param .u64 a)\n", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {".version 9.0\n.entry .visible\n", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {".version 9.0\n.entry", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {".version 9.0\n.target", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {".version 9.0\n/* open", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {".version 9.0\n.file \"open", CT_IMAGE_PTX, CT_IMAGE_MALFORMED},
+        {"hello, world", CT_IMAGE_UNKNOWN, CT_IMAGE_OK},
+        {"// .version 9.0 in a comment\n", CT_IMAGE_UNKNOWN, CT_IMAGE_OK},
+        {"{ .version 9.0 }", CT_IMAGE_UNKNOWN, CT_IMAGE_OK},
+        {".versionx 9.0", CT_IMAGE_UNKNOWN, CT_IMAGE_OK},
+        {"abc", CT_IMAGE_UNKNOWN, CT_IMAGE_OK},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ct_image img;
@@ -1047,9 +1095,9 @@ Test(image, ptx_malformed_and_unknown)
         ct_image_free(&img);
     }
     /* a PTX entry in a fatbin must be PTX */
-    blob junk = { 0 };
+    blob junk = {0};
     put(&junk, "hello", 6);
-    entry_spec e = { .kind = 1, .arch = 90, .payload = &junk };
+    entry_spec e = {.kind = 1, .arch = 90, .payload = &junk};
     blob f = fatbin(&e, 1);
     ct_image img;
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED);
@@ -1105,7 +1153,7 @@ Test(image, kernel_caps)
     cr_assert(long_name);
     memset(long_name, 'x', long_n);
     long_name[long_n] = '\0';
-    const char *two[] = { "short", long_name };
+    const char *two[] = {"short", long_name};
     t = ptx("sm_80", two, 2);
     cr_assert_eq(read_blob(&img, &t, 0), CT_IMAGE_OK);
     cr_assert_eq(img.n_kernels, 1);
@@ -1123,8 +1171,8 @@ Test(image, entry_cap)
     enum { MANY = CT_IMAGE_MAX_ENTRIES + 2 };
     entry_spec e[MANY];
     for (size_t i = 0; i < MANY; i++)
-        e[i] = (entry_spec){ .kind = 2, .arch = 70, .payload = &c };
-    e[MANY - 1] = (entry_spec){ .kind = 2, .arch = 90, .payload = &c90 };
+        e[i] = (entry_spec){.kind = 2, .arch = 70, .payload = &c};
+    e[MANY - 1] = (entry_spec){.kind = 2, .arch = 90, .payload = &c90};
     blob f = fatbin(e, MANY);
     ct_image img;
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
@@ -1148,7 +1196,7 @@ Test(image, entry_cap)
 Test(image, unreadable_and_tiny)
 {
     ct_image img;
-    source s = { NULL, 0, 0 };
+    source s = {NULL, 0, 0};
     cr_assert_eq(ct_image_read(&img, fetch, &s, 0), CT_IMAGE_UNREADABLE);
     cr_assert_eq(img.form, CT_IMAGE_UNKNOWN);
     cr_assert_str_eq(describe(&img), "unreadable before its form could be told");
@@ -1214,7 +1262,7 @@ static void put_tail(blob *b)
  * its records last ordinal first; swap: the middle ones swapped. */
 static blob fill_info(bool swap)
 {
-    blob b = { 0 };
+    blob b = {0};
     put_totals(&b, 16);
     put_kparam(&b, 2, 12, 4);
     if (swap) {
@@ -1228,7 +1276,7 @@ static blob fill_info(bool swap)
     return b;
 }
 
-static const ct_image_param fill_layout[] = { { 0, 8 }, { 8, 4 }, { 12, 4 } };
+static const ct_image_param fill_layout[] = {{0, 8}, {8, 4}, {12, 4}};
 
 /* Kernel name's layout in img is want (n of them; -1: none said). */
 static void assert_params(const ct_image *img, const char *name, int n, const ct_image_param *want, const char *what)
@@ -1238,20 +1286,20 @@ static void assert_params(const ct_image *img, const char *name, int n, const ct
     cr_assert_eq(count, n, "%s: %s has %d parameters, not %d", what, name, count, n);
     for (int i = 0; i < n && i < 64; i++)
         cr_assert(got[i].offset == want[i].offset && got[i].size == want[i].size,
-                  "%s: %s parameter %d at %u+%u, not %u+%u", what, name, i, got[i].offset, got[i].size,
-                  want[i].offset, want[i].size);
+                  "%s: %s parameter %d at %u+%u, not %u+%u", what, name, i, got[i].offset, got[i].size, want[i].offset,
+                  want[i].size);
 }
 
 /* A cubin of kernels3 whose first kernel's .nv.info is info, the others'
  * those of fill_info (plain) and of no parameters (twice). */
 static blob cubin_info_first(const blob *info)
 {
-    blob none = { 0 };
+    blob none = {0};
     put_record(&none, 4, 0x37, 4);
     put_le(&none, 0x82, 4);
     put_tail(&none);
     blob swapped = fill_info(true);
-    blob infos[3] = { *info, swapped, none };
+    blob infos[3] = {*info, swapped, none};
     cubin_layout lay;
     blob c = cubin_with_info(kernels3, 3, 80, NULL, infos, &lay);
     blob_free(&none);
@@ -1270,7 +1318,7 @@ Test(image, cubin_params)
     assert_params(&img, "_Z5twiceIdEvPT_", 0, NULL, "no records, no total: no parameters");
     cr_assert_eq(img.param_conflicts, 0);
     /* cap: how many it has, only cap written */
-    ct_image_param one[2] = { { 77, 77 }, { 77, 77 } };
+    ct_image_param one[2] = {{77, 77}, {77, 77}};
     cr_assert_eq(ct_image_kernel_params(&img, "_Z4fillPfif", one, 1), 3);
     cr_assert(one[0].offset == 0 && one[0].size == 8 && one[1].offset == 77 && one[1].size == 77);
     cr_assert_eq(ct_image_kernel_params(&img, "_Z4fillPfif", NULL, 0), 3);
@@ -1281,7 +1329,7 @@ Test(image, cubin_params)
     ct_image_free(&img);
     /* the same inside a fatbin, and inflated from zstd */
     blob z = zstd_frame(&c, true);
-    entry_spec e = { .kind = 2, .arch = 80, .flags = FLAG_ZSTD, .payload = &z, .inflated = c.n };
+    entry_spec e = {.kind = 2, .arch = 80, .flags = FLAG_ZSTD, .payload = &z, .inflated = c.n};
     blob f = fatbin(&e, 1);
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
     cr_assert(img.entries[0].inflated);
@@ -1290,7 +1338,7 @@ Test(image, cubin_params)
     blob_free(&f);
     blob_free(&z);
     /* tables made of the wide records (attribute 0x45) */
-    blob wide = { 0 };
+    blob wide = {0};
     put_kparam_wide(&wide, 2, 20004, 4);
     put_kparam_wide(&wide, 1, 4, 20000);
     put_kparam_wide(&wide, 0, 0, 1);
@@ -1298,7 +1346,7 @@ Test(image, cubin_params)
     blob_free(&c);
     c = cubin_info_first(&wide);
     cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_OK);
-    assert_params(&img, "_Z4fillPfif", 3, (ct_image_param[]){ { 0, 1 }, { 4, 20000 }, { 20004, 4 } }, "wide");
+    assert_params(&img, "_Z4fillPfif", 3, (ct_image_param[]){{0, 1}, {4, 20000}, {20004, 4}}, "wide");
     ct_image_free(&img);
     blob_free(&wide);
     blob_free(&c);
@@ -1310,12 +1358,13 @@ Test(image, cubin_params)
 Test(image, cubin_params_unsaid)
 {
     enum { GAP, TWICE, OVERLAP, TOTAL, TOTALS, SHORT_RECORD, UNKNOWN_FORMAT, PAST_SPACE, HVAL_PARAM, CASES };
-    static const char *const what[] = { "a gap in the ordinals", "an ordinal twice", "overlapping parameters",
-                                        "a total that disagrees", "two totals that disagree",
-                                        "a record of 8 bytes", "a format not known before them",
-                                        "past the parameter space", "a parameter record of format 3" };
+    static const char *const what[] = {"a gap in the ordinals",          "an ordinal twice",
+                                       "overlapping parameters",         "a total that disagrees",
+                                       "two totals that disagree",       "a record of 8 bytes",
+                                       "a format not known before them", "past the parameter space",
+                                       "a parameter record of format 3"};
     for (int i = 0; i < CASES; i++) {
-        blob b = { 0 };
+        blob b = {0};
         put_totals(&b, i == TOTAL ? 20 : 16);
         if (i == TOTALS)
             put_record(&b, 3, 0x19, 12);
@@ -1363,7 +1412,7 @@ Test(image, cubin_params_malformed)
         cr_assert_eq(read_blob(&img, &c, 0), CT_IMAGE_MALFORMED, "cut %d", cut);
         assert_params(&img, "_Z4fillPfif", -1, NULL, "malformed");
         ct_image_free(&img);
-        entry_spec e = { .kind = 2, .arch = 80, .payload = &c };
+        entry_spec e = {.kind = 2, .arch = 80, .payload = &c};
         blob f = fatbin(&e, 1);
         cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_MALFORMED, "in a fatbin, cut %d", cut);
         ct_image_free(&img);
@@ -1385,7 +1434,7 @@ Test(image, ptx_params)
         "\t.param .b128 d, .param .bf16 e)\n{ ret; }\n"
         ".entry bare\n.maxntid 1, 1, 1\n{ ret; }\n"
         ".entry empty()\n{ ret; }\n"
-        ".entry vector(.param .v2 .f32 a)\n{ ret; }\n"      /* a list not known: unsaid */
+        ".entry vector(.param .v2 .f32 a)\n{ ret; }\n" /* a list not known: unsaid */
         ".entry align3(.param .align 3 .b8 a[4])\n{ ret; }\n"
         ".entry huge(.param .align 4 .b8 a[32764], .param .u8 b)\n{ ret; }\n"
         ".entry fits(.param .align 4 .b8 a[32760], .param .u32 b)\n{ ret; }\n"
@@ -1395,21 +1444,20 @@ Test(image, ptx_params)
     ct_image img;
     cr_assert_eq(read_text(&img, text), CT_IMAGE_OK);
     cr_assert_eq(img.n_kernels, 12);
-    assert_params(&img, "scalars", 7,
-                  (ct_image_param[]){ { 0, 1 }, { 4, 4 }, { 8, 2 }, { 16, 8 }, { 24, 4 }, { 32, 8 }, { 40, 1 } },
+    assert_params(&img, "scalars", 7, (ct_image_param[]){{0, 1}, {4, 4}, {8, 2}, {16, 8}, {24, 4}, {32, 8}, {40, 1}},
                   "scalars");
-    assert_params(&img, "arrays", 6,
-                  (ct_image_param[]){ { 0, 1 }, { 4, 12 }, { 16, 24 }, { 48, 16 }, { 64, 3 }, { 67, 1 } }, "arrays");
-    assert_params(&img, "pointers", 5, (ct_image_param[]){ { 0, 1 }, { 8, 8 }, { 16, 4 }, { 32, 16 }, { 48, 2 } },
+    assert_params(&img, "arrays", 6, (ct_image_param[]){{0, 1}, {4, 12}, {16, 24}, {48, 16}, {64, 3}, {67, 1}},
+                  "arrays");
+    assert_params(&img, "pointers", 5, (ct_image_param[]){{0, 1}, {8, 8}, {16, 4}, {32, 16}, {48, 2}},
                   "a pointee's .align is not the parameter's");
     assert_params(&img, "bare", 0, NULL, "no list");
     assert_params(&img, "empty", 0, NULL, "()");
     assert_params(&img, "vector", -1, NULL, ".v2");
     assert_params(&img, "align3", -1, NULL, ".align 3");
     assert_params(&img, "huge", -1, NULL, "past 32764 bytes");
-    assert_params(&img, "fits", 2, (ct_image_param[]){ { 0, 32760 }, { 32760, 4 } }, "32764 bytes");
+    assert_params(&img, "fits", 2, (ct_image_param[]){{0, 32760}, {32760, 4}}, "32764 bytes");
     assert_params(&img, "no_type", -1, NULL, "no type");
-    assert_params(&img, "after", 1, (ct_image_param[]){ { 0, 2 } }, "after lists not known");
+    assert_params(&img, "after", 1, (ct_image_param[]){{0, 2}}, "after lists not known");
     assert_params(&img, "open", -1, NULL, "the text ends in the list");
     ct_image_free(&img);
 }
@@ -1424,11 +1472,11 @@ Test(image, params_across_entries)
     /* the PTX has (.u64) for each kernel: plain's disagrees with the SASS */
     blob text = ptx("sm_90", kernels3, 3);
     blob z = zstd_frame(&text, true);
-    entry_spec sass = { .kind = 2, .arch = 80, .payload = &c };
-    entry_spec ptx_entry = { .kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = text.n };
-    const ct_image_param u64[] = { { 0, 8 } };
+    entry_spec sass = {.kind = 2, .arch = 80, .payload = &c};
+    entry_spec ptx_entry = {.kind = 1, .arch = 90, .flags = FLAG_ZSTD, .payload = &z, .inflated = text.n};
+    const ct_image_param u64[] = {{0, 8}};
     for (int order = 0; order < 2; order++) {
-        entry_spec e[2] = { order ? ptx_entry : sass, order ? sass : ptx_entry };
+        entry_spec e[2] = {order ? ptx_entry : sass, order ? sass : ptx_entry};
         blob f = fatbin(e, 2);
         ct_image img;
         cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
@@ -1449,7 +1497,7 @@ Test(image, params_across_entries)
     blob other = fill_info(false);
     set_le(&other, other.n - 8 - 12 + 6, 2, 2); /* ordinal 0's offset 2 */
     blob c2 = cubin_info_first(&other);
-    entry_spec two[3] = { sass, { .kind = 2, .arch = 90, .payload = &c2 }, ptx_entry };
+    entry_spec two[3] = {sass, {.kind = 2, .arch = 90, .payload = &c2}, ptx_entry};
     f = fatbin(two, 3);
     cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
     assert_params(&img, "_Z4fillPfif", -1, NULL, "two SASS disagree");
@@ -1471,12 +1519,12 @@ Test(image, param_cap)
 {
     for (size_t extra = 0; extra < 2; extra++) {
         size_t n = CT_IMAGE_MAX_PARAMS + extra;
-        blob t = { 0 };
-        put_text(&t, (const char *[]){ ".version 9.0\n.target sm_80\n.entry many(" }, 1);
+        blob t = {0};
+        put_text(&t, (const char *[]){".version 9.0\n.target sm_80\n.entry many("}, 1);
         for (size_t i = 0; i < n; i++) {
             char one[64];
             snprintf(one, sizeof one, "%s.param .u8 p%zu", i ? ", " : "", i);
-            put_text(&t, (const char *[]){ one }, 1);
+            put_text(&t, (const char *[]){one}, 1);
         }
         put(&t, ")\n{ ret; }\n", 12);
         ct_image img;
@@ -1502,7 +1550,7 @@ static blob load(const char *name, bool text)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     cr_assert(f, "%s: not built", path);
-    blob b = { 0 };
+    blob b = {0};
     uint8_t chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
@@ -1522,16 +1570,16 @@ typedef struct nvcc_case {
 } nvcc_case;
 
 static const nvcc_case nvcc_cases[] = {
-    { "sm80.fatbin", CT_IMAGE_FATBIN, 1, { FS, FS, FN, FN }, "sm_80 code and no PTX" },
-    { "sm80_sm90.fatbin", CT_IMAGE_FATBIN, 2, { FS, FS, FS, FN }, "sm_80 and sm_90 code and no PTX" },
-    { "compute90.fatbin", CT_IMAGE_FATBIN, 1, { FN, FN, FP, FP }, "no code and compute_90 PTX" },
-    { "sm90a.fatbin", CT_IMAGE_FATBIN, 1, { FN, FN, FS, FN }, "sm_90a code and no PTX" },
-    { "sm80_compute90.fatbin", CT_IMAGE_FATBIN, 2, { FS, FS, FP, FP }, "sm_80 code and compute_90 PTX" },
-    { "sm80_compute90_plain.fatbin", CT_IMAGE_FATBIN, 2, { FS, FS, FP, FP }, "sm_80 code and compute_90 PTX" },
-    { "sm80_compute90_all.fatbin", CT_IMAGE_FATBIN, 2, { FS, FS, FP, FP }, "sm_80 code and compute_90 PTX" },
-    { "sm80.cubin", CT_IMAGE_CUBIN, 1, { FS, FS, FN, FN }, "sm_80 code and no PTX" },
-    { "sm90a.cubin", CT_IMAGE_CUBIN, 1, { FN, FN, FS, FN }, "sm_90a code and no PTX" },
-    { "compute80.ptx", CT_IMAGE_PTX, 1, { FP, FP, FP, FP }, "no code and compute_80 PTX" },
+    {"sm80.fatbin", CT_IMAGE_FATBIN, 1, {FS, FS, FN, FN}, "sm_80 code and no PTX"},
+    {"sm80_sm90.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FS, FN}, "sm_80 and sm_90 code and no PTX"},
+    {"compute90.fatbin", CT_IMAGE_FATBIN, 1, {FN, FN, FP, FP}, "no code and compute_90 PTX"},
+    {"sm90a.fatbin", CT_IMAGE_FATBIN, 1, {FN, FN, FS, FN}, "sm_90a code and no PTX"},
+    {"sm80_compute90.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
+    {"sm80_compute90_plain.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
+    {"sm80_compute90_all.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
+    {"sm80.cubin", CT_IMAGE_CUBIN, 1, {FS, FS, FN, FN}, "sm_80 code and no PTX"},
+    {"sm90a.cubin", CT_IMAGE_CUBIN, 1, {FN, FN, FS, FN}, "sm_90a code and no PTX"},
+    {"compute80.ptx", CT_IMAGE_PTX, 1, {FP, FP, FP, FP}, "no code and compute_80 PTX"},
 };
 
 static const nvcc_case *nvcc_case_of(const char *file)
@@ -1570,10 +1618,13 @@ Test(image_nvcc, every_shape)
 
 Test(image_nvcc, compression)
 {
-    struct { const char *file; bool sass, ptx; } cases[] = {
-        { "sm80_compute90.fatbin", false, true },       /* nvcc's default: PTX only */
-        { "sm80_compute90_plain.fatbin", false, false }, /* --no-compress */
-        { "sm80_compute90_all.fatbin", true, true },     /* -Xfatbin -compress-all */
+    struct {
+        const char *file;
+        bool sass, ptx;
+    } cases[] = {
+        {"sm80_compute90.fatbin", false, true},        /* nvcc's default: PTX only */
+        {"sm80_compute90_plain.fatbin", false, false}, /* --no-compress */
+        {"sm80_compute90_all.fatbin", true, true},     /* -Xfatbin -compress-all */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob b = load_case(nvcc_case_of(cases[i].file));
@@ -1596,7 +1647,7 @@ Test(image_nvcc, compression)
     cr_assert(img.entries[0].compressed && !img.entries[0].inflated);
     bool known = true;
     cr_assert(!ct_image_has_kernel(&img, "_Z4fillPfif", &known) && !known);
-    assert_fits(&img, (ct_image_fit[]){ FN, FN, FP, FP }, "LZ4");
+    assert_fits(&img, (ct_image_fit[]){FN, FN, FP, FP}, "LZ4");
     cr_assert_str_eq(describe(&img), "no code and compute_90 PTX; kernels not read from compressed compute_90");
     ct_image_free(&img);
     blob_free(&b);
@@ -1607,17 +1658,17 @@ Test(image_nvcc, compression)
  * not; SASS and PTX agree. */
 Test(image_nvcc, params)
 {
-    static const ct_image_param fill[] = { { 0, 8 }, { 8, 4 }, { 12, 4 } };
-    static const ct_image_param pointer[] = { { 0, 8 } };
-    static const ct_image_param shapes[] = { { 0, 1 },  { 2, 2 },   { 4, 4 },   { 8, 4 },   { 16, 8 },
-                                             { 24, 8 }, { 32, 12 }, { 48, 24 }, { 80, 16 }, { 96, 1 } };
-    static const ct_image_param large[] = { { 0, 1 }, { 4, 20000 }, { 20004, 4 } };
+    static const ct_image_param fill[] = {{0, 8}, {8, 4}, {12, 4}};
+    static const ct_image_param pointer[] = {{0, 8}};
+    static const ct_image_param shapes[] = {{0, 1},  {2, 2},   {4, 4},   {8, 4},   {16, 8},
+                                            {24, 8}, {32, 12}, {48, 24}, {80, 16}, {96, 1}};
+    static const ct_image_param large[] = {{0, 1}, {4, 20000}, {20004, 4}};
     ct_image_param many[40];
     for (uint32_t i = 0; i < 10; i++) {
-        many[4 * i] = (ct_image_param){ 24 * i, 4 };
-        many[4 * i + 1] = (ct_image_param){ 24 * i + 4, 1 };
-        many[4 * i + 2] = (ct_image_param){ 24 * i + 8, 8 };
-        many[4 * i + 3] = (ct_image_param){ 24 * i + 16, 8 };
+        many[4 * i] = (ct_image_param){24 * i, 4};
+        many[4 * i + 1] = (ct_image_param){24 * i + 4, 1};
+        many[4 * i + 2] = (ct_image_param){24 * i + 8, 8};
+        many[4 * i + 3] = (ct_image_param){24 * i + 16, 8};
     }
     for (size_t i = 0; i < sizeof nvcc_cases / sizeof *nvcc_cases; i++) {
         const nvcc_case *c = &nvcc_cases[i];
@@ -1647,21 +1698,21 @@ Test(image_nvcc, directions_of_the_code_that_runs)
         unsigned cc;
         bool known;
     } cases[] = {
-        { "sm90_compute90.fatbin", 90, true },        /* sm_90 SASS runs; its compute_90 twin */
-        { "sm80_compute90.fatbin", 90, true },        /* no SASS for 9.0: compute_90 is JIT-compiled */
-        { "sm80_compute90_all.fatbin", 90, true },    /* the same, every entry compressed */
-        { "compute90.fatbin", 90, true },
-        { "compute80.ptx", 90, true },                /* bare PTX: what the driver compiles */
-        { "sm80_compute90.fatbin", 80, false },       /* sm_80 SASS runs: compute_90 PTX is other code */
-        { "sm80.fatbin", 80, false },                 /* SASS only */
-        { "compute90.fatbin", 80, false },            /* nothing runs on 8.0 */
+        {"sm90_compute90.fatbin", 90, true},     /* sm_90 SASS runs; its compute_90 twin */
+        {"sm80_compute90.fatbin", 90, true},     /* no SASS for 9.0: compute_90 is JIT-compiled */
+        {"sm80_compute90_all.fatbin", 90, true}, /* the same, every entry compressed */
+        {"compute90.fatbin", 90, true},
+        {"compute80.ptx", 90, true},          /* bare PTX: what the driver compiles */
+        {"sm80_compute90.fatbin", 80, false}, /* sm_80 SASS runs: compute_90 PTX is other code */
+        {"sm80.fatbin", 80, false},           /* SASS only */
+        {"compute90.fatbin", 80, false},      /* nothing runs on 8.0 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         blob b = load(cases[i].file, strstr(cases[i].file, ".ptx") != NULL);
-        source s = { b.p, b.n, 0 };
+        source s = {b.p, b.n, 0};
         ct_image img;
         cr_assert_eq(ct_image_read_directions(&img, fetch, &s, b.n, NULL), CT_IMAGE_OK, "%s", cases[i].file);
-        uint8_t d[3] = { 9, 9, 9 };
+        uint8_t d[3] = {9, 9, 9};
         int n = ct_image_kernel_directions(&img, "_Z4fillPfif", cases[i].cc, d, 3);
         if (!cases[i].known) {
             cr_assert_eq(n, -1, "%s on %u", cases[i].file, cases[i].cc);
@@ -1685,8 +1736,8 @@ Test(image_nvcc, directions_of_the_code_that_runs)
 
 Test(image_nvcc, cut_at_every_offset)
 {
-    static const char *const files[] = { "sm80_compute90.fatbin", "sm80_compute90_all.fatbin", "sm80.cubin",
-                                         "compute80.ptx" };
+    static const char *const files[] = {"sm80_compute90.fatbin", "sm80_compute90_all.fatbin", "sm80.cubin",
+                                        "compute80.ptx"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         blob b = load_case(nvcc_case_of(files[i]));
         assert_every_cut(&b, files[i]);
@@ -1697,14 +1748,14 @@ Test(image_nvcc, cut_at_every_offset)
 Test(image_nvcc, wrapper)
 {
     blob f = load_case(nvcc_case_of("sm80_sm90.fatbin"));
-    wrapper w = { 0x466243b1, 1, (const unsigned long long *)(void *)f.p, NULL };
-    regions r = { (uintptr_t)&w, { &w, f.p }, { sizeof w, f.n } };
+    wrapper w = {0x466243b1, 1, (const unsigned long long *)(void *)f.p, NULL};
+    regions r = {(uintptr_t)&w, {&w, f.p}, {sizeof w, f.n}};
     ct_image img;
     cr_assert_eq(ct_image_read_at(&img, fetch_memory, &r, 0, (uintptr_t)&w), CT_IMAGE_OK);
     cr_assert_eq(img.form, CT_IMAGE_WRAPPER);
     cr_assert_eq(img.n_entries, 2);
     cr_assert(has(&img, "_Z4fillPfif"));
-    assert_fits(&img, (ct_image_fit[]){ FS, FS, FS, FN }, "wrapped sm_80 + sm_90");
+    assert_fits(&img, (ct_image_fit[]){FS, FS, FS, FN}, "wrapped sm_80 + sm_90");
     ct_image_free(&img);
     blob_free(&f);
 }

@@ -154,13 +154,13 @@ Test(jsonl, time_has_six_decimals)
         int64_t ns;
         const char *text;
     } cases[] = {
-        { 0, "0.000000" },
-        { 999, "0.000000" },
-        { 1000, "0.000001" },
-        { 1234567890123, "1234.567890" },
-        { -1500000, "-0.001500" },
-        { INT64_MAX, "9223372036.854775" },
-        { INT64_MIN, "-9223372036.854775" },
+        {0, "0.000000"},
+        {999, "0.000000"},
+        {1000, "0.000001"},
+        {1234567890123, "1234.567890"},
+        {-1500000, "-0.001500"},
+        {INT64_MAX, "9223372036.854775"},
+        {INT64_MIN, "-9223372036.854775"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_jsonl j;
@@ -217,16 +217,16 @@ Test(jsonl, escaping)
     static const struct {
         const char *in, *out;
     } cases[] = {
-        { "a\"b\\c", "a\\\"b\\\\c" },
-        { "\n\t\r\b\f", "\\n\\t\\r\\b\\f" },
-        { "\x01\x1f\x7f", "\\u0001\\u001f\\u007f" },
-        { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
-        { "\xff", "\\ufffd" },
-        { "\xc0\xaf", "\\ufffd\\ufffd" },              /* overlong */
-        { "\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd" },    /* surrogate */
-        { "\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd" }, /* > U+10FFFF */
-        { "x\xe2\x82", "x\\ufffd\\ufffd" },             /* cut sequence at the end */
-        { "\x80z", "\\ufffdz" },
+        {"a\"b\\c", "a\\\"b\\\\c"},
+        {"\n\t\r\b\f", "\\n\\t\\r\\b\\f"},
+        {"\x01\x1f\x7f", "\\u0001\\u001f\\u007f"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"\xff", "\\ufffd"},
+        {"\xc0\xaf", "\\ufffd\\ufffd"},                       /* overlong */
+        {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},            /* surrogate */
+        {"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* > U+10FFFF */
+        {"x\xe2\x82", "x\\ufffd\\ufffd"},                     /* cut sequence at the end */
+        {"\x80z", "\\ufffdz"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ct_jsonl j;
@@ -234,8 +234,7 @@ Test(jsonl, escaping)
         ct_jsonl_str(&j, "v", cases[i].in);
         ct_jsonl_end(&j);
         char want[256];
-        snprintf(want, sizeof want, "{\"event\":\"e\",\"time\":0.000000,\"pid\":1,\"v\":\"%s\"}\n",
-                 cases[i].out);
+        snprintf(want, sizeof want, "{\"event\":\"e\",\"time\":0.000000,\"pid\":1,\"v\":\"%s\"}\n", cases[i].out);
         cr_assert_str_eq(buf, want, "case %zu", i);
         cr_assert(valid_line(buf), "case %zu", i);
     }
@@ -290,8 +289,8 @@ Test(jsonl, every_buffer_size_gives_a_valid_line_and_no_overrun)
         cr_assert_lt(n, cap);
         cr_assert(valid_line(out), "cap %zu: %s", cap, out);
         if (cap >= CT_JSONL_MIN_CAP)
-            cr_assert(strncmp(out, "{\"event\":\"refused_read\",\"time\":1234.567890,\"pid\":99999",
-                              54) == 0, "cap %zu: %s", cap, out);
+            cr_assert(strncmp(out, "{\"event\":\"refused_read\",\"time\":1234.567890,\"pid\":99999", 54) == 0,
+                      "cap %zu: %s", cap, out);
     }
 }
 
@@ -317,8 +316,9 @@ Test(jsonl, a_cut_never_splits_a_character_or_an_escape)
         char out[100];
         ct_jsonl j;
         ct_jsonl_begin(&j, out, cap, "e", 0, 1);
-        ct_jsonl_str(&j, "v", "\xe2\x82\xac\xe2\x82\xac\"\"\x01\x01\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
-                              "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
+        ct_jsonl_str(&j, "v",
+                     "\xe2\x82\xac\xe2\x82\xac\"\"\x01\x01\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+                     "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
         ct_jsonl_end(&j);
         cr_assert(valid_line(out), "cap %zu: %s", cap, out);
     }
@@ -413,7 +413,9 @@ Test(jsonl, c1_controls_are_escaped_so_a_raw_print_cannot_drive_a_terminal)
 {
     ct_jsonl j;
     ct_jsonl_begin(&j, buf, sizeof buf, "e", 0, 1);
-    ct_jsonl_str(&j, "k", "a\xc2\x9b" "2J\xc2\x85z\xc2\xa0");
+    ct_jsonl_str(&j, "k",
+                 "a\xc2\x9b"
+                 "2J\xc2\x85z\xc2\xa0");
     ct_jsonl_end(&j);
     cr_assert(valid_line(buf), "%s", buf);
     cr_assert(strstr(buf, "\"k\":\"a\\u009b2J\\u0085z\xc2\xa0\""), "C1 escaped, U+00A0 kept: %s", buf);

@@ -12,11 +12,10 @@
 
 #define THREADS 8
 
-static const char gemm_reason[] =
-    "cuLaunchKernel(gemm) failed (CUDA_ERROR_ILLEGAL_ADDRESS), and a synchronize issued "
-    "afterwards also failed (CUDA_ERROR_ILLEGAL_ADDRESS) \u2014 the CUDA context is "
-    "destroyed; errors of this class are sticky: every later driver call in this process "
-    "returns the same status.";
+static const char gemm_reason[] = "cuLaunchKernel(gemm) failed (CUDA_ERROR_ILLEGAL_ADDRESS), and a synchronize issued "
+                                  "afterwards also failed (CUDA_ERROR_ILLEGAL_ADDRESS) \u2014 the CUDA context is "
+                                  "destroyed; errors of this class are sticky: every later driver call in this process "
+                                  "returns the same status.";
 
 /* True if text is valid UTF-8 (no cut character at the end). */
 static bool valid_utf8(const char *text)
@@ -37,8 +36,7 @@ static bool valid_utf8(const char *text)
 Test(classify, probe_success_is_isolated_whatever_the_error)
 {
     char reason[CT_REASON_MAX] = "stale";
-    cr_assert_eq(ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS", NULL,
-                             reason, sizeof reason),
+    cr_assert_eq(ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS", NULL, reason, sizeof reason),
                  CT_ISOLATED);
     cr_assert_str_empty(reason);
 }
@@ -46,8 +44,8 @@ Test(classify, probe_success_is_isolated_whatever_the_error)
 Test(classify, probe_failure_is_context_lost_with_operator_reason)
 {
     char reason[CT_REASON_MAX];
-    cr_assert_eq(ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS",
-                             "CUDA_ERROR_ILLEGAL_ADDRESS", reason, sizeof reason),
+    cr_assert_eq(ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_ADDRESS", reason,
+                             sizeof reason),
                  CT_CONTEXT_LOST);
     cr_assert_str_eq(reason, gemm_reason);
 }
@@ -57,12 +55,9 @@ Test(classify, only_the_probe_decides)
     /* A "benign" error with a failed probe is a loss; a fatal-looking one
      * with a working probe is not. */
     char reason[CT_REASON_MAX];
-    cr_assert_eq(ct_classify("cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_UNKNOWN",
-                             reason, sizeof reason),
+    cr_assert_eq(ct_classify("cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_UNKNOWN", reason, sizeof reason),
                  CT_CONTEXT_LOST);
-    cr_assert_eq(ct_classify("cuMemAlloc_v2", "CUDA_ERROR_LAUNCH_FAILED", NULL, reason,
-                             sizeof reason),
-                 CT_ISOLATED);
+    cr_assert_eq(ct_classify("cuMemAlloc_v2", "CUDA_ERROR_LAUNCH_FAILED", NULL, reason, sizeof reason), CT_ISOLATED);
 }
 
 Test(classify, the_check_at_exit_names_what_the_query_said)
@@ -91,8 +86,7 @@ Test(classify, missing_names_and_small_buffers_are_safe)
     for (size_t cap = 1; cap < 120; cap++) {
         char small[120];
         memset(small, 'Z', sizeof small);
-        ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS",
-                    "CUDA_ERROR_ILLEGAL_ADDRESS", small, cap);
+        ct_classify("cuLaunchKernel(gemm)", "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_ADDRESS", small, cap);
         cr_assert_lt(strlen(small), cap);
         cr_assert(valid_utf8(small), "cap %zu cut a character", cap);
         cr_assert_eq(strncmp(small, gemm_reason, strlen(small)), 0);
@@ -184,7 +178,7 @@ Test(latch, eight_concurrent_setters_agree_on_one_winner)
         pthread_t tid[THREADS];
         race r[THREADS];
         for (int i = 0; i < THREADS; i++) {
-            r[i] = (race){ .latch = &l, .start = &start, .id = i };
+            r[i] = (race){.latch = &l, .start = &start, .id = i};
             pthread_create(&tid[i], NULL, set_latch, &r[i]);
         }
         int winners = 0, winner = -1;

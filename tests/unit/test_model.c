@@ -40,19 +40,19 @@
 #define N_OWNERS 3
 
 typedef struct model_alloc {
-    size_t base, size;  /* arena offsets */
-    uint64_t owner;     /* 1..N_OWNERS: the context it was made in */
+    size_t base, size; /* arena offsets */
+    uint64_t owner;    /* 1..N_OWNERS: the context it was made in */
     bool live;
 } model_alloc;
 
 typedef struct model_failure {
     ct_failure_id id;
-    int kind;               /* 0..N_KINDS-1, or PROVISIONAL */
-    uint64_t bytes;         /* arena bytes carrying it */
+    int kind;       /* 0..N_KINDS-1, or PROVISIONAL */
+    uint64_t bytes; /* arena bytes carrying it */
     uint64_t occurrences;
     uint64_t skips;
-    ct_failure_id pinned;   /* provisional: the failure its scope keeps alive */
-    bool pin_unknown;       /* ... when the reference cannot tell which */
+    ct_failure_id pinned; /* provisional: the failure its scope keeps alive */
+    bool pin_unknown;     /* ... when the reference cannot tell which */
     UT_hash_handle hh;
 } model_failure;
 
@@ -64,21 +64,20 @@ typedef struct model {
     int owner[ARENA];
     ct_failure_id carried[ARENA];
     model_failure *failures;
-    size_t live;                       /* failures with bytes > 0 */
+    size_t live; /* failures with bytes > 0 */
     ct_failure_id live_of_kind[N_KINDS];
-    ct_failure_id abandoned[ARENA + 2];      /* scopes never exited, still carried */
+    ct_failure_id abandoned[ARENA + 2]; /* scopes never exited, still carried */
     size_t n_abandoned;
     size_t reads, refused, skips; /* what a run exercised */
-    bool recording;                    /* noting deaths during a placement */
+    bool recording;               /* noting deaths during a placement */
     ct_failure_id died[64];
     size_t n_died;
 } model;
 
 static model m;
 
-#define expect(cond, ...)                                                        \
-    cr_assert(cond, "seed %" PRIu64 ", operation %zu: %s", m.seed, m.op,           \
-              (snprintf(why, sizeof(why), __VA_ARGS__), why))
+#define expect(cond, ...) \
+    cr_assert(cond, "seed %" PRIu64 ", operation %zu: %s", m.seed, m.op, (snprintf(why, sizeof(why), __VA_ARGS__), why))
 static char why[512];
 
 static uint64_t rnd(void)
@@ -89,16 +88,18 @@ static uint64_t rnd(void)
     return m.rng * 0x2545f4914f6cdd1dULL;
 }
 
-static uint64_t below(uint64_t n) { return rnd() % n; }
+static uint64_t below(uint64_t n)
+{
+    return rnd() % n;
+}
 
-static const char *const kernels[3] = { NULL, "k1", "k2" };
+static const char *const kernels[3] = {NULL, "k1", "k2"};
 
 static ct_failure_desc desc_of(int kind)
 {
     if (kind == PROVISIONAL)
-        return (ct_failure_desc){ .error = PROVISIONAL_ERROR, .api = "cuLaunchKernel", .kernel = "scope" };
-    return (ct_failure_desc){ .error = kind < 3 ? 700 : 719, .api = "cuLaunchKernel",
-                              .kernel = kernels[kind % 3] };
+        return (ct_failure_desc){.error = PROVISIONAL_ERROR, .api = "cuLaunchKernel", .kernel = "scope"};
+    return (ct_failure_desc){.error = kind < 3 ? 700 : 719, .api = "cuLaunchKernel", .kernel = kernels[kind % 3]};
 }
 
 static model_failure *mf(ct_failure_id id)
@@ -144,8 +145,8 @@ static void set_byte(size_t i, ct_failure_id id)
         if (f->bytes++ == 0) {
             m.live++;
             if (f->kind != PROVISIONAL) {
-                expect(m.live_of_kind[f->kind] == 0, "two live failures of kind %d: %u and %u",
-                       f->kind, m.live_of_kind[f->kind], id);
+                expect(m.live_of_kind[f->kind] == 0, "two live failures of kind %d: %u and %u", f->kind,
+                       m.live_of_kind[f->kind], id);
                 m.live_of_kind[f->kind] = id;
             }
         }
@@ -153,7 +154,10 @@ static void set_byte(size_t i, ct_failure_id id)
     m.carried[i] = id;
 }
 
-static size_t arena(uint64_t addr) { return (size_t)(addr - ARENA_BASE); }
+static size_t arena(uint64_t addr)
+{
+    return (size_t)(addr - ARENA_BASE);
+}
 
 /* The arena bytes r covers, [*lo, *hi): within the allocation holding its
  * first byte, nothing when that byte is in none (a copy the driver refuses
@@ -193,7 +197,10 @@ static ct_failure_id oldest_carried(const ct_range *r, size_t n)
 
 /* --- pins: what the store keeps alive beyond the bytes ------------------ */
 
-static bool alive(ct_failure_id id) { return id && mf(id)->bytes > 0; }
+static bool alive(ct_failure_id id)
+{
+    return id && mf(id)->bytes > 0;
+}
 
 /* Failures the store holds by a pin alone; false when it cannot be told. */
 static bool pinned_only(ct_failure_id *out, size_t *n, ct_failure_id scope)
@@ -315,7 +322,7 @@ static void op_alloc_at(size_t base, size_t size, uint64_t owner)
         if (o->live && o->base < base + size && base < o->base + o->size)
             drop_alloc(j);
     }
-    m.allocs[slot] = (model_alloc){ base, size, owner, true };
+    m.allocs[slot] = (model_alloc){base, size, owner, true};
     for (size_t i = base; i < base + size; i++)
         m.owner[i] = slot;
 }
@@ -393,10 +400,10 @@ static ct_range random_range(void)
         const model_alloc *al = &m.allocs[j];
         size_t off = below(al->size);
         uint64_t len = roll < 6 ? 1 + below(al->size - off + 8) : CT_TO_END;
-        return (ct_range){ ARENA_BASE + al->base + off, len };
+        return (ct_range){ARENA_BASE + al->base + off, len};
     }
     uint64_t addr = ARENA_BASE + below(ARENA);
-    return (ct_range){ addr, roll == 9 ? CT_TO_END : 1 + below(64) };
+    return (ct_range){addr, roll == 9 ? CT_TO_END : 1 + below(64)};
 }
 
 static void op_host_write_ok(void)
@@ -500,8 +507,11 @@ static void op_launch(void)
     int kind = mf(root)->kind;
     expect(error == (kind == PROVISIONAL ? PROVISIONAL_ERROR : desc_of(kind).error),
            "read_failure gave error %d for failure %u", error, root);
-    ct_skip_desc skip = { .api = "cuLaunchKernel", .kernel = "skipped", .launch_seq = m.op,
-                          .needed = r[0].addr, .produced = (uint32_t)nw };
+    ct_skip_desc skip = {.api = "cuLaunchKernel",
+                         .kernel = "skipped",
+                         .launch_seq = m.op,
+                         .needed = r[0].addr,
+                         .produced = (uint32_t)nw};
     ct_propagate(m.s, root, &skip, w, nw);
     mf(root)->skips++;
     m.skips++;
@@ -547,20 +557,20 @@ static void op_device_read(void)
     m.refused += rc == CT_ETAINTED;
     expect(rc == (tainted ? CT_ETAINTED : CT_OK), "read refused=%d, model says %" PRIu64 " tainted bytes",
            rc == CT_ETAINTED, tainted);
-    expect(refusal.tainted_bytes == tainted, "tainted bytes %" PRIu64 ", model %" PRIu64,
-           refusal.tainted_bytes, tainted);
+    expect(refusal.tainted_bytes == tainted, "tainted bytes %" PRIu64 ", model %" PRIu64, refusal.tainted_bytes,
+           tainted);
     expect(refusal.n_failures == distinct, "refusal names %zu failures, model %zu", refusal.n_failures, distinct);
-    expect(refusal.n_kept == (distinct < CT_REFUSAL_MAX_FAILURES ? distinct : CT_REFUSAL_MAX_FAILURES),
-           "kept %zu", refusal.n_kept);
+    expect(refusal.n_kept == (distinct < CT_REFUSAL_MAX_FAILURES ? distinct : CT_REFUSAL_MAX_FAILURES), "kept %zu",
+           refusal.n_kept);
     for (size_t i = 0; i < refusal.n_kept; i++) {
         const ct_failure_info *got = &refusal.failures[i];
         const model_failure *want = mf(ids[i]);
         expect(got->id == want->id, "failure %zu is %u, model %u", i, got->id, want->id);
         expect(got->provisional == (want->kind == PROVISIONAL), "failure %u provisional flag", got->id);
-        expect(got->occurrences == want->occurrences, "failure %u occurred %" PRIu64 " times, model %" PRIu64,
-               got->id, got->occurrences, want->occurrences);
-        expect(got->skips_total == want->skips, "failure %u has %" PRIu64 " skips, model %" PRIu64,
-               got->id, got->skips_total, want->skips);
+        expect(got->occurrences == want->occurrences, "failure %u occurred %" PRIu64 " times, model %" PRIu64, got->id,
+               got->occurrences, want->occurrences);
+        expect(got->skips_total == want->skips, "failure %u has %" PRIu64 " skips, model %" PRIu64, got->id,
+               got->skips_total, want->skips);
     }
 }
 
@@ -610,11 +620,14 @@ static void run_model(uint64_t seed, size_t ops)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (m.op = 0; m.op < ops; m.op++)
         step();
-    fprintf(stderr, "model: seed %" PRIu64 ", %zu operations, %.3f s: %zu device reads (%zu refused), "
-                    "%zu skipped launches\n", seed, ops, seconds_since(&t0), m.reads, m.refused, m.skips);
+    fprintf(stderr,
+            "model: seed %" PRIu64 ", %zu operations, %.3f s: %zu device reads (%zu refused), "
+            "%zu skipped launches\n",
+            seed, ops, seconds_since(&t0), m.reads, m.refused, m.skips);
     ct_store_free(m.s);
     model_failure *f, *tmp;
-    HASH_ITER(hh, m.failures, f, tmp) {
+    HASH_ITER(hh, m.failures, f, tmp)
+    {
         HASH_DEL(m.failures, f);
         free(f);
     }

@@ -77,10 +77,10 @@ static void assert_unknown(const char *text, const char *entry, const char *why)
 #define HEAD ".version 9.0\n.target sm_90\n.address_size 64\n\n"
 /* Entry k(p0, p1: pointers, n: int) and a body; %rd3 and %rd4 are p0's and
  * p1's global addresses, %r1 is n, %rd1 and %rd2 p0 and p1 as passed. */
-#define K(body)                                                                                              \
-    HEAD ".visible .entry k(\n\t.param .u64 p0,\n\t.param .u64 p1,\n\t.param .u32 n\n)\n{\n"                \
-         "\t.reg .b64 %rd<20>;\n\t.reg .b32 %r<20>;\n\t.reg .f32 %f<20>;\n\t.reg .pred %p<4>;\n\n"             \
-         "\tld.param.u64 %rd1, [p0];\n\tld.param.u64 %rd2, [p1];\n\tld.param.u32 %r1, [n];\n"                \
+#define K(body)                                                                                    \
+    HEAD ".visible .entry k(\n\t.param .u64 p0,\n\t.param .u64 p1,\n\t.param .u32 n\n)\n{\n"       \
+         "\t.reg .b64 %rd<20>;\n\t.reg .b32 %r<20>;\n\t.reg .f32 %f<20>;\n\t.reg .pred %p<4>;\n\n" \
+         "\tld.param.u64 %rd1, [p0];\n\tld.param.u64 %rd2, [p1];\n\tld.param.u32 %r1, [n];\n"      \
          "\tcvta.to.global.u64 %rd3, %rd1;\n\tcvta.to.global.u64 %rd4, %rd2;\n" body "\tret;\n}\n"
 
 /* ---- suite ptx: loads, stores, both ------------------------------------------------------ */
@@ -274,23 +274,22 @@ Test(ptx, mad_wide_and_cvta)
                   "\tld.global.f32 %f1, [%rd5];\n"),
                 "k", "LL-");
     /* a predicate of n's picks the address: n is in it */
-    assert_dirs(K("\tsetp.eq.s32 %p1, %r1, 0;\n\tselp.b64 %rd5, %rd3, %rd4, %p1;\n\tld.global.f32 %f1, [%rd5];\n"),
-                "k", "LLL");
+    assert_dirs(K("\tsetp.eq.s32 %p1, %r1, 0;\n\tselp.b64 %rd5, %rd3, %rd4, %p1;\n\tld.global.f32 %f1, [%rd5];\n"), "k",
+                "LLL");
     /* vectors: mov.b64 packs and unpacks */
     assert_dirs(K("\tmov.b64 {%r2, %r3}, %rd1;\n\tmov.b64 %rd5, {%r3, %r2};\n\tld.f32 %f1, [%rd5];\n"), "k", "L--");
 }
 
 Test(ptx, struct_by_value)
 {
-    static const char text[] = HEAD
-        ".visible .entry s(\n\t.param .align 8 .b8 pair[24],\n\t.param .u64 out\n)\n{\n"
-        "\tld.param.u64 %rd1, [pair+8];\n"
-        "\tld.param.u32 %r1, [pair+16];\n"
-        "\tld.param.v2.u32 {%r2, %r3}, [pair+16];\n"
-        "\tld.param.u64 %rd2, [out];\n"
-        "\tcvta.to.global.u64 %rd3, %rd1;\n"
-        "\tst.global.f32 [%rd3], %f1;\n"
-        "\tret;\n}\n";
+    static const char text[] = HEAD ".visible .entry s(\n\t.param .align 8 .b8 pair[24],\n\t.param .u64 out\n)\n{\n"
+                                    "\tld.param.u64 %rd1, [pair+8];\n"
+                                    "\tld.param.u32 %r1, [pair+16];\n"
+                                    "\tld.param.v2.u32 {%r2, %r3}, [pair+16];\n"
+                                    "\tld.param.u64 %rd2, [out];\n"
+                                    "\tcvta.to.global.u64 %rd3, %rd1;\n"
+                                    "\tst.global.f32 [%rd3], %f1;\n"
+                                    "\tret;\n}\n";
     assert_dirs(text, "s", "S-");
 }
 
@@ -317,8 +316,8 @@ Test(ptx, prefetch_moves_nothing)
  * destination is computed from its sources. */
 Test(ptx, unknown_instructions)
 {
-    assert_dirs(K("\tdiscard.global.L2 [%rd3], 128;\n\tfrob.b64 %rd5, %rd4, 7;\n\tst.global.f32 [%rd5], %f1;\n"),
-                "k", "BS-");
+    assert_dirs(K("\tdiscard.global.L2 [%rd3], 128;\n\tfrob.b64 %rd5, %rd4, 7;\n\tst.global.f32 [%rd5], %f1;\n"), "k",
+                "BS-");
     assert_dirs(K("\tfrob 3, %rd3;\n"), "k", "B--");
     assert_dirs(K("\tfrob.b32 %r5, [%rd3];\n"), "k", "B--");
 }
@@ -339,8 +338,7 @@ Test(ptx, scoped_registers)
                   "\tmov.b64 t, %rd4;\n"
                   "\t@p st.global.v4.u32 [t], {%r2, %r3, %r4, %r5};\n\t}\n"),
                 "k", "-S-");
-    assert_dirs(K("\t{ .reg .b64 t; mov.b64 t, %rd3; }\n\t{ .reg .b64 t; ld.global.f32 %f1, [t]; }\n"), "k",
-                "L--");
+    assert_dirs(K("\t{ .reg .b64 t; mov.b64 t, %rd3; }\n\t{ .reg .b64 t; ld.global.f32 %f1, [t]; }\n"), "k", "L--");
 }
 
 /* wmma's loads and stores; their stride moves nothing. */
@@ -393,24 +391,26 @@ Test(ptx, truncated_at_every_offset)
 
 Test(ptx, malformed_bodies)
 {
-    static const struct { const char *text, *why; } cases[] = {
-        { K("\tld.global.f32 %f1, [%rd3;\n"), "a ';' inside brackets" },
-        { K("\tld.global.f32 %f1, [%rd3; ];\n"), "a ';' inside brackets, closed after it" },
-        { K("\tst.global.f32 %rd3], %f1;\n"), "a ']' never opened" },
-        { K("\tst.global.v2.f32 [%rd3], {%f1, %f2;\n"), "a ';' inside braces" },
-        { K("\tadd.s32 %r2, %r1, 1\n"), "a '}' ending an instruction" },
-        { K("\t.foo 1;\n"), "a directive not known" },
-        { K("\t/* never closed\n"), "a comment left open" },
-        { K("\t.pragma \"never closed;\n"), "a string left open" },
-        { K("\t{\n\tld.global.f32 %f1, [%rd3];\n"), "a scope never closed" },
-        { K("\t@ bra $L;\n"), "a guard with no predicate" },
-        { K("\t] ;\n"), "a statement of punctuation" },
-        { HEAD ".entry k(.param .u64) { ret; }\n", "a parameter with no name" },
-        { HEAD ".entry k(.param .u64 a .u64 b) { ret; }\n", "a parameter of two names" },
-        { HEAD ".entry k(.reg .u64 a) { ret; }\n", "a parameter that is no .param" },
-        { HEAD ".entry k(.param .u64 a, .param .u32 a) { ret; }\n", "two parameters of one name" },
-        { HEAD ".entry k(.param .b8 a[0]) { ret; }\n", "an array of none" },
-        { HEAD ".entry k(.param .u64 a) } { ret; }\n", "a '}' before the body" },
+    static const struct {
+        const char *text, *why;
+    } cases[] = {
+        {K("\tld.global.f32 %f1, [%rd3;\n"), "a ';' inside brackets"},
+        {K("\tld.global.f32 %f1, [%rd3; ];\n"), "a ';' inside brackets, closed after it"},
+        {K("\tst.global.f32 %rd3], %f1;\n"), "a ']' never opened"},
+        {K("\tst.global.v2.f32 [%rd3], {%f1, %f2;\n"), "a ';' inside braces"},
+        {K("\tadd.s32 %r2, %r1, 1\n"), "a '}' ending an instruction"},
+        {K("\t.foo 1;\n"), "a directive not known"},
+        {K("\t/* never closed\n"), "a comment left open"},
+        {K("\t.pragma \"never closed;\n"), "a string left open"},
+        {K("\t{\n\tld.global.f32 %f1, [%rd3];\n"), "a scope never closed"},
+        {K("\t@ bra $L;\n"), "a guard with no predicate"},
+        {K("\t] ;\n"), "a statement of punctuation"},
+        {HEAD ".entry k(.param .u64) { ret; }\n", "a parameter with no name"},
+        {HEAD ".entry k(.param .u64 a .u64 b) { ret; }\n", "a parameter of two names"},
+        {HEAD ".entry k(.reg .u64 a) { ret; }\n", "a parameter that is no .param"},
+        {HEAD ".entry k(.param .u64 a, .param .u32 a) { ret; }\n", "two parameters of one name"},
+        {HEAD ".entry k(.param .b8 a[0]) { ret; }\n", "an array of none"},
+        {HEAD ".entry k(.param .u64 a) } { ret; }\n", "a '}' before the body"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         assert_unknown(cases[i].text, "k", cases[i].why);
@@ -506,13 +506,13 @@ Test(ptx, declaration_then_definition)
  * hide in strings and comments: each its own. */
 Test(ptx, two_entries)
 {
-    static const char text[] = HEAD
-        ".func (.param .b32 r) helper(.param .b64 x)\n{\n\t.pragma \"{\";\n\t// }\n\t/* { */ ret;\n}\n"
-        ".section .debug_info { .b8 1, 2, 3 }\n"
-        ".visible .entry first(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n"
-        "\tld.param.u64 %rd1, [a];\n\tld.global.f32 %f1, [%rd1];\n\tret;\n}\n"
-        ".visible .entry second(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n"
-        "\tld.param.u64 %rd1, [b];\n\tst.global.f32 [%rd1], %f1;\n\tret;\n}\n";
+    static const char text[] =
+        HEAD ".func (.param .b32 r) helper(.param .b64 x)\n{\n\t.pragma \"{\";\n\t// }\n\t/* { */ ret;\n}\n"
+             ".section .debug_info { .b8 1, 2, 3 }\n"
+             ".visible .entry first(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n"
+             "\tld.param.u64 %rd1, [a];\n\tld.global.f32 %f1, [%rd1];\n\tret;\n}\n"
+             ".visible .entry second(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{\n"
+             "\tld.param.u64 %rd1, [b];\n\tst.global.f32 [%rd1], %f1;\n\tret;\n}\n";
     assert_dirs(text, "first", "L-");
     assert_dirs(text, "second", "-S");
 }
@@ -520,7 +520,7 @@ Test(ptx, two_entries)
 Test(ptx, cap_of_dirs)
 {
     static const char text[] = K("\tst.global.f32 [%rd3], %f1;\n\tld.global.f32 %f1, [%rd4];\n");
-    uint8_t dirs[3] = { 0xee, 0xee, 0xee };
+    uint8_t dirs[3] = {0xee, 0xee, 0xee};
     cr_assert_eq(directions(text, "k", dirs, 1), 3);
     cr_assert(dirs[0] == CT_PTX_STORES && dirs[1] == 0xee && dirs[2] == 0xee, "only cap written");
     cr_assert_eq(directions(text, "k", NULL, 0), 3);
@@ -554,7 +554,7 @@ static int directions_of(text *t, const char *entry)
 
 static int with_params(unsigned n)
 {
-    text t = { 0 };
+    text t = {0};
     char line[64];
     add(&t, HEAD ".entry k(");
     for (unsigned i = 0; i < n; i++) {
@@ -574,7 +574,7 @@ Test(ptx, param_cap)
 /* n distinct registers besides its one parameter. */
 static int with_registers(unsigned n)
 {
-    text t = { 0 };
+    text t = {0};
     char line[64];
     add(&t, HEAD ".entry k(.param .u64 p)\n{\n");
     for (unsigned i = 0; i < n; i++) {
@@ -594,7 +594,7 @@ Test(ptx, name_cap)
 /* n instructions of 4000 edges each: mov.b64 %rd, {%r0, ..., %r3999}. */
 static int with_edges(unsigned n)
 {
-    text vector = { 0 }, t = { 0 };
+    text vector = {0}, t = {0};
     char name[16];
     add(&vector, "mov.b64 %rd, {");
     for (unsigned i = 0; i < 4000; i++) {
@@ -619,7 +619,7 @@ Test(ptx, edge_cap)
 /* One instruction of n names: n operands of one name each, or one vector of them all. */
 static int with_operands(unsigned n, bool one_operand)
 {
-    text t = { 0 };
+    text t = {0};
     char name[16];
     add(&t, HEAD ".entry k(.param .u64 p)\n{\nfrob ");
     add(&t, one_operand ? "{%r0" : "%r0");
@@ -650,7 +650,7 @@ static text load(const char *file)
     snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "rb");
     cr_assert(f, "%s: not built", path);
-    text t = { 0 };
+    text t = {0};
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
@@ -662,20 +662,16 @@ static text load(const char *file)
 }
 
 /* ptx_kernels.cu's kernels and the directions it says of each. */
-static const struct { const char *name, *want; } nvcc_kernels[] = {
-    { "_Z8sum_intoPfS_i", "SL-" },
-    { "_Z5scalePfi", "B-" },
-    { "_Z12atomic_countPi", "B" },
-    { "_Z9copy_pair4Pair", "B" },
-    { "_Z6gather4PairPf", "LS" },
-    { "_Z6unusedPfi", "--" },
-    { "_Z9read_onlyPKfPf", "LS" },
-    { "_Z4leakPf", "B" },
-    { "_Z5callsPfS_", "BL" },
-    { "_Z5chasePPfS_", "LS" },
-    { "_Z10async_copyPKfPf", "LS" },
-    { "_Z8mma_tilePK6__halfS1_Pfj", "LLS-" },
-    { "_Z7indexed5TableiPf", "BBB" },
+static const struct {
+    const char *name, *want;
+} nvcc_kernels[] = {
+    {"_Z8sum_intoPfS_i", "SL-"},    {"_Z5scalePfi", "B-"},
+    {"_Z12atomic_countPi", "B"},    {"_Z9copy_pair4Pair", "B"},
+    {"_Z6gather4PairPf", "LS"},     {"_Z6unusedPfi", "--"},
+    {"_Z9read_onlyPKfPf", "LS"},    {"_Z4leakPf", "B"},
+    {"_Z5callsPfS_", "BL"},         {"_Z5chasePPfS_", "LS"},
+    {"_Z10async_copyPKfPf", "LS"},  {"_Z8mma_tilePK6__halfS1_Pfj", "LLS-"},
+    {"_Z7indexed5TableiPf", "BBB"},
 };
 #define N_NVCC (sizeof nvcc_kernels / sizeof *nvcc_kernels)
 
@@ -726,7 +722,7 @@ Test(ptx_nvcc, debug_build)
 Test(ptx_nvcc, cut_at_every_offset)
 {
     text t = load("ptx_kernels.ptx");
-    static const size_t cases[] = { 0, 4, 11 };
+    static const size_t cases[] = {0, 4, 11};
     char out[MAX_LETTERS + 1], entry[256];
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const char *name = nvcc_kernels[cases[c]].name, *want = nvcc_kernels[cases[c]].want;

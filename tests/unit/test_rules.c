@@ -41,18 +41,24 @@ static void setup(void)
     context_current = true;
 }
 
-static void teardown(void) { ct_store_free(s); }
+static void teardown(void)
+{
+    ct_store_free(s);
+}
 
 TestSuite(rules, .init = setup, .fini = teardown);
 
 static ct_failure_id taint(uint64_t addr, uint64_t len)
 {
-    ct_failure_desc d = { .error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = "k" };
-    ct_range w = { addr, len };
+    ct_failure_desc d = {.error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = "k"};
+    ct_range w = {addr, len};
     return ct_taint(s, &d, &w, 1, NULL);
 }
 
-static ct_rows linear(uint64_t addr, uint64_t len) { return (ct_rows){ addr, len, len, 1, len, 1 }; }
+static ct_rows linear(uint64_t addr, uint64_t len)
+{
+    return (ct_rows){addr, len, len, 1, len, 1};
+}
 
 static ct_read_verdict read_rule(ct_rows src)
 {
@@ -83,16 +89,16 @@ Test(rules, a_read_past_the_end_of_its_allocation_is_the_drivers)
     cr_assert_eq(read_rule(linear(A + SIZE - 64, 65)), CT_READ_PAST_END);
     cr_assert_eq(read_rule(linear(A, UINT64_MAX - A)), CT_READ_PAST_END, "a garbage size");
     /* 2 rows of 64 at pitch SIZE: the second row lies past the end. */
-    cr_assert_eq(read_rule((ct_rows){ A, 64, SIZE, 2, 2 * SIZE, 1 }), CT_READ_PAST_END);
+    cr_assert_eq(read_rule((ct_rows){A, 64, SIZE, 2, 2 * SIZE, 1}), CT_READ_PAST_END);
 }
 
 Test(rules, shapes_the_driver_must_reject_are_its_to_answer)
 {
     taint(A, SIZE);
-    cr_assert_eq(read_rule((ct_rows){ A, 64, 32, 2, 64, 1 }), CT_READ_MALFORMED, "rows overlap");
-    cr_assert_eq(read_rule((ct_rows){ A, 64, 64, 2, 64, 2 }), CT_READ_MALFORMED, "slices overlap");
-    cr_assert_eq(read_rule((ct_rows){ A, 1, UINT64_MAX / 2, 4, 0, 1 }), CT_READ_MALFORMED, "span past 2^64");
-    ct_rows src = { A, 64, 128, 2, 256, 1 }, host = { 0x7000000, 64, 32, 2, 64, 1 };
+    cr_assert_eq(read_rule((ct_rows){A, 64, 32, 2, 64, 1}), CT_READ_MALFORMED, "rows overlap");
+    cr_assert_eq(read_rule((ct_rows){A, 64, 64, 2, 64, 2}), CT_READ_MALFORMED, "slices overlap");
+    cr_assert_eq(read_rule((ct_rows){A, 1, UINT64_MAX / 2, 4, 0, 1}), CT_READ_MALFORMED, "span past 2^64");
+    ct_rows src = {A, 64, 128, 2, 256, 1}, host = {0x7000000, 64, 32, 2, 64, 1};
     cr_assert_eq(ct_read_rule(s, &src, &host, NULL), CT_READ_MALFORMED, "host rows overlap");
     host.pitch = 64;
     cr_assert_eq(ct_read_rule(s, &src, &host, NULL), CT_READ_REFUSE);
@@ -101,12 +107,12 @@ Test(rules, shapes_the_driver_must_reject_are_its_to_answer)
 Test(rules, a_pitched_read_is_refused_by_its_rows_not_its_gaps)
 {
     taint(A + 64, 64); /* the gap after row 0 of a 64-wide, 128-pitch shape */
-    cr_assert_eq(read_rule((ct_rows){ A, 64, 128, 4, 512, 1 }), CT_READ_CLEAN);
-    cr_assert_eq(read_rule((ct_rows){ A, 65, 128, 4, 512, 1 }), CT_READ_REFUSE, "one byte into it");
+    cr_assert_eq(read_rule((ct_rows){A, 64, 128, 4, 512, 1}), CT_READ_CLEAN);
+    cr_assert_eq(read_rule((ct_rows){A, 65, 128, 4, 512, 1}), CT_READ_REFUSE, "one byte into it");
     /* 3D: the gap between slices carries, the rows do not */
-    cr_assert_eq(read_rule((ct_rows){ A, 32, 32, 2, 128, 3 }), CT_READ_CLEAN);
+    cr_assert_eq(read_rule((ct_rows){A, 32, 32, 2, 128, 3}), CT_READ_CLEAN);
     taint(A + 256 + 32, 1); /* slice 2, row 1, byte 0 */
-    cr_assert_eq(read_rule((ct_rows){ A, 32, 32, 2, 128, 3 }), CT_READ_REFUSE);
+    cr_assert_eq(read_rule((ct_rows){A, 32, 32, 2, 128, 3}), CT_READ_REFUSE);
 }
 
 /* --- the poison extent ------------------------------------------------- */
@@ -148,7 +154,7 @@ Test(rules, a_pitched_read_poisons_its_rows_never_the_gaps)
      * gap after each slice's rows) */
     unsigned char buf[240];
     memset(buf, 0x3c, sizeof buf);
-    poison_into(buf, sizeof buf, (ct_rows){ 0, 10, 16, 4, 80, 3 });
+    poison_into(buf, sizeof buf, (ct_rows){0, 10, 16, 4, 80, 3});
     cr_assert_eq(count_poisoned(buf, sizeof buf), 3 * 4 * 10);
     for (size_t i = 0; i < sizeof buf; i++) {
         size_t in_slice = i % 80, in_row = in_slice % 16;
@@ -159,7 +165,7 @@ Test(rules, a_pitched_read_poisons_its_rows_never_the_gaps)
 
 Test(rules, the_poison_extent_ends_with_the_last_row)
 {
-    ct_rows host = { 0x1000, 8, 8, 2, 16, 1 };
+    ct_rows host = {0x1000, 8, 8, 2, 16, 1};
     ct_range row;
     cr_assert(ct_poison_row(&host, 1, &row));
     cr_assert_eq(row.addr, 0x1008);
@@ -169,7 +175,7 @@ Test(rules, the_poison_extent_ends_with_the_last_row)
     host.pitch = 4;
     cr_assert_eq(ct_poison_rows(&host), 0, "rows overlapping: a shape the driver rejects");
     cr_assert_not(ct_poison_row(&host, 0, &row));
-    host = (ct_rows){ 0x1000, 8, 8, 2, 8, 2 };
+    host = (ct_rows){0x1000, 8, 8, 2, 8, 2};
     cr_assert_eq(ct_poison_rows(&host), 0, "slices overlapping");
     host.height = 0;
     cr_assert_not(ct_poison_row(&host, 0, &row), "no rows, no poison");
@@ -180,14 +186,14 @@ Test(rules, the_poison_extent_ends_with_the_last_row)
 Test(rules, a_copy_from_carried_bytes_into_tracked_memory_is_skipped)
 {
     ct_failure_id f = taint(A, 64);
-    ct_range in = { A, 64 };
+    ct_range in = {A, 64};
     ct_failure_id root = 0;
     int error = 0;
     cr_assert_eq(ct_copy_rule(s, &in, 1, B, has_context, &root, &error), CT_SKIP);
     cr_assert_eq(root, f);
     cr_assert_eq(error, ERR_LAUNCH);
     cr_assert_eq(context_asked, 1);
-    ct_range clean = { A + 64, 64 };
+    ct_range clean = {A + 64, 64};
     cr_assert_eq(ct_copy_rule(s, &clean, 1, B, has_context, &root, &error), CT_RUN);
     cr_assert_eq(root, 0);
     cr_assert_eq(context_asked, 1, "no root: the context is not asked");
@@ -197,7 +203,7 @@ Test(rules, a_copy_from_carried_bytes_into_tracked_memory_is_skipped)
 Test(rules, a_copy_into_untracked_memory_is_not_skipped)
 {
     taint(A, 64);
-    ct_range in = { A, 64 };
+    ct_range in = {A, 64};
     ct_failure_id root = 0;
     cr_assert_eq(ct_copy_rule(s, &in, 1, NOWHERE, has_context, &root, NULL), CT_RUN_UNTRACKED);
     cr_assert_eq(ct_copy_rule(s, &in, 1, 0, has_context, &root, NULL), CT_RUN_UNTRACKED, "NULL");
@@ -207,7 +213,7 @@ Test(rules, a_copy_into_untracked_memory_is_not_skipped)
 Test(rules, with_no_context_current_nothing_is_skipped)
 {
     taint(A, 64);
-    ct_range in = { A, 64 };
+    ct_range in = {A, 64};
     context_current = false;
     cr_assert_eq(ct_copy_rule(s, &in, 1, B, has_context, NULL, NULL), CT_RUN_NO_CONTEXT);
     cr_assert_eq(ct_launch_rule(s, &in, 1, has_context, NULL, NULL), CT_RUN_NO_CONTEXT);
@@ -226,15 +232,15 @@ Test(rules, with_no_context_current_nothing_is_skipped)
  * names the skip by the first read carrying the root. */
 static ct_failure_id taint_by(const char *kernel, uint64_t addr, uint64_t len)
 {
-    ct_failure_desc d = { .error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = kernel };
-    ct_range w = { addr, len };
+    ct_failure_desc d = {.error = ERR_LAUNCH, .api = "cuLaunchKernel", .kernel = kernel};
+    ct_range w = {addr, len};
     return ct_taint(s, &d, &w, 1, NULL);
 }
 
 Test(rules, a_graph_launch_reading_clean_bytes_runs)
 {
     taint(A + 1024, 64); /* taint elsewhere: the store is looked at */
-    ct_range reads[] = { { A, 64 }, { B, 64 } };
+    ct_range reads[] = {{A, 64}, {B, 64}};
     ct_failure_id root = 7;
     int error = 7;
     size_t at = 7;
@@ -248,7 +254,7 @@ Test(rules, a_graph_launch_reading_clean_bytes_runs)
 Test(rules, a_graph_launch_is_skipped_and_named_by_its_carried_read)
 {
     ct_failure_id f = taint(B + 32, 16);
-    ct_range reads[] = { { A, 64 }, { B, 64 }, { B + 1024, 64 } };
+    ct_range reads[] = {{A, 64}, {B, 64}, {B + 1024, 64}};
     ct_failure_id root = 0;
     int error = 0;
     size_t at = 0;
@@ -262,7 +268,7 @@ Test(rules, a_graph_launch_is_skipped_and_named_by_its_carried_read)
 Test(rules, a_graph_launch_with_no_context_current_is_the_drivers)
 {
     ct_failure_id f = taint(A, 64);
-    ct_range reads[] = { { A, 64 } };
+    ct_range reads[] = {{A, 64}};
     ct_failure_id root = 0;
     size_t at = 7;
     cr_assert_eq(ct_exec_rule(s, reads, 1, false, &root, NULL, &at), CT_RUN_NO_CONTEXT);
@@ -275,7 +281,7 @@ Test(rules, a_graph_launch_is_named_by_the_read_carrying_the_oldest_failure)
     ct_failure_id older = taint_by("first", B, 64);
     ct_failure_id newer = taint_by("second", A, 64);
     cr_assert_neq(older, newer, "two failures, not one folded");
-    ct_range reads[] = { { A, 64 }, { B, 64 } };
+    ct_range reads[] = {{A, 64}, {B, 64}};
     ct_failure_id root = 0;
     size_t at = 7;
     cr_assert_eq(ct_exec_rule(s, reads, 2, true, &root, NULL, &at), CT_SKIP);
@@ -310,8 +316,13 @@ Test(rules, a_failed_read_poisons_only_what_it_could_have_written)
  * plain numbers here, as core sees them. */
 static const int no_ctx[] = {3, 201, 709};
 static const int capture_codes[] = {900, 901};
-static const ct_answer_kinds kinds = {.success = 0, .not_ready = 600, .deinitialized = 4, .no_context = no_ctx,
-                                      .n_no_context = 3, .capture = capture_codes, .n_capture = 2};
+static const ct_answer_kinds kinds = {.success = 0,
+                                      .not_ready = 600,
+                                      .deinitialized = 4,
+                                      .no_context = no_ctx,
+                                      .n_no_context = 3,
+                                      .capture = capture_codes,
+                                      .n_capture = 2};
 
 Test(rules, a_probe_answer_is_a_loss_only_when_it_says_so)
 {
@@ -359,8 +370,10 @@ Test(rules, a_parameter_role_comes_from_the_rule_then_the_signature_then_the_siz
         uint8_t role;
         bool scan;
     } from_sig[] = {
-        {0, 8, CT_ROLE_READ, false}, {1, 8, CT_ROLE_READWRITE, false},
-        {2, 24, CT_ROLE_READWRITE, true}, {3, 8, CT_ROLE_IGNORE, false},
+        {0, 8, CT_ROLE_READ, false},
+        {1, 8, CT_ROLE_READWRITE, false},
+        {2, 24, CT_ROLE_READWRITE, true},
+        {3, 8, CT_ROLE_IGNORE, false},
     };
     for (size_t k = 0; k < sizeof from_sig / sizeof *from_sig; k++) {
         ct_param_role r = ct_param_role_rule(&(ct_param_facts){.sig = &sig}, from_sig[k].i, from_sig[k].size);
@@ -384,8 +397,8 @@ Test(rules, a_parameter_role_comes_from_the_rule_then_the_signature_then_the_siz
 
 Test(rules, the_ptx_direction_wins_over_the_signature_and_loses_to_the_rule)
 {
-    ct_signature sig = {.n_params = 5, .kind = {CT_PARAM_PTR, CT_PARAM_CONST_PTR, CT_PARAM_PTR, CT_PARAM_AGGREGATE,
-                                                CT_PARAM_VALUE}};
+    ct_signature sig = {.n_params = 5,
+                        .kind = {CT_PARAM_PTR, CT_PARAM_CONST_PTR, CT_PARAM_PTR, CT_PARAM_AGGREGATE, CT_PARAM_VALUE}};
     const uint8_t dirs[] = {CT_PTX_LOADS, CT_PTX_STORES, CT_PTX_UNUSED, CT_PTX_BOTH, CT_PTX_LOADS};
     const ct_param_facts f = {.sig = &sig, .dirs = dirs, .n_dirs = 5};
     cr_expect_eq(ct_param_role_rule(&f, 0, 8).role, CT_ROLE_READ, "float *in, only loaded through");
@@ -514,7 +527,10 @@ Test(rules, a_launch_is_a_suspect_until_a_proof_covers_its_epoch)
 #define FN 0x4000u
 static const ct_range to_end_a = {A, CT_TO_END};
 
-static ct_launch_key key(uint64_t params, uint64_t threads) { return (ct_launch_key){FN, params, threads}; }
+static ct_launch_key key(uint64_t params, uint64_t threads)
+{
+    return (ct_launch_key){FN, params, threads};
+}
 
 /* A launch of FN over A (read and written) the driver refused at once. */
 static ct_failure_id refused_launch(const char *kernel, int error, ct_launch_key k, ct_range w)
@@ -542,8 +558,8 @@ Test(rules, the_same_work_with_as_many_threads_retries_a_refused_launch)
     cr_assert_not(retries(key(8, 4096), &to_end_a, 1, &to_end_a, 1, NULL), "other parameter bytes");
     ct_launch_key other_fn = {FN + 1, 7, 4096};
     cr_assert_not(retries(other_fn, &to_end_a, 1, &to_end_a, 1, NULL), "another function");
-    ct_retry_facts lost = {.key = key(7, 4096), .in = &to_end_a, .n_in = 1, .out = &to_end_a, .n_out = 1,
-                           .context_lost = true};
+    ct_retry_facts lost =
+        {.key = key(7, 4096), .in = &to_end_a, .n_in = 1, .out = &to_end_a, .n_out = 1, .context_lost = true};
     cr_assert_not(ct_retry_rule(s, &lost, NULL), "a lost context: the failure may have run in part");
 }
 
@@ -580,10 +596,9 @@ Test(rules, a_failure_a_skip_passed_on_is_retried_no_more)
 
 Test(rules, a_launch_refused_over_stale_bytes_leaves_no_retry)
 {
-    ct_failure_id stale = taint(A, 16); /* not a refused launch: its bytes are stale */
+    ct_failure_id stale = taint(A, 16);                       /* not a refused launch: its bytes are stale */
     refused_launch("k2", ERR_LAUNCH, key(7, 4096), to_end_a); /* another failure, over them */
-    cr_assert_not(retries(key(7, 4096), &to_end_a, 1, &to_end_a, 1, NULL), "A held failure #%u's stale bytes",
-                  stale);
+    cr_assert_not(retries(key(7, 4096), &to_end_a, 1, &to_end_a, 1, NULL), "A held failure #%u's stale bytes", stale);
 }
 
 Test(rules, a_refused_retry_keeps_its_failure_retryable_with_the_fewest_threads)
@@ -620,8 +635,7 @@ Test(rules, the_launch_key_tells_parameter_bytes_and_threads_apart)
     uint64_t again = ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 4);
     cr_assert_eq(h1, again);
     cr_assert_neq(h1, h2);
-    cr_assert_neq(h1, ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 8),
-                  "the byte count is mixed in");
+    cr_assert_neq(h1, ct_launch_key_end(ct_fnv1a(CT_FNV_OFFSET, &one, sizeof one), 8), "the byte count is mixed in");
 }
 
 /* ---- regions and pools ------------------------------------------------------ */
@@ -657,7 +671,10 @@ Test(rules, a_region_free_needs_a_live_regions_base)
 
 Test(rules, an_allocation_reached_by_several_pointers_looks_like_a_pool_once)
 {
-    const ct_pool_facts pool = {.allocation = 0x1000, .size = 0x1000, .from = 0x1400, .covered = 0xc00,
+    const ct_pool_facts pool = {.allocation = 0x1000,
+                                .size = 0x1000,
+                                .from = 0x1400,
+                                .covered = 0xc00,
                                 .pointers = CT_POOL_POINTERS};
     cr_assert(ct_pool_rule(&pool));
     ct_pool_facts f = pool;

@@ -22,8 +22,7 @@ typedef struct sig_case {
 static void check(const sig_case *c, bool mangled)
 {
     ct_signature s;
-    int rc = mangled ? ct_signature_from_mangled(c->text, &s)
-                     : ct_signature_from_demangled(c->text, &s);
+    int rc = mangled ? ct_signature_from_mangled(c->text, &s) : ct_signature_from_demangled(c->text, &s);
     cr_assert_eq(rc, CT_OK, "%s", c->text);
     cr_assert_str_eq(s.base, c->base, "%s", c->text);
     cr_assert_eq(s.n_params, c->n, "%s: %u params", c->text, s.n_params);
@@ -34,31 +33,32 @@ static void check(const sig_case *c, bool mangled)
 Test(signature, mangled_kernels)
 {
     static const sig_case cases[] = {
-        { "_Z5saxpyifPKfPf", "saxpy", 4, { V, V, C, P } },
-        { "_Z6gatherPfPKfPKii", "gather", 4, { P, C, C, V } },
-        { "_Z9copy_pair4Pair", "copy_pair", 1, { A } },
-        { "_Z5emptyPvS_S_S_", "empty", 4, { P, P, P, P } },
-        { "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
-          "6detail5ArrayIPcLi1EEEEEviT0_T1_",
-          "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-          "at::detail::Array<char*, 1> >",
-          3, { V, A, A } },
-        { "_ZN12_GLOBAL__N_14kernEPf", "(anonymous namespace)::kern", 1, { P } },
-        { "_Z3fooPKPf", "foo", 1, { C } },      /* float* const*: the array is read */
-        { "_Z3fooPKPKf", "foo", 1, { C } },
-        { "_Z3fooRKf", "foo", 1, { C } },
-        { "_Z3fooPVKf", "foo", 1, { C } },
-        { "_Z3foov", "foo", 0, { 0 } },
-        { "_Z3fooDn", "foo", 1, { V } },
-        { "_Z4kernIiEvPT_", "kern<int>", 1, { P } },
-        { "_ZN3fooclEi", "foo::operator()", 1, { V } },
-        { "_ZN3FooltEi", "Foo::operator<", 1, { V } },
-        { "_Z3fooi.cold", "foo", 1, { V } },
-        { "_Z3fooi.cold.part.0", "foo", 1, { V } },
-        { "_Z3foo6__halfPS_", "foo", 2, { V, P } },
-        { "_Z1fPFviE", "f", 1, { A } },
-        { "_Z3fooIXltLi1ELi2EEEvPf", "foo<(1)<(2)>", 1, { P } },
-        { "_Z1kcahstijlmxyfdbe", "k", 15, { V, V, V, V, V, V, V, V, V, V, V, V, V, V, V } },
+        {"_Z5saxpyifPKfPf", "saxpy", 4, {V, V, C, P}},
+        {"_Z6gatherPfPKfPKii", "gather", 4, {P, C, C, V}},
+        {"_Z9copy_pair4Pair", "copy_pair", 1, {A}},
+        {"_Z5emptyPvS_S_S_", "empty", 4, {P, P, P, P}},
+        {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
+         "6detail5ArrayIPcLi1EEEEEviT0_T1_",
+         "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+         "at::detail::Array<char*, 1> >",
+         3,
+         {V, A, A}},
+        {"_ZN12_GLOBAL__N_14kernEPf", "(anonymous namespace)::kern", 1, {P}},
+        {"_Z3fooPKPf", "foo", 1, {C}}, /* float* const*: the array is read */
+        {"_Z3fooPKPKf", "foo", 1, {C}},
+        {"_Z3fooRKf", "foo", 1, {C}},
+        {"_Z3fooPVKf", "foo", 1, {C}},
+        {"_Z3foov", "foo", 0, {0}},
+        {"_Z3fooDn", "foo", 1, {V}},
+        {"_Z4kernIiEvPT_", "kern<int>", 1, {P}},
+        {"_ZN3fooclEi", "foo::operator()", 1, {V}},
+        {"_ZN3FooltEi", "Foo::operator<", 1, {V}},
+        {"_Z3fooi.cold", "foo", 1, {V}},
+        {"_Z3fooi.cold.part.0", "foo", 1, {V}},
+        {"_Z3foo6__halfPS_", "foo", 2, {V, P}},
+        {"_Z1fPFviE", "f", 1, {A}},
+        {"_Z3fooIXltLi1ELi2EEEvPf", "foo<(1)<(2)>", 1, {P}},
+        {"_Z1kcahstijlmxyfdbe", "k", 15, {V, V, V, V, V, V, V, V, V, V, V, V, V, V, V}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(&cases[i], true);
@@ -67,20 +67,19 @@ Test(signature, mangled_kernels)
 Test(signature, demangled_text_directly)
 {
     static const sig_case cases[] = {
-        { "saxpy(int, float, const float*, float*)", "saxpy", 4, { V, V, C, P } },
-        { "k(const float**, float* const, float* __restrict, unsigned long long)", "k", 4,
-          { P, P, P, V } },
-        { "k(float const* __restrict, volatile int*)", "k", 2, { C, P } },
-        { "k(void)", "k", 0, { 0 } },
-        { "k( )", "k", 0, { 0 } },
-        { "k(size_t, uint64_t, const int, __nv_bfloat16)", "k", 4, { V, V, V, V } },
-        { "k(Pair<int, float*>, std::array<float, 4>)", "k", 2, { A, A } },
-        { "void ns::k<(1)>(1)>(int)", "ns::k<(1)>(1)>", 1, { V } },
-        { "operator new(unsigned long)", "operator new", 1, { V } },
-        { "ns::operator<<(int, int)", "ns::operator<<", 2, { V, V } },
-        { "ns::Foo::operator int()", "ns::Foo::operator int", 0, { 0 } },
-        { "void k<int (*)(float), 2>(float*)", "k<int (*)(float), 2>", 1, { P } },
-        { "k(float2, double4, myenum)", "k", 3, { A, A, A } },
+        {"saxpy(int, float, const float*, float*)", "saxpy", 4, {V, V, C, P}},
+        {"k(const float**, float* const, float* __restrict, unsigned long long)", "k", 4, {P, P, P, V}},
+        {"k(float const* __restrict, volatile int*)", "k", 2, {C, P}},
+        {"k(void)", "k", 0, {0}},
+        {"k( )", "k", 0, {0}},
+        {"k(size_t, uint64_t, const int, __nv_bfloat16)", "k", 4, {V, V, V, V}},
+        {"k(Pair<int, float*>, std::array<float, 4>)", "k", 2, {A, A}},
+        {"void ns::k<(1)>(1)>(int)", "ns::k<(1)>(1)>", 1, {V}},
+        {"operator new(unsigned long)", "operator new", 1, {V}},
+        {"ns::operator<<(int, int)", "ns::operator<<", 2, {V, V}},
+        {"ns::Foo::operator int()", "ns::Foo::operator int", 0, {0}},
+        {"void k<int (*)(float), 2>(float*)", "k<int (*)(float), 2>", 1, {P}},
+        {"k(float2, double4, myenum)", "k", 3, {A, A, A}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(&cases[i], false);
@@ -96,8 +95,7 @@ Test(signature, demangled_field_keeps_the_text)
 Test(signature, unmangled_and_non_function_names_say_nothing)
 {
     static const char *const names[] = {
-        "saxpy", "f", "i", "PFviE", "", "_Z", "_ZN3fooE", "_Z3foo", "__Z5saxpyifPKfPf",
-        "_Zjunk", "_Z5saxpyifPKfP",
+        "saxpy", "f", "i", "PFviE", "", "_Z", "_ZN3fooE", "_Z3foo", "__Z5saxpyifPKfPf", "_Zjunk", "_Z5saxpyifPKfP",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         ct_signature s;
@@ -113,8 +111,8 @@ Test(signature, unmangled_and_non_function_names_say_nothing)
 Test(signature, malformed_demangled_text_is_an_error)
 {
     static const char *const texts[] = {
-        "", "k", "k(", "k)", "(int)", "k(int,,int)", "k(int,)", "k(,int)", "k(...)",
-        "k(int, ...)", ")", "()", "k(int))", "k(int) [clone ",
+        "",        "k",      "k(",          "k)", "(int)", "k(int,,int)", "k(int,)",
+        "k(,int)", "k(...)", "k(int, ...)", ")",  "()",    "k(int))",     "k(int) [clone ",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         ct_signature s;

@@ -7,8 +7,7 @@
 
 Test(status, every_code_has_a_distinct_name)
 {
-    const int codes[] = { CT_OK, CT_EINVAL, CT_ENOMEM, CT_EEXIST,
-                          CT_ENOENT, CT_ETAINTED, CT_EPARSE, CT_EIO };
+    const int codes[] = {CT_OK, CT_EINVAL, CT_ENOMEM, CT_EEXIST, CT_ENOENT, CT_ETAINTED, CT_EPARSE, CT_EIO};
     const size_t n = sizeof(codes) / sizeof(codes[0]);
     for (size_t i = 0; i < n; i++) {
         const char *name = ct_status_name(codes[i]);

@@ -27,7 +27,10 @@ static void setup(void)
     cr_assert_eq(ct_store_alloc(s, B, SIZE, 2), CT_OK);
 }
 
-static void teardown(void) { ct_store_free(s); }
+static void teardown(void)
+{
+    ct_store_free(s);
+}
 
 TestSuite(summary, .init = setup, .fini = teardown, .timeout = 60);
 

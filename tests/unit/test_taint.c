@@ -14,7 +14,7 @@
 #include "ct_status.h"
 #include "taint.h"
 
-#define A 0x10000u    /* three allocations of 256 bytes */
+#define A 0x10000u /* three allocations of 256 bytes */
 #define B 0x20000u
 #define C 0x30000u
 #define NOWHERE 0x90000u
@@ -35,17 +35,26 @@ static void setup(void)
     cr_assert_eq(ct_store_alloc(s, C, SIZE, 0), CT_OK);
 }
 
-static void teardown(void) { ct_store_free(s); }
+static void teardown(void)
+{
+    ct_store_free(s);
+}
 
 TestSuite(taint, .init = setup, .fini = teardown);
 
 static ct_failure_desc failure_of(const char *kernel, int error)
 {
-    return (ct_failure_desc){ .error = error, .api = "cuLaunchKernel", .kernel = kernel };
+    return (ct_failure_desc){.error = error, .api = "cuLaunchKernel", .kernel = kernel};
 }
 
-static ct_range whole(uint64_t addr) { return (ct_range){ addr, CT_TO_END }; }
-static ct_range bytes(uint64_t addr, uint64_t len) { return (ct_range){ addr, len }; }
+static ct_range whole(uint64_t addr)
+{
+    return (ct_range){addr, CT_TO_END};
+}
+static ct_range bytes(uint64_t addr, uint64_t len)
+{
+    return (ct_range){addr, len};
+}
 
 static ct_failure_id fail(const char *kernel, ct_range w)
 {
@@ -53,9 +62,15 @@ static ct_failure_id fail(const char *kernel, ct_range w)
     return ct_taint(s, &d, &w, 1, NULL);
 }
 
-static int check(ct_range r) { return ct_check_written(s, &r, 1, &refusal); }
+static int check(ct_range r)
+{
+    return ct_check_written(s, &r, 1, &refusal);
+}
 
-static bool live(ct_failure_id id) { return ct_failure_get(s, id, NULL); }
+static bool live(ct_failure_id id)
+{
+    return ct_failure_get(s, id, NULL);
+}
 
 static uint64_t occurrences(ct_failure_id id)
 {
@@ -71,8 +86,11 @@ static ct_failure_id launch(const char *kernel, uint64_t seq, ct_range r, ct_ran
     int error = 0;
     ct_failure_id root = ct_read_failure(s, &r, 1, &error);
     if (root) {
-        ct_skip_desc skip = { .api = "cuLaunchKernel", .kernel = kernel,
-                              .launch_seq = seq, .needed = r.addr, .produced = 1 };
+        ct_skip_desc skip = {.api = "cuLaunchKernel",
+                             .kernel = kernel,
+                             .launch_seq = seq,
+                             .needed = r.addr,
+                             .produced = 1};
         ct_propagate(s, root, &skip, &w, 1);
         return root;
     }
@@ -122,7 +140,7 @@ Test(taint, exit_write_error_replaces_the_provisional_failure)
 {
     ct_failure_desc prov = failure_of("k", 0);
     ct_failure_desc real = failure_of("k", ERR_LAUNCH);
-    ct_range w[2] = { whole(A), bytes(B, 16) };
+    ct_range w[2] = {whole(A), bytes(B, 16)};
     ct_failure_id p = ct_enter_write(s, w, 2, &prov);
     ct_occurrence occ = {0};
     ct_failure_id f = ct_exit_write(s, p, w, 2, &real, &occ);
@@ -157,7 +175,7 @@ Test(taint, read_failure_names_the_oldest_failure)
     ct_failure_id f1 = fail("first", whole(B));
     ct_failure_id f2 = fail("second", whole(A));
     cr_assert_lt(f1, f2);
-    ct_range r[2] = { whole(A), whole(B) };
+    ct_range r[2] = {whole(A), whole(B)};
     int error = 0;
     cr_assert_eq(ct_read_failure(s, r, 2, &error), f1);
     cr_assert_eq(error, ERR_LAUNCH);
@@ -180,7 +198,7 @@ Test(taint, written_releases_exactly_the_bytes_written)
 
 Test(taint, a_failure_lives_while_any_allocation_carries_it)
 {
-    ct_range w[2] = { whole(A), whole(B) };
+    ct_range w[2] = {whole(A), whole(B)};
     ct_failure_desc d = failure_of("k", ERR_LAUNCH);
     ct_failure_id f = ct_taint(s, &d, w, 2, NULL);
     ct_written(s, &w[0], 1);
@@ -366,7 +384,7 @@ Test(taint, a_skip_whose_root_was_released_still_taints)
     ct_failure_id f = fail("producer", whole(A));
     ct_range a = whole(A), b = whole(B);
     ct_written(s, &a, 1); /* another thread rewrote A after the read */
-    ct_skip_desc skip = { .api = "cuLaunchKernel", .kernel = "consumer" };
+    ct_skip_desc skip = {.api = "cuLaunchKernel", .kernel = "consumer"};
     ct_propagate(s, f, &skip, &b, 1);
     cr_assert_eq(check(whole(B)), CT_ETAINTED);
     cr_assert_neq(refusal.failures[0].id, f);
@@ -430,7 +448,7 @@ Test(taint, addresses_nobody_allocated_are_never_refused)
     cr_assert_eq(fail("k", bytes(NOWHERE, 64)), 1);
     cr_assert_eq(ct_store_live_failures(s), 0, "nothing carries it");
     cr_assert_not(ct_store_tainted(s));
-    ct_range r[3] = { bytes(NOWHERE, 8), whole(A), bytes(NOWHERE + 8, 8) };
+    ct_range r[3] = {bytes(NOWHERE, 8), whole(A), bytes(NOWHERE + 8, 8)};
     cr_assert_eq(ct_check_written(s, r, 3, &refusal), CT_OK);
     fail("k", whole(A));
     cr_assert_eq(ct_check_written(s, r, 3, &refusal), CT_ETAINTED);
@@ -439,12 +457,12 @@ Test(taint, addresses_nobody_allocated_are_never_refused)
 
 Test(taint, a_refusal_names_every_failure_once_root_first)
 {
-    const char *kernels[10] = { "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9" };
+    const char *kernels[10] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"};
     ct_failure_id ids[10];
     for (int i = 9; i >= 0; i--)
         ids[i] = fail(kernels[i], bytes(A + 16 * (uint64_t)i, 16));
     fail("k9", bytes(B, 16)); /* k9 again, elsewhere: still one failure */
-    ct_range r[2] = { whole(A), whole(B) };
+    ct_range r[2] = {whole(A), whole(B)};
     cr_assert_eq(ct_check_written(s, r, 2, &refusal), CT_ETAINTED);
     cr_assert_eq(refusal.n_failures, 10);
     cr_assert_eq(refusal.n_kept, CT_REFUSAL_MAX_FAILURES);
@@ -714,7 +732,7 @@ typedef struct scope_thread {
     ct_range w;
     ct_failure_desc prov;
     ct_failure_id id;
-    atomic_int step;       /* 1: entered; 2: the looker is done; 3: exited */
+    atomic_int step; /* 1: entered; 2: the looker is done; 3: exited */
     bool exits;
     const ct_failure_desc *failed;
 } scope_thread;
@@ -748,11 +766,11 @@ static pthread_t start_scope(scope_thread *t)
 
 Test(taint, a_read_meeting_another_threads_open_scope_is_refused_with_its_provisional_error)
 {
-    scope_thread t = { .w = bytes(A, 64), .prov = failure_of("copy", ERR_OOM), .exits = true };
+    scope_thread t = {.w = bytes(A, 64), .prov = failure_of("copy", ERR_OOM), .exits = true};
     pthread_t th = start_scope(&t);
     cr_assert(ct_store_tainted(s), "an open scope is taint a launch must look at");
     int error = 0;
-    cr_assert_eq(ct_read_failure(s, &(ct_range){ A + 8, 8 }, 1, &error), t.id, "the lock-free check looked past it");
+    cr_assert_eq(ct_read_failure(s, &(ct_range){A + 8, 8}, 1, &error), t.id, "the lock-free check looked past it");
     cr_assert_eq(error, ERR_OOM);
     cr_assert_eq(check(bytes(A + 60, 8)), CT_ETAINTED);
     cr_assert_eq(refusal.n_failures, 1);
@@ -771,8 +789,7 @@ Test(taint, a_failed_write_folds_whether_or_not_another_thread_looked_meanwhile)
     ct_failure_desc failed = failure_of("copy", ERR_LAUNCH);
     ct_failure_id first = 0;
     for (int turn = 0; turn < 4; turn++) {
-        scope_thread t = { .w = bytes(B, 32), .prov = failure_of("copy", ERR_OOM), .exits = true,
-                           .failed = &failed };
+        scope_thread t = {.w = bytes(B, 32), .prov = failure_of("copy", ERR_OOM), .exits = true, .failed = &failed};
         pthread_t th = start_scope(&t);
         if (turn % 2) /* a look shows the scope: it displaces, and pins, the first failure */
             cr_assert_eq(check(bytes(B, 8)), CT_ETAINTED);
@@ -811,7 +828,7 @@ Test(taint, a_failed_scope_folds_only_into_the_failure_its_placement_pins)
 
 Test(taint, a_thread_that_never_exits_its_scope_leaves_its_bytes_refused)
 {
-    scope_thread t = { .w = bytes(C, 16), .prov = failure_of("copy", ERR_OOM) };
+    scope_thread t = {.w = bytes(C, 16), .prov = failure_of("copy", ERR_OOM)};
     pthread_t th = start_scope(&t);
     pthread_join(th, NULL);
     ct_range in = bytes(C, 4);
@@ -851,9 +868,18 @@ static bool heap_call(void)
     return !atomic_load(&heap_says_no);
 }
 
-void *malloc(size_t n) { return heap_call() ? __libc_malloc(n) : NULL; }
-void *calloc(size_t n, size_t size) { return heap_call() ? __libc_calloc(n, size) : NULL; }
-void *realloc(void *p, size_t n) { return heap_call() ? __libc_realloc(p, n) : NULL; }
+void *malloc(size_t n)
+{
+    return heap_call() ? __libc_malloc(n) : NULL;
+}
+void *calloc(size_t n, size_t size)
+{
+    return heap_call() ? __libc_calloc(n, size) : NULL;
+}
+void *realloc(void *p, size_t n)
+{
+    return heap_call() ? __libc_realloc(p, n) : NULL;
+}
 
 /* Valgrind replaces even these wrappers; the tests below then skip. */
 static void require_wrapped_heap(void)
@@ -1019,7 +1045,7 @@ Test(taint, threads_working_on_their_own_memory_agree)
 Test(taint, mappings_side_by_side_of_one_owner_are_one_run)
 {
     cr_assert_eq(ct_store_map(s, M + SIZE, SIZE, OWNER), CT_OK);
-    cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);         /* joins below the first */
+    cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);            /* joins below the first */
     cr_assert_eq(ct_store_map(s, M + 3 * SIZE, SIZE, OWNER), CT_OK); /* a gap: a run of its own */
     cr_assert_eq(ct_store_map(s, M + 2 * SIZE, SIZE, OWNER), CT_OK); /* fills it: all four join */
     uint64_t base = 0, size = 0;
@@ -1036,8 +1062,8 @@ Test(taint, mappings_of_another_owner_or_plain_allocations_never_join)
 {
     cr_assert_eq(ct_store_map(s, M, SIZE, OWNER), CT_OK);
     cr_assert_eq(ct_store_map(s, M + SIZE, SIZE, OWNER + 1), CT_OK); /* another context's */
-    cr_assert_eq(ct_store_alloc(s, A + SIZE, SIZE, OWNER), CT_OK);    /* cuMemAlloc beside A */
-    cr_assert_eq(ct_store_map(s, A + 2 * SIZE, SIZE, OWNER), CT_OK);  /* a mapping beside that */
+    cr_assert_eq(ct_store_alloc(s, A + SIZE, SIZE, OWNER), CT_OK);   /* cuMemAlloc beside A */
+    cr_assert_eq(ct_store_map(s, A + 2 * SIZE, SIZE, OWNER), CT_OK); /* a mapping beside that */
     fail("k", whole(M));
     cr_assert_eq(check(bytes(M + SIZE, 1)), CT_OK, "another owner's mapping joined");
     fail("k2", whole(A + SIZE));

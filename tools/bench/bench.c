@@ -91,10 +91,21 @@
 #define FILLER_BYTES 256
 #define MAX_REPS 256
 
-enum op { OP_LAUNCH_BASE, OP_LAUNCH_INTERIOR, OP_DTOH, OP_HTOD, OP_ALLOC_FREE, OP_SYNC, OP_GRAPH_LAUNCH,
-          OP_GRAPH_LAUNCH4, OP_MODULE_LOAD, N_OPS };
-static const char *const op_names[N_OPS] = {"launch_base", "launch_interior", "dtoh", "htod",      "alloc_free",
-                                            "sync",        "graph_launch",    "graph_launch4", "module_load"};
+enum op {
+    OP_LAUNCH_BASE,
+    OP_LAUNCH_INTERIOR,
+    OP_DTOH,
+    OP_HTOD,
+    OP_ALLOC_FREE,
+    OP_SYNC,
+    OP_GRAPH_LAUNCH,
+    OP_GRAPH_LAUNCH4,
+    OP_MODULE_LOAD,
+    N_OPS
+};
+static const char *const op_names[N_OPS] = {"launch_base",  "launch_interior", "dtoh",
+                                            "htod",         "alloc_free",      "sync",
+                                            "graph_launch", "graph_launch4",   "module_load"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
 static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000, 50000};
@@ -111,11 +122,11 @@ static void die(const char *what, CUresult r)
     exit(1);
 }
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS)                                                                    \
-            die(#call, r_);                                                                        \
+#define CHECK(call)             \
+    do {                        \
+        CUresult r_ = (call);   \
+        if (r_ != CUDA_SUCCESS) \
+            die(#call, r_);     \
     } while (0)
 
 static int64_t now_ns(void)
@@ -128,13 +139,13 @@ static int64_t now_ns(void)
 /* One thread's buffers. */
 typedef struct worker {
     pthread_t thread;
-    CUdeviceptr big[4];        /* 64 KiB each: interior pointers point inside */
+    CUdeviceptr big[4]; /* 64 KiB each: interior pointers point inside */
     void *base_params[4];
     void *interior_params[4];
-    CUdeviceptr base_args[4];  /* 256-byte allocations: base pointers */
+    CUdeviceptr base_args[4]; /* 256-byte allocations: base pointers */
     CUdeviceptr interior_args[4];
     unsigned char host[COPY_BYTES + 8 * 528]; /* copies rotate over 8 offsets */
-    CUgraphExec graph[2];      /* graph_launch's and graph_launch4's, when selected */
+    CUgraphExec graph[2];                     /* graph_launch's and graph_launch4's, when selected */
     enum op op;
     long iters;
     CUresult error;
@@ -192,8 +203,7 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
                 r = cuModuleUnload(m);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     __asm__ volatile("" ::: "memory");
     return r;
@@ -205,8 +215,14 @@ static void setup_graph(worker *w, CUgraphExec *exec, int n)
 {
     CUgraph g;
     CUgraphNode node, before;
-    CUDA_KERNEL_NODE_PARAMS kp = {.func = k_empty, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
-                                  .blockDimY = 1, .blockDimZ = 1, .kernelParams = w->interior_params};
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = k_empty,
+                                  .gridDimX = 1,
+                                  .gridDimY = 1,
+                                  .gridDimZ = 1,
+                                  .blockDimX = 32,
+                                  .blockDimY = 1,
+                                  .blockDimZ = 1,
+                                  .kernelParams = w->interior_params};
     CHECK(cuGraphCreate(&g, 0));
     for (int i = 0; i < n; i++) {
         CHECK(cuGraphAddKernelNode(&node, g, i ? &before : NULL, i ? 1 : 0, &kp));
@@ -469,8 +485,7 @@ int main(int argc, char **argv)
             CALLGRIND_START_INSTRUMENTATION;
             run_rep((enum op)k, n, cpus);
             CALLGRIND_STOP_INSTRUMENTATION;
-            printf("op=%s live=%ld threads=%d taint=%d iters=%ld\n", op_names[k], live, n_threads,
-                   taint, n);
+            printf("op=%s live=%ld threads=%d taint=%d iters=%ld\n", op_names[k], live, n_threads, taint, n);
             continue;
         }
         run_rep((enum op)k, n / 10 ? n / 10 : 1, cpus); /* warm-up */
@@ -478,8 +493,8 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++)
             ns[r] = run_rep((enum op)k, n, cpus);
         qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
-        printf("op=%s live=%ld threads=%d taint=%d iters=%ld ns=%.1f min=%.1f\n", op_names[k], live,
-               n_threads, taint, n, ns[reps / 2], ns[0]);
+        printf("op=%s live=%ld threads=%d taint=%d iters=%ld ns=%.1f min=%.1f\n", op_names[k], live, n_threads, taint,
+               n, ns[reps / 2], ns[0]);
         fflush(stdout);
     }
 

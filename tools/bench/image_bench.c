@@ -84,9 +84,9 @@ static void put_str(blob *b, const char *s)
 static void put_cubin(blob *out, size_t text)
 {
     enum { N_SEC = 4 + 2 * KERNELS_PER_CUBIN };
-    blob shstr = { 0 }, str = { 0 }, sym = { 0 };
-    uint32_t name[N_SEC] = { 0 }, type[N_SEC] = { 0 }, link[N_SEC] = { 0 }, info[N_SEC] = { 0 };
-    uint64_t size[N_SEC] = { 0 }, off[N_SEC] = { 0 };
+    blob shstr = {0}, str = {0}, sym = {0};
+    uint32_t name[N_SEC] = {0}, type[N_SEC] = {0}, link[N_SEC] = {0}, info[N_SEC] = {0};
+    uint64_t size[N_SEC] = {0}, off[N_SEC] = {0};
     char kernel[64], section[80];
     put_str(&shstr, "");
     put_str(&str, "");
@@ -122,20 +122,20 @@ static void put_cubin(blob *out, size_t text)
     put_le(out, 0x464c457f, 4);
     put_le(out, 0x41010102, 4);
     put_le(out, 8, 8);
-    put_le(out, 2, 2);              /* ET_EXEC */
-    put_le(out, 190, 2);            /* EM_CUDA */
+    put_le(out, 2, 2);   /* ET_EXEC */
+    put_le(out, 190, 2); /* EM_CUDA */
     put_le(out, 1, 4);
     put_le(out, 0, 8);
-    put_le(out, 0, 8);              /* e_phoff */
-    put_le(out, at, 8);             /* e_shoff */
-    put_le(out, 0x06005a02u, 4);    /* sm_90 */
+    put_le(out, 0, 8);           /* e_phoff */
+    put_le(out, at, 8);          /* e_shoff */
+    put_le(out, 0x06005a02u, 4); /* sm_90 */
     put_le(out, 64, 2);
     put_le(out, 56, 2);
     put_le(out, 0, 2);
     put_le(out, 64, 2);
     put_le(out, N_SEC, 2);
     put_le(out, 1, 2);
-    const blob *tables[4] = { NULL, &shstr, &str, &sym };
+    const blob *tables[4] = {NULL, &shstr, &str, &sym};
     for (unsigned i = 1; i < N_SEC; i++) {
         put_zero(out, start + off[i] - out->n);
         if (i < 4)
@@ -147,8 +147,8 @@ static void put_cubin(blob *out, size_t text)
     for (unsigned i = 0; i < N_SEC; i++) {
         put_le(out, name[i], 4);
         put_le(out, type[i], 4);
-        put_le(out, 0, 8);              /* sh_flags */
-        put_le(out, 0, 8);              /* sh_addr */
+        put_le(out, 0, 8); /* sh_flags */
+        put_le(out, 0, 8); /* sh_addr */
         put_le(out, off[i], 8);
         put_le(out, size[i], 8);
         put_le(out, link[i], 4);
@@ -164,7 +164,7 @@ static void put_cubin(blob *out, size_t text)
 /* 1000 kernels of PTX whose bodies fill bytes, NUL-terminated. */
 static blob ptx_text(size_t bytes)
 {
-    blob t = { 0 };
+    blob t = {0};
     static const char head[] = ".version 9.0\n.target sm_90\n.address_size 64\n\n";
     static const char line[] = "\tfma.rn.f32 \t%f3, %f1, %f2, %f3; // accumulate\n";
     put(&t, head, sizeof head - 1);
@@ -204,7 +204,7 @@ static void put_entry(blob *out, unsigned kind, const blob *payload, uint64_t fl
 
 static blob container(const blob *entries)
 {
-    blob f = { 0 };
+    blob f = {0};
     put_le(&f, 0xba55ed50u, 4);
     put_le(&f, 1, 2);
     put_le(&f, 16, 2);
@@ -215,9 +215,9 @@ static blob container(const blob *entries)
 
 static blob sass_fatbin(size_t content)
 {
-    blob entries = { 0 };
+    blob entries = {0};
     for (unsigned i = 0; i < CT_IMAGE_MAX_ENTRIES; i++) {
-        blob cubin = { 0 };
+        blob cubin = {0};
         put_cubin(&cubin, content / CT_IMAGE_MAX_ENTRIES);
         put_entry(&entries, 2, &cubin, 0, 0);
         free(cubin.p);
@@ -229,9 +229,9 @@ static blob sass_fatbin(size_t content)
 
 static blob ptx_fatbin(const blob *text, bool zstd)
 {
-    blob payload = *text, entries = { 0 };
+    blob payload = *text, entries = {0};
     if (zstd) {
-        payload = (blob){ malloc(ZSTD_compressBound(text->n)), 0, 0 };
+        payload = (blob){malloc(ZSTD_compressBound(text->n)), 0, 0};
         payload.n = payload.p ? ZSTD_compress(payload.p, ZSTD_compressBound(text->n), text->p, text->n, 1) : 0;
         if (!payload.p || ZSTD_isError(payload.n)) {
             fprintf(stderr, "image_bench: zstd failed\n");
@@ -254,17 +254,20 @@ static bool fetch_pvr(void *ctx, uint64_t off, void *dst, size_t len)
     const ct_image_bytes *b = ctx;
     if (off > b->n || len > b->n - off)
         return false;
-    struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)(b->p + off), len };
+    struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)(b->p + off), len};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
-
 static void run(const char *name, blob *image, size_t content, int reps)
 {
-    static const struct { const char *name; ct_image_fetch fetch; } fetches[] = {
-        { "memcpy", ct_image_fetch_bytes }, { "pvr", fetch_pvr },
+    static const struct {
+        const char *name;
+        ct_image_fetch fetch;
+    } fetches[] = {
+        {"memcpy", ct_image_fetch_bytes},
+        {"pvr", fetch_pvr},
     };
-    ct_image_bytes bytes = { image->p, image->n };
+    ct_image_bytes bytes = {image->p, image->n};
     for (size_t k = 0; k < 2 * sizeof fetches / sizeof *fetches; k++) {
         size_t f = k / 2;
         bool directions = k % 2;

@@ -94,8 +94,7 @@ static void put_kernel(blob *b, unsigned k, size_t bytes)
     size_t start = b->n;
     putf(b, "\t// .globl\t_Z8kernel%04uPfS_S_i\n.visible .entry _Z8kernel%04uPfS_S_i(\n", k, k, 0);
     putf(b, "\t.param .u64 _Z8kernel%04uPfS_S_i_param_0,\n\t.param .u64 _Z8kernel%04uPfS_S_i_param_1,\n", k, k, 0);
-    putf(b, "\t.param .u64 _Z8kernel%04uPfS_S_i_param_2,\n\t.param .u32 _Z8kernel%04uPfS_S_i_param_3\n)\n{\n", k, k,
-         0);
+    putf(b, "\t.param .u64 _Z8kernel%04uPfS_S_i_param_2,\n\t.param .u32 _Z8kernel%04uPfS_S_i_param_3\n)\n{\n", k, k, 0);
     puts_(b, "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<100000>;\n\t.reg .b32 \t%r<100000>;\n"
              "\t.reg .b64 \t%rd<100000>;\n\n");
     for (unsigned p = 0; p < 3; p++)
@@ -110,7 +109,7 @@ static void put_kernel(blob *b, unsigned k, size_t bytes)
 
 static blob synthesize(size_t bytes, unsigned kernels)
 {
-    blob b = { 0 };
+    blob b = {0};
     static const char *const head = "//\n// ptx_bench\n//\n\n.version 9.0\n.target sm_90\n.address_size 64\n\n";
     puts_(&b, head);
     for (unsigned k = 0; k < kernels; k++)
@@ -125,7 +124,7 @@ static blob read_file(const char *path)
         perror(path);
         exit(1);
     }
-    blob b = { 0 };
+    blob b = {0};
     char chunk[1 << 16];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
@@ -144,7 +143,7 @@ typedef struct names {
 /* Every ".entry NAME" of the text (a plain scan: the bench's, not ptx.c's). */
 static names entries_of(const blob *b)
 {
-    names out = { 0 };
+    names out = {0};
     for (const char *p = b->p; (p = strstr(p, ".entry ")); p += 7) {
         const char *q = p + 7;
         size_t n = strspn(q, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$");
@@ -162,13 +161,12 @@ static names entries_of(const blob *b)
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-
 /* Kernels [from, to) of the text, each once; exits when one is unreadable,
  * or (check) answers other than p0 L, p1 S, p2 B, n -.  Past the last
  * kernel: one the text does not hold, which must be unreadable. */
 static double time_kernels(const blob *b, const names *k, size_t from, size_t to, bool check)
 {
-    static const uint8_t want[4] = { CT_PTX_LOADS, CT_PTX_STORES, CT_PTX_BOTH, CT_PTX_UNUSED };
+    static const uint8_t want[4] = {CT_PTX_LOADS, CT_PTX_STORES, CT_PTX_BOTH, CT_PTX_UNUSED};
     uint8_t dirs[64];
     double t0 = bench_now_ms();
     for (size_t i = from; i < to; i++) {
@@ -239,8 +237,7 @@ int main(int argc, char **argv)
     printf("ptx case=first bytes=%zu kernels=%zu body=%zu ms=%.3f mbps=%.0f\n", b.n, k.n, body, first,
            body / 1e6 / (first / 1e3));
     printf("ptx case=last bytes=%zu kernels=%zu ms=%.3f mbps=%.0f\n", b.n, k.n, last, b.n / 1e6 / (last / 1e3));
-    printf("ptx case=absent bytes=%zu kernels=%zu ms=%.3f mbps=%.0f\n", b.n, k.n, absent,
-           b.n / 1e6 / (absent / 1e3));
+    printf("ptx case=absent bytes=%zu kernels=%zu ms=%.3f mbps=%.0f\n", b.n, k.n, absent, b.n / 1e6 / (absent / 1e3));
     printf("ptx case=all bytes=%zu kernels=%zu ms=%.3f per_kernel_ms=%.3f\n", b.n, k.n, all, all / k.n);
     free(k.v);
     free(b.p);

@@ -40,17 +40,37 @@ static atomic_uint_fast64_t next_address = 0x700000000000ULL;
 static _Thread_local CUcontext current;
 static char the_context, the_module;
 
-EXPORT CUresult cuInit(unsigned flags) { (void)flags; return CUDA_SUCCESS; }
-EXPORT CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
-EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return CUDA_SUCCESS; }
+EXPORT CUresult cuInit(unsigned flags)
+{
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
     (void)d;
     *c = (CUcontext)(void *)&the_context;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
-EXPORT CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+    current = c;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    *c = current;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     (void)image;
@@ -91,13 +111,28 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes)
     *p = atomic_fetch_add(&next_address, (bytes + 255) / 256 * 256);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
-EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *h, size_t n) { (void)d, (void)h, (void)n; return CUDA_SUCCESS; }
-EXPORT CUresult cuMemcpyDtoH(void *h, CUdeviceptr d, size_t n) { (void)d, (void)h, (void)n; return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
-                               void **extra)
+EXPORT CUresult cuMemFree(CUdeviceptr p)
+{
+    (void)p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *h, size_t n)
+{
+    (void)d, (void)h, (void)n;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoH(void *h, CUdeviceptr d, size_t n)
+{
+    (void)d, (void)h, (void)n;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, CUstream s, void **params, void **extra)
 {
     (void)f, (void)gx, (void)gy, (void)gz, (void)shared, (void)s, (void)params, (void)extra;
     return (uint64_t)bx * by * bz > 1024 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -138,7 +173,11 @@ EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags)
     *g = calloc(1, sizeof(stub_graph));
     return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
-EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+    free(g);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *out, CUgraph graph, const CUgraphNode *deps, size_t n_deps,
                                      const CUDA_KERNEL_NODE_PARAMS *p)
 {
@@ -199,8 +238,16 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsign
     *exec = (CUgraphExec)(void *)nodes;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) { free(exec); return CUDA_SUCCESS; }
-EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) { (void)exec, (void)s; return CUDA_SUCCESS; }
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+    free(exec);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
+{
+    (void)exec, (void)s;
+    return CUDA_SUCCESS;
+}
 
 EXPORT CUresult cuGetErrorName(CUresult r, const char **name)
 {

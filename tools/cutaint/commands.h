@@ -13,8 +13,8 @@
 
 enum {
     CT_EXIT_OK = 0,
-    CT_EXIT_DEMO_FAILED = 1,  /* demo: the story did not play out */
-    CT_EXIT_USAGE = 2,        /* bad usage, unreadable report, setup missing */
+    CT_EXIT_DEMO_FAILED = 1, /* demo: the story did not play out */
+    CT_EXIT_USAGE = 2,       /* bad usage, unreadable report, setup missing */
 };
 
 int ct_cmd_run(int argc, char **argv);

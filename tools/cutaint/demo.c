@@ -25,36 +25,34 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char help[] =
-    "NAME\n"
-    "    cutaint demo - show what cutaint does, on a bundled program, without a GPU\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    cutaint demo\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    Runs cutaint-demo-saxpy, an unmodified CUDA driver-API program with a\n"
-    "    common bug (a kernel launched with too many threads per block, whose\n"
-    "    error it ignores), on fakecuda - a CPU emulation of libcuda.so.1 - with\n"
-    "    libcutaint.so preloaded, as 'cutaint run --fakecuda' would.  It shows\n"
-    "    the program's output (its read of the unwritten result refused, the\n"
-    "    buffer poisoned), the shim's log lines, the run summary and the report\n"
-    "    tree, each under a heading.  The report is kept; its path is printed.\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0 the read was refused as it should be; 1 it was not; 2 the shim,\n"
-    "    fakecuda or the demo program could not be found.\n";
+static const char help[] = "NAME\n"
+                           "    cutaint demo - show what cutaint does, on a bundled program, without a GPU\n"
+                           "\n"
+                           "SYNOPSIS\n"
+                           "    cutaint demo\n"
+                           "\n"
+                           "DESCRIPTION\n"
+                           "    Runs cutaint-demo-saxpy, an unmodified CUDA driver-API program with a\n"
+                           "    common bug (a kernel launched with too many threads per block, whose\n"
+                           "    error it ignores), on fakecuda - a CPU emulation of libcuda.so.1 - with\n"
+                           "    libcutaint.so preloaded, as 'cutaint run --fakecuda' would.  It shows\n"
+                           "    the program's output (its read of the unwritten result refused, the\n"
+                           "    buffer poisoned), the shim's log lines, the run summary and the report\n"
+                           "    tree, each under a heading.  The report is kept; its path is printed.\n"
+                           "\n"
+                           "EXIT STATUS\n"
+                           "    0 the read was refused as it should be; 1 it was not; 2 the shim,\n"
+                           "    fakecuda or the demo program could not be found.\n";
 
 static const char usage[] = "usage: cutaint demo";
 
-static const char story[] =
-    "The program is an ordinary CUDA driver-API program that knows nothing of\n"
-    "cutaint (tools/cutaint/demo/demo_saxpy.c).  It sets y = 2 with a `fill`\n"
-    "kernel launched with 2048 threads per block - over the limit of 1024, so\n"
-    "the launch fails with CUDA_ERROR_INVALID_VALUE - and, like much real code,\n"
-    "never checks the launch's result.  It then computes y = 3*x + y (every\n"
-    "y[i] should be 5) and copies y back to the host.  Without cutaint that\n"
-    "copy succeeds and hands back numbers nobody computed.\n";
+static const char story[] = "The program is an ordinary CUDA driver-API program that knows nothing of\n"
+                            "cutaint (tools/cutaint/demo/demo_saxpy.c).  It sets y = 2 with a `fill`\n"
+                            "kernel launched with 2048 threads per block - over the limit of 1024, so\n"
+                            "the launch fails with CUDA_ERROR_INVALID_VALUE - and, like much real code,\n"
+                            "never checks the launch's result.  It then computes y = 3*x + y (every\n"
+                            "y[i] should be 5) and copies y back to the host.  Without cutaint that\n"
+                            "copy succeeds and hands back numbers nobody computed.\n";
 
 static void heading(const char *number, const char *title)
 {
@@ -99,7 +97,7 @@ static void show_log(const char *path)
 
 static void show_tree(const char *report)
 {
-    ct_report r = { 0 };
+    ct_report r = {0};
     FILE *f = fopen(report, "re");
     if (!f || ct_report_read(&r, f, report) != 0)
         puts("  (the report could not be read)");
@@ -126,8 +124,8 @@ static void show_command(const char *report, const char *log, const char *progra
 /* The run itself and everything shown after it; the demo's status. */
 static int play(char *program, const char *report, const char *log)
 {
-    char *argv[] = { program, NULL };
-    ct_run_request req = { .program = argv };
+    char *argv[] = {program, NULL};
+    ct_run_request req = {.program = argv};
     ct_run_outcome outcome;
     req.set[CT_OPT_FAKECUDA] = true;
     req.set[CT_OPT_REPORT] = true;

@@ -34,8 +34,7 @@ static bool fail(parser *ps, const char *why)
 
 static void skip_space(parser *ps)
 {
-    while (ps->p < ps->end &&
-           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
         ps->p++;
 }
 
@@ -154,8 +153,10 @@ static int hex4(const char *s)
     int value = 0;
     for (int k = 0; k < 4; k++) {
         char c = s[k];
-        int d = is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                                        : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        int d = is_digit(c)              ? c - '0'
+                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                         : -1;
         if (d < 0)
             return -1;
         value = value * 16 + d;
@@ -322,8 +323,7 @@ static bool container(parser *ps, unsigned depth, jv_type type, uint32_t *out)
     uint32_t last = JSONR_NONE;
     for (;;) {
         uint32_t child;
-        bool ok = type == JV_OBJECT ? member(ps, depth + 1, &child)
-                                    : value(ps, depth + 1, &child);
+        bool ok = type == JV_OBJECT ? member(ps, depth + 1, &child) : value(ps, depth + 1, &child);
         if (!ok)
             return false;
         append_child(ps, *out, &last, child);
@@ -344,18 +344,12 @@ static bool value(parser *ps, unsigned depth, uint32_t *out)
     if (ps->p >= ps->end)
         return fail(ps, "unexpected end of line");
     switch (*ps->p) {
-    case '{':
-        return container(ps, depth, JV_OBJECT, out);
-    case '[':
-        return container(ps, depth, JV_ARRAY, out);
-    case '"':
-        return string_value(ps, out);
-    case 't':
-        return literal(ps, "true", JV_TRUE, out);
-    case 'f':
-        return literal(ps, "false", JV_FALSE, out);
-    case 'n':
-        return literal(ps, "null", JV_NULL, out);
+    case '{': return container(ps, depth, JV_OBJECT, out);
+    case '[': return container(ps, depth, JV_ARRAY, out);
+    case '"': return string_value(ps, out);
+    case 't': return literal(ps, "true", JV_TRUE, out);
+    case 'f': return literal(ps, "false", JV_FALSE, out);
+    case 'n': return literal(ps, "null", JV_NULL, out);
     default:
         if (*ps->p == '-' || is_digit(*ps->p))
             return number(ps, out);
@@ -365,7 +359,7 @@ static bool value(parser *ps, unsigned depth, uint32_t *out)
 
 bool jsonr_parse(jsonr_doc *doc, char *text, size_t len, const char **why)
 {
-    parser ps = { text, text + len, doc, NULL };
+    parser ps = {text, text + len, doc, NULL};
     uint32_t root;
     doc->n = 0;
     bool ok = value(&ps, 0, &root);
@@ -397,8 +391,7 @@ const jv *jsonr_root(const jsonr_doc *doc)
 
 const jv *jsonr_first(const jsonr_doc *doc, const jv *container)
 {
-    if (!container || (container->type != JV_ARRAY && container->type != JV_OBJECT) ||
-        container->child == JSONR_NONE)
+    if (!container || (container->type != JV_ARRAY && container->type != JV_OBJECT) || container->child == JSONR_NONE)
         return NULL;
     assert(container->child < doc->n && "nodes are addressed by index within the doc");
     return &doc->node[container->child];

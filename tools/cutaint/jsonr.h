@@ -28,20 +28,20 @@ typedef enum { JV_NULL, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OB
 
 typedef struct jv {
     jv_type type;
-    uint32_t next;       /* next sibling, or JSONR_NONE */
-    uint32_t child;      /* first element / member (containers) */
-    uint32_t count;      /* elements / members (containers) */
-    const char *key;     /* member name when the parent is an object */
+    uint32_t next;   /* next sibling, or JSONR_NONE */
+    uint32_t child;  /* first element / member (containers) */
+    uint32_t count;  /* elements / members (containers) */
+    const char *key; /* member name when the parent is an object */
     size_t key_len;
-    const char *str;     /* JV_STRING: decoded, not NUL-terminated */
+    const char *str; /* JV_STRING: decoded, not NUL-terminated */
     size_t len;
-    double num;          /* JV_NUMBER */
-    bool is_int;         /* JV_NUMBER: an integer that fits int64_t */
+    double num;  /* JV_NUMBER */
+    bool is_int; /* JV_NUMBER: an integer that fits int64_t */
     int64_t i;
 } jv;
 
 typedef struct jsonr_doc {
-    jv *node;            /* node[0] is the root after a successful parse */
+    jv *node; /* node[0] is the root after a successful parse */
     size_t n, cap;
 } jsonr_doc;
 

@@ -15,8 +15,7 @@ const ct_place ct_place_shim = {
     "libcutaint.so", "CUTAINT_LIB", CT_SHIM_BUILD, CT_SHIM_INSTALL, NULL,
 };
 const ct_place ct_place_fakecuda = {
-    "the fakecuda driver", "CUTAINT_FAKECUDA_DIR", CT_FAKECUDA_BUILD, CT_FAKECUDA_INSTALL,
-    "libcuda.so.1",
+    "the fakecuda driver", "CUTAINT_FAKECUDA_DIR", CT_FAKECUDA_BUILD, CT_FAKECUDA_INSTALL, "libcuda.so.1",
 };
 const ct_place ct_place_demo = {
     "the demo program", NULL, CT_DEMO_BUILD, CT_DEMO_INSTALL, NULL,
@@ -48,8 +47,7 @@ const char *ct_locate(const ct_place *place)
         return place->build;
     if (present(place, place->install))
         return place->install;
-    fprintf(stderr, "cutaint: cannot find %s (looked in %s and %s%s%s)\n", place->what,
-            place->build, place->install, place->env ? "; set " : "",
-            place->env ? place->env : "");
+    fprintf(stderr, "cutaint: cannot find %s (looked in %s and %s%s%s)\n", place->what, place->build, place->install,
+            place->env ? "; set " : "", place->env ? place->env : "");
     return NULL;
 }

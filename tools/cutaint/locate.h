@@ -14,11 +14,11 @@
 #include <stddef.h>
 
 typedef struct ct_place {
-    const char *what;      /* "libcutaint.so", for messages */
-    const char *env;       /* override variable, or NULL */
-    const char *build;     /* path in the build tree */
-    const char *install;   /* path after `meson install` */
-    const char *inside;    /* for a directory: the file that must be in it */
+    const char *what;    /* "libcutaint.so", for messages */
+    const char *env;     /* override variable, or NULL */
+    const char *build;   /* path in the build tree */
+    const char *install; /* path after `meson install` */
+    const char *inside;  /* for a directory: the file that must be in it */
 } ct_place;
 
 extern const ct_place ct_place_shim;

@@ -28,23 +28,20 @@ const char *ct_failure_what(const ct_failure *f)
 void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
 {
     unsigned long long launches = c->skips - c->skipped_copies;
-    int n = snprintf(buf, cap, "%llu root failure%s", (unsigned long long)c->failures,
-                     ct_plural(c->failures));
+    int n = snprintf(buf, cap, "%llu root failure%s", (unsigned long long)c->failures, ct_plural(c->failures));
     if (c->occurrences > c->failures && n >= 0 && (size_t)n < cap)
-        n += snprintf(buf + n, cap - (size_t)n, " (%llu occurrences)",
-                      (unsigned long long)c->occurrences);
+        n += snprintf(buf + n, cap - (size_t)n, " (%llu occurrences)", (unsigned long long)c->occurrences);
     if (n >= 0 && (size_t)n < cap)
-        n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped launch%s", launches,
-                      launches == 1 ? "" : "es");
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped launch%s", launches, launches == 1 ? "" : "es");
     if (c->skipped_copies && n >= 0 && (size_t)n < cap)
-        n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped cop%s",
-                      (unsigned long long)c->skipped_copies, c->skipped_copies == 1 ? "y" : "ies");
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped cop%s", (unsigned long long)c->skipped_copies,
+                      c->skipped_copies == 1 ? "y" : "ies");
     if (c->retries && n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu retried launch%s", (unsigned long long)c->retries,
                       c->retries == 1 ? "" : "es");
     if (n >= 0 && (size_t)n < cap)
-        n += snprintf(buf + n, cap - (size_t)n, ", %llu refused read%s",
-                      (unsigned long long)c->refused_reads, ct_plural(c->refused_reads));
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu refused read%s", (unsigned long long)c->refused_reads,
+                      ct_plural(c->refused_reads));
     if (c->unusable_images && n >= 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, ", %llu unusable image%s", (unsigned long long)c->unusable_images,
                  ct_plural(c->unusable_images));
@@ -52,7 +49,7 @@ void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
 
 ct_counts ct_report_counts(const ct_report *r)
 {
-    ct_counts total = { 0 };
+    ct_counts total = {0};
     for (size_t i = 0; i < r->n_procs; i++) {
         ct_counts c = ct_process_counts(&r->procs[i]);
         total.failures += c.failures;

@@ -37,7 +37,7 @@ static bool add_edge(edges *e, long from, long to)
     for (size_t i = 0; i < e->n; i++)
         if (e->v[i].from == from && e->v[i].to == to)
             return false;
-    *CT_PUSH(e->v, e->n, e->cap) = (edge){ from, to };
+    *CT_PUSH(e->v, e->n, e->cap) = (edge){from, to};
     return true;
 }
 
@@ -62,8 +62,7 @@ static void node_id(FILE *out, size_t proc, const ct_failure *f, char kind, long
         fprintf(out, "_%c%ld", kind, index);
 }
 
-static void put_edge(FILE *out, size_t proc, const ct_failure *f, char from_kind, long from,
-                     char to_kind, long to)
+static void put_edge(FILE *out, size_t proc, const ct_failure *f, char from_kind, long from, char to_kind, long to)
 {
     fputs("    ", out);
     node_id(out, proc, f, from_kind, from);
@@ -89,7 +88,7 @@ static long read_chain(const ct_failure *f, const ct_read *rd, edges *e, bool *r
 
 static void failure_edges(FILE *out, size_t proc, const ct_failure *f)
 {
-    edges e = { 0 };
+    edges e = {0};
     bool *reached = ct_xcalloc(f->n_skips, sizeof *reached);
     long *hang = ct_xcalloc(f->n_reads, sizeof *hang);
     for (size_t i = 0; i < f->n_reads; i++)
@@ -203,8 +202,7 @@ static void image_node(FILE *out, size_t proc, const ct_process *p, size_t i)
 
 static void lost_node(FILE *out, size_t proc, const ct_process *p)
 {
-    fprintf(out, "    p%zu_lost [label=\"CONTEXT LOST%s\\n", proc,
-            p->lost_simulated ? " (simulated)" : "");
+    fprintf(out, "    p%zu_lost [label=\"CONTEXT LOST%s\\n", proc, p->lost_simulated ? " (simulated)" : "");
     ct_put_dot(out, p->lost_reason);
     fputs("\", fillcolor=\"#c0392b\", fontcolor=\"white\"];\n", out);
     const ct_failure *cause = ct_process_loss_cause(p);

@@ -89,8 +89,7 @@ static void where_line(tree *t, const ct_failure *f, bool children)
     if (f->last_launch > f->launch)
         fprintf(t->out, ", latest launch #%" PRId64, f->last_launch);
     if (f->has_dims)
-        fprintf(t->out, ", grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64
-                        "x%" PRId64,
+        fprintf(t->out, ", grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64 "x%" PRId64,
                 f->grid[0], f->grid[1], f->grid[2], f->block[0], f->block[1], f->block[2]);
     if (f->stream) {
         fputs(", stream ", t->out);
@@ -183,8 +182,8 @@ static void skip_line(tree *t, const ct_skip_group *g, bool last)
     else if (g->count == 1)
         fputs("skipped copy: ", t->out);
     else if (g->kernel)
-        fprintf(t->out, "skipped %" PRIu64 " launches (#%" PRId64 "..#%" PRId64 "): ", g->count,
-                g->first_launch, g->last_launch);
+        fprintf(t->out, "skipped %" PRIu64 " launches (#%" PRId64 "..#%" PRId64 "): ", g->count, g->first_launch,
+                g->last_launch);
     else
         fprintf(t->out, "skipped %" PRIu64 " copies: ", g->count);
     ct_put_text(t->out, what, "unknown");
@@ -230,8 +229,7 @@ static void read_details(tree *t, const ct_read *rd, int64_t root)
             continue;
         if (!others)
             detail(t, 2, false);
-        fprintf(t->out, "%s#%" PRId64, others ? ", " : "the bytes also carry failure ",
-                rd->failures[i]);
+        fprintf(t->out, "%s#%" PRId64, others ? ", " : "the bytes also carry failure ", rd->failures[i]);
         others = true;
     }
     if (others)
@@ -331,8 +329,9 @@ static void prime_suspect_lines(tree *t, const ct_suspect *s)
     fputs(" on stream ", t->out);
     ct_put_text(t->out, s->stream, "?");
     if (s->kernel && s->has_dims)
-        fprintf(t->out, " (grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64 "x%" PRId64
-                        ", thread %" PRId64 ")",
+        fprintf(t->out,
+                " (grid %" PRId64 "x%" PRId64 "x%" PRId64 ", block %" PRId64 "x%" PRId64 "x%" PRId64 ", thread %" PRId64
+                ")",
                 s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1], s->block[2], s->thread);
     else if (s->kernel && s->thread)
         fprintf(t->out, " (thread %" PRId64 ")", s->thread);
@@ -384,8 +383,7 @@ static void exit_line(tree *t, const ct_process *p)
 {
     node(t, 1, true);
     if (!p->has_exit) {
-        fputs("log ends without an exit event: the process was killed or is still running\n",
-              t->out);
+        fputs("log ends without an exit event: the process was killed or is still running\n", t->out);
         return;
     }
     fprintf(t->out, "exit: status %" PRId64, p->exit.status);
@@ -418,8 +416,7 @@ static void process_header(FILE *out, const ct_process *p)
     fputs("  |  report ", out);
     ct_put_text(out, p->file, "?");
     if (p->has_driver)
-        fprintf(out, ", driver %" PRId64 ".%" PRId64, p->driver_version / 1000,
-                (p->driver_version % 1000) / 10);
+        fprintf(out, ", driver %" PRId64 ".%" PRId64, p->driver_version / 1000, (p->driver_version % 1000) / 10);
     else if (p->has_start)
         fputs(", no CUDA driver", out);
     if (p->cutaint_version) {
@@ -431,7 +428,7 @@ static void process_header(FILE *out, const ct_process *p)
 
 static void process_tree(FILE *out, const ct_process *p)
 {
-    tree t = { .out = out };
+    tree t = {.out = out};
     process_header(out, p);
     for (size_t i = 0; i < p->n_failures; i++)
         failure_tree(&t, p, &p->failures[i], false);
@@ -453,8 +450,8 @@ static void note_count(FILE *out, const ct_file_note *n, ct_skipped kind, const 
         return;
     fputs("note: ", out);
     ct_put_text(out, n->path, "");
-    fprintf(out, ": %" PRIu64 " %s line%s skipped (the first is line %" PRIu64 ")\n", kind.count,
-            what, ct_plural(kind.count), kind.first);
+    fprintf(out, ": %" PRIu64 " %s line%s skipped (the first is line %" PRIu64 ")\n", kind.count, what,
+            ct_plural(kind.count), kind.first);
 }
 
 static void file_notes(FILE *out, const ct_file_note *n)
@@ -465,13 +462,14 @@ static void file_notes(FILE *out, const ct_file_note *n)
     if (n->unknown) {
         fputs("note: ", out);
         ct_put_text(out, n->path, "");
-        fprintf(out, ": %" PRIu64 " event%s of a kind this cutaint does not know, ignored\n",
-                n->unknown, ct_plural(n->unknown));
+        fprintf(out, ": %" PRIu64 " event%s of a kind this cutaint does not know, ignored\n", n->unknown,
+                ct_plural(n->unknown));
     }
     if (n->newer_format) {
         fputs("note: ", out);
         ct_put_text(out, n->path, "");
-        fprintf(out, ": written in report format %" PRId64 ", newer than this cutaint's %d: what it does not know is "
+        fprintf(out,
+                ": written in report format %" PRId64 ", newer than this cutaint's %d: what it does not know is "
                 "ignored, and what it shows may be incomplete (use the cutaint that wrote it)\n",
                 n->newer_format, CT_REPORT_FORMAT_VERSION);
     }

@@ -31,10 +31,10 @@ typedef struct line_reader {
     size_t pos, len;
     bool eof;
     int err;
-    char *line;              /* the current line, NUL-terminated */
+    char *line; /* the current line, NUL-terminated */
     size_t n, cap;
-    bool too_long;           /* the current line was cut off: skip it */
-    bool newline;            /* the current line ended with '\n' */
+    bool too_long; /* the current line was cut off: skip it */
+    bool newline;  /* the current line ended with '\n' */
 } line_reader;
 
 static void line_append(line_reader *lr, const char *p, size_t n)
@@ -238,7 +238,8 @@ static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
     f->error = get_str(in, CT_KEY(failure, error, STR));
     f->code = int_or(in, CT_KEY(failure, code, INT), 0);
     f->launch = int_or(in, CT_KEY(failure, launch, INT), 0);
-    f->has_dims = get_dims(in, CT_KEY(failure, grid, DIMS), f->grid) && get_dims(in, CT_KEY(failure, block, DIMS), f->block);
+    f->has_dims =
+        get_dims(in, CT_KEY(failure, grid, DIMS), f->grid) && get_dims(in, CT_KEY(failure, block, DIMS), f->block);
     f->stream = get_str(in, CT_KEY(failure, stream, HEX));
     f->thread = int_or(in, CT_KEY(failure, thread, INT), 0);
     f->injected = bool_or(in, CT_KEY(failure, injected, BOOL), false);
@@ -317,9 +318,13 @@ static void on_skip(ct_process *p, const event_in *in)
         return;
     }
     g = CT_PUSH(f->skips, f->n_skips, f->cap_skips);
-    *g = (ct_skip_group){ .api = api, .kernel = kernel, .count = 1, .first_launch = launch,
-                          .last_launch = launch, .needed = get_str(in, CT_KEY(skip, needed, HEX)),
-                          .produced = int_or(in, CT_KEY(skip, produced, INT), 0) };
+    *g = (ct_skip_group){.api = api,
+                         .kernel = kernel,
+                         .count = 1,
+                         .first_launch = launch,
+                         .last_launch = launch,
+                         .needed = get_str(in, CT_KEY(skip, needed, HEX)),
+                         .produced = int_or(in, CT_KEY(skip, produced, INT), 0)};
 }
 
 static void get_ids(const event_in *in, const char *key, ct_read *rd)
@@ -384,15 +389,18 @@ static void group_read(ct_failure *f)
         }
     }
     *CT_PUSH(f->read_groups, f->n_read_groups, f->cap_read_groups) =
-        (ct_read_group){ .first = last, .count = 1, .bytes = rd->bytes };
+        (ct_read_group){.first = last, .count = 1, .bytes = rd->bytes};
 }
 
 static void on_refused_read(ct_process *p, const event_in *in)
 {
-    ct_read rd = { .api = get_str(in, CT_KEY(refused_read, api, STR)), .address = get_str(in, CT_KEY(refused_read, address, HEX)),
-                   .bytes = int_or(in, CT_KEY(refused_read, bytes, INT), 0), .error = get_str(in, CT_KEY(refused_read, error, STR)),
-                   .code = int_or(in, CT_KEY(refused_read, code, INT), 0), .returned = get_str(in, CT_KEY(refused_read, returned, STR)),
-                   .poisoned = bool_or(in, CT_KEY(refused_read, poisoned, BOOL), false) };
+    ct_read rd = {.api = get_str(in, CT_KEY(refused_read, api, STR)),
+                  .address = get_str(in, CT_KEY(refused_read, address, HEX)),
+                  .bytes = int_or(in, CT_KEY(refused_read, bytes, INT), 0),
+                  .error = get_str(in, CT_KEY(refused_read, error, STR)),
+                  .code = int_or(in, CT_KEY(refused_read, code, INT), 0),
+                  .returned = get_str(in, CT_KEY(refused_read, returned, STR)),
+                  .poisoned = bool_or(in, CT_KEY(refused_read, poisoned, BOOL), false)};
     if (!rd.returned && rd.error) /* written before "returned" existed: error was both */
         rd.returned = ct_xstrdup(rd.error);
     get_ids(in, CT_KEY(refused_read, failures, INTS), &rd);
@@ -407,44 +415,46 @@ static void on_refused_read(ct_process *p, const event_in *in)
 
 static void on_probe(ct_process *p, const event_in *in)
 {
-    *CT_PUSH(p->probes, p->n_probes, p->cap_probes) =
-        (ct_probe){ .after = get_str(in, CT_KEY(probe, after, STR)), .error = get_str(in, CT_KEY(probe, error, STR)),
-                    .result = get_str(in, CT_KEY(probe, result, STR)), .verdict = get_str(in, CT_KEY(probe, verdict, STR)) };
+    *CT_PUSH(p->probes, p->n_probes, p->cap_probes) = (ct_probe){.after = get_str(in, CT_KEY(probe, after, STR)),
+                                                                 .error = get_str(in, CT_KEY(probe, error, STR)),
+                                                                 .result = get_str(in, CT_KEY(probe, result, STR)),
+                                                                 .verdict = get_str(in, CT_KEY(probe, verdict, STR))};
 }
 
 static void on_image(ct_process *p, const event_in *in)
 {
     ct_image_note *im = CT_PUSH(p->images, p->n_images, p->cap_images);
-    *im = (ct_image_note){ .api = get_str(in, CT_KEY(image, api, STR)),
-                           .error = get_str(in, CT_KEY(image, error, STR)),
-                           .address = get_str(in, CT_KEY(image, address, HEX)),
-                           .path = get_str(in, CT_KEY(image, path, STR)),
-                           .kernel = get_str(in, CT_KEY(image, kernel, STR)),
-                           .form = get_str(in, CT_KEY(image, form, STR)),
-                           .status = get_str(in, CT_KEY(image, status, STR)),
-                           .fit = get_str(in, CT_KEY(image, fit, STR)),
-                           .kernels_total = int_or(in, CT_KEY(image, kernels_total, INT), 0),
-                           .device = get_str(in, CT_KEY(image, device, STR)),
-                           .device_cc = get_str(in, CT_KEY(image, device_cc, STR)),
-                           .why = get_str(in, CT_KEY(image, why, STR)),
-                           /* written before the key existed: numbered in order, from 1 */
-                           .number = int_or(in, CT_KEY(image, number, INT), (int64_t)p->n_images),
-                           .stand_in = bool_or(in, CT_KEY(image, stand_in, BOOL), false) };
+    *im = (ct_image_note){.api = get_str(in, CT_KEY(image, api, STR)),
+                          .error = get_str(in, CT_KEY(image, error, STR)),
+                          .address = get_str(in, CT_KEY(image, address, HEX)),
+                          .path = get_str(in, CT_KEY(image, path, STR)),
+                          .kernel = get_str(in, CT_KEY(image, kernel, STR)),
+                          .form = get_str(in, CT_KEY(image, form, STR)),
+                          .status = get_str(in, CT_KEY(image, status, STR)),
+                          .fit = get_str(in, CT_KEY(image, fit, STR)),
+                          .kernels_total = int_or(in, CT_KEY(image, kernels_total, INT), 0),
+                          .device = get_str(in, CT_KEY(image, device, STR)),
+                          .device_cc = get_str(in, CT_KEY(image, device_cc, STR)),
+                          .why = get_str(in, CT_KEY(image, why, STR)),
+                          /* written before the key existed: numbered in order, from 1 */
+                          .number = int_or(in, CT_KEY(image, number, INT), (int64_t)p->n_images),
+                          .stand_in = bool_or(in, CT_KEY(image, stand_in, BOOL), false)};
     get_strv(in, CT_KEY(image, holds, STRS), &im->holds);
     get_strv(in, CT_KEY(image, kernels, STRS), &im->kernels);
 }
 
 static void get_suspect(ct_suspect *s, const event_in *in)
 {
-    *s = (ct_suspect){ .api = get_str(in, CT_KEY(suspect, api, STR)),
-                       .kernel = get_str(in, CT_KEY(suspect, kernel, STR)),
-                       .graph = get_str(in, CT_KEY(suspect, graph, HEX)),
-                       .launch = int_or(in, CT_KEY(suspect, launch, INT), 0),
-                       .stream = get_str(in, CT_KEY(suspect, stream, HEX)),
-                       .thread = int_or(in, CT_KEY(suspect, thread, INT), 0),
-                       .prime = bool_or(in, CT_KEY(suspect, prime, BOOL), false),
-                       .repro = get_str(in, CT_KEY(suspect, repro, STR)) };
-    s->has_dims = get_dims(in, CT_KEY(suspect, grid, DIMS), s->grid) && get_dims(in, CT_KEY(suspect, block, DIMS), s->block);
+    *s = (ct_suspect){.api = get_str(in, CT_KEY(suspect, api, STR)),
+                      .kernel = get_str(in, CT_KEY(suspect, kernel, STR)),
+                      .graph = get_str(in, CT_KEY(suspect, graph, HEX)),
+                      .launch = int_or(in, CT_KEY(suspect, launch, INT), 0),
+                      .stream = get_str(in, CT_KEY(suspect, stream, HEX)),
+                      .thread = int_or(in, CT_KEY(suspect, thread, INT), 0),
+                      .prime = bool_or(in, CT_KEY(suspect, prime, BOOL), false),
+                      .repro = get_str(in, CT_KEY(suspect, repro, STR))};
+    s->has_dims =
+        get_dims(in, CT_KEY(suspect, grid, DIMS), s->grid) && get_dims(in, CT_KEY(suspect, block, DIMS), s->block);
 }
 
 /* The suspects a loss names, the first CT_SUSPECTS_MAX of them kept, and
@@ -464,7 +474,7 @@ static void get_suspects(ct_process *p, const event_in *in)
             p->suspects_dropped++;
             continue;
         }
-        event_in sub = { in->doc, e };
+        event_in sub = {in->doc, e};
         get_suspect(&p->suspects[p->n_suspects++], &sub);
     }
     assert(p->n_suspects <= CT_SUSPECTS_MAX && "what is kept is bounded");
@@ -486,16 +496,16 @@ static void on_context_lost(ct_process *p, const event_in *in)
 static void on_exit_event(ct_process *p, const event_in *in)
 {
     p->has_exit = true;
-    p->exit = (ct_exit){ .status = int_or(in, CT_KEY(exit, status, INT), 0),
-                         .program_status = int_or(in, CT_KEY(exit, program_status, INT), 0),
-                         .failures = int_or(in, CT_KEY(exit, failures, INT), 0),
-                         .occurrences = int_or(in, CT_KEY(exit, occurrences, INT), 0),
-                         .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
-                         .retries = int_or(in, CT_KEY(exit, retries, INT), -1),
-                         .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
-                         .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
-                         .unusable_images = int_or(in, CT_KEY(exit, unusable_images, INT), -1),
-                         .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false) };
+    p->exit = (ct_exit){.status = int_or(in, CT_KEY(exit, status, INT), 0),
+                        .program_status = int_or(in, CT_KEY(exit, program_status, INT), 0),
+                        .failures = int_or(in, CT_KEY(exit, failures, INT), 0),
+                        .occurrences = int_or(in, CT_KEY(exit, occurrences, INT), 0),
+                        .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
+                        .retries = int_or(in, CT_KEY(exit, retries, INT), -1),
+                        .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
+                        .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
+                        .unusable_images = int_or(in, CT_KEY(exit, unusable_images, INT), -1),
+                        .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false)};
 }
 
 static void on_retry(ct_process *p, const event_in *in)
@@ -510,17 +520,17 @@ static const struct {
     const char *name;
     void (*handle)(ct_process *p, const event_in *in);
 } events[] = {
-    { CT_EVENT(start), on_start },
-    { CT_EVENT(failure), on_failure },
-    { CT_EVENT(repeat), on_repeat },
-    { CT_EVENT(skip), on_skip },
-    { CT_EVENT(retry), on_retry },
-    { CT_EVENT(pool), on_pool },
-    { CT_EVENT(refused_read), on_refused_read },
-    { CT_EVENT(probe), on_probe },
-    { CT_EVENT(image), on_image },
-    { CT_EVENT(context_lost), on_context_lost },
-    { CT_EVENT(exit), on_exit_event },
+    {CT_EVENT(start), on_start},
+    {CT_EVENT(failure), on_failure},
+    {CT_EVENT(repeat), on_repeat},
+    {CT_EVENT(skip), on_skip},
+    {CT_EVENT(retry), on_retry},
+    {CT_EVENT(pool), on_pool},
+    {CT_EVENT(refused_read), on_refused_read},
+    {CT_EVENT(probe), on_probe},
+    {CT_EVENT(image), on_image},
+    {CT_EVENT(context_lost), on_context_lost},
+    {CT_EVENT(exit), on_exit_event},
 };
 
 /* ---- one line ------------------------------------------------------------ */
@@ -540,8 +550,7 @@ static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint6
         return;
     }
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        if (strlen(events[i].name) != name->len ||
-            memcmp(events[i].name, name->str, name->len) != 0)
+        if (strlen(events[i].name) != name->len || memcmp(events[i].name, name->str, name->len) != 0)
             continue;
         ct_process *p = find_process(r, (long)pid);
         bool restart = events[i].handle == on_start && p && p->has_start;
@@ -559,8 +568,7 @@ static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint6
     note->unknown++;
 }
 
-static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_doc *doc,
-                      uint64_t line)
+static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_doc *doc, uint64_t line)
 {
     if (!lr->too_long && blank(lr->line, lr->n))
         return;
@@ -576,7 +584,7 @@ static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_d
             note->truncated = true; /* only the last line can lack '\n' */
         return;
     }
-    event_in in = { doc, jsonr_root(doc) };
+    event_in in = {doc, jsonr_root(doc)};
     assert(in.obj && "a line that parsed has a root");
     if (in.obj->type != JV_OBJECT) {
         count_bad(&note->malformed, line);
@@ -588,7 +596,7 @@ static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_d
 int ct_report_read(ct_report *r, FILE *f, const char *path)
 {
     line_reader *lr = ct_xcalloc(1, sizeof *lr);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     ct_file_note *note = CT_PUSH(r->files, r->n_files, r->cap_files);
     memset(note, 0, sizeof *note);
     note->path = ct_xstrdup(path);
@@ -606,8 +614,11 @@ int ct_report_read(ct_report *r, FILE *f, const char *path)
 
 ct_counts ct_process_counts(const ct_process *p)
 {
-    ct_counts c = { .failures = p->n_failures, .skips = p->skip_events, .retries = p->retry_events,
-                    .refused_reads = p->read_events, .unusable_images = p->n_images };
+    ct_counts c = {.failures = p->n_failures,
+                   .skips = p->skip_events,
+                   .retries = p->retry_events,
+                   .refused_reads = p->read_events,
+                   .unusable_images = p->n_images};
     for (size_t i = 0; i < p->n_failures; i++) {
         const ct_failure *f = &p->failures[i];
         c.occurrences += f->occurrences;
@@ -657,8 +668,7 @@ const ct_failure *ct_process_loss_cause(const ct_process *p)
 
 bool ct_file_note_any(const ct_file_note *n)
 {
-    return n->corrupt.count || n->malformed.count || n->too_long.count || n->truncated || n->newer_format ||
-           n->unknown;
+    return n->corrupt.count || n->malformed.count || n->too_long.count || n->truncated || n->newer_format || n->unknown;
 }
 
 /* ---- freeing ----------------------------------------------------------------- */
@@ -699,8 +709,8 @@ static void failure_free(ct_failure *f)
 
 static void image_note_free(ct_image_note *im)
 {
-    char *texts[] = { im->api, im->error, im->address, im->path, im->kernel, im->form,
-                      im->status, im->fit, im->device, im->device_cc, im->why };
+    char *texts[] = {im->api,    im->error, im->address, im->path,      im->kernel, im->form,
+                     im->status, im->fit,   im->device,  im->device_cc, im->why};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         free(texts[i]);
     strv_free(&im->holds);

@@ -15,42 +15,41 @@
 #include <errno.h>
 #include <string.h>
 
-static const char help[] =
-    "NAME\n"
-    "    cutaint report - render cutaint JSON Lines reports\n"
-    "\n"
-    "SYNOPSIS\n"
-    "    cutaint report [--format text|dot|json] FILE...\n"
-    "\n"
-    "DESCRIPTION\n"
-    "    Reads the reports written by libcutaint.so (CUTAINT_REPORT, or the one\n"
-    "    'cutaint run' names) - one file per process of a multi-process job, or\n"
-    "    one file several processes appended to - groups the events by process,\n"
-    "    and shows for each: every root failure (kernel, error, launch number,\n"
-    "    grid and block, host backtrace, the compute-sanitizer line that\n"
-    "    replays it, the launch that retried it and succeeded), the launches\n"
-    "    and copies it caused to be skipped, the device-to-host reads it\n"
-    "    caused to be refused, the probes and any\n"
-    "    context loss, the exit status, and a verdict line.\n"
-    "\n"
-    "    Reports of killed processes are fine: a log without an exit event is\n"
-    "    marked as such, a last line cut short is ignored with a note, and\n"
-    "    corrupt or over-long lines are skipped and counted.  FILE '-' reads\n"
-    "    standard input.\n"
-    "\n"
-    "OPTIONS\n"
-    "    --format text   a tree per process, then an overall line (default)\n"
-    "    --format dot    Graphviz DOT of the same graph: failures -> skips ->\n"
-    "                    refused reads, and the lost context; render it with\n"
-    "                    'dot -Tsvg -o report.svg'\n"
-    "    --format json   one JSON object merging every file: files (with their\n"
-    "                    skipped-line counts), processes (counts, failures with\n"
-    "                    their skips and refused reads, probes, exit), totals\n"
-    "    --help          this page\n"
-    "\n"
-    "EXIT STATUS\n"
-    "    0 the reports were rendered (whatever they show); 2 usage error or a\n"
-    "    file that cannot be read.\n";
+static const char help[] = "NAME\n"
+                           "    cutaint report - render cutaint JSON Lines reports\n"
+                           "\n"
+                           "SYNOPSIS\n"
+                           "    cutaint report [--format text|dot|json] FILE...\n"
+                           "\n"
+                           "DESCRIPTION\n"
+                           "    Reads the reports written by libcutaint.so (CUTAINT_REPORT, or the one\n"
+                           "    'cutaint run' names) - one file per process of a multi-process job, or\n"
+                           "    one file several processes appended to - groups the events by process,\n"
+                           "    and shows for each: every root failure (kernel, error, launch number,\n"
+                           "    grid and block, host backtrace, the compute-sanitizer line that\n"
+                           "    replays it, the launch that retried it and succeeded), the launches\n"
+                           "    and copies it caused to be skipped, the device-to-host reads it\n"
+                           "    caused to be refused, the probes and any\n"
+                           "    context loss, the exit status, and a verdict line.\n"
+                           "\n"
+                           "    Reports of killed processes are fine: a log without an exit event is\n"
+                           "    marked as such, a last line cut short is ignored with a note, and\n"
+                           "    corrupt or over-long lines are skipped and counted.  FILE '-' reads\n"
+                           "    standard input.\n"
+                           "\n"
+                           "OPTIONS\n"
+                           "    --format text   a tree per process, then an overall line (default)\n"
+                           "    --format dot    Graphviz DOT of the same graph: failures -> skips ->\n"
+                           "                    refused reads, and the lost context; render it with\n"
+                           "                    'dot -Tsvg -o report.svg'\n"
+                           "    --format json   one JSON object merging every file: files (with their\n"
+                           "                    skipped-line counts), processes (counts, failures with\n"
+                           "                    their skips and refused reads, probes, exit), totals\n"
+                           "    --help          this page\n"
+                           "\n"
+                           "EXIT STATUS\n"
+                           "    0 the reports were rendered (whatever they show); 2 usage error or a\n"
+                           "    file that cannot be read.\n";
 
 static const char usage[] = "usage: cutaint report [--format text|dot|json] FILE...";
 
@@ -58,9 +57,9 @@ static const struct {
     const char *name;
     ct_format format;
 } formats[] = {
-    { "text", CT_FORMAT_TEXT },
-    { "dot", CT_FORMAT_DOT },
-    { "json", CT_FORMAT_JSON },
+    {"text", CT_FORMAT_TEXT},
+    {"dot", CT_FORMAT_DOT},
+    {"json", CT_FORMAT_JSON},
 };
 
 static bool parse_format(const char *name, ct_format *out)
@@ -111,8 +110,7 @@ int ct_cmd_report(int argc, char **argv)
         }
         if (value) {
             if (!parse_format(value, &format))
-                return ct_usage_error(usage, "cutaint report: --format must be text, dot or json",
-                                      value);
+                return ct_usage_error(usage, "cutaint report: --format must be text, dot or json", value);
             continue;
         }
         if (a[0] == '-' && a[1] != '\0')
@@ -121,7 +119,7 @@ int ct_cmd_report(int argc, char **argv)
     }
     if (i == argc)
         return ct_usage_error(usage, "cutaint report: no report file given", NULL);
-    ct_report r = { 0 };
+    ct_report r = {0};
     bool ok = true;
     for (; i < argc && ok; i++)
         ok = read_one(&r, argv[i]);

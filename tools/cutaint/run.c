@@ -30,12 +30,12 @@
 typedef bool (*value_check)(const char *env, const char *value, char *why, size_t cap);
 
 typedef struct run_option {
-    const char *name;      /* without the leading "--" */
-    char short_name;       /* -q, -h; 0 for none */
-    const char *metavar;   /* NULL for a flag */
-    const char *env;       /* the variable a valued option sets */
+    const char *name;    /* without the leading "--" */
+    char short_name;     /* -q, -h; 0 for none */
+    const char *metavar; /* NULL for a flag */
+    const char *env;     /* the variable a valued option sets */
     value_check check;
-    const char *accepted;  /* what check accepts, for messages */
+    const char *accepted; /* what check accepts, for messages */
     const char *help;
 } run_option;
 
@@ -44,68 +44,60 @@ static bool check_inject(const char *env, const char *value, char *why, size_t c
 static bool check_args(const char *env, const char *value, char *why, size_t cap);
 
 static const run_option options[CT_RUN_OPTS] = {
-    [CT_OPT_REPORT] = { "report", 0, "FILE", "CUTAINT_REPORT", check_config,
-        "a path shorter than 1024 bytes",
-        "write the JSON Lines report to FILE ('%p' becomes the pid: one file per\n"
-        "process that calls the driver, the summary reads them all); default: a\n"
-        "new file cutaint-XXXXXX.jsonl in $TMPDIR (or /tmp), named in the summary\n"
-        "(removed if no process called the driver)" },
-    [CT_OPT_INJECT] = { "inject", 0, "SPEC", "CUTAINT_INJECT", check_inject, NULL,
-        "inject faults: KIND:PATTERN[#N[+]][=EFFECT][;...], KIND launch (a kernel\n"
-        "name glob) or api (a cu* name glob); #N the Nth match, #N+ that and every\n"
-        "later one; EFFECT a CUresult (name, short name or number) or context_lost;\n"
-        "e.g. 'launch:*saxpy*#2=ILLEGAL_ADDRESS' or 'api:cuMemcpyDtoH*=context_lost'" },
-    [CT_OPT_ARGS] = { "args", 0, "SPEC", "CUTAINT_ARGS", check_args, NULL,
-        "declare kernel parameter roles: GLOB=ROLE[,ROLE]...[;...], ROLE r, w, rw,\n"
-        "- (not memory) or empty (decided from the signature); e.g. 'scale=rw,-'" },
-    [CT_OPT_EXIT_STATUS] = { "exit-status", 0, "N", "CUTAINT_EXIT_STATUS", check_config,
-        "a status 0..255",
-        "exit status when the CUDA context was lost (default 70; 0 keeps the\n"
-        "program's own)" },
-    [CT_OPT_ERROR_EXITCODE] = { "error-exitcode", 0, "N", "CUTAINT_ERROR_EXITCODE", check_config,
-        "a status 1..255 (0: off)",
-        "exit status of a process that refused or failed a read and would have\n"
-        "exited 0 (default: off), as compute-sanitizer's --error-exitcode;\n"
-        "cutaint itself exits N when any process of the run did and the\n"
-        "program's status is 0.  A lost context's status (--exit-status) wins\n"
-        "over N" },
-    [CT_OPT_HEALTH_FILE] = { "health-file", 0, "FILE", "CUTAINT_HEALTH_FILE", check_config,
-        "a path shorter than 1024 bytes",
-        "written with the reason the moment the context is lost (removed at start\n"
-        "if left by an earlier run); for liveness probes: test ! -e FILE" },
-    [CT_OPT_METRICS_FILE] = { "metrics-file", 0, "FILE", "CUTAINT_METRICS_FILE", check_config,
-        "a path shorter than 1024 bytes",
-        "keep FILE ('%p': pid) rewritten with the counts in Prometheus text format\n"
-        "(failures, skips, refused reads and bytes, context lost), at every event\n"
-        "and at exit; for node_exporter's textfile collector: DIR/job-%p.prom" },
-    [CT_OPT_LOG] = { "log", 0, "LEVEL", "CUTAINT_LOG", check_config,
-        "warn, off, error, info or debug",
-        "the shim's log level: off, error, warn (default), info, debug" },
-    [CT_OPT_LOG_FILE] = { "log-file", 0, "FILE", "CUTAINT_LOG_FILE", check_config,
-        "a path shorter than 1024 bytes",
-        "write the shim's log lines to FILE instead of stderr ('%p': pid)" },
-    [CT_OPT_POISON] = { "poison", 0, "off|BYTE", "CUTAINT_POISON", check_config,
-        "off or a byte 0..255 (e.g. 0xff)",
-        "fill the host buffer of a refused read with BYTE (default 0xff) or\n"
-        "leave it untouched (off)" },
-    [CT_OPT_ON_SKIP] = { "on-skip", 0, "propagate|error", "CUTAINT_ON_SKIP", check_config,
-        "propagate or error",
-        "a launch skipped because its input is tainted returns success and the\n"
-        "read fails later (propagate, default), or the root failure's error at\n"
-        "once (error)" },
-    [CT_OPT_ON_CONTEXT_LOSS] = { "on-context-loss", 0, "continue|exit|abort",
-        "CUTAINT_ON_CONTEXT_LOSS", check_config, "continue, exit or abort",
-        "when the context is lost: keep running and exit 70 at the end (continue,\n"
-        "default), exit at once with that status (exit), or abort() for a core" },
-    [CT_OPT_FAKECUDA] = { "fakecuda", 0, NULL, NULL, NULL, NULL,
-        "run on fakecuda, the CPU emulation of libcuda.so.1 (no GPU needed)" },
-    [CT_OPT_QUIET] = { "quiet", 'q', NULL, NULL, NULL, NULL,
-        "print no summary (and make no temporary report)" },
-    [CT_OPT_HELP] = { "help", 'h', NULL, NULL, NULL, NULL, "this page" },
+    [CT_OPT_REPORT] = {"report", 0, "FILE", "CUTAINT_REPORT", check_config, "a path shorter than 1024 bytes",
+                       "write the JSON Lines report to FILE ('%p' becomes the pid: one file per\n"
+                       "process that calls the driver, the summary reads them all); default: a\n"
+                       "new file cutaint-XXXXXX.jsonl in $TMPDIR (or /tmp), named in the summary\n"
+                       "(removed if no process called the driver)"},
+    [CT_OPT_INJECT] = {"inject", 0, "SPEC", "CUTAINT_INJECT", check_inject, NULL,
+                       "inject faults: KIND:PATTERN[#N[+]][=EFFECT][;...], KIND launch (a kernel\n"
+                       "name glob) or api (a cu* name glob); #N the Nth match, #N+ that and every\n"
+                       "later one; EFFECT a CUresult (name, short name or number) or context_lost;\n"
+                       "e.g. 'launch:*saxpy*#2=ILLEGAL_ADDRESS' or 'api:cuMemcpyDtoH*=context_lost'"},
+    [CT_OPT_ARGS] = {"args", 0, "SPEC", "CUTAINT_ARGS", check_args, NULL,
+                     "declare kernel parameter roles: GLOB=ROLE[,ROLE]...[;...], ROLE r, w, rw,\n"
+                     "- (not memory) or empty (decided from the signature); e.g. 'scale=rw,-'"},
+    [CT_OPT_EXIT_STATUS] = {"exit-status", 0, "N", "CUTAINT_EXIT_STATUS", check_config, "a status 0..255",
+                            "exit status when the CUDA context was lost (default 70; 0 keeps the\n"
+                            "program's own)"},
+    [CT_OPT_ERROR_EXITCODE] = {"error-exitcode", 0, "N", "CUTAINT_ERROR_EXITCODE", check_config,
+                               "a status 1..255 (0: off)",
+                               "exit status of a process that refused or failed a read and would have\n"
+                               "exited 0 (default: off), as compute-sanitizer's --error-exitcode;\n"
+                               "cutaint itself exits N when any process of the run did and the\n"
+                               "program's status is 0.  A lost context's status (--exit-status) wins\n"
+                               "over N"},
+    [CT_OPT_HEALTH_FILE] = {"health-file", 0, "FILE", "CUTAINT_HEALTH_FILE", check_config,
+                            "a path shorter than 1024 bytes",
+                            "written with the reason the moment the context is lost (removed at start\n"
+                            "if left by an earlier run); for liveness probes: test ! -e FILE"},
+    [CT_OPT_METRICS_FILE] = {"metrics-file", 0, "FILE", "CUTAINT_METRICS_FILE", check_config,
+                             "a path shorter than 1024 bytes",
+                             "keep FILE ('%p': pid) rewritten with the counts in Prometheus text format\n"
+                             "(failures, skips, refused reads and bytes, context lost), at every event\n"
+                             "and at exit; for node_exporter's textfile collector: DIR/job-%p.prom"},
+    [CT_OPT_LOG] = {"log", 0, "LEVEL", "CUTAINT_LOG", check_config, "warn, off, error, info or debug",
+                    "the shim's log level: off, error, warn (default), info, debug"},
+    [CT_OPT_LOG_FILE] = {"log-file", 0, "FILE", "CUTAINT_LOG_FILE", check_config, "a path shorter than 1024 bytes",
+                         "write the shim's log lines to FILE instead of stderr ('%p': pid)"},
+    [CT_OPT_POISON] = {"poison", 0, "off|BYTE", "CUTAINT_POISON", check_config, "off or a byte 0..255 (e.g. 0xff)",
+                       "fill the host buffer of a refused read with BYTE (default 0xff) or\n"
+                       "leave it untouched (off)"},
+    [CT_OPT_ON_SKIP] = {"on-skip", 0, "propagate|error", "CUTAINT_ON_SKIP", check_config, "propagate or error",
+                        "a launch skipped because its input is tainted returns success and the\n"
+                        "read fails later (propagate, default), or the root failure's error at\n"
+                        "once (error)"},
+    [CT_OPT_ON_CONTEXT_LOSS] = {"on-context-loss", 0, "continue|exit|abort", "CUTAINT_ON_CONTEXT_LOSS", check_config,
+                                "continue, exit or abort",
+                                "when the context is lost: keep running and exit 70 at the end (continue,\n"
+                                "default), exit at once with that status (exit), or abort() for a core"},
+    [CT_OPT_FAKECUDA] = {"fakecuda", 0, NULL, NULL, NULL, NULL,
+                         "run on fakecuda, the CPU emulation of libcuda.so.1 (no GPU needed)"},
+    [CT_OPT_QUIET] = {"quiet", 'q', NULL, NULL, NULL, NULL, "print no summary (and make no temporary report)"},
+    [CT_OPT_HELP] = {"help", 'h', NULL, NULL, NULL, NULL, "this page"},
 };
 
-static const char usage[] =
-    "usage: cutaint run [OPTIONS] -- PROGRAM [ARGS...]  (cutaint run --help)";
+static const char usage[] = "usage: cutaint run [OPTIONS] -- PROGRAM [ARGS...]  (cutaint run --help)";
 
 const char *ct_run_option_env(ct_run_opt opt)
 {
@@ -128,7 +120,7 @@ static const char *one_var_get(const char *name, void *ctx)
 static bool check_config(const char *env, const char *value, char *why, size_t cap)
 {
     ct_config cfg;
-    one_var var = { env, value };
+    one_var var = {env, value};
     (void)why, (void)cap;
     return ct_config_load(&cfg, &ct_cuda_errors, one_var_get, NULL, &var) == 0;
 }
@@ -203,7 +195,7 @@ static void env_diag(const char *message, void *ctx)
 static int check_environment(const ct_run_request *req)
 {
     ct_config cfg;
-    env_view view = { req, 0 };
+    env_view view = {req, 0};
     ct_config_load(&cfg, &ct_cuda_errors, env_view_get, env_diag, &view);
     return view.bad ? ct_usage_error(usage, "cutaint run: fix or unset that variable", NULL) : 0;
 }
@@ -351,7 +343,7 @@ static int parse(int argc, char **argv, ct_run_request *req)
 
 int ct_cmd_run(int argc, char **argv)
 {
-    ct_run_request req = { 0 };
+    ct_run_request req = {0};
     ct_run_outcome outcome;
     int rc = parse(argc, argv, &req);
     if (rc)

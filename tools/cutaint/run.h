@@ -45,16 +45,16 @@ typedef struct ct_run_request {
 } ct_run_request;
 
 typedef struct ct_run_outcome {
-    bool ran;                 /* the program was started */
+    bool ran; /* the program was started */
     long pid;
-    int status;               /* what cutaint exits with: program_status, or --error-exitcode's N */
-    int program_status;       /* the program's exit status, or 128 + signal */
-    int signal;               /* the signal that killed it, or 0 */
-    char report[PATH_MAX];    /* the program's own report ("" = none asked for) */
+    int status;                     /* what cutaint exits with: program_status, or --error-exitcode's N */
+    int program_status;             /* the program's exit status, or 128 + signal */
+    int signal;                     /* the signal that killed it, or 0 */
+    char report[PATH_MAX];          /* the program's own report ("" = none asked for) */
     char report_template[PATH_MAX]; /* the path the processes were given, before %p */
-    struct timespec began;    /* CLOCK_REALTIME_COARSE just before the program started */
-    bool report_removed;      /* the temporary report stayed empty and was removed */
-    bool report_temporary;    /* report is cutaint's own temporary file */
+    struct timespec began;          /* CLOCK_REALTIME_COARSE just before the program started */
+    bool report_removed;            /* the temporary report stayed empty and was removed */
+    bool report_temporary;          /* report is cutaint's own temporary file */
 } ct_run_outcome;
 
 /* The environment variable each valued option sets (NULL for flags). */

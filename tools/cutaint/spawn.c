@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
 
 static volatile sig_atomic_t child_pid;
@@ -74,9 +74,8 @@ static void restore_signals(const struct sigaction old[N_FORWARDED])
 static bool absolute(const char *path, char *out, size_t cap)
 {
     char cwd[PATH_MAX];
-    int n = path[0] == '/' || !getcwd(cwd, sizeof cwd)
-                ? snprintf(out, cap, "%s", path)
-                : snprintf(out, cap, "%s/%s", cwd, path);
+    int n = path[0] == '/' || !getcwd(cwd, sizeof cwd) ? snprintf(out, cap, "%s", path)
+                                                       : snprintf(out, cap, "%s/%s", cwd, path);
     return n >= 0 && (size_t)n < cap;
 }
 
@@ -109,8 +108,7 @@ static bool choose_report(const ct_run_request *req, char *out, size_t cap)
         return false;
     int fd = mkstemps(out, 6);
     if (fd < 0) {
-        fprintf(stderr, "cutaint run: cannot create a report in %s: %s\n",
-                dir && *dir ? dir : "/tmp", strerror(errno));
+        fprintf(stderr, "cutaint run: cannot create a report in %s: %s\n", dir && *dir ? dir : "/tmp", strerror(errno));
         return false;
     }
     close(fd);
@@ -119,8 +117,7 @@ static bool choose_report(const ct_run_request *req, char *out, size_t cap)
 
 static bool is_path_option(int opt)
 {
-    return opt == CT_OPT_REPORT || opt == CT_OPT_LOG_FILE || opt == CT_OPT_HEALTH_FILE ||
-           opt == CT_OPT_METRICS_FILE;
+    return opt == CT_OPT_REPORT || opt == CT_OPT_LOG_FILE || opt == CT_OPT_HEALTH_FILE || opt == CT_OPT_METRICS_FILE;
 }
 
 static bool set_option_variables(const ct_run_request *req, const char *report)
@@ -270,8 +267,7 @@ int ct_run_execute(const ct_run_request *req, ct_run_outcome *out)
     restore_signals(old);
     if (rc && *report && !req->set[CT_OPT_REPORT])
         unlink(report); /* the program never ran: nothing will ever be in it */
-    if (!rc && *report && ct_path_expand(report, (pid_t)out->pid, out->report,
-                                         sizeof out->report) != 0)
+    if (!rc && *report && ct_path_expand(report, (pid_t)out->pid, out->report, sizeof out->report) != 0)
         snprintf(out->report, sizeof out->report, "%s", report);
     out->report_temporary = !rc && *report && !req->set[CT_OPT_REPORT];
     if (out->report_temporary)

@@ -54,15 +54,14 @@ static const ct_process *main_process(const ct_report *r, long pid)
     return NULL;
 }
 
-static void status_part(FILE *out, const ct_run_request *req, const ct_run_outcome *o,
-                        const ct_process *p)
+static void status_part(FILE *out, const ct_run_request *req, const ct_run_outcome *o, const ct_process *p)
 {
     fputs(PREFIX, out);
     ct_put_text(out, req->program[0], "");
     if (o->signal) {
         const char *name = sigabbrev_np(o->signal);
-        fprintf(out, " was killed by signal %d%s%s%s -> status %d", o->signal,
-                name ? " (SIG" : "", name ? name : "", name ? ")" : "", o->status);
+        fprintf(out, " was killed by signal %d%s%s%s -> status %d", o->signal, name ? " (SIG" : "", name ? name : "",
+                name ? ")" : "", o->status);
         return;
     }
     fputs(" exited with status ", out);
@@ -106,13 +105,12 @@ static void root_cause_line(FILE *out, const ct_failure *f, uint64_t failures)
         fprintf(out, ", latest launch #%" PRId64, f->last_launch);
     fputs(f->injected ? ", injected)" : ")", out);
     if (failures > 1)
-        fprintf(out, "; %" PRIu64 " more failure%s in the report", failures - 1,
-                ct_plural(failures - 1));
+        fprintf(out, "; %" PRIu64 " more failure%s in the report", failures - 1, ct_plural(failures - 1));
     fputc('\n', out);
 }
 
-static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r,
-                         const ct_process *p, const ct_counts *c)
+static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r, const ct_process *p,
+                         const ct_counts *c)
 {
     const ct_failure *f = first_failure(r);
     const ct_process *lost = lost_process(r);
@@ -124,8 +122,7 @@ static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r,
         fputc('\n', out);
     }
     if (r->n_procs == 0 && o->signal)
-        fputs(PREFIX "the report is empty: the program was killed before its first CUDA call\n",
-              out);
+        fputs(PREFIX "the report is empty: the program was killed before its first CUDA call\n", out);
     else if (r->n_procs == 0)
         fputs(PREFIX "no process reached the CUDA driver: the program used no CUDA, or "
                      "libcutaint.so was not loaded (static and setuid programs ignore "
@@ -160,8 +157,8 @@ void ct_run_summary(FILE *out, const ct_run_request *req, const ct_run_outcome *
     if (r.n_procs > 1)
         fprintf(out, " | %zu processes", r.n_procs);
     if (have)
-        fprintf(out, " | %s | context lost: %s | report%s: ", counts,
-                lost_process(&r) ? "YES" : "no", r.n_files > 1 ? "s" : "");
+        fprintf(out, " | %s | context lost: %s | report%s: ", counts, lost_process(&r) ? "YES" : "no",
+                r.n_files > 1 ? "s" : "");
     else if (o->report_removed)
         fputs(" | no process reached the CUDA driver: no report kept", out);
     else

@@ -15,9 +15,12 @@
  * byte (overlong forms, surrogates and values past U+10FFFF are invalid). */
 static size_t decode(const unsigned char *s, uint32_t *cp)
 {
-    static const uint32_t min_for_len[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-                                  : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    static const uint32_t min_for_len[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t len = s[0] < 0x80             ? 1
+                 : (s[0] & 0xe0) == 0xc0 ? 2
+                 : (s[0] & 0xf0) == 0xe0 ? 3
+                 : (s[0] & 0xf8) == 0xf0 ? 4
+                                         : 0;
     if (len <= 1) {
         *cp = s[0];
         return len;

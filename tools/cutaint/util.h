@@ -19,8 +19,7 @@ char *ct_xstrndup(const char *s, size_t n);
 char *ct_xstrdup(const char *s);
 /* Makes room for one more element in *array (of *n used, *cap allocated). */
 void ct_grow(void **array, size_t *n, size_t *cap, size_t elem);
-#define CT_PUSH(array, n, cap) \
-    (ct_grow((void **)&(array), &(n), &(cap), sizeof *(array)), &(array)[(n)++])
+#define CT_PUSH(array, n, cap) (ct_grow((void **)&(array), &(n), &(cap), sizeof *(array)), &(array)[(n)++])
 
 /* "s" unless count is one. */
 const char *ct_plural(unsigned long long count);

@@ -57,15 +57,15 @@
 struct fc_capture {
     uint64_t id;
     CUgraph graph;
-    bool owns_graph;          /* made by cuStreamBeginCapture: destroyed if the capture fails */
+    bool owns_graph; /* made by cuStreamBeginCapture: destroyed if the capture fails */
     CUcontext ctx;
     CUstreamCaptureMode mode;
-    pthread_t thread;         /* that began it */
+    pthread_t thread; /* that began it */
     bool invalidated;
-    unsigned blocking;        /* members the legacy stream would wait for */
-    fc_stream_cap **member;   /* member[0] is the origin */
+    unsigned blocking;      /* members the legacy stream would wait for */
+    fc_stream_cap **member; /* member[0] is the origin */
     size_t nmember, cap;
-    fc_capture *next;         /* in the list of live sequences */
+    fc_capture *next; /* in the list of live sequences */
 };
 
 static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -228,9 +228,9 @@ static bool fc_unjoined(const fc_capture *c)
 /* Ends c: *out is its graph unless it was invalidated or left a fork unjoined. */
 static CUresult fc_finish_locked(fc_capture *c, CUgraph *out)
 {
-    CUresult r = c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-               : fc_unjoined(c)  ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED
-                                 : CUDA_SUCCESS;
+    CUresult r = c->invalidated   ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                 : fc_unjoined(c) ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+                                  : CUDA_SUCCESS;
     CUgraph g = c->graph;
     g->capturing = false;
     *out = r == CUDA_SUCCESS ? g : NULL;
@@ -393,16 +393,16 @@ CUresult fc_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *
         return r;
     if (!p && fc_blocking_capture_locked(ctx))
         r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    *status = !c ? CU_STREAM_CAPTURE_STATUS_NONE
-            : c->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    *status = !c               ? CU_STREAM_CAPTURE_STATUS_NONE
+              : c->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                               : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     if (c && !c->invalidated)
         r = fc_info_out_locked(p, id, graph, deps, edges, num);
     pthread_mutex_unlock(&cap_lock);
     return r;
 }
 
-CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
-                                unsigned flags)
+CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, unsigned flags)
 {
     CUcontext ctx;
     if (flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES || (n && !deps))
@@ -414,8 +414,9 @@ CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdge
     CUresult r = fc_lock_part(s, &ctx, &p, &c);
     if (r != CUDA_SUCCESS)
         return r;
-    r = !c ? CUDA_ERROR_ILLEGAL_STATE
-      : c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : fc_graph_check_deps(c->graph, deps, n);
+    r = !c               ? CUDA_ERROR_ILLEGAL_STATE
+        : c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                         : fc_graph_check_deps(c->graph, deps, n);
     if (r == CUDA_SUCCESS && flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         p->deps.n = 0;
     for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
@@ -466,9 +467,9 @@ static CUresult fc_record_locked(fc_stream_cap *p, fc_work *w, bool sync)
     fc_capture *c = p->seq;
     CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
     CUgraphNode n;
-    CUresult r = c->invalidated              ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-               : sync || !fc_capturable(w, &type) ? fc_break_locked(c, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-                                                  : CUDA_SUCCESS;
+    CUresult r = c->invalidated                     ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                 : sync || !fc_capturable(w, &type) ? fc_break_locked(c, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+                                                    : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
         fc_work_discard(w);
         return r;
@@ -516,7 +517,7 @@ CUresult fc_capture_refuse(CUcontext ctx, CUstream s)
     pthread_mutex_lock(&cap_lock);
     fc_stream_cap *p = fc_capturing_locked(ctx, s, &implicit);
     CUresult r = p          ? fc_break_locked(p->seq, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-               : implicit   ? fc_implicit_locked(ctx)
+                 : implicit ? fc_implicit_locked(ctx)
                             : CUDA_SUCCESS;
     pthread_mutex_unlock(&cap_lock);
     return r;

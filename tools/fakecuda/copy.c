@@ -123,7 +123,8 @@ CUresult fc_copy_auto(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, bo
     return fc_copy_linear(dst, fc_mem_is_device(dst), src, fc_mem_is_device(src), n, s, async);
 }
 
-CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s, bool async)
+CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s,
+                      bool async)
 {
     if (!fc_obj_valid(dctx, FC_K_CTX) || !fc_obj_valid(sctx, FC_K_CTX))
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -143,8 +144,11 @@ static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUde
     if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     size_t off = x + (z * height + y) * pitch;
-    *e = (fc_end){.device = type == CU_MEMORYTYPE_DEVICE, .dev = dev + off,
-                  .host = host ? (unsigned char *)(uintptr_t)host + off : NULL, .pitch = pitch, .height = height};
+    *e = (fc_end){.device = type == CU_MEMORYTYPE_DEVICE,
+                  .dev = dev + off,
+                  .host = host ? (unsigned char *)(uintptr_t)host + off : NULL,
+                  .pitch = pitch,
+                  .height = height};
     return CUDA_SUCCESS;
 }
 
@@ -194,11 +198,25 @@ CUresult fc_copy_2d(const CUDA_MEMCPY2D *p, CUstream s, bool async)
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     CUDA_MEMCPY3D q = {
-        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
-        .srcDevice = p->srcDevice, .srcArray = p->srcArray, .srcPitch = p->srcPitch, .srcHeight = p->Height,
-        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
-        .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch, .dstHeight = p->Height,
-        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = 1,
+        .srcXInBytes = p->srcXInBytes,
+        .srcY = p->srcY,
+        .srcMemoryType = p->srcMemoryType,
+        .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice,
+        .srcArray = p->srcArray,
+        .srcPitch = p->srcPitch,
+        .srcHeight = p->Height,
+        .dstXInBytes = p->dstXInBytes,
+        .dstY = p->dstY,
+        .dstMemoryType = p->dstMemoryType,
+        .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice,
+        .dstArray = p->dstArray,
+        .dstPitch = p->dstPitch,
+        .dstHeight = p->Height,
+        .WidthInBytes = p->WidthInBytes,
+        .Height = p->Height,
+        .Depth = 1,
     };
     return fc_copy_3d(&q, s, async);
 }
@@ -208,11 +226,22 @@ CUresult fc_copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream s, bool async)
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     CUDA_MEMCPY2D q = {
-        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
-        .srcDevice = p->srcDevice, .srcArray = p->srcArray, .srcPitch = p->srcPitch,
-        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
-        .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch,
-        .WidthInBytes = p->WidthInBytes, .Height = p->Height,
+        .srcXInBytes = p->srcXInBytes,
+        .srcY = p->srcY,
+        .srcMemoryType = p->srcMemoryType,
+        .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice,
+        .srcArray = p->srcArray,
+        .srcPitch = p->srcPitch,
+        .dstXInBytes = p->dstXInBytes,
+        .dstY = p->dstY,
+        .dstMemoryType = p->dstMemoryType,
+        .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice,
+        .dstArray = p->dstArray,
+        .dstPitch = p->dstPitch,
+        .WidthInBytes = p->WidthInBytes,
+        .Height = p->Height,
     };
     return fc_copy_2d(&q, s, async);
 }
@@ -222,13 +251,31 @@ CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async)
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     CUDA_MEMCPY3D q = {
-        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcZ = p->srcZ, .srcLOD = p->srcLOD,
-        .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost, .srcDevice = p->srcDevice, .srcArray = p->srcArray,
-        .reserved0 = p->reserved0, .srcPitch = p->srcPitch, .srcHeight = p->srcHeight,
-        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstZ = p->dstZ, .dstLOD = p->dstLOD,
-        .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost, .dstDevice = p->dstDevice, .dstArray = p->dstArray,
-        .reserved1 = p->reserved1, .dstPitch = p->dstPitch, .dstHeight = p->dstHeight,
-        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = p->Depth,
+        .srcXInBytes = p->srcXInBytes,
+        .srcY = p->srcY,
+        .srcZ = p->srcZ,
+        .srcLOD = p->srcLOD,
+        .srcMemoryType = p->srcMemoryType,
+        .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice,
+        .srcArray = p->srcArray,
+        .reserved0 = p->reserved0,
+        .srcPitch = p->srcPitch,
+        .srcHeight = p->srcHeight,
+        .dstXInBytes = p->dstXInBytes,
+        .dstY = p->dstY,
+        .dstZ = p->dstZ,
+        .dstLOD = p->dstLOD,
+        .dstMemoryType = p->dstMemoryType,
+        .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice,
+        .dstArray = p->dstArray,
+        .reserved1 = p->reserved1,
+        .dstPitch = p->dstPitch,
+        .dstHeight = p->dstHeight,
+        .WidthInBytes = p->WidthInBytes,
+        .Height = p->Height,
+        .Depth = p->Depth,
     };
     return fc_copy_3d(&q, s, async);
 }
@@ -240,7 +287,9 @@ CUresult fc_run_fill(const fc_fill *f)
 {
     uint8_t v8 = (uint8_t)f->value;
     uint16_t v16 = (uint16_t)f->value;
-    const void *pattern = f->elem == 1 ? (const void *)&v8 : f->elem == 2 ? (const void *)&v16 : (const void *)&f->value;
+    const void *pattern = f->elem == 1   ? (const void *)&v8
+                          : f->elem == 2 ? (const void *)&v16
+                                         : (const void *)&f->value;
     for (size_t y = 0; y < f->height; y++) {
         unsigned char *row = fc_mem_view_locked(f->dst + y * f->pitch, f->width * f->elem);
         if (!row)
@@ -292,13 +341,29 @@ CUresult fc_copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream s, bool async)
         (p->dstMemoryType != CU_MEMORYTYPE_ARRAY && !fc_obj_valid(p->dstContext, FC_K_CTX)))
         return CUDA_ERROR_INVALID_CONTEXT;
     CUDA_MEMCPY3D q = {
-        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcZ = p->srcZ, .srcLOD = p->srcLOD,
-        .srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost, .srcDevice = p->srcDevice, .srcArray = p->srcArray,
-        .srcPitch = p->srcPitch, .srcHeight = p->srcHeight,
-        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstZ = p->dstZ, .dstLOD = p->dstLOD,
-        .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost, .dstDevice = p->dstDevice, .dstArray = p->dstArray,
-        .dstPitch = p->dstPitch, .dstHeight = p->dstHeight,
-        .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = p->Depth,
+        .srcXInBytes = p->srcXInBytes,
+        .srcY = p->srcY,
+        .srcZ = p->srcZ,
+        .srcLOD = p->srcLOD,
+        .srcMemoryType = p->srcMemoryType,
+        .srcHost = p->srcHost,
+        .srcDevice = p->srcDevice,
+        .srcArray = p->srcArray,
+        .srcPitch = p->srcPitch,
+        .srcHeight = p->srcHeight,
+        .dstXInBytes = p->dstXInBytes,
+        .dstY = p->dstY,
+        .dstZ = p->dstZ,
+        .dstLOD = p->dstLOD,
+        .dstMemoryType = p->dstMemoryType,
+        .dstHost = p->dstHost,
+        .dstDevice = p->dstDevice,
+        .dstArray = p->dstArray,
+        .dstPitch = p->dstPitch,
+        .dstHeight = p->dstHeight,
+        .WidthInBytes = p->WidthInBytes,
+        .Height = p->Height,
+        .Depth = p->Depth,
     };
     return fc_copy_3d(&q, s, async);
 }
@@ -389,7 +454,11 @@ static CUresult fc_linear_nth(const fc_batch *b, size_t i, fc_copy *c, CUmemcpyS
     *order = l->attrs[a].srcAccessOrder;
     CUdeviceptr d = l->dsts[i], src = l->srcs[i];
     size_t n = l->sizes[i];
-    *c = (fc_copy){fc_linear_end(d, fc_mem_is_device(d), n), fc_linear_end(src, fc_mem_is_device(src), n), n, 1, 1,
+    *c = (fc_copy){fc_linear_end(d, fc_mem_is_device(d), n),
+                   fc_linear_end(src, fc_mem_is_device(src), n),
+                   n,
+                   1,
+                   1,
                    NULL};
     return CUDA_SUCCESS;
 }
@@ -424,7 +493,9 @@ static CUresult fc_operand_end(fc_end *e, const CUmemcpy3DOperand *o, const CUex
         (o->op.ptr.layerHeight && o->op.ptr.layerHeight < x->height))
         return CUDA_ERROR_INVALID_VALUE;
     CUdeviceptr p = o->op.ptr.ptr;
-    *e = (fc_end){.device = fc_mem_is_device(p), .dev = p, .host = (unsigned char *)(uintptr_t)p,
+    *e = (fc_end){.device = fc_mem_is_device(p),
+                  .dev = p,
+                  .host = (unsigned char *)(uintptr_t)p,
                   .pitch = o->op.ptr.rowLength ? o->op.ptr.rowLength : x->width,
                   .height = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : x->height};
     return CUDA_SUCCESS;
@@ -441,8 +512,7 @@ static CUresult fc_op_nth(const fc_batch *b, size_t i, fc_copy *c, CUmemcpySrcAc
     return r == CUDA_SUCCESS ? fc_operand_end(&c->src, &op->src, &op->extent) : r;
 }
 
-CUresult fc_copy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags,
-                          CUstream s)
+CUresult fc_copy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream s)
 {
     if (!ops || flags)
         return fc_batch_failed(fail_idx, SIZE_MAX, CUDA_ERROR_INVALID_VALUE);

@@ -150,7 +150,10 @@ CUresult fc_device_name(char *name, int len, CUdevice d)
 
 /* The attributes programs ask about, but the compute capability (settings.c);
    every other valid attribute reads 0. */
-static const struct { CUdevice_attribute a; int v; } fc_attrs[] = {
+static const struct {
+    CUdevice_attribute a;
+    int v;
+} fc_attrs[] = {
     {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
     {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024},
     {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024},
@@ -223,7 +226,10 @@ CUresult fc_device_total_mem_v1(unsigned *bytes, CUdevice d)
     return r;
 }
 
-static const struct { CUresult code; const char *name, *text; } fc_errors[] = {
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} fc_errors[] = {
 #define FC_ERROR_ROW(name, text) {name, #name, text},
     FC_ERRORS(FC_ERROR_ROW)
 #undef FC_ERROR_ROW

@@ -17,10 +17,10 @@
 #include <stdbool.h>
 
 typedef struct fc_api_row {
-    const char *name;  /* exported symbol */
-    const char *base;  /* name cuGetProcAddress is asked for */
-    int since;         /* first CUDA version whose ABI is this variant */
-    bool per_thread;   /* the _ptds / _ptsz variant */
+    const char *name; /* exported symbol */
+    const char *base; /* name cuGetProcAddress is asked for */
+    int since;        /* first CUDA version whose ABI is this variant */
+    bool per_thread;  /* the _ptds / _ptsz variant */
     void *fn;
 } fc_api_row;
 
@@ -28,7 +28,7 @@ enum fc_api_id {
 #define FC_ENUM(name, base, since, pt) FC_ID_##name,
     FC_ENTRY_POINTS(FC_ENUM)
 #undef FC_ENUM
-    FC_API_COUNT
+        FC_API_COUNT
 };
 
 extern const fc_api_row fc_api_rows[FC_API_COUNT];

@@ -11,13 +11,13 @@
 #include "fakecuda.h"
 #include "api.def"
 
-#define FC_DEFINE(name, cls, params, call)                  \
-    CUresult CUDAAPI name params                            \
-    {                                                       \
-        CUresult fc_r = fc_enter(FC_ID_##name, cls);        \
-        if (fc_r != CUDA_SUCCESS)                           \
-            return fc_r;                                    \
-        return fc_leave(call);                              \
+#define FC_DEFINE(name, cls, params, call)           \
+    CUresult CUDAAPI name params                     \
+    {                                                \
+        CUresult fc_r = fc_enter(FC_ID_##name, cls); \
+        if (fc_r != CUDA_SUCCESS)                    \
+            return fc_r;                             \
+        return fc_leave(call);                       \
     }
 FC_API(FC_DEFINE)
 #undef FC_DEFINE

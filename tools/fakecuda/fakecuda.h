@@ -49,13 +49,13 @@
 #include <string.h>
 
 #define FC_DRIVER_VERSION 13000
-#define FC_ALIGN 256u                /* device allocation alignment */
-#define FC_INLINE_PARAM_BYTES 64u    /* parameters a queued launch holds without the heap */
+#define FC_ALIGN 256u             /* device allocation alignment */
+#define FC_INLINE_PARAM_BYTES 64u /* parameters a queued launch holds without the heap */
 #define FC_MAX_PARAM_BYTES FAKECUDA_KERNEL_MAX_PARAM_BYTES
-#define FC_QUEUE_CAP 1024u           /* pending work items per context */
+#define FC_QUEUE_CAP 1024u /* pending work items per context */
 #define FC_DEFAULT_SMEM (48u * 1024u)
 #define FC_OPTIN_SMEM (227u * 1024u)
-#define FC_STALE 0x5A                /* the bytes of fresh device memory */
+#define FC_STALE 0x5A                   /* the bytes of fresh device memory */
 #define FC_STALE_MAX ((size_t)64 << 20) /* larger allocations are zeroed pages mapped on demand */
 /* cuMemCreate / cuMemMap granularity: 2 MiB, a GPU's, unless
  * FAKECUDA_VMM_GRANULARITY asks for another (vmm.c). */
@@ -84,7 +84,7 @@ static inline size_t fc_upper_bound(const void *v, size_t n, size_t stride, size
     }
     return lo;
 }
-#define FC_UPPER_BOUND(array, n, field, x)                                                    \
+#define FC_UPPER_BOUND(array, n, field, x)                                                        \
     ((void)sizeof(char[sizeof((array)->field) == sizeof(uint64_t) ? 1 : -1]), /* 64-bit starts */ \
      fc_upper_bound((array), (n), sizeof *(array), offsetof(__typeof__(*(array)), field), (x)))
 
@@ -122,8 +122,18 @@ CUresult fc_get_error_string(CUresult r, const char **s);
 
 typedef enum fc_kind {
     FC_K_FREE = 0,
-    FC_K_CTX, FC_K_STREAM, FC_K_EVENT, FC_K_MODULE, FC_K_LIBRARY,
-    FC_K_FUNC, FC_K_KERNEL, FC_K_MEMHANDLE, FC_K_GRAPH, FC_K_GNODE, FC_K_GEXEC, FC_K_LINK,
+    FC_K_CTX,
+    FC_K_STREAM,
+    FC_K_EVENT,
+    FC_K_MODULE,
+    FC_K_LIBRARY,
+    FC_K_FUNC,
+    FC_K_KERNEL,
+    FC_K_MEMHANDLE,
+    FC_K_GRAPH,
+    FC_K_GNODE,
+    FC_K_GEXEC,
+    FC_K_LINK,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -132,8 +142,17 @@ typedef struct fc_obj {
 } fc_obj;
 
 typedef enum fc_pool_id {
-    FC_P_CTX, FC_P_STREAM, FC_P_EVENT, FC_P_MODULE, FC_P_FUNC, FC_P_MEMHANDLE, FC_P_GRAPH, FC_P_GNODE, FC_P_GEXEC,
-    FC_P_LINK, FC_P_COUNT
+    FC_P_CTX,
+    FC_P_STREAM,
+    FC_P_EVENT,
+    FC_P_MODULE,
+    FC_P_FUNC,
+    FC_P_MEMHANDLE,
+    FC_P_GRAPH,
+    FC_P_GNODE,
+    FC_P_GEXEC,
+    FC_P_LINK,
+    FC_P_COUNT
 } fc_pool_id;
 
 void *fc_obj_new(fc_pool_id pool, fc_kind kind, CUcontext owner);
@@ -146,22 +165,22 @@ void fc_obj_free_owned(fc_pool_id pool, CUcontext owner, void (*release)(void *)
 typedef struct fc_work fc_work;
 
 typedef struct fc_queue {
-    pthread_mutex_t lock;      /* guards the ring, next_seq, streams' last_seq and the worker fields */
-    pthread_mutex_t exec;      /* held while items run, so they run in order */
-    fc_work *ring;             /* FC_QUEUE_CAP items */
+    pthread_mutex_t lock; /* guards the ring, next_seq, streams' last_seq and the worker fields */
+    pthread_mutex_t exec; /* held while items run, so they run in order */
+    fc_work *ring;        /* FC_QUEUE_CAP items */
     unsigned head, count;
     uint64_t next_seq;         /* seq of the newest queued item */
     _Atomic uint64_t done_seq; /* every item up to this seq has run */
     /* async mode (queue.c): the worker that runs the items */
-    pthread_cond_t work;       /* signalled when an item is queued or the worker must stop */
-    pthread_cond_t done;       /* broadcast when done_seq moves */
+    pthread_cond_t work; /* signalled when an item is queued or the worker must stop */
+    pthread_cond_t done; /* broadcast when done_seq moves */
     pthread_t worker;
-    bool worker_live;          /* a worker thread runs (or must be joined) */
-    bool stop;                 /* the worker leaves at its next item boundary */
-    bool exited;               /* it left (set by the worker itself, last) */
-    uint64_t running;          /* seq of the item the worker runs; 0 between items */
+    bool worker_live;            /* a worker thread runs (or must be joined) */
+    bool stop;                   /* the worker leaves at its next item boundary */
+    bool exited;                 /* it left (set by the worker itself, last) */
+    uint64_t running;            /* seq of the item the worker runs; 0 between items */
     struct CUctx_st *waiting_on; /* the context whose queue that item (a wait) waits on */
-    _Atomic unsigned xrefs;    /* other contexts' queued waits on this queue (FC_W_WAIT) */
+    _Atomic unsigned xrefs;      /* other contexts' queued waits on this queue (FC_W_WAIT) */
 } fc_queue;
 
 /* A context's enumerated settings, kept as the ints the driver API passes. */
@@ -264,13 +283,13 @@ int fc_mem_phys_fd_locked(void);
 
 /* ---- virtual memory management (vmm.c) --------------------------------- */
 
-struct fc_memhandle {       /* a CUmemGenericAllocationHandle: physical memory */
+struct fc_memhandle { /* a CUmemGenericAllocationHandle: physical memory */
     fc_obj hdr;
-    uint64_t off;           /* where its bytes are in the physical memory file */
+    uint64_t off; /* where its bytes are in the physical memory file */
     size_t size;
     CUmemAllocationProp prop;
-    unsigned refs;          /* cuMemCreate and retains, less releases */
-    unsigned maps;          /* live mappings */
+    unsigned refs; /* cuMemCreate and retains, less releases */
+    unsigned maps; /* live mappings */
 };
 
 CUresult fc_vmm_granularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option);
@@ -292,17 +311,17 @@ bool fc_vmm_range_locked(const fc_vres *r, size_t off, size_t *map_off, size_t *
 
 /* ---- streams, events and the work queue (queue.c) ---------------------- */
 
-typedef struct fc_end {    /* one side of a copy, origin already applied */
+typedef struct fc_end { /* one side of a copy, origin already applied */
     bool device;
     CUdeviceptr dev;
     unsigned char *host;
-    size_t pitch, height;  /* row pitch; rows per slice */
+    size_t pitch, height; /* row pitch; rows per slice */
 } fc_end;
 
 typedef struct fc_copy {
     fc_end dst, src;
     size_t width, rows, depth;
-    void *staging;         /* owned snapshot of a host source, or NULL */
+    void *staging; /* owned snapshot of a host source, or NULL */
 } fc_copy;
 
 typedef struct fc_fill {
@@ -314,19 +333,21 @@ typedef struct fc_fill {
 
 typedef struct fc_kernel fc_kernel;
 
-typedef struct fc_dims { unsigned gx, gy, gz, bx, by, bz; } fc_dims;
+typedef struct fc_dims {
+    unsigned gx, gy, gz, bx, by, bz;
+} fc_dims;
 
 /* A queued launch. Work items are copied by value, so the parameters are
    found through fc_kwork_params(), never through a pointer into the item. */
 typedef struct fc_kwork {
     const fc_kernel *k;
-    CUfunction func;       /* the handle the launch or node named, for graph nodes to report */
-    bool by_kernel;        /* a node named it as a CUkernel (CUDA_KERNEL_NODE_PARAMS.kern) */
+    CUfunction func; /* the handle the launch or node named, for graph nodes to report */
+    bool by_kernel;  /* a node named it as a CUkernel (CUDA_KERNEL_NODE_PARAMS.kern) */
     fc_dims dims;
     unsigned smem;
-    CUstream stream;       /* as the launch named it, for plugin kernels to see */
-    size_t nbytes;         /* fc_kernel_param_bytes(k) */
-    unsigned char *heap;   /* owned; the parameters when nbytes > FC_INLINE_PARAM_BYTES */
+    CUstream stream;     /* as the launch named it, for plugin kernels to see */
+    size_t nbytes;       /* fc_kernel_param_bytes(k) */
+    unsigned char *heap; /* owned; the parameters when nbytes > FC_INLINE_PARAM_BYTES */
     _Alignas(max_align_t) unsigned char params[FC_INLINE_PARAM_BYTES];
 } fc_kwork;
 
@@ -335,9 +356,14 @@ static inline unsigned char *fc_kwork_params(fc_kwork *kw)
     return kw->heap ? kw->heap : kw->params;
 }
 
-
 typedef enum fc_work_kind {
-    FC_W_KERNEL, FC_W_COPY, FC_W_FILL, FC_W_EVENT, FC_W_FREE, FC_W_FAULT, FC_W_HOST,
+    FC_W_KERNEL,
+    FC_W_COPY,
+    FC_W_FILL,
+    FC_W_EVENT,
+    FC_W_FREE,
+    FC_W_FAULT,
+    FC_W_HOST,
     FC_W_WAIT, /* async only: wait for another context's queue to reach seq (cuStreamWaitEvent) */
 } fc_work_kind;
 
@@ -356,21 +382,29 @@ struct fc_work {
         fc_kwork kernel;
         fc_copy copy;
         fc_fill fill;
-        struct { CUevent e; } event;
+        struct {
+            CUevent e;
+        } event;
         CUdeviceptr free;
         fc_host_call host;
-        struct { CUcontext ctx; uint64_t seq; } wait; /* holds one of ctx's xrefs */
+        struct {
+            CUcontext ctx;
+            uint64_t seq;
+        } wait; /* holds one of ctx's xrefs */
     } u;
 };
 
-typedef struct fc_nodes { CUgraphNode *v; size_t n, cap; } fc_nodes; /* a list of graph nodes */
+typedef struct fc_nodes {
+    CUgraphNode *v;
+    size_t n, cap;
+} fc_nodes; /* a list of graph nodes */
 
 typedef struct fc_capture fc_capture; /* a capture sequence (capture.c) */
 
-typedef struct fc_stream_cap {  /* a stream's part in stream capture, under capture.c's lock */
-    fc_capture *seq;            /* the sequence it captures into; NULL: not capturing */
-    fc_nodes deps;              /* what its next captured work depends on */
-    CUgraphEdgeData *edges;     /* zeros for cuStreamGetCaptureInfo_v3 */
+typedef struct fc_stream_cap { /* a stream's part in stream capture, under capture.c's lock */
+    fc_capture *seq;           /* the sequence it captures into; NULL: not capturing */
+    fc_nodes deps;             /* what its next captured work depends on */
+    CUgraphEdgeData *edges;    /* zeros for cuStreamGetCaptureInfo_v3 */
     size_t nedges;
 } fc_stream_cap;
 
@@ -432,13 +466,15 @@ CUresult fc_copy_3d(const CUDA_MEMCPY3D *p, CUstream s, bool async);
 CUresult fc_copy_2d(const CUDA_MEMCPY2D *p, CUstream s, bool async);
 CUresult fc_copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream s, bool async);
 CUresult fc_copy_3d_v1(const CUDA_MEMCPY3D_v1 *p, CUstream s, bool async);
-CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s, bool async);
+CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s,
+                      bool async);
 CUresult fc_copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream s, bool async);
 CUresult fc_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
                        size_t *attrs_idxs, size_t n_attrs, size_t *fail_idx, CUstream s);
 CUresult fc_copy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags,
                           CUstream s);
-CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height, CUstream s, bool async);
+CUresult fc_memset(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height,
+                   CUstream s, bool async);
 CUresult fc_run_copy(fc_copy *c);
 CUresult fc_run_fill(const fc_fill *f);
 CUresult fc_copy_check(const fc_copy *c);
@@ -474,18 +510,18 @@ void fc_image_drop(fc_image *img);
 
 struct CUlinkState_st {
     fc_obj hdr;
-    unsigned char *holds;   /* owned; the union of the inputs' kernels (fc_image.holds) */
-    bool every;             /* an input fakecuda does not read: every known kernel */
-    size_t inputs;          /* inputs added */
-    unsigned char *image;   /* owned; what cuLinkComplete made last; NULL before */
+    unsigned char *holds; /* owned; the union of the inputs' kernels (fc_image.holds) */
+    bool every;           /* an input fakecuda does not read: every known kernel */
+    size_t inputs;        /* inputs added */
+    unsigned char *image; /* owned; what cuLinkComplete made last; NULL before */
     size_t image_size;
-    char *error_log;        /* the caller's CU_JIT_ERROR_LOG_BUFFER, or NULL */
+    char *error_log; /* the caller's CU_JIT_ERROR_LOG_BUFFER, or NULL */
     size_t error_log_size;
 };
 
 CUresult fc_link_create(unsigned nopt, CUjit_option *opt, void **val, CUlinkState *out);
-CUresult fc_link_add_data(CUlinkState st, CUjitInputType type, void *data, size_t size, const char *name,
-                          unsigned nopt, CUjit_option *opt, void **val);
+CUresult fc_link_add_data(CUlinkState st, CUjitInputType type, void *data, size_t size, const char *name, unsigned nopt,
+                          CUjit_option *opt, void **val);
 CUresult fc_link_add_file(CUlinkState st, CUjitInputType type, const char *path, unsigned nopt, CUjit_option *opt,
                           void **val);
 CUresult fc_link_complete(CUlinkState st, void **cubin, size_t *size);
@@ -495,15 +531,15 @@ CUresult fc_link_destroy(CUlinkState st);
 
 #define FC_SCRATCH_BYTES 4096u /* every module's global "scratch" (modules.c) */
 
-struct CUfunc_st {          /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
+struct CUfunc_st { /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     fc_obj hdr;
     struct CUmod_st *owner;
     const fc_kernel *k;
     int max_dyn_smem;
-    atomic_bool loaded;     /* cuFuncLoad or a launch needed its code (lazy loading) */
+    atomic_bool loaded; /* cuFuncLoad or a launch needed its code (lazy loading) */
 };
 
-struct CUmod_st {           /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
+struct CUmod_st { /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
     struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
                                  kernel i of the n known ones; made on request */
@@ -536,7 +572,9 @@ CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 
-typedef struct fc_param { uint32_t offset, size; } fc_param;
+typedef struct fc_param {
+    uint32_t offset, size;
+} fc_param;
 
 /* A known kernel: a built-in (run) or a plugin's (host). */
 struct fc_kernel {
@@ -579,35 +617,35 @@ void fc_nodes_free(fc_nodes *l);
 
 struct CUgraph_st {
     fc_obj hdr;
-    fc_nodes nodes;        /* in creation order */
-    bool capturing;        /* a capture is building it: not destroyed, instantiated or pruned */
+    fc_nodes nodes; /* in creation order */
+    bool capturing; /* a capture is building it: not destroyed, instantiated or pruned */
 };
 
 struct CUgraphNode_st {
     fc_obj hdr;
     CUgraph graph;
     CUgraphNodeType type;
-    uint64_t serial;       /* unique in the process: executable graphs name their origins by it */
-    uint64_t origin;       /* a clone's node: the serial of the node it copies; else 0 */
-    fc_nodes deps;         /* the nodes it depends on, each once */
-    fc_work op;            /* what it runs (kernel, copy, fill, host function); owned */
-    void **argv;           /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
-    size_t index;          /* scratch: its position in graph->nodes where that is computed
+    uint64_t serial; /* unique in the process: executable graphs name their origins by it */
+    uint64_t origin; /* a clone's node: the serial of the node it copies; else 0 */
+    fc_nodes deps;   /* the nodes it depends on, each once */
+    fc_work op;      /* what it runs (kernel, copy, fill, host function); owned */
+    void **argv;     /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
+    size_t index;    /* scratch: its position in graph->nodes where that is computed
                               (outside a capture, under fc_graph_index_lock) */
 };
 
 typedef struct fc_exec_node {
-    uint64_t serial;       /* of the node it was instantiated from */
+    uint64_t serial; /* of the node it was instantiated from */
     CUgraphNodeType type;
-    fc_work op;            /* owned */
-    size_t *deps, ndeps;   /* its dependencies, as positions in creation order */
+    fc_work op;          /* owned */
+    size_t *deps, ndeps; /* its dependencies, as positions in creation order */
 } fc_exec_node;
 
 struct CUgraphExec_st {
     fc_obj hdr;
-    fc_exec_node *node;    /* in the graph's creation order */
+    fc_exec_node *node; /* in the graph's creation order */
     size_t n;
-    size_t *order;         /* a topological order of node */
+    size_t *order; /* a topological order of node */
     cuuint64_t flags;
 };
 
@@ -633,10 +671,10 @@ CUresult fc_graph_add_memset(CUgraphNode *out, CUgraph g, const CUgraphNode *dep
 CUresult fc_graph_add_host(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
                            const CUDA_HOST_NODE_PARAMS *p);
 CUresult fc_graph_add_empty(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n);
-CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
-                           size_t n, CUgraphNodeParams *p);
-CUresult fc_graph_edges_change(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
-                               const CUgraphEdgeData *edges, size_t n, bool add);
+CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+                           CUgraphNodeParams *p);
+CUresult fc_graph_edges_change(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edges,
+                               size_t n, bool add);
 CUresult fc_graph_get_nodes(CUgraph g, CUgraphNode *out, size_t *num, bool roots_only);
 CUresult fc_graph_get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edges, size_t *num);
 CUresult fc_node_get_deps(CUgraphNode n, CUgraphNode *out, CUgraphEdgeData *edges, size_t *num, bool dependents);
@@ -687,8 +725,7 @@ CUresult fc_capture_begin_to(CUstream s, CUgraph g, const CUgraphNode *deps, con
 CUresult fc_capture_end(CUstream s, CUgraph *out);
 CUresult fc_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
                          const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *num);
-CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
-                                unsigned flags);
+CUresult fc_capture_update_deps(CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, unsigned flags);
 CUresult fc_capture_exchange_mode(CUstreamCaptureMode *mode);
 /* The hooks of the rest of fakecuda (s as the call named it, validated). */
 bool fc_capturing(CUstream s);
@@ -704,7 +741,10 @@ void fc_capture_event_gone(void *event);
 
 /* ---- fault injection (faults.c) ---------------------------------------- */
 
-typedef struct fc_action { CUresult code; bool fault; } fc_action;
+typedef struct fc_action {
+    CUresult code;
+    bool fault;
+} fc_action;
 
 void fc_faults_load(void);
 fc_action fc_faults_api(const fc_api_row *row);
@@ -735,6 +775,5 @@ bool fc_loading_eager(void);
 
 CUresult fc_profiler_start(void);
 CUresult fc_profiler_stop(void);
-
 
 #endif

@@ -80,7 +80,7 @@ struct fakecuda_launch {
     /* Host address of device bytes [addr, addr + bytes), or NULL unless that
        range lies inside one live allocation. */
     void *(*device)(uint64_t addr, size_t bytes);
-    void *user;            /* the registration's user pointer */
+    void *user; /* the registration's user pointer */
 };
 
 typedef int (*fakecuda_kernel_fn)(const struct fakecuda_launch *launch);
@@ -92,11 +92,11 @@ struct fakecuda_param {
 };
 
 struct fakecuda_kernel {
-    const char *name;                     /* exact mangled name; copied */
+    const char *name; /* exact mangled name; copied */
     fakecuda_kernel_fn run;
     unsigned nparams;
-    const struct fakecuda_param *params;  /* nparams entries, in order; copied */
-    void *user;                           /* handed to run as launch->user */
+    const struct fakecuda_param *params; /* nparams entries, in order; copied */
+    void *user;                          /* handed to run as launch->user */
 };
 
 struct fakecuda_host {

@@ -136,9 +136,11 @@ static void fc_parse_spec(void)
         snprintf(text, sizeof text, "%s", rule);
         const char *err = !*rule ? NULL : n == FC_MAX_RULES ? "too many rules" : fc_parse_rule(rule, &rules[n]);
         if (err) {
-            fprintf(stderr, "fakecuda: FAKECUDA_FAULTS ignored: rule \"%s\": %s (grammar: api:NAME#N=ACTION, "
-                            "launch:KERNEL#N=ACTION or alloc#N=ACTION, ';'-separated; N or N+; ACTION = fault, oom, "
-                            "CUDA_ERROR_<NAME> or a code)\n", text, err);
+            fprintf(stderr,
+                    "fakecuda: FAKECUDA_FAULTS ignored: rule \"%s\": %s (grammar: api:NAME#N=ACTION, "
+                    "launch:KERNEL#N=ACTION or alloc#N=ACTION, ';'-separated; N or N+; ACTION = fault, oom, "
+                    "CUDA_ERROR_<NAME> or a code)\n",
+                    text, err);
             n = 0;
             break;
         }
@@ -166,8 +168,9 @@ static fc_action fc_match(fc_target t, const char *a, const char *b)
     bool fired = false;
     for (int i = 0; i < nrules; i++) {
         fc_rule *r = &rules[i];
-        bool hit = r->target == t && (t == FC_T_ALLOC || (t == FC_T_LAUNCH ? fnmatch(r->name, a, 0) == 0
-                                                          : strcmp(r->name, a) == 0 || strcmp(r->name, b) == 0));
+        bool hit = r->target == t &&
+                   (t == FC_T_ALLOC || (t == FC_T_LAUNCH ? fnmatch(r->name, a, 0) == 0
+                                                         : strcmp(r->name, a) == 0 || strcmp(r->name, b) == 0));
         if (hit && fc_rule_fires(r) && !fired) {
             out = r->action;
             fired = true;

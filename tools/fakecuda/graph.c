@@ -153,8 +153,9 @@ static CUresult fc_kernel_op(fc_work *op, const CUDA_KERNEL_NODE_PARAMS *p)
 
 static CUDA_KERNEL_NODE_PARAMS fc_kernel_params_v2(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
-    return (CUDA_KERNEL_NODE_PARAMS){p->func, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
-                                     p->blockDimZ, p->sharedMemBytes, p->kernelParams, p->extra, NULL, NULL};
+    return (CUDA_KERNEL_NODE_PARAMS){p->func,         p->gridDimX,  p->gridDimY,  p->gridDimZ,
+                                     p->blockDimX,    p->blockDimY, p->blockDimZ, p->sharedMemBytes,
+                                     p->kernelParams, p->extra,     NULL,         NULL};
 }
 
 static CUresult fc_copy_op(fc_work *op, const CUDA_MEMCPY3D *p)
@@ -190,17 +191,11 @@ CUresult fc_node_op(fc_work *op, CUgraphNodeType type, const void *params, bool 
         if (v1 && params)
             k = fc_kernel_params_v2(params);
         return fc_kernel_op(op, v1 && params ? &k : params);
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-        return fc_copy_op(op, params);
-    case CU_GRAPH_NODE_TYPE_MEMSET:
-        return fc_fill_op(op, params);
-    case CU_GRAPH_NODE_TYPE_HOST:
-        return fc_host_op(op, params);
-    case CU_GRAPH_NODE_TYPE_EMPTY:
-        *op = (fc_work){0};
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return fc_copy_op(op, params);
+    case CU_GRAPH_NODE_TYPE_MEMSET: return fc_fill_op(op, params);
+    case CU_GRAPH_NODE_TYPE_HOST: return fc_host_op(op, params);
+    case CU_GRAPH_NODE_TYPE_EMPTY: *op = (fc_work){0}; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
 
@@ -212,9 +207,9 @@ CUresult fc_node_params_from(const CUgraphNodeParams *p, fc_node_params *out)
     const CUDA_MEMSET_NODE_PARAMS_v2 *m = &p->memset;
     switch (p->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
-        out->kernel = (CUDA_KERNEL_NODE_PARAMS){k->func, k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX,
-                                                k->blockDimY, k->blockDimZ, k->sharedMemBytes, k->kernelParams,
-                                                k->extra, k->kern, k->ctx};
+        out->kernel = (CUDA_KERNEL_NODE_PARAMS){k->func,         k->gridDimX,  k->gridDimY,  k->gridDimZ,
+                                                k->blockDimX,    k->blockDimY, k->blockDimZ, k->sharedMemBytes,
+                                                k->kernelParams, k->extra,     k->kern,      k->ctx};
         return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_MEMCPY:
         if (p->memcpy.flags || p->memcpy.reserved)
@@ -227,10 +222,8 @@ CUresult fc_node_params_from(const CUgraphNodeParams *p, fc_node_params *out)
     case CU_GRAPH_NODE_TYPE_HOST:
         out->host = (CUDA_HOST_NODE_PARAMS){p->host.fn, p->host.userData};
         return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_EMPTY:
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_GRAPH_NODE_TYPE_EMPTY: return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
 
@@ -268,8 +261,7 @@ CUresult fc_graph_check_deps(CUgraph g, const CUgraphNode *deps, size_t n)
 }
 
 /* A new node of g after deps, running op; takes op whatever the outcome. */
-CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
-                      fc_work *op)
+CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type, fc_work *op)
 {
     CUresult r = out ? fc_graph_check_deps(g, deps, n) : CUDA_ERROR_INVALID_VALUE;
     CUgraphNode node = r == CUDA_SUCCESS ? fc_obj_new(FC_P_GNODE, FC_K_GNODE, NULL) : NULL;
@@ -289,8 +281,8 @@ CUresult fc_graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size
     return CUDA_SUCCESS;
 }
 
-static CUresult fc_graph_add_typed(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
-                                   CUgraphNodeType type, const void *params, bool v1)
+static CUresult fc_graph_add_typed(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
+                                   const void *params, bool v1)
 {
     fc_work op;
     if (!out)
@@ -352,8 +344,8 @@ bool fc_edges_default(const CUgraphEdgeData *e, size_t n)
     return true;
 }
 
-CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
-                           size_t n, CUgraphNodeParams *p)
+CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+                           CUgraphNodeParams *p)
 {
     fc_node_params typed;
     if (!fc_edges_default(edges, n))
@@ -383,8 +375,8 @@ static CUresult fc_check_edges(CUgraph g, const CUgraphNode *from, const CUgraph
     return CUDA_SUCCESS;
 }
 
-CUresult fc_graph_edges_change(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
-                               const CUgraphEdgeData *edges, size_t n, bool add)
+CUresult fc_graph_edges_change(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edges,
+                               size_t n, bool add)
 {
     if (!fc_graph_resolve(g) || (n && (!from || !to)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -511,8 +503,12 @@ CUresult fc_node_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
     bool by_kernel = kw->by_kernel || fc_obj_valid(kw->func, FC_K_KERNEL);
     *p = (CUDA_KERNEL_NODE_PARAMS){
         .func = by_kernel ? NULL : kw->func,
-        .gridDimX = kw->dims.gx, .gridDimY = kw->dims.gy, .gridDimZ = kw->dims.gz,
-        .blockDimX = kw->dims.bx, .blockDimY = kw->dims.by, .blockDimZ = kw->dims.bz,
+        .gridDimX = kw->dims.gx,
+        .gridDimY = kw->dims.gy,
+        .gridDimZ = kw->dims.gz,
+        .blockDimX = kw->dims.bx,
+        .blockDimY = kw->dims.by,
+        .blockDimZ = kw->dims.bz,
         .sharedMemBytes = kw->smem,
         .kernelParams = n->argv,
         .kern = by_kernel ? (CUkernel)(void *)kw->func : NULL,
@@ -525,8 +521,9 @@ CUresult fc_node_kernel_get_v1(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v1 *p)
     CUDA_KERNEL_NODE_PARAMS q;
     CUresult r = p ? fc_node_kernel_get(n, &q) : CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
-        *p = (CUDA_KERNEL_NODE_PARAMS_v1){n->op.u.kernel.func, q.gridDimX, q.gridDimY, q.gridDimZ, q.blockDimX,
-                                          q.blockDimY, q.blockDimZ, q.sharedMemBytes, q.kernelParams, q.extra};
+        *p = (CUDA_KERNEL_NODE_PARAMS_v1){n->op.u.kernel.func, q.gridDimX,  q.gridDimY,  q.gridDimZ,
+                                          q.blockDimX,         q.blockDimY, q.blockDimZ, q.sharedMemBytes,
+                                          q.kernelParams,      q.extra};
     return r;
 }
 

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FC_INSTANTIATE_FLAGS                                                                              \
-    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |                \
+#define FC_INSTANTIATE_FLAGS                                                                \
+    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | \
      CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
 
 static CUgraphExec fc_exec_resolve(CUgraphExec e)
@@ -61,7 +61,9 @@ static void fc_index_nodes(CUgraph g)
 static CUresult fc_topo_order(CUgraph g, size_t *order, CUgraphNode *bad)
 {
     enum { WHITE, GRAY, BLACK };
-    typedef struct { size_t node, next; } frame;
+    typedef struct {
+        size_t node, next;
+    } frame;
     size_t n = g->nodes.n, out = 0;
     unsigned char *color = calloc(n ? n : 1, 1);
     frame *stack = malloc((n ? n : 1) * sizeof *stack);

@@ -25,19 +25,17 @@ typedef struct fc_pool {
     size_t nfree;
 } fc_pool;
 
-#define FC_POOL(type, n) {sizeof(type), (n), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0}
+#define FC_POOL(type, n)                                            \
+    {                                                               \
+        sizeof(type), (n), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0 \
+    }
 
 static fc_pool pools[FC_P_COUNT] = {
-    [FC_P_CTX] = FC_POOL(struct CUctx_st, 64),
-    [FC_P_STREAM] = FC_POOL(struct CUstream_st, 4096),
-    [FC_P_EVENT] = FC_POOL(struct CUevent_st, 65536),
-    [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
-    [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),
-    [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
-    [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),
-    [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
-    [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096),
-    [FC_P_LINK] = FC_POOL(struct CUlinkState_st, 1024),
+    [FC_P_CTX] = FC_POOL(struct CUctx_st, 64),           [FC_P_STREAM] = FC_POOL(struct CUstream_st, 4096),
+    [FC_P_EVENT] = FC_POOL(struct CUevent_st, 65536),    [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
+    [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),      [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
+    [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),     [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
+    [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096), [FC_P_LINK] = FC_POOL(struct CUlinkState_st, 1024),
 };
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 

@@ -57,16 +57,16 @@
 
 #define FC_WRAPPER_MAGIC 0x466243b1u
 #define FC_FATBIN_MAGIC 0xBA55ED50u
-#define FC_ELF_MAGIC 0x464c457fu          /* "\177ELF" read as a u32 */
+#define FC_ELF_MAGIC 0x464c457fu /* "\177ELF" read as a u32 */
 #define FC_ENTRY_PTX 1
 #define FC_ENTRY_ELF 2
-#define FC_ENTRY_MIN 0x40u                /* the smallest entry header */
-#define FC_FLAG_COMPRESSED 0x8000u        /* payload compressed (zstd) */
-#define FC_FLAG_ARCH_SPECIFIC 0x100000u   /* sm_90a: runs on exactly that arch */
-#define FC_FLAG_FAMILY 0x200000u          /* sm_100f: runs within the family */
+#define FC_ENTRY_MIN 0x40u              /* the smallest entry header */
+#define FC_FLAG_COMPRESSED 0x8000u      /* payload compressed (zstd) */
+#define FC_FLAG_ARCH_SPECIFIC 0x100000u /* sm_90a: runs on exactly that arch */
+#define FC_FLAG_FAMILY 0x200000u        /* sm_100f: runs within the family */
 #define FC_EM_CUDA 190
-#define FC_ELF_ABI 8                      /* the cubin layout measured */
-#define FC_STO_ENTRY 0x10                 /* st_other of a kernel's symbol */
+#define FC_ELF_ABI 8      /* the cubin layout measured */
+#define FC_STO_ENTRY 0x10 /* st_other of a kernel's symbol */
 
 static uint16_t fc_rd16(const unsigned char *p)
 {
@@ -168,7 +168,9 @@ static bool fc_elf_kernels(const unsigned char *e, size_t n, unsigned char *hold
 /* PTX text, token by token: directives and names ([.A-Za-z0-9_$%]+) are
    tokens, blanks, comments and quoted strings are skipped, any other byte
    is a token of its own. */
-typedef struct fc_ptx { const char *p, *end; } fc_ptx;
+typedef struct fc_ptx {
+    const char *p, *end;
+} fc_ptx;
 
 static bool fc_ptx_word(char c)
 {
@@ -301,8 +303,8 @@ static bool fc_container_entry(const unsigned char *b, size_t n, size_t *off, fc
         *bad = true;
         return false;
     }
-    *v = (fc_entry_view){fc_rd16(h), fc_rd32(h + 0x1c), fc_rd64(h + 0x28), h + hsize, (size_t)psize,
-                         fc_rd32(h + 0x10), fc_rd64(h + 0x38)};
+    *v = (fc_entry_view){fc_rd16(h),    fc_rd32(h + 0x1c), fc_rd64(h + 0x28), h + hsize,
+                         (size_t)psize, fc_rd32(h + 0x10), fc_rd64(h + 0x38)};
     *off += hsize + (size_t)psize;
     return true;
 }

@@ -20,16 +20,45 @@
 
 #include <string.h>
 
-struct fill_args { CUdeviceptr out; int n; float value; };
-struct saxpy_args { int n; float a; CUdeviceptr x, y; };
-struct gather_args { CUdeviceptr out, in, idx; int n; };
-struct pair { CUdeviceptr in, out; int n; };
-struct copy_pair_args { struct pair p; };
-struct reduce_args { CUdeviceptr in, out; int n; };
-struct scale_args { CUdeviceptr data; int n; float factor; };
-struct crash_args { CUdeviceptr p; };
-struct count_fill_args { CUdeviceptr count, out; };
-struct empty_args { CUdeviceptr a, b, c, d; };
+struct fill_args {
+    CUdeviceptr out;
+    int n;
+    float value;
+};
+struct saxpy_args {
+    int n;
+    float a;
+    CUdeviceptr x, y;
+};
+struct gather_args {
+    CUdeviceptr out, in, idx;
+    int n;
+};
+struct pair {
+    CUdeviceptr in, out;
+    int n;
+};
+struct copy_pair_args {
+    struct pair p;
+};
+struct reduce_args {
+    CUdeviceptr in, out;
+    int n;
+};
+struct scale_args {
+    CUdeviceptr data;
+    int n;
+    float factor;
+};
+struct crash_args {
+    CUdeviceptr p;
+};
+struct count_fill_args {
+    CUdeviceptr count, out;
+};
+struct empty_args {
+    CUdeviceptr a, b, c, d;
+};
 
 static uint64_t fc_extent(int n, uint64_t threads)
 {
@@ -165,15 +194,21 @@ static CUresult k_empty(const void *params, uint64_t threads)
     return CUDA_SUCCESS;
 }
 
-#define FC_P(s, m) {offsetof(struct s, m), sizeof(((struct s *)0)->m)}
-#define FC_BUILTIN(name, run, n, ...) {name, run, n, (const fc_param[]){__VA_ARGS__}, NULL, NULL, NULL}
+#define FC_P(s, m)                                        \
+    {                                                     \
+        offsetof(struct s, m), sizeof(((struct s *)0)->m) \
+    }
+#define FC_BUILTIN(name, run, n, ...)                                   \
+    {                                                                   \
+        name, run, n, (const fc_param[]){__VA_ARGS__}, NULL, NULL, NULL \
+    }
 
 const fc_kernel fc_kernels[FC_NKERNELS] = {
     FC_BUILTIN("_Z4fillPfif", k_fill, 3, FC_P(fill_args, out), FC_P(fill_args, n), FC_P(fill_args, value)),
     FC_BUILTIN("_Z5saxpyifPKfPf", k_saxpy, 4, FC_P(saxpy_args, n), FC_P(saxpy_args, a), FC_P(saxpy_args, x),
                FC_P(saxpy_args, y)),
-    FC_BUILTIN("_Z6gatherPfPKfPKii", k_gather, 4, FC_P(gather_args, out), FC_P(gather_args, in),
-               FC_P(gather_args, idx), FC_P(gather_args, n)),
+    FC_BUILTIN("_Z6gatherPfPKfPKii", k_gather, 4, FC_P(gather_args, out), FC_P(gather_args, in), FC_P(gather_args, idx),
+               FC_P(gather_args, n)),
     FC_BUILTIN("_Z9copy_pair4Pair", k_copy_pair, 1, FC_P(copy_pair_args, p)),
     FC_BUILTIN("_Z6reducePKfPfi", k_reduce, 3, FC_P(reduce_args, in), FC_P(reduce_args, out), FC_P(reduce_args, n)),
     FC_BUILTIN("scale", k_scale, 3, FC_P(scale_args, data), FC_P(scale_args, n), FC_P(scale_args, factor)),

@@ -110,16 +110,12 @@ static CUresult fc_input_kind_ok(CUjitInputType type, const unsigned char *b, si
 {
     switch (type) {
     case CU_JIT_INPUT_CUBIN:
-        return n >= 20 && fc_magic(b, n) == 0x464c457fu && (b[0x12] | b[0x13] << 8) == 190
-                   ? CUDA_SUCCESS
-                   : CUDA_ERROR_INVALID_IMAGE;
-    case CU_JIT_INPUT_FATBINARY:
-        return fc_magic(b, n) == 0xBA55ED50u ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+        return n >= 20 && fc_magic(b, n) == 0x464c457fu && (b[0x12] | b[0x13] << 8) == 190 ? CUDA_SUCCESS
+                                                                                           : CUDA_ERROR_INVALID_IMAGE;
+    case CU_JIT_INPUT_FATBINARY: return fc_magic(b, n) == 0xBA55ED50u ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
     case CU_JIT_INPUT_PTX:
-        return fc_magic(b, n) == 0x464c457fu || fc_magic(b, n) == 0xBA55ED50u ? CUDA_ERROR_INVALID_PTX
-                                                                               : CUDA_SUCCESS;
-    default:
-        return CUDA_SUCCESS;
+        return fc_magic(b, n) == 0x464c457fu || fc_magic(b, n) == 0xBA55ED50u ? CUDA_ERROR_INVALID_PTX : CUDA_SUCCESS;
+    default: return CUDA_SUCCESS;
     }
 }
 
@@ -130,10 +126,12 @@ static CUresult fc_link_take(CUlinkState st, CUjitInputType type, const unsigned
     CUresult r = fc_input_kind_ok(type, b, n);
     if (r != CUDA_SUCCESS)
         return fc_link_error(st, r, "fakecuda: input %s is not a %s", what,
-                             type == CU_JIT_INPUT_PTX ? "PTX text" : type == CU_JIT_INPUT_CUBIN ? "cubin" : "fatbinary");
+                             type == CU_JIT_INPUT_PTX     ? "PTX text"
+                             : type == CU_JIT_INPUT_CUBIN ? "cubin"
+                                                          : "fatbinary");
     fc_image img = {0};
-    bool read = type != CU_JIT_INPUT_OBJECT && type != CU_JIT_INPUT_LIBRARY && fc_image_read_bytes(&img, b, n) &&
-                img.read;
+    bool read =
+        type != CU_JIT_INPUT_OBJECT && type != CU_JIT_INPUT_LIBRARY && fc_image_read_bytes(&img, b, n) && img.read;
     if (type == CU_JIT_INPUT_PTX && !read)
         return fc_link_error(st, CUDA_ERROR_INVALID_PTX, "fakecuda: input %s does not read as PTX", what);
     if (read && !img.runs) {
@@ -161,8 +159,8 @@ static CUresult fc_input_check(CUlinkState st, CUjitInputType type, unsigned nop
     return CUDA_SUCCESS;
 }
 
-CUresult fc_link_add_data(CUlinkState st, CUjitInputType type, void *data, size_t size, const char *name,
-                          unsigned nopt, CUjit_option *opt, void **val)
+CUresult fc_link_add_data(CUlinkState st, CUjitInputType type, void *data, size_t size, const char *name, unsigned nopt,
+                          CUjit_option *opt, void **val)
 {
     CUresult r = fc_input_check(st, type, nopt, opt, val);
     if (r != CUDA_SUCCESS)
@@ -286,11 +284,11 @@ static unsigned char *fc_cubin_make(const CUlinkState st, size_t *size)
     if (!e)
         return NULL;
     memcpy(e, "\177ELF", 4);
-    e[4] = 2;    /* ELFCLASS64 */
-    e[5] = 1;    /* little-endian */
-    e[6] = 1;    /* EV_CURRENT */
-    e[7] = 0x33; /* ELFOSABI_CUDA */
-    e[8] = 8;    /* the ABI version image.c reads */
+    e[4] = 2;              /* ELFCLASS64 */
+    e[5] = 1;              /* little-endian */
+    e[6] = 1;              /* EV_CURRENT */
+    e[7] = 0x33;           /* ELFOSABI_CUDA */
+    e[8] = 8;              /* the ABI version image.c reads */
     fc_put16(e + 0x10, 2); /* ET_EXEC, as a linked cubin is */
     fc_put16(e + 0x12, 190);
     fc_put32(e + 0x14, 1);
@@ -310,14 +308,14 @@ static unsigned char *fc_cubin_make(const CUlinkState st, size_t *size)
         memcpy(e + str_off + name, k, strlen(k) + 1);
         unsigned char *s = e + sym_off + (size_t)sym++ * 24;
         fc_put32(s, (uint32_t)name);
-        s[4] = 0x12; /* STB_GLOBAL, STT_FUNC */
-        s[5] = 0x10; /* a kernel's st_other */
+        s[4] = 0x12;             /* STB_GLOBAL, STT_FUNC */
+        s[5] = 0x10;             /* a kernel's st_other */
         fc_put16(s + 6, 0xfff1); /* SHN_ABS: the code is not fakecuda's to place */
         name += strlen(k) + 1;
     }
     unsigned char *sh = e + sh_off;
-    fc_section(sh + 64, 1, 3, shstr_off, sizeof shstr, 0, 0, 0);   /* .shstrtab, SHT_STRTAB */
-    fc_section(sh + 128, 11, 3, str_off, strsz, 0, 0, 0);          /* .strtab */
+    fc_section(sh + 64, 1, 3, shstr_off, sizeof shstr, 0, 0, 0);         /* .shstrtab, SHT_STRTAB */
+    fc_section(sh + 128, 11, 3, str_off, strsz, 0, 0, 0);                /* .strtab */
     fc_section(sh + 192, 19, 2, sym_off, (uint64_t)nsym * 24, 2, 1, 24); /* .symtab, SHT_SYMTAB */
     *size = total;
     return e;

@@ -61,14 +61,14 @@
 
 typedef struct fc_range {
     uintptr_t base;
-    size_t size;          /* as requested: bounds checks are exact */
-    size_t charged;       /* counted against the device size */
-    size_t span;          /* address space it occupies */
-    unsigned char *host;  /* where the bytes live; NULL for a reservation */
-    fc_vres *vres;        /* a reservation's mappings (vmm.c) */
+    size_t size;         /* as requested: bounds checks are exact */
+    size_t charged;      /* counted against the device size */
+    size_t span;         /* address space it occupies */
+    unsigned char *host; /* where the bytes live; NULL for a reservation */
+    fc_vres *vres;       /* a reservation's mappings (vmm.c) */
     CUcontext ctx;
     fc_mem_kind kind;
-    unsigned flags;       /* pinned blocks and registrations: the caller's flags */
+    unsigned flags; /* pinned blocks and registrations: the caller's flags */
     bool live;
 } fc_range;
 
@@ -83,7 +83,7 @@ typedef struct fc_arena {
 
 /* The physical memory file of cuMemCreate: offsets from FC_PHYS_BASE (never 0). */
 typedef struct fc_phys {
-    int fd;               /* -1 until the first cuMemCreate */
+    int fd; /* -1 until the first cuMemCreate */
     fc_arena arena;
     fc_table tbl;
 } fc_phys;
@@ -239,7 +239,10 @@ static void fc_mem_setup(void)
     size_t total = FC_GIB;
     const char *env = getenv("FAKECUDA_DEVICE_MEMORY");
     if (env && !(total = fc_parse_size(env))) {
-        fprintf(stderr, "fakecuda: FAKECUDA_DEVICE_MEMORY=\"%s\" ignored: expected a byte count (suffix K, M or G allowed); using 1G\n", env);
+        fprintf(stderr,
+                "fakecuda: FAKECUDA_DEVICE_MEMORY=\"%s\" ignored: expected a byte count (suffix K, M or G allowed); "
+                "using 1G\n",
+                env);
         total = FC_GIB;
     }
     size_t arena = 4 * total > FC_ARENA_MIN ? 4 * total : FC_ARENA_MIN;
@@ -298,7 +301,8 @@ static CUresult fc_place_locked(fc_range *r)
     if (!r->base)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (r->kind == FC_MEM_MANAGED) {
-        void *p = mmap((void *)r->base, r->charged, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        void *p =
+            mmap((void *)r->base, r->charged, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
         if (p == MAP_FAILED)
             return CUDA_ERROR_OUT_OF_MEMORY;
         r->host = p;
@@ -522,7 +526,7 @@ CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p)
 /* ---- pinned host memory: plain page-aligned host blocks ------------------ */
 
 #define FC_HOSTALLOC_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)
-#define FC_HOSTREGISTER_FLAGS \
+#define FC_HOSTREGISTER_FLAGS                                                                   \
     (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY | \
      CU_MEMHOSTREGISTER_READ_ONLY)
 
@@ -572,8 +576,8 @@ CUresult fc_host_alloc(void **pp, size_t bytes, unsigned flags)
     void *p;
     if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fc_range e = {.base = (uintptr_t)p, .size = bytes, .span = bytes, .host = p, .ctx = ctx, .flags = flags,
-                  .live = true};
+    fc_range e =
+        {.base = (uintptr_t)p, .size = bytes, .span = bytes, .host = p, .ctx = ctx, .flags = flags, .live = true};
     pthread_rwlock_wrlock(&mem.lock);
     bool ok = tbl_insert(&mem.host, &e);
     pthread_rwlock_unlock(&mem.lock);

@@ -48,8 +48,10 @@ static fc_image_at fc_lazy_errors_at(void)
     else if (env && strcmp(env, "launch") == 0)
         v = FC_AT_LAUNCH;
     else if (env && strcmp(env, "load") != 0)
-        fprintf(stderr, "fakecuda: FAKECUDA_LAZY_IMAGE_ERRORS=\"%s\" ignored: expected load, lookup or launch; "
-                "using load\n", env);
+        fprintf(stderr,
+                "fakecuda: FAKECUDA_LAZY_IMAGE_ERRORS=\"%s\" ignored: expected load, lookup or launch; "
+                "using load\n",
+                env);
     int none = 0;
     atomic_compare_exchange_strong(&at, &none, v);
     return (fc_image_at)atomic_load(&at);

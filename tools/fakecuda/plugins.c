@@ -32,9 +32,9 @@ _Static_assert(FAKECUDA_KERNEL_MISALIGNED_ADDRESS == CUDA_ERROR_MISALIGNED_ADDRE
 _Static_assert(FAKECUDA_KERNEL_LAUNCH_FAILED == CUDA_ERROR_LAUNCH_FAILED, "the ABI's codes are CUresults");
 
 static struct {
-    fc_kernel *plugin;  /* committed plugin kernels, then the staged ones */
+    fc_kernel *plugin; /* committed plugin kernels, then the staged ones */
     unsigned committed, n, cap;
-    unsigned *by_name;  /* builtin_order until the first plugin commits */
+    unsigned *by_name; /* builtin_order until the first plugin commits */
     unsigned builtin_order[FC_NKERNELS];
 } reg;
 
@@ -45,9 +45,9 @@ typedef struct fc_loading {
 } fc_loading;
 
 static pthread_once_t plugins_once = PTHREAD_ONCE_INIT;
-static _Thread_local bool in_load;           /* this thread is inside the once */
-static _Thread_local fc_loading *loading;    /* whose entry function is running */
-static char *spec;                           /* FAKECUDA_KERNELS, split in place; kept */
+static _Thread_local bool in_load;        /* this thread is inside the once */
+static _Thread_local fc_loading *loading; /* whose entry function is running */
+static char *spec;                        /* FAKECUDA_KERNELS, split in place; kept */
 
 /* Any index, staged ones included. */
 static const fc_kernel *fc_any(unsigned i)
@@ -181,7 +181,8 @@ static int fc_commit(fc_loading *l)
 static void fc_call_entry(fc_loading *l, void *so)
 {
     const unsigned *abi = dlsym(so, "fakecuda_kernel_abi_version");
-    int (*entry)(const struct fakecuda_host *) = (int (*)(const struct fakecuda_host *))dlsym(so, "fakecuda_kernels_register");
+    int (*entry)(const struct fakecuda_host *) =
+        (int (*)(const struct fakecuda_host *))dlsym(so, "fakecuda_kernels_register");
     if (!abi) {
         fc_refuse(l, "no fakecuda_kernel_abi_version symbol (define it with FAKECUDA_KERNEL_PLUGIN_ABI)");
     } else if (*abi != FAKECUDA_KERNEL_ABI_VERSION) {

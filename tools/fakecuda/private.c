@@ -39,8 +39,10 @@ static CUresult fc_slot_unused(const char *table, int slot, atomic_flag *said)
 {
     fc_debug("export table %s: slot %d called", table, slot);
     if (!atomic_flag_test_and_set(said))
-        fprintf(stderr, "fakecuda: cuGetExportTable: slot %d of %s is not emulated (CUDA_ERROR_NOT_SUPPORTED); "
-                        "runtimes newer than CUDA 13.0.x are not supported\n", slot, table);
+        fprintf(stderr,
+                "fakecuda: cuGetExportTable: slot %d of %s is not emulated (CUDA_ERROR_NOT_SUPPORTED); "
+                "runtimes newer than CUDA 13.0.x are not supported\n",
+                slot, table);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -48,11 +50,11 @@ static CUresult fc_slot_unused(const char *table, int slot, atomic_flag *said)
  * Called through a word with whatever arguments the runtime passes: on the
  * x86-64 and AArch64 C ABIs a function taking none may be called so.
  */
-#define FC_UNUSED_SLOT(table, n)                                    \
-    static CUresult fc_##table##_##n(void)                          \
-    {                                                               \
-        static atomic_flag said = ATOMIC_FLAG_INIT;                 \
-        return fc_slot_unused(#table, n, &said);                    \
+#define FC_UNUSED_SLOT(table, n)                    \
+    static CUresult fc_##table##_##n(void)          \
+    {                                               \
+        static atomic_flag said = ATOMIC_FLAG_INIT; \
+        return fc_slot_unused(#table, n, &said);    \
     }
 
 FC_UNUSED_SLOT(CUDART_INTERFACE, 1)
@@ -320,7 +322,7 @@ static const uint8_t integrity_key[MD2_BLOCK_SIZE] = {
 };
 
 #define FC_MAX_DEVICES 8
-#define FC_INTEGRITY_HEAD 44u  /* 4 u32, 3 addresses, the time */
+#define FC_INTEGRITY_HEAD 44u   /* 4 u32, 3 addresses, the time */
 #define FC_INTEGRITY_DEVICE 28u /* UUID, PCI domain, bus, device */
 
 typedef struct fc_msg {
@@ -337,7 +339,9 @@ static void fc_msg_le(fc_msg *m, uint64_t v, unsigned bytes)
 static void fc_msg_devices(fc_msg *m)
 {
     static const CUdevice_attribute pci[] = {
-        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
     };
     int count = 0;
     fc_device_count(&count);
@@ -394,8 +398,10 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
         return CUDA_ERROR_INVALID_VALUE;
     static atomic_flag said = ATOMIC_FLAG_INIT;
     if ((version < 13000 || version > 13002) && !atomic_flag_test_and_set(&said))
-        fprintf(stderr, "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "
-                        "runtimes newer than CUDA 13.0.x are not supported\n", version, version % 10);
+        fprintf(stderr,
+                "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "
+                "runtimes newer than CUDA 13.0.x are not supported\n",
+                version, version % 10);
     switch (version % 10) {
     case 0:
         out[0] = 0x3341181C03CB675Cull;
@@ -405,11 +411,8 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
         out[0] = 0x1841181C03CB675Cull;
         out[1] = 0x8ED383AA1F4CD1E8ull;
         return CUDA_SUCCESS;
-    case 2:
-        fc_integrity_hmac(version, unix_seconds, out);
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    case 2: fc_integrity_hmac(version, unix_seconds, out); return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
 
@@ -423,30 +426,36 @@ typedef struct fc_table {
 
 static const fc_table fc_tables[] = {
     {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9},
-     "CUDA 13 requirements", NULL},
+     "CUDA 13 requirements",
+     NULL},
     {{0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9},
-     "CUDART_INTERFACE", cudart_interface},
+     "CUDART_INTERFACE",
+     cudart_interface},
     {{0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66},
-     "TOOLS_RUNTIME_CALLBACK_HOOKS", tools_hooks},
+     "TOOLS_RUNTIME_CALLBACK_HOOKS",
+     tools_hooks},
     {{0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc},
-     "TOOLS_TLS", tools_tls},
+     "TOOLS_TLS",
+     tools_tls},
     {{0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93},
-     "CONTEXT_LOCAL_STORAGE_INTERFACE_V0301", context_local_storage},
+     "CONTEXT_LOCAL_STORAGE_INTERFACE_V0301",
+     context_local_storage},
     {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e},
-     "CONTEXT_CHECKS", context_checks},
+     "CONTEXT_CHECKS",
+     context_checks},
     {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
-     "INTEGRITY_CHECK", integrity_check},
+     "INTEGRITY_CHECK",
+     integrity_check},
     /* NVRTC 13.0 asks for it right after cuInit, and compiles (PTX and
        cubin) without it; what its words would be was never measured. */
-    {{0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28},
-     "NVRTC", NULL},
+    {{0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}, "NVRTC", NULL},
 };
 
 static void fc_uuid_text(const CUuuid *id, char out[37])
 {
     const unsigned char *b = (const unsigned char *)id->bytes;
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3],
+             b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /* Said once per UUID, for the first 32 distinct ones; every one after those each time. */
@@ -463,7 +472,8 @@ static void fc_unknown_table(const CUuuid *id, const char *text)
         seen[nseen++] = *id;
     pthread_mutex_unlock(&lock);
     if (first)
-        fprintf(stderr, "fakecuda: cuGetExportTable: unknown table %s; runtimes newer than CUDA 13.0.x are not supported\n",
+        fprintf(stderr,
+                "fakecuda: cuGetExportTable: unknown table %s; runtimes newer than CUDA 13.0.x are not supported\n",
                 text);
 }
 

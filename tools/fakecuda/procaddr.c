@@ -43,8 +43,8 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
     }
     *pfn = best ? best->fn : NULL;
     if (status)
-        *status = best ? CU_GET_PROC_ADDRESS_SUCCESS
-                : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                        : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+                  : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                          : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }

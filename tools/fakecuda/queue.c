@@ -393,7 +393,7 @@ static CUresult fc_run_memory_work(fc_work *w)
 {
     fc_mem_rdlock();
     CUresult r = w->kind == FC_W_KERNEL ? fc_kernel_run(&w->u.kernel)
-               : w->kind == FC_W_COPY   ? fc_run_copy(&w->u.copy)
+                 : w->kind == FC_W_COPY ? fc_run_copy(&w->u.copy)
                                         : fc_run_fill(&w->u.fill);
     fc_mem_unlock();
     return r;
@@ -444,24 +444,12 @@ static void fc_run(fc_queue *q, fc_work *w)
     switch (w->kind) {
     case FC_W_KERNEL:
     case FC_W_COPY:
-    case FC_W_FILL:
-        r = w->fault ? CUDA_ERROR_ILLEGAL_ADDRESS : fc_run_memory_work(w);
-        break;
-    case FC_W_EVENT:
-        fc_run_event(q, w);
-        break;
-    case FC_W_FREE:
-        r = fc_mem_free_now(w->u.free) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_ADDRESS;
-        break;
-    case FC_W_FAULT:
-        r = CUDA_ERROR_ILLEGAL_ADDRESS;
-        break;
-    case FC_W_HOST:
-        fc_run_host(&w->u.host, CUDA_SUCCESS);
-        break;
-    case FC_W_WAIT:
-        fc_run_wait(w);
-        break;
+    case FC_W_FILL: r = w->fault ? CUDA_ERROR_ILLEGAL_ADDRESS : fc_run_memory_work(w); break;
+    case FC_W_EVENT: fc_run_event(q, w); break;
+    case FC_W_FREE: r = fc_mem_free_now(w->u.free) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_ADDRESS; break;
+    case FC_W_FAULT: r = CUDA_ERROR_ILLEGAL_ADDRESS; break;
+    case FC_W_HOST: fc_run_host(&w->u.host, CUDA_SUCCESS); break;
+    case FC_W_WAIT: fc_run_wait(w); break;
     }
     if (w->fault)
         r = CUDA_ERROR_ILLEGAL_ADDRESS;

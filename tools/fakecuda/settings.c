@@ -55,8 +55,10 @@ static int fc_cc_parse(void)
               end[1] >= '0' && end[1] <= '9' && end[2] == '\0';
     if (ok)
         return (int)major * 10 + (end[1] - '0');
-    fprintf(stderr, "fakecuda: FAKECUDA_COMPUTE_CAPABILITY=\"%s\" ignored: expected MAJOR.MINOR (1 to 99, then one "
-            "digit), such as 8.6; using 9.0\n", env);
+    fprintf(stderr,
+            "fakecuda: FAKECUDA_COMPUTE_CAPABILITY=\"%s\" ignored: expected MAJOR.MINOR (1 to 99, then one "
+            "digit), such as 8.6; using 9.0\n",
+            env);
     return 90;
 }
 
@@ -168,7 +170,9 @@ CUresult fc_ctx_get_limit(size_t *v, CUlimit l)
 }
 
 /* The valid values of each enumerated setting. */
-static const struct { int lo, hi; } fc_choice_range[FC_CHOICE_COUNT] = {
+static const struct {
+    int lo, hi;
+} fc_choice_range[FC_CHOICE_COUNT] = {
     [FC_CHOICE_CACHE] = {CU_FUNC_CACHE_PREFER_NONE, CU_FUNC_CACHE_PREFER_EQUAL},
     [FC_CHOICE_SHARED] = {CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE},
 };

@@ -28,8 +28,11 @@ int fc_unsupported(unsigned api_id)
     return FC_NOT_SUPPORTED;
 }
 
-#define FC_STUB(name, base, since, pt) \
-    __attribute__((weak, visibility("default"))) int name(void) { return fc_unsupported(FC_ID_##name); }
+#define FC_STUB(name, base, since, pt)                          \
+    __attribute__((weak, visibility("default"))) int name(void) \
+    {                                                           \
+        return fc_unsupported(FC_ID_##name);                    \
+    }
 FC_ENTRY_POINTS(FC_STUB)
 #undef FC_STUB
 

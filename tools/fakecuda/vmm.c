@@ -40,14 +40,14 @@
 #include <unistd.h>
 
 typedef struct fc_vmap {
-    size_t off, size;           /* in the reservation */
+    size_t off, size; /* in the reservation */
     struct fc_memhandle *h;
-    size_t h_off;               /* in the handle's memory */
-    unsigned long long access;  /* CUmemAccess_flags of the one device */
+    size_t h_off;              /* in the handle's memory */
+    unsigned long long access; /* CUmemAccess_flags of the one device */
 } fc_vmap;
 
 struct fc_vres {
-    unsigned char *shadow;      /* host view of the whole reservation */
+    unsigned char *shadow; /* host view of the whole reservation */
     size_t size;
     fc_vmap *map;
     size_t n, cap;
@@ -66,8 +66,10 @@ size_t fc_vmm_granule(void)
     if (asked >= page && (asked & (asked - 1)) == 0)
         g = asked;
     else if (env)
-        fprintf(stderr, "fakecuda: FAKECUDA_VMM_GRANULARITY=\"%s\" ignored: expected a power of two of at least %zu "
-                "bytes (suffix K, M or G allowed); using 2M\n", env, page);
+        fprintf(stderr,
+                "fakecuda: FAKECUDA_VMM_GRANULARITY=\"%s\" ignored: expected a power of two of at least %zu "
+                "bytes (suffix K, M or G allowed); using 2M\n",
+                env, page);
     assert(g >= page && (g & (g - 1)) == 0 && "the granularity is a power of two from the page size up");
     size_t none = 0;
     atomic_compare_exchange_strong(&granule, &none, g);

@@ -23,10 +23,11 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-extern "C" __global__ void scale(float* data, int n, float factor)
+extern "C" __global__ void scale(float *data, int n, float factor)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] *= factor;
+    if (i < n)
+        data[i] *= factor;
 }
 
 static const int N = 1024;
@@ -35,20 +36,23 @@ static const float FACTOR = 3.0f;
 
 // What the host buffer holds after the copy back: scale's answer, the
 // filled value no kernel touched, cutaint's poison, or something else.
-static const char* classify(const std::vector<float>& h)
+static const char *classify(const std::vector<float> &h)
 {
     bool correct = true, stale = true, poisoned = true;
-    const unsigned char* b = reinterpret_cast<const unsigned char*>(h.data());
+    const unsigned char *b = reinterpret_cast<const unsigned char *>(h.data());
     for (size_t i = 0; i < h.size(); ++i) {
-        if (h[i] != FACTOR * VALUE) correct = false;
-        if (h[i] != VALUE) stale = false;
+        if (h[i] != FACTOR * VALUE)
+            correct = false;
+        if (h[i] != VALUE)
+            stale = false;
     }
     for (size_t i = 0; i < h.size() * sizeof(float); ++i)
-        if (b[i] != 0xff) poisoned = false;
+        if (b[i] != 0xff)
+            poisoned = false;
     return correct ? "correct" : stale ? "stale" : poisoned ? "poisoned" : "other";
 }
 
-static void result(const char* key, const char* value)
+static void result(const char *key, const char *value)
 {
     printf("RESULT %s=%s\n", key, value);
 }
@@ -57,7 +61,7 @@ int main()
 {
     const size_t bytes = N * sizeof(float);
     std::vector<float> h(N, VALUE);
-    float* d = nullptr;
+    float *d = nullptr;
     cudaError_t malloc_err = cudaMalloc(&d, bytes);
     printf("cudaMalloc: %s\n", cudaGetErrorName(malloc_err));
     if (malloc_err != cudaSuccess) {
@@ -73,8 +77,8 @@ int main()
 
     int n = N;
     float f = FACTOR;
-    void* args[] = {&d, &n, &f};
-    cudaError_t launch_kernel = cudaLaunchKernel((const void*)scale, dim3(N / 256), dim3(256), args, 0, nullptr);
+    void *args[] = {&d, &n, &f};
+    cudaError_t launch_kernel = cudaLaunchKernel((const void *)scale, dim3(N / 256), dim3(256), args, 0, nullptr);
     printf("cudaLaunchKernel(scale): %s (ignored)\n", cudaGetErrorName(launch_kernel));
     cudaError_t last = cudaGetLastError();
     cudaError_t sync = cudaDeviceSynchronize();
@@ -82,7 +86,7 @@ int main()
 
     std::vector<float> back(N, 0.0f);
     cudaError_t copy = cudaMemcpy(back.data(), d, bytes, cudaMemcpyDeviceToHost);
-    const char* seen = classify(back);
+    const char *seen = classify(back);
     printf("cudaMemcpy back: %s, host buffer %s, h[0]=%g\n", cudaGetErrorName(copy), seen, back[0]);
     cudaError_t freed = cudaFree(d);
     printf("cudaFree: %s\n", cudaGetErrorName(freed));

@@ -18,37 +18,40 @@
 #include <vector>
 #include <cuda.h>
 
-static const char* name(CUresult r)
+static const char *name(CUresult r)
 {
-    const char* s = nullptr;
+    const char *s = nullptr;
     return cuGetErrorName(r, &s) == CUDA_SUCCESS && s ? s : "?";
 }
 
-#define CK(call)                                                                  \
-    do {                                                                          \
-        CUresult r_ = (call);                                                     \
-        if (r_ != CUDA_SUCCESS) {                                                 \
+#define CK(call)                                                                   \
+    do {                                                                           \
+        CUresult r_ = (call);                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                  \
             printf("%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, name(r_)); \
-            return 1;                                                             \
-        }                                                                         \
+            return 1;                                                              \
+        }                                                                          \
     } while (0)
 
 // What the host buffer holds after a copy back: the scaled answer, the
 // unscaled input left there (stale), cutaint's poison, or something else.
-static const char* classify(const std::vector<float>& h, float a)
+static const char *classify(const std::vector<float> &h, float a)
 {
     bool correct = true, is_stale = true, poisoned = true;
-    const unsigned char* b = reinterpret_cast<const unsigned char*>(h.data());
+    const unsigned char *b = reinterpret_cast<const unsigned char *>(h.data());
     for (size_t i = 0; i < h.size(); ++i) {
-        if (h[i] != a * (float)i) correct = false;
-        if (h[i] != (float)i) is_stale = false;
+        if (h[i] != a * (float)i)
+            correct = false;
+        if (h[i] != (float)i)
+            is_stale = false;
     }
     for (size_t i = 0; i < h.size() * sizeof(float); ++i)
-        if (b[i] != 0xff) poisoned = false;
+        if (b[i] != 0xff)
+            poisoned = false;
     return correct ? "correct" : is_stale ? "stale" : poisoned ? "poisoned" : "other";
 }
 
-int main(int argc, char** argv)
+int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: %s MODULE.cubin|MODULE.ptx\n", argv[0]);
@@ -69,16 +72,17 @@ int main(int argc, char** argv)
     float a = 2.0f;
     const size_t bytes = n * sizeof(float);
     std::vector<float> h_in(n), h_out(n);
-    for (int i = 0; i < n; ++i) h_in[i] = (float)i;
+    for (int i = 0; i < n; ++i)
+        h_in[i] = (float)i;
     CUdeviceptr data;
     CK(cuMemAlloc(&data, bytes));
     CK(cuMemcpyHtoD(data, h_in.data(), bytes));
 
-    void* args[] = {&data, &n, &a};
+    void *args[] = {&data, &n, &a};
     CUresult launch = cuLaunchKernel(fn, n / 2048, 1, 1, 2048, 1, 1, 0, nullptr, args, nullptr);
     memset(h_out.data(), 0, bytes);
     CUresult copy = cuMemcpyDtoH(h_out.data(), data, bytes);
-    const char* seen = classify(h_out, a);
+    const char *seen = classify(h_out, a);
     printf("cuLaunchKernel with 2048 threads: %s (ignored)\n", name(launch));
     printf("cuMemcpyDtoH back: %s, host buffer %s\n", name(copy), seen);
 
@@ -88,9 +92,9 @@ int main(int argc, char** argv)
     CUresult sync = cuCtxSynchronize();
     memset(h_out.data(), 0, bytes);
     CUresult recopy = cuMemcpyDtoH(h_out.data(), data, bytes);
-    const char* reseen = classify(h_out, a);
-    printf("retry with 256 threads: %s, synchronize %s; cuMemcpyDtoH back: %s, host buffer %s\n",
-           name(relaunch), name(sync), name(recopy), reseen);
+    const char *reseen = classify(h_out, a);
+    printf("retry with 256 threads: %s, synchronize %s; cuMemcpyDtoH back: %s, host buffer %s\n", name(relaunch),
+           name(sync), name(recopy), reseen);
 
     CK(cuMemFree(data));
     CK(cuModuleUnload(mod));

@@ -4,8 +4,9 @@
 // only, the module wrong_arch.cu loads to see the driver refuse it. extern "C" keeps the name
 // unmangled, as driver-API code usually does. (The signature is also that of
 // fakecuda's built-in "scale", so the program runs on the CPU driver too.)
-extern "C" __global__ void scale(float* data, int n, float factor)
+extern "C" __global__ void scale(float *data, int n, float factor)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] *= factor;
+    if (i < n)
+        data[i] *= factor;
 }

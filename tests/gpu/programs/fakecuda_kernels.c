@@ -25,7 +25,11 @@ static uint64_t extent(int n, uint64_t threads)
 }
 
 /* badconfig.cu: scale(const float* in, float* out, int n, float a): out[i] = a * in[i]. */
-struct scale_args { uint64_t in, out; int n; float a; };
+struct scale_args {
+    uint64_t in, out;
+    int n;
+    float a;
+};
 
 static int k_scale(const struct fakecuda_launch *l)
 {
@@ -41,7 +45,10 @@ static int k_scale(const struct fakecuda_launch *l)
 }
 
 /* happy.cu: sum_u64(const float* x, unsigned long long* acc, int n): *acc += x[i]. */
-struct sum_args { uint64_t x, acc; int n; };
+struct sum_args {
+    uint64_t x, acc;
+    int n;
+};
 
 static int k_sum_u64(const struct fakecuda_launch *l)
 {
@@ -57,7 +64,10 @@ static int k_sum_u64(const struct fakecuda_launch *l)
 }
 
 /* wildptr.cu: write_results(Batch b): b.out[blockIdx.y][i] = blockIdx.y * 1000 + i. */
-struct batch_args { uint64_t out[4]; int n; };
+struct batch_args {
+    uint64_t out[4];
+    int n;
+};
 
 static int k_write_results(const struct fakecuda_launch *l)
 {
@@ -83,10 +93,13 @@ static int k_empty(const struct fakecuda_launch *l)
     return FAKECUDA_KERNEL_OK;
 }
 
-#define PARAM(s, m) {offsetof(struct s, m), sizeof(((struct s *)0)->m)}
+#define PARAM(s, m)                                       \
+    {                                                     \
+        offsetof(struct s, m), sizeof(((struct s *)0)->m) \
+    }
 
-static const struct fakecuda_param scale_params[] = {
-    PARAM(scale_args, in), PARAM(scale_args, out), PARAM(scale_args, n), PARAM(scale_args, a)};
+static const struct fakecuda_param scale_params[] = {PARAM(scale_args, in), PARAM(scale_args, out),
+                                                     PARAM(scale_args, n), PARAM(scale_args, a)};
 static const struct fakecuda_param sum_params[] = {PARAM(sum_args, x), PARAM(sum_args, acc), PARAM(sum_args, n)};
 static const struct fakecuda_param batch_params[] = {{0, sizeof(struct batch_args)}};
 

@@ -11,27 +11,28 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__,    \
-                    #call, cudaGetErrorName(e_));                            \
-            exit(1);                                                         \
-        }                                                                    \
+#define CHECK(call)                                                                                     \
+    do {                                                                                                \
+        cudaError_t e_ = (call);                                                                        \
+        if (e_ != cudaSuccess) {                                                                        \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
+            exit(1);                                                                                    \
+        }                                                                                               \
     } while (0)
 
-__global__ void saxpy(int n, float a, const float* x, float* y)
+__global__ void saxpy(int n, float a, const float *x, float *y)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a * x[i] + y[i];
+    if (i < n)
+        y[i] = a * x[i] + y[i];
 }
 
 // Integer sums are exact whatever the order of the atomics.
-__global__ void sum_u64(const float* x, unsigned long long* acc, int n)
+__global__ void sum_u64(const float *x, unsigned long long *acc, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) atomicAdd(acc, (unsigned long long)x[i]);
+    if (i < n)
+        atomicAdd(acc, (unsigned long long)x[i]);
 }
 
 int main()
@@ -45,7 +46,7 @@ int main()
     }
 
     float *x, *y, *z;
-    unsigned long long* acc;
+    unsigned long long *acc;
     CHECK(cudaMalloc(&x, bytes));
     CHECK(cudaMalloc(&y, bytes));
     CHECK(cudaMalloc(&acc, sizeof *acc));
@@ -62,7 +63,7 @@ int main()
     CHECK(cudaStreamCreate(&s));
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
-    float* pinned;
+    float *pinned;
     CHECK(cudaMallocHost(&pinned, bytes));
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaEventRecord(start, s));
@@ -92,17 +93,17 @@ int main()
     CHECK(cudaMemcpyAsync(&got_sum, acc, sizeof got_sum, cudaMemcpyDeviceToHost, s));
     CHECK(cudaStreamSynchronize(s));
     printf("device sum=%llu (host %llu)\n", got_sum, want_y);
-    if (got_sum != want_y) return 1;
+    if (got_sum != want_y)
+        return 1;
 
     // A 2D copy of a 64x64 corner of x viewed as 1024 wide, through a pitched buffer.
-    float* pitched;
+    float *pitched;
     size_t pitch;
     CHECK(cudaMallocPitch(&pitched, &pitch, 64 * sizeof(float), 64));
-    CHECK(cudaMemcpy2D(pitched, pitch, x, 1024 * sizeof(float), 64 * sizeof(float), 64,
-                       cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemcpy2D(pitched, pitch, x, 1024 * sizeof(float), 64 * sizeof(float), 64, cudaMemcpyDeviceToDevice));
     std::vector<float> corner(64 * 64);
-    CHECK(cudaMemcpy2D(corner.data(), 64 * sizeof(float), pitched, pitch, 64 * sizeof(float),
-                       64, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy2D(corner.data(), 64 * sizeof(float), pitched, pitch, 64 * sizeof(float), 64,
+                       cudaMemcpyDeviceToHost));
     unsigned long long corner_sum = 0;
     for (int r = 0; r < 64; ++r)
         for (int c = 0; c < 64; ++c) {

@@ -11,14 +11,15 @@
 #include <cuda_runtime.h>
 
 struct Batch {
-    float* out[4];  // one output buffer per request
+    float *out[4]; // one output buffer per request
     int n;
 };
 
 __global__ void write_results(Batch b)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < b.n) b.out[blockIdx.y][i] = (float)(blockIdx.y * 1000 + i);
+    if (i < b.n)
+        b.out[blockIdx.y][i] = (float)(blockIdx.y * 1000 + i);
 }
 
 int main()
@@ -26,7 +27,7 @@ int main()
     const int n = 4096;
     Batch b = {};
     b.n = n;
-    for (int r = 0; r < 3; ++r)  // the bug: request 3's slot is never filled in
+    for (int r = 0; r < 3; ++r) // the bug: request 3's slot is never filled in
         cudaMalloc(&b.out[r], n * sizeof(float));
 
     write_results<<<dim3(n / 256, 4), 256>>>(b);
@@ -36,13 +37,12 @@ int main()
 
     // "Keep serving": the next request. Every call fails now.
     float host[4] = {0, 0, 0, 0};
-    float* next = nullptr;
+    float *next = nullptr;
     cudaError_t alloc = cudaMalloc(&next, n * sizeof(float));
     cudaError_t copy = cudaMemcpy(host, b.out[0], sizeof host, cudaMemcpyDeviceToHost);
-    printf("next request: cudaMalloc %s, cudaMemcpy %s\n", cudaGetErrorName(alloc),
-           cudaGetErrorName(copy));
+    printf("next request: cudaMalloc %s, cudaMemcpy %s\n", cudaGetErrorName(alloc), cudaGetErrorName(copy));
 
     printf("RESULT sync=%s\n", cudaGetErrorName(sync));
     printf("RESULT next_memcpy=%s\n", cudaGetErrorName(copy));
-    return 0;  // the program's own status says all is well
+    return 0; // the program's own status says all is well
 }

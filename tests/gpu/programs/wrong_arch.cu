@@ -28,39 +28,41 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-extern "C" __global__ void scale(float* data, int n, float factor)
+extern "C" __global__ void scale(float *data, int n, float factor)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] *= factor;
+    if (i < n)
+        data[i] *= factor;
 }
 
 static const int N = 1024;
 static const float FACTOR = 3.0f;
 
-static const char* name(CUresult r)
+static const char *name(CUresult r)
 {
-    const char* s = nullptr;
+    const char *s = nullptr;
     return cuGetErrorName(r, &s) == CUDA_SUCCESS && s ? s : "?";
 }
 
-static void result(const char* key, const char* value)
+static void result(const char *key, const char *value)
 {
     printf("RESULT %s=%s\n", key, value);
 }
 
 // Whether h holds the input scaled: some kernel ran.
-static const char* ran(const std::vector<float>& h)
+static const char *ran(const std::vector<float> &h)
 {
     for (int i = 0; i < N; ++i)
-        if (h[i] != FACTOR * (float)i) return "no";
+        if (h[i] != FACTOR * (float)i)
+            return "no";
     return "yes";
 }
 
 // The first failing step names the point; later steps are not reached.
 struct steps {
-    const char* point = "none";
-    const char* code = "none";
-    bool failed(const char* where, const char* code_name, bool error)
+    const char *point = "none";
+    const char *code = "none";
+    bool failed(const char *where, const char *code_name, bool error)
     {
         if (error && !std::strcmp(point, "none")) {
             point = where;
@@ -70,7 +72,7 @@ struct steps {
     }
 };
 
-static void driver_part(const char* path, const std::vector<float>& h_in)
+static void driver_part(const char *path, const std::vector<float> &h_in)
 {
     steps s;
     CUdevice dev;
@@ -85,7 +87,7 @@ static void driver_part(const char* path, const std::vector<float>& h_in)
     CUresult r = cuModuleGetLoadingMode(&mode);
     result("loading_mode", r != CUDA_SUCCESS ? name(r) : mode == CU_MODULE_EAGER_LOADING ? "EAGER" : "LAZY");
     std::vector<float> h(N, -1.0f);
-    const char* ran_it = "no";
+    const char *ran_it = "no";
     CUresult load = cuModuleLoad(&mod, path);
     result("drv_load", name(load));
     if (!s.failed("load", name(load), load != CUDA_SUCCESS)) {
@@ -94,16 +96,19 @@ static void driver_part(const char* path, const std::vector<float>& h_in)
         if (!s.failed("lookup", name(lookup), lookup != CUDA_SUCCESS)) {
             CUfunctionLoadingState st;
             CUresult q = cuFuncIsLoaded(&st, fn);
-            result("drv_loaded", q != CUDA_SUCCESS ? name(q) : st == CU_FUNCTION_LOADING_STATE_LOADED ? "LOADED"
-                                                                                                    : "UNLOADED");
+            result("drv_loaded", q != CUDA_SUCCESS                        ? name(q)
+                                 : st == CU_FUNCTION_LOADING_STATE_LOADED ? "LOADED"
+                                                                          : "UNLOADED");
             CUresult fl = cuModuleLoad(&mod2, path);
-            if (fl == CUDA_SUCCESS) fl = cuModuleGetFunction(&fn2, mod2, "scale");
-            if (fl == CUDA_SUCCESS) fl = cuFuncLoad(fn2);
+            if (fl == CUDA_SUCCESS)
+                fl = cuModuleGetFunction(&fn2, mod2, "scale");
+            if (fl == CUDA_SUCCESS)
+                fl = cuFuncLoad(fn2);
             result("drv_funcload", name(fl));
             CUdeviceptr d;
             int n = N;
             float f = FACTOR;
-            void* args[] = {&d, &n, &f};
+            void *args[] = {&d, &n, &f};
             if (cuMemAlloc(&d, N * sizeof(float)) == CUDA_SUCCESS &&
                 cuMemcpyHtoD(d, h_in.data(), N * sizeof(float)) == CUDA_SUCCESS) {
                 CUresult launch = cuLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
@@ -113,7 +118,8 @@ static void driver_part(const char* path, const std::vector<float>& h_in)
                     result("drv_sync", name(sync));
                     s.failed("sync", name(sync), sync != CUDA_SUCCESS);
                 }
-                if (cuMemcpyDtoH(h.data(), d, N * sizeof(float)) == CUDA_SUCCESS) ran_it = ran(h);
+                if (cuMemcpyDtoH(h.data(), d, N * sizeof(float)) == CUDA_SUCCESS)
+                    ran_it = ran(h);
                 cuMemFree(d);
             }
         }
@@ -124,12 +130,12 @@ static void driver_part(const char* path, const std::vector<float>& h_in)
     result("drv_ran", ran_it);
 }
 
-static void runtime_part(const std::vector<float>& h_in)
+static void runtime_part(const std::vector<float> &h_in)
 {
     steps s;
     std::vector<float> h(N, -1.0f);
-    const char* ran_it = "no";
-    float* d = nullptr;
+    const char *ran_it = "no";
+    float *d = nullptr;
     cudaError_t start = cudaMalloc(&d, N * sizeof(float));
     result("rt_malloc", cudaGetErrorName(start));
     if (!s.failed("start", cudaGetErrorName(start), start != cudaSuccess) &&
@@ -142,7 +148,8 @@ static void runtime_part(const std::vector<float>& h_in)
             result("rt_sync", cudaGetErrorName(sync));
             s.failed("sync", cudaGetErrorName(sync), sync != cudaSuccess);
         }
-        if (cudaMemcpy(h.data(), d, N * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess) ran_it = ran(h);
+        if (cudaMemcpy(h.data(), d, N * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess)
+            ran_it = ran(h);
         cudaFree(d);
     }
     printf("runtime API: the first error at %s: %s\n", s.point, s.code);
@@ -151,14 +158,15 @@ static void runtime_part(const std::vector<float>& h_in)
     result("rt_ran", ran_it);
 }
 
-int main(int argc, char** argv)
+int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: %s MODULE.fatbin\n", argv[0]);
         return 2;
     }
     std::vector<float> h_in(N);
-    for (int i = 0; i < N; ++i) h_in[i] = (float)i;
+    for (int i = 0; i < N; ++i)
+        h_in[i] = (float)i;
     driver_part(argv[1], h_in);
     runtime_part(h_in);
     return 0;

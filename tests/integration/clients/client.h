@@ -66,8 +66,7 @@ typedef struct client_scenario {
 
 /* Run the scenario argv[1] names with the arguments after it, once setup
  * ran; usage on stderr and 2 for an unknown or missing name. */
-static inline int client_main(int argc, char **argv, const client_scenario *scenarios, size_t n,
-                              void (*setup)(void))
+static inline int client_main(int argc, char **argv, const client_scenario *scenarios, size_t n, void (*setup)(void))
 {
     for (size_t i = 0; argc > 1 && i < n; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {

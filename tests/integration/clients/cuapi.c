@@ -47,13 +47,15 @@ int cuapi_load(void)
     gpa_v1_fn gpa_old = NULL;
     CUdriverProcAddressQueryResult st;
     if (first("cuGetProcAddress", (void **)&gpa, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS ||
-        gpa == NULL || gpa("cuGetProcAddress", (void **)&gpa_old, 11030, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS ||
+        gpa == NULL ||
+        gpa("cuGetProcAddress", (void **)&gpa_old, 11030, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS ||
         gpa_old == NULL) {
         fprintf(stderr, "client: cuGetProcAddress self-lookup failed\n");
         return -1;
     }
-#define CUAPI_FETCH(f, ver) \
-    if (fetch(gpa, gpa_old, #f, ver, (void **)&cuapi_##f) != 0) return -1;
+#define CUAPI_FETCH(f, ver)                                     \
+    if (fetch(gpa, gpa_old, #f, ver, (void **)&cuapi_##f) != 0) \
+        return -1;
     CUAPI_FUNCS(CUAPI_FETCH)
 #undef CUAPI_FETCH
     return 0;

@@ -25,6 +25,8 @@
 
 /* Every entry point the clients use, with the cudaVersion the runtime-style
  * loader asks for it at. */
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define CUAPI_FUNCS(X)                  \
     X(cuInit, 12000)                    \
     X(cuDriverGetVersion, 12000)        \
@@ -66,6 +68,7 @@
     X(cuGraphExecUpdate, 12000)         \
     X(cuGraphExecDestroy, 12000)        \
     X(cuGraphDestroy, 12000)
+/* clang-format on */
 
 #if CLIENT_RUNTIME_LOAD
 

@@ -204,10 +204,14 @@ static int sc_read_unwritable(int argc, char **argv)
 
 static const client_scenario scenarios[] = {
     {"read_unwritable", sc_read_unwritable},
-    {"close_stderr", sc_close_stderr},       {"close_fds", sc_close_fds},
-    {"chdir_crash", sc_chdir_crash},         {"sigterm_in_event", sc_sigterm_in_event},
-    {"sigterm_in_hostfn", sc_sigterm_in_hostfn}, {"fork_fail", sc_fork_fail},
-    {"fork_reread", sc_fork_reread},         {"secure", sc_secure},
+    {"close_stderr", sc_close_stderr},
+    {"close_fds", sc_close_fds},
+    {"chdir_crash", sc_chdir_crash},
+    {"sigterm_in_event", sc_sigterm_in_event},
+    {"sigterm_in_hostfn", sc_sigterm_in_hostfn},
+    {"fork_fail", sc_fork_fail},
+    {"fork_reread", sc_fork_reread},
+    {"secure", sc_secure},
 };
 
 int main(int argc, char **argv)

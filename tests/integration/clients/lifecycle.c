@@ -203,7 +203,10 @@ static void *before_guard_page(size_t bytes)
  * guard page: reading kernelParams[1] is a SIGSEGV. */
 static CUresult copy_pair_guarded(CUfunction f, CUdeviceptr in, CUdeviceptr out, unsigned block)
 {
-    static struct { CUdeviceptr in, out; int n; } pair;
+    static struct {
+        CUdeviceptr in, out;
+        int n;
+    } pair;
     pair.in = in, pair.out = out, pair.n = N;
     void **params = before_guard_page(sizeof(void *));
     params[0] = &pair;
@@ -321,9 +324,9 @@ static int sc_loss_then_exit(int argc, char **argv)
 
 /* ---- pitched reads ---------------------------------------------------------- */
 
-#define ROW_BYTES 320u   /* a 320-pixel row of bytes, as ffmpeg's planes */
-#define HOST_PITCH 384u  /* the host's rows are wider */
-#define SLICE_GAP 4u     /* 3D: rows between the host's slices */
+#define ROW_BYTES 320u  /* a 320-pixel row of bytes, as ffmpeg's planes */
+#define HOST_PITCH 384u /* the host's rows are wider */
+#define SLICE_GAP 4u    /* 3D: rows between the host's slices */
 
 /* One byte every position of a kind holds, or -1 (mixed). */
 static int uniform(const unsigned char *host, size_t bytes, bool (*in_row)(size_t, unsigned), unsigned slice_rows,
@@ -370,8 +373,8 @@ static int sc_read_pitched(int argc, char **argv)
     CUdeviceptr dev;
     size_t pitch;
     check("cuMemAllocPitch", cuMemAllocPitch(&dev, &pitch, ROW_BYTES, rows, 4));
-    say("launch fill frame", fill(function(load_module(), "_Z4fillPfif"), dev, (int)(pitch * rows / 4), 1.0f,
-                                  BAD_BLOCK));
+    say("launch fill frame",
+        fill(function(load_module(), "_Z4fillPfif"), dev, (int)(pitch * rows / 4), 1.0f, BAD_BLOCK));
     size_t host_bytes = (size_t)HOST_PITCH * slice_rows * depth;
     unsigned char *host = malloc(host_bytes);
     if (host == NULL)
@@ -379,15 +382,27 @@ static int sc_read_pitched(int argc, char **argv)
     memset(host, UNTOUCHED, host_bytes);
     CUresult r;
     if (three_d) {
-        CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = dev, .srcPitch = pitch,
-                           .srcHeight = height, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host,
-                           .dstPitch = HOST_PITCH, .dstHeight = slice_rows, .WidthInBytes = ROW_BYTES,
-                           .Height = height, .Depth = depth};
+        CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .srcDevice = dev,
+                           .srcPitch = pitch,
+                           .srcHeight = height,
+                           .dstMemoryType = CU_MEMORYTYPE_HOST,
+                           .dstHost = host,
+                           .dstPitch = HOST_PITCH,
+                           .dstHeight = slice_rows,
+                           .WidthInBytes = ROW_BYTES,
+                           .Height = height,
+                           .Depth = depth};
         r = cuMemcpy3D(&c);
     } else {
-        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = dev, .srcPitch = pitch,
-                           .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = HOST_PITCH,
-                           .WidthInBytes = ROW_BYTES, .Height = height};
+        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .srcDevice = dev,
+                           .srcPitch = pitch,
+                           .dstMemoryType = CU_MEMORYTYPE_HOST,
+                           .dstHost = host,
+                           .dstPitch = HOST_PITCH,
+                           .WidthInBytes = ROW_BYTES,
+                           .Height = height};
         r = cuMemcpy2D(&c);
     }
     printf("read frame: %s", cuapi_errname(r));
@@ -521,14 +536,10 @@ static int sc_skip_loop(int argc, char **argv)
 }
 
 static const client_scenario scenarios[] = {
-    {"skip_loop", sc_skip_loop},
-    {"context_gone", sc_context_gone},
-    {"handle_reuse", sc_handle_reuse},
-    {"loss_then_exit", sc_loss_then_exit},
-    {"read_pitched", sc_read_pitched},
-    {"oom", sc_oom},
-    {"oom_scratch", sc_oom_scratch},
-    {"fold", sc_fold},
+    {"skip_loop", sc_skip_loop},       {"context_gone", sc_context_gone},
+    {"handle_reuse", sc_handle_reuse}, {"loss_then_exit", sc_loss_then_exit},
+    {"read_pitched", sc_read_pitched}, {"oom", sc_oom},
+    {"oom_scratch", sc_oom_scratch},   {"fold", sc_fold},
 };
 
 int main(int argc, char **argv)

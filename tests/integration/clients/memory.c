@@ -207,9 +207,17 @@ static CUresult copy_to_host(const char *how, void *host, CUdeviceptr src, size_
     op.src.op.ptr.ptr = src;
     op.dst.op.ptr.ptr = (CUdeviceptr)(uintptr_t)host;
     CUDA_MEMCPY3D_PEER peer = {
-        .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src, .srcContext = ctx, .srcPitch = bytes,
-        .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstContext = ctx, .dstPitch = bytes,
-        .WidthInBytes = bytes, .Height = 1, .Depth = 1,
+        .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+        .srcDevice = src,
+        .srcContext = ctx,
+        .srcPitch = bytes,
+        .dstMemoryType = CU_MEMORYTYPE_HOST,
+        .dstHost = host,
+        .dstContext = ctx,
+        .dstPitch = bytes,
+        .WidthInBytes = bytes,
+        .Height = 1,
+        .Depth = 1,
     };
     CUresult r;
     if (strcmp(how, "batch") == 0) {
@@ -348,16 +356,21 @@ static int sc_tall_pitched(int argc, char **argv)
     } else if (strcmp(how, "copy2d") == 0) {
         static unsigned char host[TALL_WIDTH * 4096];
         memset(host, 0x5a, sizeof host);
-        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = TALL_WIDTH,
-                           .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = buf, .dstPitch = TALL_PITCH,
-                           .WidthInBytes = TALL_WIDTH, .Height = rows};
+        CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+                           .srcHost = host,
+                           .srcPitch = TALL_WIDTH,
+                           .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .dstDevice = buf,
+                           .dstPitch = TALL_PITCH,
+                           .WidthInBytes = TALL_WIDTH,
+                           .Height = rows};
         say("copy 2D", cuMemcpy2D(&c));
     } else {
         CUgraph g;
         CUgraphNode node;
         CUgraphExec exec;
-        CUDA_MEMSET_NODE_PARAMS p = {.dst = buf, .pitch = TALL_PITCH, .value = 0x5a, .elementSize = 1,
-                                     .width = TALL_WIDTH, .height = rows};
+        CUDA_MEMSET_NODE_PARAMS p =
+            {.dst = buf, .pitch = TALL_PITCH, .value = 0x5a, .elementSize = 1, .width = TALL_WIDTH, .height = rows};
         check("cuGraphCreate", cuGraphCreate(&g, 0));
         check("cuGraphAddMemsetNode", cuGraphAddMemsetNode(&node, g, NULL, 0, &p, ctx));
         check("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags(&exec, g, 0));
@@ -387,7 +400,9 @@ static int sc_wide_launch(int argc, char **argv)
     say("write b", write_floats(b, N, 2.0f));
     if (strcmp(mode, "input") == 0)
         say("launch fill b", fill(b, N, 3.0f, BAD_BLOCK));
-    struct { CUdeviceptr p[300]; } ptrs = {{0}};
+    struct {
+        CUdeviceptr p[300];
+    } ptrs = {{0}};
     ptrs.p[0] = a;
     for (int i = 1; i < 299; i++)
         ptrs.p[i] = 8 * (CUdeviceptr)i; /* numbers, not device memory: every word counts */
@@ -401,15 +416,9 @@ static int sc_wide_launch(int argc, char **argv)
 }
 
 static const client_scenario scenarios[] = {
-    {"wide_launch", sc_wide_launch},
-    {"tall_pitched", sc_tall_pitched},
-    {"vmm_remap", sc_vmm_remap},
-    {"vmm_run", sc_vmm_run},
-    {"vmm_release", sc_vmm_release},
-    {"read_by", sc_read_by},
-    {"batch_mixed", sc_batch_mixed},
-    {"managed", sc_managed},
-    {"pinned", sc_pinned},
+    {"wide_launch", sc_wide_launch}, {"tall_pitched", sc_tall_pitched}, {"vmm_remap", sc_vmm_remap},
+    {"vmm_run", sc_vmm_run},         {"vmm_release", sc_vmm_release},   {"read_by", sc_read_by},
+    {"batch_mixed", sc_batch_mixed}, {"managed", sc_managed},           {"pinned", sc_pinned},
 };
 
 int main(int argc, char **argv)

@@ -59,11 +59,8 @@ static void noise(void)
         const char *name;
         void *expect;
     } names[] = {
-        {"malloc", (void *)malloc},
-        {"free", (void *)free},
-        {"pthread_create", (void *)pthread_create},
-        {"getenv", (void *)getenv},
-        {"fprintf", (void *)fprintf},
+        {"malloc", (void *)malloc}, {"free", (void *)free},       {"pthread_create", (void *)pthread_create},
+        {"getenv", (void *)getenv}, {"fprintf", (void *)fprintf},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *next = dlsym(RTLD_NEXT, names[i].name);
@@ -735,8 +732,8 @@ static int sc_threads(int argc, char **argv)
             exit(4);
     for (int t = 0; t < N_THREADS; t++) {
         pthread_join(w[t].tid, NULL);
-        printf("thread %d: ok=%d refused=%d wrong=%d errors=%d%s\n", t, w[t].ok, w[t].refused, w[t].wrong,
-               w[t].errors, w[t].first_refusal);
+        printf("thread %d: ok=%d refused=%d wrong=%d errors=%d%s\n", t, w[t].ok, w[t].refused, w[t].wrong, w[t].errors,
+               w[t].first_refusal);
     }
     return 0;
 }
@@ -936,8 +933,14 @@ static int sc_spin(int argc, char **argv)
 /* ---- graphs --------------------------------------------------------------- */
 static CUDA_KERNEL_NODE_PARAMS saxpy_node(void **params)
 {
-    return (CUDA_KERNEL_NODE_PARAMS){.func = k_saxpy, .gridDimX = N / OK_BLOCK, .gridDimY = 1, .gridDimZ = 1,
-                                     .blockDimX = OK_BLOCK, .blockDimY = 1, .blockDimZ = 1, .kernelParams = params};
+    return (CUDA_KERNEL_NODE_PARAMS){.func = k_saxpy,
+                                     .gridDimX = N / OK_BLOCK,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = OK_BLOCK,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
+                                     .kernelParams = params};
 }
 
 /* An explicit graph: memset y = 0, then saxpy(2, in -> y). */
@@ -1035,7 +1038,8 @@ static void *reuse_check(void *arg)
         w->errors++;
     for (int i = 0; i < w->iters; i++) {
         CUgraphExec e;
-        if (CU(cuMemsetD32)(w->y, 0, N) != CUDA_SUCCESS || CU(cuGraphInstantiateWithFlags)(&e, w->g, 0) != CUDA_SUCCESS) {
+        if (CU(cuMemsetD32)(w->y, 0, N) != CUDA_SUCCESS ||
+            CU(cuGraphInstantiateWithFlags)(&e, w->g, 0) != CUDA_SUCCESS) {
             w->errors++;
             continue;
         }
@@ -1091,8 +1095,11 @@ static int sc_images(int argc, char **argv)
 {
     (void)argc, (void)argv;
     static const char not_an_image[] = "not a kernel image, just bytes";
-    static const struct { int magic, version; const void *data; void *unused; } wrapper = {
-        0x466243b1, 1, not_an_image, NULL};
+    static const struct {
+        int magic, version;
+        const void *data;
+        void *unused;
+    } wrapper = {0x466243b1, 1, not_an_image, NULL};
     CUlibraryOption keep = CU_LIBRARY_BINARY_IS_PRESERVED;
     void *yes = (void *)(uintptr_t)1;
     CUlibrary lib;

@@ -37,11 +37,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define LAUNCH_PARAMS                                                                      \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
      unsigned shared, CUstream s, void **params, void **extra)
+/* clang-format on */
 #define LAUNCH_ARGS (f, gx, gy, gz, bx, by, bz, shared, s, params, extra)
 /* The plain wrappers: name, parameters, arguments. */
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define LAYER_CALLS(X)                                                          \
     X(cuInit, (unsigned flags), (flags))                                        \
     X(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *h, size_t n), (d, h, n))     \
@@ -50,8 +55,11 @@
     X(cuMemcpyDtoH_v2_ptds, (void *h, CUdeviceptr d, size_t n), (h, d, n))      \
     X(cuLaunchKernel, LAUNCH_PARAMS, LAUNCH_ARGS)                               \
     X(cuLaunchKernel_ptsz, LAUNCH_PARAMS, LAUNCH_ARGS)
+/* clang-format on */
 /* Every function it exports (the limit's and cuGetProcAddress's are
  * written out). */
+/* An X-macro table, laid out by hand: */
+/* clang-format off */
 #define LAYER_FUNCS(X)                                                 \
     LAYER_CALLS(X)                                                     \
     X(cuMemAlloc_v2, (CUdeviceptr * p, size_t n), ())                  \
@@ -59,12 +67,13 @@
     X(cuGetProcAddress_v2,                                             \
       (const char *symbol, void **pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult *status), ()) \
     X(cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags), ())
+/* clang-format on */
 
 enum {
 #define X(name, params, args) ID_##name,
     LAYER_FUNCS(X)
 #undef X
-    N_FUNCS
+        N_FUNCS
 };
 
 typedef CUresult CUDAAPI cuGetProcAddress_v2_fn(const char *, void **, int, cuuint64_t,
@@ -141,12 +150,12 @@ static void *arrive(int id)
 
 static void swap_in(CUresult r, void **pfn);
 
-#define X(name, params, args)                                  \
-    typedef CUresult CUDAAPI name##_fn params;                 \
-    EXPORT CUresult CUDAAPI name params                        \
-    {                                                          \
-        name##_fn *fn = (name##_fn *)arrive(ID_##name);        \
-        return fn ? fn args : CUDA_ERROR_NOT_FOUND;            \
+#define X(name, params, args)                           \
+    typedef CUresult CUDAAPI name##_fn params;          \
+    EXPORT CUresult CUDAAPI name params                 \
+    {                                                   \
+        name##_fn *fn = (name##_fn *)arrive(ID_##name); \
+        return fn ? fn args : CUDA_ERROR_NOT_FOUND;     \
     }
 LAYER_CALLS(X)
 #undef X
@@ -154,7 +163,10 @@ LAYER_CALLS(X)
 /* The limit: what is live, by pointer (a test's few allocations). */
 #define MAX_LIVE 256
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { CUdeviceptr p; size_t n; } live[MAX_LIVE];
+static struct {
+    CUdeviceptr p;
+    size_t n;
+} live[MAX_LIVE];
 static size_t in_use;
 
 static size_t memory_limit(void)
@@ -194,7 +206,7 @@ EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr p)
 }
 
 EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-                                             CUdriverProcAddressQueryResult *status)
+                                            CUdriverProcAddressQueryResult *status)
 {
     cuGetProcAddress_v2_fn *fn = (cuGetProcAddress_v2_fn *)arrive(ID_cuGetProcAddress_v2);
     CUresult r = fn ? fn(symbol, pfn, version, flags, status) : CUDA_ERROR_NOT_FOUND;

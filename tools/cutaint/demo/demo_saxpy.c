@@ -110,21 +110,19 @@ int main(void)
     int n = N;
     float two = 2.0f;
     unsigned fill_threads = 2048;
-    void *fill_args[] = { &y, &n, &two };
-    cuLaunchKernel(fill, blocks_for(N, fill_threads), 1, 1, fill_threads, 1, 1, 0, NULL,
-                   fill_args, NULL);
+    void *fill_args[] = {&y, &n, &two};
+    cuLaunchKernel(fill, blocks_for(N, fill_threads), 1, 1, fill_threads, 1, 1, 0, NULL, fill_args, NULL);
 
     /* y = 3x + y, so every y[i] should be 5. */
     float a = 3.0f;
-    void *saxpy_args[] = { &n, &a, &x, &y };
+    void *saxpy_args[] = {&n, &a, &x, &y};
     cuLaunchKernel(saxpy, blocks_for(N, 256), 1, 1, 256, 1, 1, 0, NULL, saxpy_args, NULL);
 
     memset(host, 0, bytes);
     CUresult rc = cuMemcpyDtoH(host, y, bytes);
     unsigned char *b = (unsigned char *)host;
     printf("demo_saxpy: cuMemcpyDtoH(y) returned %s (%d)\n", error_name(rc), (int)rc);
-    printf("demo_saxpy: y[0] = %g (expected 5; bytes %02x %02x %02x %02x)\n", host[0], b[0],
-           b[1], b[2], b[3]);
+    printf("demo_saxpy: y[0] = %g (expected 5; bytes %02x %02x %02x %02x)\n", host[0], b[0], b[1], b[2], b[3]);
 
     cuMemFree(x);
     cuMemFree(y);

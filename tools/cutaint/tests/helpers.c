@@ -39,8 +39,7 @@ int run_argv(char *const argv[], const char *input, const char *output)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, input ? input : "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, output ? output : "/dev/null",
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, output ? output : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
     extern char **environ;

@@ -31,8 +31,7 @@ TestSuite(cli, .init = setup, .fini = teardown);
 /* cutaint run OPTION... -- touch MARKER: must exit 2 and leave no marker. */
 static void refused(const char *opt, const char *value)
 {
-    char *argv[] = { CUTAINT, "run", (char *)opt, (char *)value, "--", "/usr/bin/touch", marker,
-                     NULL };
+    char *argv[] = {CUTAINT, "run", (char *)opt, (char *)value, "--", "/usr/bin/touch", marker, NULL};
     if (!value) {
         argv[3] = "--";
         argv[4] = "/usr/bin/touch";
@@ -71,15 +70,15 @@ Test(cli, bad_inherited_variable_exits_2)
 
 Test(cli, missing_operands_exit_2)
 {
-    char *no_program[] = { CUTAINT, "run", "--quiet", NULL };
+    char *no_program[] = {CUTAINT, "run", "--quiet", NULL};
     cr_expect_eq(run_argv(no_program, NULL, NULL), 2);
-    char *no_value[] = { CUTAINT, "run", "--report", NULL };
+    char *no_value[] = {CUTAINT, "run", "--report", NULL};
     cr_expect_eq(run_argv(no_value, NULL, NULL), 2);
-    char *no_file[] = { CUTAINT, "report", NULL };
+    char *no_file[] = {CUTAINT, "report", NULL};
     cr_expect_eq(run_argv(no_file, NULL, NULL), 2);
-    char *no_command[] = { CUTAINT, NULL };
+    char *no_command[] = {CUTAINT, NULL};
     cr_expect_eq(run_argv(no_command, NULL, NULL), 2);
-    char *unknown[] = { CUTAINT, "frobnicate", NULL };
+    char *unknown[] = {CUTAINT, "frobnicate", NULL};
     cr_expect_eq(run_argv(unknown, NULL, NULL), 2);
 }
 
@@ -87,28 +86,28 @@ Test(cli, report_statuses)
 {
     char demo[4096];
     snprintf(demo, sizeof demo, "%s/demo.jsonl", CT_TEST_DATA);
-    static const char *const formats[] = { "text", "dot", "json" };
+    static const char *const formats[] = {"text", "dot", "json"};
     for (size_t i = 0; i < 3; i++) {
-        char *argv[] = { CUTAINT, "report", "--format", (char *)formats[i], demo, NULL };
+        char *argv[] = {CUTAINT, "report", "--format", (char *)formats[i], demo, NULL};
         cr_expect_eq(run_argv(argv, NULL, NULL), 0, "--format %s", formats[i]);
     }
-    char *from_stdin[] = { CUTAINT, "report", "-", NULL };
+    char *from_stdin[] = {CUTAINT, "report", "-", NULL};
     cr_expect_eq(run_argv(from_stdin, demo, NULL), 0);
-    char *bad_format[] = { CUTAINT, "report", "--format", "svg", demo, NULL };
+    char *bad_format[] = {CUTAINT, "report", "--format", "svg", demo, NULL};
     cr_expect_eq(run_argv(bad_format, NULL, NULL), 2);
-    char *missing[] = { CUTAINT, "report", demo, "/nonexistent/report.jsonl", NULL };
+    char *missing[] = {CUTAINT, "report", demo, "/nonexistent/report.jsonl", NULL};
     cr_expect_eq(run_argv(missing, NULL, NULL), 2);
-    char *directory[] = { CUTAINT, "report", "/", NULL };
+    char *directory[] = {CUTAINT, "report", "/", NULL};
     cr_expect_eq(run_argv(directory, NULL, NULL), 2);
 }
 
 Test(cli, every_command_has_help)
 {
-    static const char *const commands[] = { "run", "report", "demo" };
-    char *top[] = { CUTAINT, "--help", NULL };
+    static const char *const commands[] = {"run", "report", "demo"};
+    char *top[] = {CUTAINT, "--help", NULL};
     cr_expect_eq(run_argv(top, NULL, NULL), 0);
     for (size_t i = 0; i < 3; i++) {
-        char *argv[] = { CUTAINT, (char *)commands[i], "--help", NULL };
+        char *argv[] = {CUTAINT, (char *)commands[i], "--help", NULL};
         cr_expect_eq(run_argv(argv, NULL, NULL), 0, "%s --help", commands[i]);
     }
 }

@@ -71,10 +71,32 @@ Test(jsonr, integers_that_do_not_fit_are_doubles)
 Test(jsonr, refuses_what_is_not_json)
 {
     static const char *const bad[] = {
-        "", "{", "{\"a\":1", "{\"a\" 1}", "{\"a\":1,}", "[1,]", "[01]", "[1.]", "[.5]", "[1e]",
-        "[-]", "tru", "nul", "{\"a\":1} x", "\"unterminated", "\"bad \\x escape\"",
-        "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\u12\"", "\"tab\there\"",
-        "[0x10]", "[NaN]", "[Infinity]", "{1:2}", "'single'",
+        "",
+        "{",
+        "{\"a\":1",
+        "{\"a\" 1}",
+        "{\"a\":1,}",
+        "[1,]",
+        "[01]",
+        "[1.]",
+        "[.5]",
+        "[1e]",
+        "[-]",
+        "tru",
+        "nul",
+        "{\"a\":1} x",
+        "\"unterminated",
+        "\"bad \\x escape\"",
+        "\"\\ud800\"",
+        "\"\\udc00\"",
+        "\"\\ud800\\u0041\"",
+        "\"\\u12\"",
+        "\"tab\there\"",
+        "[0x10]",
+        "[NaN]",
+        "[Infinity]",
+        "{1:2}",
+        "'single'",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_expect_not(parse(bad[i]), "accepted: %s", bad[i]);

@@ -179,7 +179,7 @@ Test(reader, random_mutations_of_a_real_report_do_not_crash)
         for (int k = rand() % 8; k >= 0; k--)
             buf[(size_t)rand() % n] = (char)(rand() % 256);
         FILE *f = fmemopen(buf, (size_t)rand() % n + 1, "r");
-        ct_report one = { 0 };
+        ct_report one = {0};
         ct_report_read(&one, f, "mutated");
         fclose(f);
         free(render_to_string(&one, CT_FORMAT_TEXT, NULL));

@@ -17,10 +17,21 @@
 #include <unistd.h>
 
 static const char *const all_logs[] = {
-    "demo.jsonl",  "killed.jsonl",  "corrupt.jsonl", "context_lost.jsonl",
-    "multi_a.jsonl", "multi_b.jsonl", "hostile.jsonl", "repeats.jsonl",
-    "image_stand_in.jsonl", "image_unnumbered.jsonl", "image_missing.jsonl",
-    "context_lost_suspects.jsonl", "context_lost_none.jsonl", "context_lost_many.jsonl", "cascade.jsonl",
+    "demo.jsonl",
+    "killed.jsonl",
+    "corrupt.jsonl",
+    "context_lost.jsonl",
+    "multi_a.jsonl",
+    "multi_b.jsonl",
+    "hostile.jsonl",
+    "repeats.jsonl",
+    "image_stand_in.jsonl",
+    "image_unnumbered.jsonl",
+    "image_missing.jsonl",
+    "context_lost_suspects.jsonl",
+    "context_lost_none.jsonl",
+    "context_lost_many.jsonl",
+    "cascade.jsonl",
     "retry.jsonl",
 };
 #define N_LOGS (sizeof all_logs / sizeof all_logs[0])
@@ -57,7 +68,8 @@ Test(render, demo_tree)
 Test(render, a_folded_failure_shows_its_count_and_both_launches)
 {
     char *t = text_of("repeats.jsonl");
-    cr_assert(strstr(t, "failure #1: fill(float*, int, float) -> CUDA_ERROR_INVALID_VALUE (1), 3 occurrences"), "%s", t);
+    cr_assert(strstr(t, "failure #1: fill(float*, int, float) -> CUDA_ERROR_INVALID_VALUE (1), 3 occurrences"), "%s",
+              t);
     cr_assert(strstr(t, "at cuLaunchKernel, launch #1, latest launch #9,"), "%s", t);
     cr_assert(strstr(t, "verdict: 1 root failure (3 occurrences), 0 skipped launches"), "%s", t);
     free(t);
@@ -70,10 +82,11 @@ Test(render, a_folded_failure_shows_its_count_and_both_launches)
 Test(render, a_path_through_one_kernel_again_and_again_is_folded)
 {
     char *t = text_of("cascade.jsonl");
-    cr_assert(strstr(t, "  |  |- refused read: cuMemcpyDtoH_v2, 4096 bytes at 0x7f02e0c01000 -> returned "
-                        "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"
-                        "  |  |     path: fill(float*, int, float) (13 times) -> saxpy(int, float, float const*, float*) "
-                        "-> fill(float*, int, float)\n"),
+    cr_assert(strstr(t,
+                     "  |  |- refused read: cuMemcpyDtoH_v2, 4096 bytes at 0x7f02e0c01000 -> returned "
+                     "CUDA_ERROR_INVALID_VALUE; host buffer poisoned\n"
+                     "  |  |     path: fill(float*, int, float) (13 times) -> saxpy(int, float, float const*, float*) "
+                     "-> fill(float*, int, float)\n"),
               "%s", t);
     cr_assert(strstr(t, "     path: fill(float*, int, float) (13 times)\n"), "%s", t);
     cr_assert_null(strstr(t, "fill(float*, int, float) -> fill"), "%s", t);
@@ -140,14 +153,15 @@ Test(render, context_loss_verdict)
 Test(render, a_loss_names_its_prime_suspects_in_order)
 {
     char *t = text_of("context_lost_suspects.jsonl");
-    cr_assert(strstr(t, " every later driver call in this process returns the same status.\n"
-                        "  |     prime suspect: fill(float*, int, float) launch #1 on stream 0x0 (grid 4x1x1, block 256x1x1, "
-                        "thread 32663)\n"
-                        "  |     replay: compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash\n"
-                        "  |     prime suspect: graph 0x55d0c0de1000 (cuGraphLaunch) on stream 0x5a5a0000\n"
-                        "  |     4 suspects in all: cutaint orders them, it cannot know which one faulted\n"
-                        "  `- exit: status 70"),
-              "%s", t);
+    cr_assert(
+        strstr(t, " every later driver call in this process returns the same status.\n"
+                  "  |     prime suspect: fill(float*, int, float) launch #1 on stream 0x0 (grid 4x1x1, block 256x1x1, "
+                  "thread 32663)\n"
+                  "  |     replay: compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash\n"
+                  "  |     prime suspect: graph 0x55d0c0de1000 (cuGraphLaunch) on stream 0x5a5a0000\n"
+                  "  |     4 suspects in all: cutaint orders them, it cannot know which one faulted\n"
+                  "  `- exit: status 70"),
+        "%s", t);
     cr_assert_null(strstr(t, "crash(float*)"), "only the primes are named: %s", t);
     cr_assert(strstr(t, "\n  verdict: CONTEXT LOST -- cuStreamSynchronize failed (CUDA_ERROR_ILLEGAL_ADDRESS), and a "
                         "synchronize issued afterwards also failed"),
@@ -202,11 +216,9 @@ Test(render, hostile_text_is_defused)
         char *t = render_to_string(&r, fmt, &n);
         for (size_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)t[i];
-            cr_assert(c >= 0x20 || c == '\n', "control byte 0x%02x at %zu in format %d", c, i,
-                      (int)fmt);
+            cr_assert(c >= 0x20 || c == '\n', "control byte 0x%02x at %zu in format %d", c, i, (int)fmt);
             cr_assert(c != 0x7f);
-            cr_assert(!(c == 0xc2 && i + 1 < n && (unsigned char)t[i + 1] >= 0x80 &&
-                        (unsigned char)t[i + 1] < 0xa0),
+            cr_assert(!(c == 0xc2 && i + 1 < n && (unsigned char)t[i + 1] >= 0x80 && (unsigned char)t[i + 1] < 0xa0),
                       "C1 control in format %d", (int)fmt);
         }
         free(t);
@@ -219,7 +231,7 @@ Test(render, json_summary_is_valid_json)
         read_data(&r, all_logs[i]);
     size_t n;
     char *t = render_to_string(&r, CT_FORMAT_JSON, &n);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     const char *why = NULL;
     cr_assert(jsonr_parse(&doc, t, n, &why), "invalid JSON: %s", why ? why : "?");
     const jv *root = jsonr_root(&doc);
@@ -246,7 +258,7 @@ Test(render, dot_is_accepted_by_graphviz)
     cr_assert_eq(write(fd, t, n), (ssize_t)n);
     close(fd);
     free(t);
-    char *argv[] = { CT_TEST_DOT, "-Tsvg", in, "-o", "/dev/null", NULL };
+    char *argv[] = {CT_TEST_DOT, "-Tsvg", in, "-o", "/dev/null", NULL};
     int status = run_argv(argv, NULL, NULL);
     unlink(in);
     cr_assert_eq(status, 0, "dot -Tsvg refused the output");
@@ -268,7 +280,8 @@ Test(render, a_failure_from_an_unusable_image_says_so_under_its_root)
                         "  |  |  from unusable image #1: cuLibraryLoadData failed with CUDA_ERROR_NO_BINARY_FOR_GPU\n"
                         "  |  |  at cuLaunchKernel, launch #1,"),
               "%s", t);
-    cr_assert(strstr(t, "  |- unusable image #1: image 0x55cf3dd9a590 (kernels fill(float*, int, float)) holds sm_80"), "%s", t);
+    cr_assert(strstr(t, "  |- unusable image #1: image 0x55cf3dd9a590 (kernels fill(float*, int, float)) holds sm_80"),
+              "%s", t);
     cr_assert(strstr(t, "CUDA_ERROR_NO_BINARY_FOR_GPU; cutaint answered with a stand-in: its kernels' launches fail "
                         "as root failures\n"),
               "%s", t);
@@ -316,7 +329,7 @@ static void assert_int(const jsonr_doc *doc, const jv *obj, const char *key, int
 Test(render, json_links_a_failure_to_its_image)
 {
     char *t = render_of("image_stand_in.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
     assert_int(&doc, object_at(&doc, proc, "failures", 0), "image", 1);
@@ -330,7 +343,7 @@ Test(render, json_links_a_failure_to_its_image)
 Test(render, json_of_an_older_report_numbers_images_and_nulls_the_link)
 {
     char *t = render_of("image_unnumbered.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *first = object_at(&doc, jsonr_root(&doc), "processes", 0);
     const jv *image = jsonr_get(&doc, object_at(&doc, first, "failures", 0), "image");
@@ -347,7 +360,8 @@ Test(render, json_of_an_older_report_numbers_images_and_nulls_the_link)
 Test(render, dot_draws_the_image_a_failure_descends_from)
 {
     char *t = render_of("image_stand_in.jsonl", CT_FORMAT_DOT);
-    cr_assert(strstr(t, "    p0_i0 [label=\"unusable image #1\\ncuLibraryLoadData\\nCUDA_ERROR_NO_BINARY_FOR_GPU"), "%s", t);
+    cr_assert(strstr(t, "    p0_i0 [label=\"unusable image #1\\ncuLibraryLoadData\\nCUDA_ERROR_NO_BINARY_FOR_GPU"),
+              "%s", t);
     cr_assert(strstr(t, "    p0_i0 -> p0_f1;\n"), "%s", t);
     free(t);
     ct_report_free(&r);
@@ -362,7 +376,7 @@ Test(render, dot_draws_the_image_a_failure_descends_from)
 Test(render, json_lists_each_read_of_a_story)
 {
     char *t = render_of("cascade.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *fill = object_at(&doc, object_at(&doc, jsonr_root(&doc), "processes", 0), "failures", 0);
     cr_assert_eq(jsonr_get(&doc, fill, "refused_reads")->count, 18, "%s", t);
@@ -387,7 +401,7 @@ Test(render, a_retried_failure_names_the_launch_that_redid_it)
 Test(render, json_counts_retries_and_links_them_to_their_failure)
 {
     char *t = render_of("retry.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
     assert_int(&doc, object_at(&doc, proc, "failures", 0), "retries", 0);
@@ -417,7 +431,7 @@ static void assert_dims(const jsonr_doc *doc, const jv *obj, const char *key, in
 {
     const jv *arr = jsonr_get(doc, obj, key);
     cr_assert(arr && arr->type == JV_ARRAY && arr->count == 3, "%s is not [x, y, z]", key);
-    const int64_t want[3] = { x, y, z };
+    const int64_t want[3] = {x, y, z};
     int k = 0;
     for (const jv *e = jsonr_first(doc, arr); e; e = jsonr_next(doc, e), k++)
         cr_assert(e->type == JV_NUMBER && e->is_int && e->i == want[k], "%s[%d] is not %lld", key, k,
@@ -427,7 +441,7 @@ static void assert_dims(const jsonr_doc *doc, const jv *obj, const char *key, in
 Test(render, json_lists_a_loss_s_suspects_and_their_total)
 {
     char *t = render_of("context_lost_suspects.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
     cr_assert_eq(jsonr_get(&doc, proc, "context_lost_suspects")->count, 4);
@@ -442,7 +456,8 @@ Test(render, json_lists_a_loss_s_suspects_and_their_total)
     assert_dims(&doc, fill, "block", 256, 1, 1);
     assert_int(&doc, fill, "thread", 32663);
     assert_type(&doc, fill, "prime", JV_TRUE);
-    assert_str(&doc, fill, "repro", "compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash");
+    assert_str(&doc, fill, "repro",
+               "compute-sanitizer --tool memcheck --launch-skip 0 --launch-count 1 ./client crash");
     assert_type(&doc, object_at(&doc, proc, "context_lost_suspects", 1), "prime", JV_FALSE);
     const jv *graph = object_at(&doc, proc, "context_lost_suspects", 2);
     assert_str(&doc, graph, "api", "cuGraphLaunch");
@@ -459,10 +474,10 @@ Test(render, json_lists_a_loss_s_suspects_and_their_total)
 /* An older report and a loss with none both have [] and 0. */
 Test(render, json_of_a_loss_without_suspects_has_none)
 {
-    static const char *const logs[] = { "context_lost.jsonl", "context_lost_none.jsonl" };
+    static const char *const logs[] = {"context_lost.jsonl", "context_lost_none.jsonl"};
     for (size_t i = 0; i < 2; i++) {
         char *t = render_of(logs[i], CT_FORMAT_JSON);
-        jsonr_doc doc = { 0 };
+        jsonr_doc doc = {0};
         cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
         const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
         const jv *list = jsonr_get(&doc, proc, "context_lost_suspects");
@@ -477,7 +492,7 @@ Test(render, json_of_a_loss_without_suspects_has_none)
 Test(render, json_keeps_sixteen_suspects_and_the_whole_total)
 {
     char *t = render_of("context_lost_many.jsonl", CT_FORMAT_JSON);
-    jsonr_doc doc = { 0 };
+    jsonr_doc doc = {0};
     cr_assert(jsonr_parse(&doc, t, strlen(t), NULL));
     const jv *proc = object_at(&doc, jsonr_root(&doc), "processes", 0);
     cr_assert_eq(jsonr_get(&doc, proc, "context_lost_suspects")->count, 16);
@@ -491,7 +506,8 @@ Test(render, json_keeps_sixteen_suspects_and_the_whole_total)
 Test(render, dot_draws_the_prime_suspects_of_a_loss)
 {
     char *t = render_of("context_lost_suspects.jsonl", CT_FORMAT_DOT);
-    cr_assert(strstr(t, "    p0_suspect0 [label=\"prime suspect\\nfill(float*, int, float)\\nlaunch #1\\non stream 0x0\""),
+    cr_assert(strstr(t,
+                     "    p0_suspect0 [label=\"prime suspect\\nfill(float*, int, float)\\nlaunch #1\\non stream 0x0\""),
               "%s", t);
     cr_assert(strstr(t, "    p0_suspect0 -> p0_lost;\n"), "%s", t);
     cr_assert(strstr(t, "    p0_suspect2 [label=\"prime suspect\\ngraph 0x55d0c0de1000\\ncuGraphLaunch\\non stream "
