@@ -484,6 +484,7 @@ static void callback(CUstream s, CUresult r, void *user)
 
 Test(capture, host_functions_are_captured_other_stream_work_is_refused)
 {
+    fc_schedule_sync(); /* it asserts what has not run before the sync */
     fc_setup();
     CUstream s = stream(CU_STREAM_NON_BLOCKING);
     int calls = 0;

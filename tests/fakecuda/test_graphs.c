@@ -210,6 +210,7 @@ static void count_call(void *user)
 
 Test(graphs, a_host_node_runs_at_the_sync_point_in_order)
 {
+    fc_schedule_sync(); /* it asserts what has not run before the sync */
     fc_setup();
     int calls = 0;
     CUgraph g;
