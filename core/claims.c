@@ -170,7 +170,7 @@ static void store_inline(ct_claims *c, const ct_claim *arr, size_t n)
 }
 
 /* Only edits change the count, and they run under the store's lock; the
- * count is read without it (ct_store_tainted), hence the atomic store. */
+ * count is read without it (taint.c's claims_clean), hence the atomic store. */
 static void add_live(ct_claim_env *env, size_t was, size_t now)
 {
     atomic_store_explicit(&env->live, atomic_load_explicit(&env->live, memory_order_relaxed) - was + now,

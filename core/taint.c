@@ -1112,7 +1112,7 @@ const struct ct_summary *ct_store_summary(const ct_store *s)
 
 bool ct_store_tainted(const ct_store *s)
 {
-    return s && (atomic_load_explicit(&s->env->live, memory_order_acquire) > 0 || open_scopes(s));
+    return s && ct_summary_tainted(&s->summary);
 }
 
 const char *ct_store_intern(ct_store *s, const char *name)

@@ -605,7 +605,7 @@ static inline bool begun(ct_call *call, const ct_launch *launch, ct_flight_slot 
 
 /* A launch while stand-ins or captures exist, or whose thread has no ring
  * yet or a ring to prune first: out of line, so that the common launch calls
- * nothing but ct_store_tainted. */
+ * nothing but ct_summary_tainted. */
 __attribute__((noinline)) static bool before_launch_rare(ct_call *call, const ct_launch *launch)
 {
     if (CT_UNLIKELY(ct_stand_ins_exist()) && launched_stand_in(call, launch))

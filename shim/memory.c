@@ -623,7 +623,7 @@ static bool refuse_if_tainted(ct_call *call, const ct_side *src, const ct_side *
      * taint exists elsewhere a plain read one look at the store's summary,
      * not two shapes handed to core.  An injected call fails as its rule
      * says, whatever its memory carries. */
-    if (!src->device || !ct_store_tainted(ct_g.store) || call->injected)
+    if (!src->device || !ct_summary_tainted(ct_g.summary) || call->injected)
         return false;
     ct_range plain = {src->rows.addr, src->rows.width};
     if (src->rows.height == 1 && src->rows.depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
@@ -908,7 +908,7 @@ static unsigned batch_sources(const void *batch, size_t i, ct_range *room)
 
 bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
 {
-    if (b.n == 0 || !ct_store_tainted(ct_g.store) || call->injected)
+    if (b.n == 0 || !ct_summary_tainted(ct_g.summary) || call->injected)
         return true;
     ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
     if (!scratch)
@@ -976,7 +976,7 @@ static void batch_reads_failed(ct_call *call, const ct_batch *b, const ct_failur
 void ct_after_batch(ct_call *call, ct_batch b)
 {
     bool ok = call->result == CUDA_SUCCESS;
-    if (b.n == 0 || (ok && !ct_store_tainted(ct_g.store)))
+    if (b.n == 0 || (ok && !ct_summary_tainted(ct_g.summary)))
         return;
     ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
     if (!scratch)
