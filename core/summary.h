@@ -98,9 +98,9 @@ typedef struct ct_summary_look {
     unsigned seq, listed;
 } ct_summary_look;
 
-/* Does any allocation carry a claim, or any write scope wait (the store's
- * ct_store_tainted, read from here without a call): the first test of
- * every hot check. */
+/* Does any allocation carry a claim, or any write scope wait?  The one
+ * answer: ct_store_tainted is this, and the shim asks it here, inline, as
+ * the first test of every hot check. */
 static inline bool ct_summary_tainted(const ct_summary *sm)
 {
     return atomic_load_explicit(&sm->n, memory_order_acquire) != 0 ||
@@ -154,21 +154,6 @@ static inline bool ct_summary_entry_reaches(uint64_t base, uint64_t lo, uint64_t
 {
     uint64_t off = addr - base;
     return off < hi && (off >= lo || len > lo - off);
-}
-
-/* Can [addr, addr+len) reach a claim of any listed allocation? */
-static inline bool ct_summary_reaches(const ct_summary *sm, const ct_summary_look *look, uint64_t addr, uint64_t len)
-{
-    if (ct_summary_filtered(look))
-        return ct_summary_filter_hit(ct_summary_filter_of(sm), addr);
-    for (unsigned k = 0; k < look->listed; k++) {
-        const ct_summary_entry *e = &sm->e[k];
-        if (ct_summary_entry_reaches(atomic_load_explicit(&e->base, memory_order_relaxed),
-                                     atomic_load_explicit(&e->lo, memory_order_relaxed),
-                                     atomic_load_explicit(&e->hi, memory_order_relaxed), addr, len))
-            return true;
-    }
-    return false;
 }
 
 static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_look *look)
