@@ -9,11 +9,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 cd "$root"
-[ -f "$build/tools/fakecuda/entry_points.h" ] || { echo "cppcheck.sh: build $build first" >&2; exit 2; }
+[ -f "$build/subprojects/fakecuda/entry_points.h" ] || { echo "cppcheck.sh: build $build first" >&2; exit 2; }
 cuda_include=${CUDA_INCLUDE:-/usr/local/cuda/include}
 out=$(cppcheck --quiet --enable=warning,portability --inline-suppr --std=c11 --error-exitcode=1 \
-    -D__x86_64__ -I core -I shim -I include -I tools/fakecuda -I "$build/tools/fakecuda" -I "$cuda_include" \
+    -D__x86_64__ -I core -I shim -I include -I subprojects/fakecuda -I "$build/subprojects/fakecuda" -I "$cuda_include" \
     --suppress=missingIncludeSystem --template='{file}:{line}: {severity}: {id}: {message}' \
-    core shim include tools/cutaint/*.c tools/fakecuda 2>&1) || { echo "$out"; exit 1; }
+    -i subprojects/fakecuda/tests core shim include tools/cutaint/*.c subprojects/fakecuda 2>&1) || { echo "$out"; exit 1; }
 [ -z "$out" ] || { echo "$out"; exit 1; }
-echo "cppcheck: no finding in core, shim, include, tools/cutaint, tools/fakecuda"
+echo "cppcheck: no finding in core, shim, include, tools/cutaint, subprojects/fakecuda"

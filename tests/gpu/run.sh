@@ -234,7 +234,7 @@ describe_environment() {
     say "ninja: $(command -v ninja || say MISSING) $(timeout 30 ninja --version 2>/dev/null)"
     say "gcc: $(timeout 30 gcc --version 2>/dev/null | head -n 1)"
     say "python3: $(command -v python3) $(timeout 30 python3 --version 2>&1)"
-    [[ $DRIVER == fakecuda ]] && { say "gpu: none: fakecuda, the CPU driver ($BUILD/tools/fakecuda)"; return; }
+    [[ $DRIVER == fakecuda ]] && { say "gpu: none: fakecuda, the CPU driver ($BUILD/subprojects/fakecuda)"; return; }
     say "gpu: $(timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 2 | tr '\n' ' ')"
     local d
     for d in "${DEPS_NOTES[@]}"; do say "deps: $d"; done
@@ -324,7 +324,7 @@ compile_programs() {
 
 # fakecuda runs the programs' kernels from a plugin of host implementations.
 compile_plugin() {
-    local cmd=(timeout 120 gcc -std=c11 -O2 -Wall -shared -fPIC -I"$REPO/tools/fakecuda"
+    local cmd=(timeout 120 gcc -std=c11 -O2 -Wall -shared -fPIC -I"$REPO/subprojects/fakecuda"
         -o "$BIN/fakecuda_kernels.so" "$PROGS/fakecuda_kernels.c")
     show "${cmd[@]}"
     "${cmd[@]}" >"$BIN/fakecuda_kernels.so.log" 2>&1 </dev/null || {
@@ -951,7 +951,7 @@ main() {
     find_tools
     find_deps
     if [[ $DRIVER == fakecuda ]]; then
-        DRIVER_ENV=("LD_LIBRARY_PATH=$BUILD/tools/fakecuda${CUDA_HOME:+:$(cuda_lib)}"
+        DRIVER_ENV=("LD_LIBRARY_PATH=$BUILD/subprojects/fakecuda${CUDA_HOME:+:$(cuda_lib)}"
             "FAKECUDA_KERNELS=$BIN/fakecuda_kernels.so")
     fi
     if ((DRY_RUN)); then dry_run; else full_run; fi

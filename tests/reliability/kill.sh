@@ -11,7 +11,7 @@ set -euo pipefail
 build=${1:?usage: kill.sh BUILD_DIR [RUNS]}
 runs=${2:-30}
 shim=$build/shim/libcutaint.so
-fc=$build/tools/fakecuda
+fc=$build/subprojects/fakecuda
 model=$build/tests/reliability/rel_model
 tool=$build/tools/cutaint/cutaint
 hostile=$build/tests/reliability/hostile_client

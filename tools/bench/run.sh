@@ -126,7 +126,7 @@ ninja -C "$build" tools/bench/bench tools/bench/image_bench tools/bench/stub/lib
 
 bench=$build/tools/bench/bench
 shim=$build/shim/libcutaint.so
-fakecuda_dir=$build/tools/fakecuda
+fakecuda_dir=$build/subprojects/fakecuda
 stub_dir=$build/tools/bench/stub
 work=$(mktemp -d)
 # On failure, what bench and valgrind said goes to stderr before it is removed.

@@ -10,8 +10,8 @@
 // cuMemcpyDtoH_v2_ptds, the variants cutaint must also intercept.
 //
 // Usage: driver_api MODULE (a .cubin or .ptx file with extern "C" scale()).
-// It also runs on fakecuda (tools/fakecuda), whose built-in "scale" has the
-// same signature: LD_LIBRARY_PATH=build/tools/fakecuda driver_api ANY_FILE.
+// It also runs on fakecuda (subprojects/fakecuda), whose built-in "scale" has the
+// same signature: LD_LIBRARY_PATH=build/subprojects/fakecuda driver_api ANY_FILE.
 // Output: human-readable lines, then "RESULT key=value" lines for run.sh.
 #include <cstdio>
 #include <cstring>

@@ -1,6 +1,6 @@
 /*
  * fakecuda_kernels.c: host implementations of the GPU suite's kernels, as a
- * fakecuda kernel plugin (tools/fakecuda/fakecuda_kernel.h), so that
+ * fakecuda kernel plugin (subprojects/fakecuda/fakecuda_kernel.h), so that
  * `tests/gpu/run.sh --driver fakecuda` runs the same nvcc-built programs
  * with the same checks on a machine without a GPU.
  *

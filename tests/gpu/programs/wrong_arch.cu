@@ -5,7 +5,7 @@
 // only: sm_80 SASS and no PTX, which an sm_90 GPU can neither run nor
 // compile. It records which call reports that, under the loading mode the
 // scenario sets (CUDA_MODULE_LOADING=EAGER or LAZY), so that fakecuda's
-// emulation (tools/fakecuda/README.md, "Module images": the lazy mode's
+// emulation (subprojects/fakecuda/README.md, "Module images": the lazy mode's
 // FAKECUDA_LAZY_IMAGE_ERRORS=load|lookup|launch) can be checked against it:
 //
 // 1. Driver API: cuModuleLoad of the fatbin, cuModuleGetFunction("scale"),

@@ -1,6 +1,6 @@
 /*
  * test_private.c: cuGetExportTable as NVIDIA's CUDA 13.0 runtime uses it
- * (tools/fakecuda/README.md, "The runtime's private interface"): the
+ * (README.md, "The runtime's private interface"): the
  * tables it needs exist with the documented layout, unknown tables are
  * refused with one stderr line and no crash, context-local storage misses
  * fail and its destructors run when a context goes away, and the integrity

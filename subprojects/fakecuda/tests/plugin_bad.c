@@ -1,6 +1,6 @@
 /*
  * plugin_bad.c: kernel plugins that break the rules, built once per defect
- * (tests/fakecuda/meson.build). Skipped whole: FC_BAD_ABI (built for
+ * (tests/meson.build). Skipped whole: FC_BAD_ABI (built for
  * another ABI version), FC_BAD_NO_ENTRY (no fakecuda_kernels_register),
  * FC_BAD_LAYOUT (overlapping parameters), FC_BAD_DUPLICATE (a built-in
  * kernel's name); each would register _Z6markerv first, which must then stay

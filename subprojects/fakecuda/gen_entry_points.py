@@ -12,7 +12,7 @@ ffmpeg's require them): each typedef is one ABI of one base name. The exported s
 is <base> for k = 1 and <base>_v<k> after; a per-thread ABI of version V
 belongs to the newest plain ABI not newer than V and adds its _ptds/_ptsz
 suffix. For CUDA 13.0 this yields the 637 names of the toolkit's stub libcuda.so
-(tests/fakecuda/check_exports.sh keeps that true) and 36 interop names.
+(tests/check_exports.sh keeps that true) and 36 interop names.
 
 Output: FC_ENTRY_POINTS(X) with one X(name, "base", since, per_thread) row
 per name, sorted by name.

@@ -1,5 +1,5 @@
 // image_kernels.cu: the device code of the images test_images.c loads,
-// built by nvcc (tests/fakecuda/meson.build) for one target each. Its two
+// built by nvcc (tests/meson.build) for one target each. Its two
 // kernels have the names and signatures of fakecuda built-ins (scale and
 // fill, _Z4fillPfif), so a lookup that finds one gets a kernel fakecuda can
 // run; the built-in saxpy is in no image, so looking it up must fail.
