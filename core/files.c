@@ -10,8 +10,14 @@
  *   descriptor's identity under the same lock, so it never writes into a
  *   file it did not open (short of the program swapping the descriptor
  *   between that fstat and the write, on another thread).
+ * - Every look at a path and every change to it is made relative to its
+ *   directory, opened once (open_dir): a symlink swapped above it between
+ *   two steps cannot send the second to another directory.
  * - A marked file's path is replaced or unlinked only after it was seen to
- *   be absent or cutaint's own (CT_MARKED_OURS); the temporary is removed on
+ *   be absent or cutaint's own (CT_MARKED_OURS), and what is about to go
+ *   is looked at again where a swap of the path no longer reaches it (moved
+ *   aside, or exchanged out, under a temp name of this process): anything
+ *   but the file that was seen goes back.  The temporary is removed on
  *   every failure, and the target is then left as it was.
  * - No heap allocation.
  */
@@ -37,6 +43,10 @@
  * the way of a program's own low numbers, and still below FD_SETSIZE. */
 #define HIGH_FD_ROOM 64
 #define TMP_TAG ".cutaint-tmp-"
+/* A temp name keeps this much of its target's name, so that the whole
+ * "NAME.cutaint-tmp-PID-XXXXXX" fits a directory entry (NAME_MAX, 255). */
+#define TEMP_BASE_MAX 200
+#define TEMP_NAME_MAX (TEMP_BASE_MAX + sizeof TMP_TAG + 20 + 1 + 6)
 
 /* ---- paths ------------------------------------------------------------------ */
 
@@ -142,6 +152,56 @@ static void say(char *why, size_t cap, const char *text)
 {
     if (why && cap)
         snprintf(why, cap, "%s", text);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The directory of path into dir (cap bytes). */
+static int dir_of(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n + 2 > cap)
+        return CT_EINVAL;
+    if (!slash) {
+        memcpy(dir, ".", 2);
+    } else if (n == 0) {
+        memcpy(dir, "/", 2);
+    } else {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    return CT_OK;
+}
+
+/* The directory path names a file in, opened once: every look and every
+ * change after is made relative to it, so a symlink swapped above it in
+ * the meantime cannot send one of them to another directory.  base: the
+ * name in it.  -1 with why filled and errno set when it cannot be opened. */
+static int open_dir(const char *path, const char **base, char *why, size_t whycap)
+{
+    char dir[CT_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!**base || strcmp(*base, ".") == 0 || strcmp(*base, "..") == 0) {
+        say(why, whycap, "is a directory");
+        errno = EISDIR;
+        return -1;
+    }
+    if (dir_of(path, dir, sizeof dir) != CT_OK) {
+        say(why, whycap, "is too long");
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int saved = errno;
+    if (dfd < 0)
+        say(why, whycap, strerror(saved));
+    errno = saved; /* callers tell "no such directory" from the rest */
+    return dfd;
 }
 
 /* ---- sinks ---------------------------------------------------------------------- */
@@ -300,67 +360,42 @@ static bool starts_with_marker(int fd, const char *marker)
     return n == (ssize_t)want && memcmp(head, marker, want - 1) == 0 && head[want - 1] == '\n';
 }
 
-ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *why, size_t whycap)
+/* What is at name in the directory dfd, looked at without following a
+ * symlink or opening anything but a regular file; seen: what it was. */
+static ct_marked_state state_at(int dfd, const char *name, const char *marker, struct stat *seen, char *why,
+                                size_t whycap)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0) {
+    if (fstatat(dfd, name, seen, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
             return CT_MARKED_ABSENT;
         say(why, whycap, strerror(errno));
         return CT_MARKED_UNKNOWN;
     }
-    if (!S_ISREG(st.st_mode)) {
-        say(why, whycap, kind_of(st.st_mode));
+    if (!S_ISREG(seen->st_mode)) {
+        say(why, whycap, kind_of(seen->st_mode));
         return CT_MARKED_FOREIGN;
     }
-    int fd = open(path, O_RDONLY | O_NONBLOCK | OPEN_FLAGS);
+    int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | OPEN_FLAGS);
     if (fd < 0) {
         say(why, whycap, strerror(errno));
         return CT_MARKED_UNKNOWN;
     }
-    bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && starts_with_marker(fd, marker);
+    struct stat st;
+    bool same = fstat(fd, &st) == 0 && same_file(&st, seen);
+    bool ours = same && starts_with_marker(fd, marker);
     close(fd);
+    if (!same) {
+        say(why, whycap, "changed while it was looked at");
+        return CT_MARKED_UNKNOWN;
+    }
     if (!ours && why && whycap)
         snprintf(why, whycap, "is a file cutaint did not write (its first line is not \"%s\")", marker);
     return ours ? CT_MARKED_OURS : CT_MARKED_FOREIGN;
 }
 
-/* Writes the content into fd: marker, newline, data; synced if durable. */
-static int fill(int fd, const char *marker, const char *data, size_t len, bool durable)
-{
-    if (fchmod(fd, 0644) != 0 || write_all(fd, marker, strlen(marker)) != CT_OK || write_all(fd, "\n", 1) != CT_OK ||
-        write_all(fd, data, len) != CT_OK || (durable && fsync(fd) != 0))
-        return CT_EIO;
-    return CT_OK;
-}
-
-/* "PATH.cutaint-tmp-PID-XXXXXX" into tmp (cap bytes). */
-static int temp_name(const char *path, char *tmp, size_t cap)
-{
-    int n = snprintf(tmp, cap, "%s" TMP_TAG "%ld-XXXXXX", path, (long)getpid());
-    return n > 0 && (size_t)n < cap ? CT_OK : CT_EINVAL;
-}
-
-/* The directory of path into dir (cap bytes). */
-static int dir_of(const char *path, char *dir, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n + 2 > cap)
-        return CT_EINVAL;
-    if (!slash) {
-        memcpy(dir, ".", 2);
-    } else if (n == 0) {
-        memcpy(dir, "/", 2);
-    } else {
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    return CT_OK;
-}
-
 /* The six X of a temp name, from a counter and the clock: a candidate only
- * (linkat refuses a name that exists, and the caller tries another). */
+ * (an exclusive create, a link or a rename that must not replace refuses a
+ * name that exists, and the caller tries another). */
 static void fill_suffix(char *tmp)
 {
     static atomic_uint next;
@@ -373,29 +408,105 @@ static void fill_suffix(char *tmp)
         tmp[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[v % 36];
 }
 
-/* An unnamed file in path's directory, written whole, then given the temp
- * name: a kill while it is written leaves nothing behind.  CT_OK with tmp
- * named; CT_EINVAL when the file system has no O_TMPFILE (the caller falls
- * back); CT_EIO. */
-static int write_unnamed(const char *path, const char *marker, const char *data, size_t len, bool durable, char *tmp,
-                         size_t cap)
+/* A fresh candidate "NAME.cutaint-tmp-PID-XXXXXX" for name, in tmp (NAME
+ * cut short so that the whole fits a directory entry). */
+static void temp_name(const char *name, char *tmp, size_t cap)
+{
+    assert(cap > TEMP_NAME_MAX && "every temp name fits");
+    snprintf(tmp, cap, "%.*s" TMP_TAG "%ld-XXXXXX", TEMP_BASE_MAX, name, (long)getpid());
+    fill_suffix(tmp);
+}
+
+/* Renames from to to in dfd, never replacing what is at to.  A file system
+ * without RENAME_NOREPLACE renames plainly when to is a fresh name of this
+ * process's (to_private), and otherwise links and unlinks, from being
+ * this process's own. */
+static int rename_noreplace(int dfd, const char *from, const char *to, bool to_private)
+{
+    if (renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (to_private)
+        return renameat(dfd, from, dfd, to);
+    if (linkat(dfd, from, dfd, to, 0) != 0)
+        return -1;
+    unlinkat(dfd, from, 0);
+    return 0;
+}
+
+/* Removes name from dfd, seen cutaint's file (seen) a moment ago.  It is
+ * first moved to a fresh name of this process's, where a swap of name can
+ * no longer change it, and looked at again there: unless it is that same
+ * file, still marked, it goes back.  1 removed, 0 gone meanwhile,
+ * CT_EEXIST (why), CT_EIO. */
+static int remove_at(int dfd, const char *name, const char *marker, const struct stat *seen, char *why, size_t whycap)
+{
+    char aside[TEMP_NAME_MAX + 1];
+    int moved = -1;
+    for (int attempt = 0; moved != 0 && attempt < 8; attempt++) {
+        temp_name(name, aside, sizeof aside);
+        moved = rename_noreplace(dfd, name, aside, true);
+        if (moved != 0 && errno != EEXIST) {
+            if (errno == ENOENT)
+                return 0;
+            say(why, whycap, strerror(errno));
+            return CT_EIO;
+        }
+    }
+    if (moved != 0) {
+        say(why, whycap, "no name was free to set it aside");
+        return CT_EIO;
+    }
+    struct stat now;
+    if (state_at(dfd, aside, marker, &now, why, whycap) == CT_MARKED_OURS && same_file(&now, seen) &&
+        unlinkat(dfd, aside, 0) == 0)
+        return 1;
+    if (rename_noreplace(dfd, aside, name, false) == 0)
+        say(why, whycap, "changed while it was being removed");
+    else if (why && whycap)
+        snprintf(why, whycap, "changed while it was being removed, and is left as %s", aside);
+    return CT_EEXIST;
+}
+
+ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *why, size_t whycap)
+{
+    const char *base;
+    int dfd = open_dir(path, &base, why, whycap);
+    if (dfd < 0)
+        return errno == ENOENT ? CT_MARKED_ABSENT : CT_MARKED_UNKNOWN;
+    struct stat seen;
+    ct_marked_state state = state_at(dfd, base, marker, &seen, why, whycap);
+    close(dfd);
+    return state;
+}
+
+/* Writes the content into fd: marker, newline, data; synced if durable. */
+static int fill(int fd, const char *marker, const char *data, size_t len, bool durable)
+{
+    if (fchmod(fd, 0644) != 0 || write_all(fd, marker, strlen(marker)) != CT_OK || write_all(fd, "\n", 1) != CT_OK ||
+        write_all(fd, data, len) != CT_OK || (durable && fsync(fd) != 0))
+        return CT_EIO;
+    return CT_OK;
+}
+
+/* An unnamed file in dfd, written whole, then given a temp name for base:
+ * a kill while it is written leaves nothing behind.  CT_OK with tmp named;
+ * CT_EINVAL when the file system has no O_TMPFILE (the caller falls back);
+ * CT_EIO. */
+static int write_unnamed(int dfd, const char *base, const char *marker, const char *data, size_t len, bool durable,
+                         char *tmp, size_t cap)
 {
 #ifdef O_TMPFILE
-    char dir[CT_PATH_MAX], proc[64];
-    if (dir_of(path, dir, sizeof dir) != CT_OK)
-        return CT_EINVAL;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    char proc[64];
+    int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0)
         return CT_EINVAL;
     int rc = fill(fd, marker, data, len, durable);
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
     for (int attempt = 0; rc == CT_OK && attempt < 8; attempt++) {
-        if (temp_name(path, tmp, cap) != CT_OK) {
-            rc = CT_EINVAL;
-            break;
-        }
-        fill_suffix(tmp);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+        temp_name(base, tmp, cap);
+        if (linkat(AT_FDCWD, proc, dfd, tmp, AT_SYMLINK_FOLLOW) == 0) {
             close(fd);
             return CT_OK;
         }
@@ -405,69 +516,134 @@ static int write_unnamed(const char *path, const char *marker, const char *data,
     close(fd);
     return rc == CT_OK ? CT_EINVAL : rc;
 #else
-    (void)path, (void)marker, (void)data, (void)len, (void)durable, (void)tmp, (void)cap;
+    (void)dfd, (void)base, (void)marker, (void)data, (void)len, (void)durable, (void)tmp, (void)cap;
     return CT_EINVAL;
 #endif
 }
 
-/* A named temporary file, written whole. */
-static int write_named(const char *path, const char *marker, const char *data, size_t len, bool durable, char *tmp,
-                       size_t cap)
+/* A named temporary file for base in dfd, written whole. */
+static int write_named(int dfd, const char *base, const char *marker, const char *data, size_t len, bool durable,
+                       char *tmp, size_t cap)
 {
-    if (temp_name(path, tmp, cap) != CT_OK)
-        return CT_EINVAL;
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
+        temp_name(base, tmp, cap);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | OPEN_FLAGS, 0644);
+        if (fd < 0 && errno != EEXIST)
+            return CT_EIO;
+    }
     if (fd < 0)
         return CT_EIO;
     int rc = fill(fd, marker, data, len, durable);
     if (close(fd) != 0)
         rc = CT_EIO;
     if (rc != CT_OK)
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
     return rc;
+}
+
+/* Puts the written temporary tmp in base's place, where a moment ago was
+ * what state and seen say (nothing, or cutaint's own file).  An own file is
+ * exchanged with tmp, atomically, and looked at again: unless it is that
+ * same file, still marked, it is exchanged back.  CT_OK (tmp is gone),
+ * CT_EEXIST (why), CT_EIO, or 1: base changed under it, look again. */
+static int put_in_place(int dfd, const char *tmp, const char *base, const char *marker, ct_marked_state state,
+                        const struct stat *seen, char *why, size_t whycap)
+{
+    if (state == CT_MARKED_ABSENT) {
+        if (rename_noreplace(dfd, tmp, base, false) == 0)
+            return CT_OK;
+        if (errno == EEXIST)
+            return 1;
+        say(why, whycap, strerror(errno));
+        return CT_EIO;
+    }
+    assert(state == CT_MARKED_OURS && "only an absent or own file is replaced");
+    if (renameat2(dfd, tmp, dfd, base, RENAME_EXCHANGE) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        /* A file system that cannot exchange: replaced as it was seen, in
+         * the same directory. */
+        if ((errno == EINVAL || errno == ENOSYS) && renameat(dfd, tmp, dfd, base) == 0)
+            return CT_OK;
+        say(why, whycap, strerror(errno));
+        return CT_EIO;
+    }
+    struct stat old;
+    if (state_at(dfd, tmp, marker, &old, why, whycap) == CT_MARKED_OURS && same_file(&old, seen)) {
+        unlinkat(dfd, tmp, 0);
+        return CT_OK;
+    }
+    if (renameat2(dfd, tmp, dfd, base, RENAME_EXCHANGE) != 0) {
+        say(why, whycap, strerror(errno)); /* it was just exchanged the other way */
+        return CT_EIO;
+    }
+    say(why, whycap, "changed while it was being replaced");
+    return CT_EEXIST;
+}
+
+/* ct_marked_replace in the opened directory dfd. */
+static int replace_at(int dfd, const char *base, const char *marker, const char *data, size_t len, bool durable,
+                      char *why, size_t whycap)
+{
+    char tmp[TEMP_NAME_MAX + 1];
+    int rc = 1;
+    for (int attempt = 0; rc == 1 && attempt < 4; attempt++) {
+        struct stat seen;
+        ct_marked_state state = state_at(dfd, base, marker, &seen, why, whycap);
+        if (state == CT_MARKED_FOREIGN)
+            return CT_EEXIST;
+        if (state == CT_MARKED_UNKNOWN)
+            return CT_EIO;
+        rc = write_unnamed(dfd, base, marker, data, len, durable, tmp, sizeof tmp);
+        if (rc == CT_EINVAL)
+            rc = write_named(dfd, base, marker, data, len, durable, tmp, sizeof tmp);
+        if (rc != CT_OK) {
+            say(why, whycap, "its temporary file could not be written");
+            return rc;
+        }
+        rc = put_in_place(dfd, tmp, base, marker, state, &seen, why, whycap);
+        if (rc != CT_OK)
+            unlinkat(dfd, tmp, 0);
+    }
+    if (rc != 1)
+        return rc;
+    say(why, whycap, "kept changing while it was being replaced");
+    return CT_EIO;
 }
 
 int ct_marked_replace(const char *path, const char *marker, const char *data, size_t len, bool durable, char *why,
                       size_t whycap)
 {
-    char tmp[CT_PATH_MAX + 64];
     if (!path || !*path || !marker || (!data && len))
         return CT_EINVAL;
-    ct_marked_state state = ct_marked_state_of(path, marker, why, whycap);
-    if (state == CT_MARKED_FOREIGN)
-        return CT_EEXIST;
-    if (state == CT_MARKED_UNKNOWN)
+    const char *base;
+    int dfd = open_dir(path, &base, why, whycap);
+    if (dfd < 0)
         return CT_EIO;
-    assert((state == CT_MARKED_ABSENT || state == CT_MARKED_OURS) && "only an absent or own file is replaced");
-    int rc = write_unnamed(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);
-    if (rc == CT_EINVAL)
-        rc = write_named(path, marker, data ? data : "", len, durable, tmp, sizeof tmp);
-    if (rc != CT_OK) {
-        say(why, whycap, "its temporary file could not be written");
-        return rc;
-    }
-    if (rename(tmp, path) != 0) {
-        say(why, whycap, strerror(errno));
-        unlink(tmp);
-        return CT_EIO;
-    }
-    return CT_OK;
+    int rc = replace_at(dfd, base, marker, data ? data : "", len, durable, why, whycap);
+    close(dfd);
+    return rc;
 }
 
 int ct_marked_clear(const char *path, const char *marker, char *why, size_t whycap)
 {
     if (!path || !*path || !marker)
         return CT_EINVAL;
-    switch (ct_marked_state_of(path, marker, why, whycap)) {
-    case CT_MARKED_ABSENT: return 0;
-    case CT_MARKED_FOREIGN: return CT_EEXIST;
-    case CT_MARKED_UNKNOWN: return CT_EIO;
-    case CT_MARKED_OURS: break;
+    const char *base;
+    int dfd = open_dir(path, &base, why, whycap);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : CT_EIO;
+    struct stat seen;
+    int rc = CT_EIO;
+    switch (state_at(dfd, base, marker, &seen, why, whycap)) {
+    case CT_MARKED_ABSENT: rc = 0; break;
+    case CT_MARKED_FOREIGN: rc = CT_EEXIST; break;
+    case CT_MARKED_UNKNOWN: rc = CT_EIO; break;
+    case CT_MARKED_OURS: rc = remove_at(dfd, base, marker, &seen, why, whycap); break;
     }
-    if (unlink(path) == 0)
-        return 1;
-    say(why, whycap, strerror(errno));
-    return errno == ENOENT ? 0 : CT_EIO;
+    close(dfd);
+    return rc;
 }
 
 /* "NAME.cutaint-tmp-PID-XXXXXX" for base NAME: PID, or 0 if it is not one. */
@@ -483,24 +659,31 @@ static long temp_writer(const char *entry, const char *base)
 
 int ct_marked_sweep(const char *path, const char *marker)
 {
-    char dir[CT_PATH_MAX], full[2 * CT_PATH_MAX];
-    if (!path || !*path || !marker || dir_of(path, dir, sizeof dir) != CT_OK)
+    const char *base;
+    if (!path || !*path || !marker)
         return 0;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    DIR *d = opendir(dir);
-    if (!d)
+    int dfd = open_dir(path, &base, NULL, 0);
+    if (dfd < 0)
         return 0;
+    int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+    if (!d) {
+        if (lfd >= 0)
+            close(lfd);
+        close(dfd);
+        return 0;
+    }
     int removed = 0;
     for (struct dirent *e; (e = readdir(d));) {
         long pid = temp_writer(e->d_name, base);
         /* Only a writer that is gone: a live one renames its file soon. */
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
-        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-        if (ct_marked_state_of(full, marker, NULL, 0) == CT_MARKED_OURS && unlink(full) == 0)
-            removed++;
+        struct stat seen;
+        if (state_at(dfd, e->d_name, marker, &seen, NULL, 0) == CT_MARKED_OURS)
+            removed += remove_at(dfd, e->d_name, marker, &seen, NULL, 0) == 1;
     }
     closedir(d);
+    close(dfd);
     return removed;
 }

@@ -16,7 +16,11 @@
  * - A marked file (the health file, the metrics file) is replaced whole,
  *   atomically, and its first line is a fixed marker.  Something already at
  *   the path is replaced or removed only when it is a regular file whose
- *   first line is that marker: cutaint's own, whoever owns it.
+ *   first line is that marker: cutaint's own, whoever owns it.  Every look
+ *   and change is made relative to the directory, opened once (a symlink
+ *   swapped above it cannot move a change elsewhere), and what is about to
+ *   be replaced or removed is first moved out of the way to a name of
+ *   cutaint's own and looked at again there; anything else goes back.
  *
  * Invariants:
  * - Every open is O_CLOEXEC|O_NOFOLLOW|O_NOCTTY and creates mode 0644 at

@@ -354,7 +354,7 @@ Test(host, exit_from_a_handler_that_interrupted_the_metrics_write_does_not_hang,
                     .args = {"sigterm_in_event"},
                     .preload_first = CT_SIGRENAME,
                     .timeout_s = 20,
-                    .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom", "SIGRENAME_SUFFIX=/m.prom", "SIGRENAME_NTH=2"}},
+                    .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom", "SIGRENAME_SUFFIX=m.prom", "SIGRENAME_NTH=2"}},
            &r);
     expect_interrupted_exit(&r, "metrics_file");
     h_free(&r);

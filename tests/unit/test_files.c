@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -68,6 +70,16 @@ static int entries_in_dir(void)
         n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
     closedir(d);
     return n;
+}
+
+#define MARK "# test marker"
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
 }
 
 /* ---- ct_path_expand ----------------------------------------------------- */
@@ -356,16 +368,6 @@ Test(files, concurrent_writers_never_interleave_lines)
 
 /* ---- marked files ------------------------------------------------------------ */
 
-#define MARK "# test marker"
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(files, marked_replace_is_whole_0644_marked_and_leaves_no_temp)
 {
     umask(077); /* fchmod sets 0644 whatever the umask */
@@ -480,4 +482,224 @@ Test(files, marked_sweep_removes_temporaries_of_writers_that_are_gone)
     cr_assert_eq(access(alive, F_OK), 0, "a live writer's temporary was removed");
     cr_assert_eq(access(foreign, F_OK), 0, "a file without the marker was removed");
     cr_assert_eq(access(other, F_OK), 0, "another target's temporary was removed");
+}
+
+/* ---- the race on a parent directory ------------------------------------------- */
+
+/* A symlink L in the path's parent points at cutaint's directory A (its own
+ * marked file, or none) when an operation on L/f begins; another thread
+ * turns it to a user's directory B (a user's file f) at a random moment
+ * within the time such an operation takes.  Whatever the check saw, the
+ * change must land where it looked: the user's file in B is never removed
+ * or replaced. */
+#define RACE_TRIES 2000
+#define IN_PLACE_TRIES 1000
+#define USER_DATA "a user's data\n"
+
+typedef struct race {
+    char top[64];                              /* holds L, A and B */
+    char link[256], swap[256], a[128], b[128]; /* L, L's replacement, A, B */
+    char path[272], ours[256], users[256];     /* L/f, A/f, B/f */
+    atomic_uint begun, turned;                 /* operations begun, L turned to B */
+    atomic_llong began_ns, op_ns, rename_ns;   /* when the last one began, how long it and a rename took */
+    atomic_bool stop;
+    bool in_place;      /* the user's file is renamed over cutaint's own f in A, not L turned */
+    atomic_ulong moved; /* then: that file's inode */
+} race;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins until *v is not was; false when stopped first.  The swapper never
+ * sleeps (the moment matters); the operation's thread, waiting for it,
+ * yields now and then (two cores, shared). */
+static bool spin_past(atomic_uint *v, unsigned was, atomic_bool *stop)
+{
+    for (unsigned spins = 1; atomic_load(v) == was; spins++) {
+        if (stop && atomic_load(stop))
+            return false;
+        if (!stop && spins % 1024 == 0)
+            sched_yield();
+    }
+    return true;
+}
+
+static void *swap_parent(void *arg)
+{
+    race *r = arg;
+    unsigned seed = 41;
+    for (unsigned tries = 0;; tries++) {
+        unlink(r->swap);
+        struct stat st = {0};
+        if (r->in_place) {
+            write_text(r->swap, USER_DATA);
+            cr_assert_eq(stat(r->swap, &st), 0);
+        } else {
+            cr_assert_eq(symlink(r->b, r->swap), 0);
+        }
+        if (!spin_past(&r->begun, tries, &r->stop))
+            return NULL;
+        /* the rename lands between the operation's start and its end */
+        long long took = atomic_load(&r->rename_ns), span = atomic_load(&r->op_ns) + took;
+        long long until = atomic_load(&r->began_ns) - took + rand_r(&seed) % (span + 1);
+        while (now_ns() < until)
+            ;
+        long long at = now_ns();
+        rename(r->swap, r->link);
+        atomic_store(&r->rename_ns, now_ns() - at);
+        atomic_store(&r->moved, st.st_ino);
+        atomic_store(&r->turned, tries + 1);
+    }
+}
+
+/* In memory where there is a tmpfs (fsync and a rename over a file cost
+ * nothing there: 2,000 tries take seconds, not minutes), else in dir. */
+static void race_start(race *r, pthread_t *t, bool in_place)
+{
+    r->in_place = in_place;
+    snprintf(r->top, sizeof r->top, "/dev/shm/cutaint-race-XXXXXX");
+    if (!mkdtemp(r->top))
+        snprintf(r->top, sizeof r->top, "%s", dir);
+    snprintf(r->a, sizeof r->a, "%s/A", r->top);
+    snprintf(r->b, sizeof r->b, "%s/B", r->top);
+    snprintf(r->link, sizeof r->link, "%s/L", r->top);
+    snprintf(r->swap, sizeof r->swap, "%s/L.next", r->top);
+    snprintf(r->path, sizeof r->path, "%s/f", r->link);
+    snprintf(r->ours, sizeof r->ours, "%s/f", r->a);
+    snprintf(r->users, sizeof r->users, "%s/f", r->b);
+    if (in_place) {
+        snprintf(r->path, sizeof r->path, "%s", r->ours);
+        snprintf(r->link, sizeof r->link, "%s", r->ours);
+        snprintf(r->swap, sizeof r->swap, "%s/f.users", r->a);
+    }
+    cr_assert_eq(mkdir(r->a, 0755), 0);
+    cr_assert_eq(mkdir(r->b, 0755), 0);
+    write_text(r->users, USER_DATA);
+    atomic_init(&r->begun, 0);
+    atomic_init(&r->turned, 0);
+    atomic_init(&r->began_ns, 0);
+    atomic_init(&r->op_ns, 10000);
+    atomic_init(&r->rename_ns, 0);
+    atomic_init(&r->stop, false);
+    atomic_init(&r->moved, 0);
+    cr_assert_eq(pthread_create(t, NULL, swap_parent, r), 0);
+}
+
+/* In place: is the user's file, renamed over f, still there? */
+static bool moved_file_lost(race *r)
+{
+    struct stat st;
+    char text[64] = "";
+    int fd = open(r->ours, O_RDONLY | O_NOFOLLOW);
+    bool kept = fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == atomic_load(&r->moved) &&
+                read(fd, text, sizeof text - 1) >= 0 && strcmp(text, USER_DATA) == 0;
+    if (fd >= 0)
+        close(fd);
+    return !kept;
+}
+
+/* Was the user's file removed or replaced?  It is put back for the next try. */
+static bool users_file_lost(const race *r, ino_t *ino)
+{
+    struct stat st;
+    char text[64] = "";
+    int fd = open(r->users, O_RDONLY | O_NOFOLLOW);
+    bool kept = fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == *ino && read(fd, text, sizeof text - 1) >= 0 &&
+                strcmp(text, USER_DATA) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!kept) {
+        unlink(r->users);
+        write_text(r->users, USER_DATA);
+        cr_assert_eq(stat(r->users, &st), 0);
+        *ino = st.st_ino;
+    }
+    return !kept;
+}
+
+typedef enum { RACE_CLEAR, RACE_HEALTH, RACE_METRICS } race_op;
+
+/* Tries of op on f while L turns (or f is replaced); how many lost the user's
+ * file.  done: how many did their work (in A, or in B after it turned). */
+static int race_losses(race_op op, bool in_place, int *done, unsigned *tries_out)
+{
+    race r;
+    pthread_t t;
+    race_start(&r, &t, in_place);
+    struct stat st;
+    cr_assert_eq(stat(r.users, &st), 0);
+    ino_t ino = st.st_ino;
+    const char *marker = op == RACE_METRICS ? CT_METRICS_MARKER : CT_HEALTH_MARKER;
+    int losses = 0;
+    *done = 0;
+    unsigned tries = in_place ? IN_PLACE_TRIES : RACE_TRIES;
+    for (unsigned i = 0; i < tries; i++) {
+        /* cutaint's own file in A: at start a health file; at a loss one
+         * an earlier process left, or none; for metrics the last written */
+        unlink(r.ours); /* a file of its own, never the user's rewritten */
+        if (op == RACE_CLEAR || i % 2 == 0)
+            write_text(r.ours, op == RACE_METRICS ? CT_METRICS_MARKER "\nold\n" : CT_HEALTH_MARKER "\nold\n");
+        if (!in_place) {
+            unlink(r.link);
+            cr_assert_eq(symlink(r.a, r.link), 0);
+        }
+        long long began = now_ns();
+        atomic_store(&r.began_ns, began);
+        atomic_store(&r.begun, i + 1);
+        int rc = op == RACE_CLEAR ? ct_marked_clear(r.path, marker, NULL, 0)
+                                  : ct_marked_replace(r.path, marker, "new\n", 4, op == RACE_HEALTH, NULL, 0);
+        atomic_store(&r.op_ns, now_ns() - began);
+        spin_past(&r.turned, i, NULL);
+        *done += op == RACE_CLEAR ? rc == 1 : rc == CT_OK;
+        losses += in_place ? moved_file_lost(&r) : users_file_lost(&r, &ino);
+    }
+    *tries_out = tries;
+    atomic_store(&r.stop, true);
+    pthread_join(t, NULL);
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", r.top);
+    cr_assert_eq(system(command), 0);
+    return losses;
+}
+
+static void expect_no_losses(race_op op, bool in_place, const char *what)
+{
+    int done;
+    unsigned tries;
+    int losses = race_losses(op, in_place, &done, &tries);
+    cr_log_info("%s: %d of %u tries lost the user's file (%d did their work)", what, losses, tries, done);
+    cr_expect_gt(done, 0, "%s: no try did its work: the race was not run", what);
+    cr_expect_eq(losses, 0, "%s: %d of %u tries removed or replaced a user's file", what, losses, tries);
+}
+
+Test(files, a_swapped_parent_never_turns_the_removal_at_start_on_a_users_file, .timeout = 120)
+{
+    expect_no_losses(RACE_CLEAR, false, "removal at start");
+}
+
+Test(files, a_swapped_parent_never_turns_the_health_file_onto_a_users_file, .timeout = 120)
+{
+    expect_no_losses(RACE_HEALTH, false, "health file");
+}
+
+Test(files, a_swapped_parent_never_turns_the_metrics_file_onto_a_users_file, .timeout = 120)
+{
+    expect_no_losses(RACE_METRICS, false, "metrics file");
+}
+
+/* The same race in the directory itself: a user's file renamed over
+ * cutaint's own between its check and its change.  What is about to be
+ * removed or replaced is looked at again where it can no longer change. */
+Test(files, a_users_file_put_in_place_of_cutaints_is_never_removed, .timeout = 120)
+{
+    expect_no_losses(RACE_CLEAR, true, "removal at start, in place");
+}
+
+Test(files, a_users_file_put_in_place_of_cutaints_is_never_replaced, .timeout = 120)
+{
+    expect_no_losses(RACE_METRICS, true, "metrics file, in place");
 }
