@@ -646,21 +646,24 @@ int ct_marked_clear(const char *path, const char *marker, char *why, size_t whyc
     return rc;
 }
 
-/* "NAME.cutaint-tmp-PID-XXXXXX" for base NAME: PID, or 0 if it is not one. */
-static long temp_writer(const char *entry, const char *base)
+/* "NAME.cutaint-tmp-PID-XXXXXX", whatever NAME: PID, or 0 if it is not one. */
+static long temp_writer(const char *entry)
 {
-    size_t n = strlen(base), tag = sizeof TMP_TAG - 1;
-    if (strncmp(entry, base, n) != 0 || strncmp(entry + n, TMP_TAG, tag) != 0)
+    const char *tag = NULL;
+    for (const char *at = strstr(entry, TMP_TAG); at; at = strstr(at + 1, TMP_TAG))
+        tag = at;
+    if (!tag)
         return 0;
     char *end;
-    long pid = strtol(entry + n + tag, &end, 10);
+    long pid = strtol(tag + sizeof TMP_TAG - 1, &end, 10);
     return pid > 0 && end[0] == '-' && strlen(end + 1) == 6 ? pid : 0;
 }
 
-int ct_marked_sweep(const char *path, const char *marker)
+int ct_marked_sweep(const char *path)
 {
+    static const char *const markers[] = {CT_HEALTH_MARKER, CT_METRICS_MARKER};
     const char *base;
-    if (!path || !*path || !marker)
+    if (!path || !*path)
         return 0;
     int dfd = open_dir(path, &base, NULL, 0);
     if (dfd < 0)
@@ -675,13 +678,17 @@ int ct_marked_sweep(const char *path, const char *marker)
     }
     int removed = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        long pid = temp_writer(e->d_name, base);
+        long pid = temp_writer(e->d_name);
         /* Only a writer that is gone: a live one renames its file soon. */
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
-        struct stat seen;
-        if (state_at(dfd, e->d_name, marker, &seen, NULL, 0) == CT_MARKED_OURS)
-            removed += remove_at(dfd, e->d_name, marker, &seen, NULL, 0) == 1;
+        for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
+            struct stat seen;
+            if (state_at(dfd, e->d_name, markers[i], &seen, NULL, 0) == CT_MARKED_OURS) {
+                removed += remove_at(dfd, e->d_name, markers[i], &seen, NULL, 0) == 1;
+                break;
+            }
+        }
     }
     closedir(d);
     close(dfd);

@@ -32,8 +32,8 @@
  * - A marked file appears atomically: written beside the target (an
  *   unnamed O_TMPFILE where the file system has it, so a kill leaves
  *   nothing), then renamed over it.  A named temporary a kill left is
- *   PATH.cutaint-tmp-PID-XXXXXX, removed by the next process that starts
- *   once PID is gone.
+ *   NAME.cutaint-tmp-PID-XXXXXX, removed once PID is gone by the next
+ *   process that sweeps the directory, whatever NAME.
  * - "%p" in a path becomes the pid; "%%" a percent sign; any other % is kept.
  * - No heap allocation.
  */
@@ -122,8 +122,9 @@ int ct_marked_replace(const char *path, const char *marker, const char *data, si
 /* Remove cutaint's file at path: 1 removed, 0 nothing there, CT_EEXIST
  * foreign (left untouched, why filled), CT_EIO. */
 int ct_marked_clear(const char *path, const char *marker, char *why, size_t whycap);
-/* Remove temporaries a killed process left beside path (their writer
- * gone, their first line the marker); how many. */
-int ct_marked_sweep(const char *path, const char *marker);
+/* Remove temporaries killed processes left in path's directory, whatever
+ * file they were for (NAME.cutaint-tmp-PID-XXXXXX: PID gone, first line
+ * the health or the metrics marker); how many. */
+int ct_marked_sweep(const char *path);
 
 #endif

@@ -102,6 +102,8 @@ static void resolve_paths(void)
     absolute_path(ct_g.cfg.metrics_file, at, "CUTAINT_METRICS_FILE");
 }
 
+/* Also sweeps the temporaries killed processes left in the directories of
+ * the health and metrics files, whatever %p made their names. */
 static void clear_old_health_file(void)
 {
     const char *health = ct_g.cfg.health_file;
@@ -113,10 +115,10 @@ static void clear_old_health_file(void)
         else if (rc < 0)
             ct_log(CT_LOG_WARN, "CUTAINT_HEALTH_FILE %s %s: it is left untouched, and is no health file of cutaint's",
                    health, why);
-        ct_marked_sweep(health, CT_HEALTH_MARKER);
+        ct_marked_sweep(health);
     }
     if (ct_metrics_path()[0])
-        ct_marked_sweep(ct_metrics_path(), CT_METRICS_MARKER);
+        ct_marked_sweep(ct_metrics_path());
 }
 
 /* Secure execution: said once when the environment holds CUTAINT_ variables. */

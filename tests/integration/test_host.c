@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -219,6 +220,40 @@ Test(host, report_fifo_with_a_reader_is_a_live_stream, .timeout = 60)
     cr_expect(strstr(text, "\"event\":\"start\"") && strstr(text, "\"event\":\"refused_read\""),
               "the stream lacks the events:\n%s", text);
     close(reader);
+    h_free(&r);
+    remove_tree(dir);
+}
+
+/* A process whose metrics path has %p never writes the same path twice; the
+ * next process that writes into the directory sweeps a dead writer's
+ * temporary whatever its name, and nothing without a marker. */
+Test(host, a_dead_writers_temporary_is_swept_whatever_percent_p_made_its_name)
+{
+    char dir[64], env[128], left[160], other[160];
+    shared_dir(dir, sizeof dir);
+    /* a pid certainly gone: a child that has exited and been reaped */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(child, NULL, 0), child);
+    long gone = child;
+    snprintf(left, sizeof left, "%s/job.%ld.prom.cutaint-tmp-%ld-q2w3e4", dir, gone, gone);
+    snprintf(other, sizeof other, "%s/notes.cutaint-tmp-%ld-q2w3e4", dir, gone);
+    FILE *f = fopen(left, "w");
+    cr_assert(f != NULL);
+    fputs(H_METRICS_MARKER "\ncutaint_up 1\n", f);
+    fclose(f);
+    f = fopen(other, "w");
+    cr_assert(f != NULL);
+    fputs("a user's notes\n", f);
+    fclose(f);
+    snprintf(env, sizeof env, "CUTAINT_METRICS_FILE=%s/job.%%p.prom", dir);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"happy"}, .env = {env}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(access(left, F_OK), 0, "a dead writer's temporary outlived the next process");
+    cr_expect_eq(access(other, F_OK), 0, "a file without cutaint's marker was removed");
     h_free(&r);
     remove_tree(dir);
 }

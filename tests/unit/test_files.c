@@ -464,24 +464,33 @@ static pid_t gone_pid(void)
     return pid;
 }
 
+/* Whatever %p made the name it was for: a process with "job.%p.prom" never
+ * writes the same path twice. */
 Test(files, marked_sweep_removes_temporaries_of_writers_that_are_gone)
 {
     const char *path = in_dir("job.prom");
-    char dead[256], alive[256], foreign[256], other[256];
+    char dead[256], alive[256], foreign[256], other[256], health[256], test_marked[256];
     pid_t gone = gone_pid();
     snprintf(dead, sizeof dead, "%s.cutaint-tmp-%d-abc123", path, (int)gone);
     snprintf(alive, sizeof alive, "%s.cutaint-tmp-%d-abc123", path, (int)getppid());
     snprintf(foreign, sizeof foreign, "%s.cutaint-tmp-%d-xyz789", path, (int)gone);
-    snprintf(other, sizeof other, "%s/other.prom.cutaint-tmp-%d-abc123", dir, (int)gone);
-    write_text(dead, MARK "\nhalf");
-    write_text(alive, MARK "\nbeing written");
+    snprintf(other, sizeof other, "%s/job.%d.prom.cutaint-tmp-%d-abc123", dir, (int)gone, (int)gone);
+    snprintf(health, sizeof health, "%s/health.cutaint-tmp-%d-abc123", dir, (int)gone);
+    snprintf(test_marked, sizeof test_marked, "%s/x.cutaint-tmp-%d-abc123", dir, (int)gone);
+    write_text(dead, CT_METRICS_MARKER "\nhalf");
+    write_text(alive, CT_METRICS_MARKER "\nbeing written");
     write_text(foreign, "not ours\n");
-    write_text(other, MARK "\nanother target's");
-    cr_assert_eq(ct_marked_sweep(path, MARK), 1);
+    write_text(other, CT_METRICS_MARKER "\nanother pid's path");
+    write_text(health, CT_HEALTH_MARKER "\na health file's");
+    write_text(test_marked, MARK "\nsome other marker");
+    cr_assert_eq(ct_marked_sweep(path), 3);
     cr_assert_neq(access(dead, F_OK), 0, "a dead writer's temporary was kept");
+    cr_assert_neq(access(other, F_OK), 0, "another %%p path's temporary was kept");
+    cr_assert_neq(access(health, F_OK), 0, "a health file's temporary was kept");
     cr_assert_eq(access(alive, F_OK), 0, "a live writer's temporary was removed");
     cr_assert_eq(access(foreign, F_OK), 0, "a file without the marker was removed");
-    cr_assert_eq(access(other, F_OK), 0, "another target's temporary was removed");
+    cr_assert_eq(access(test_marked, F_OK), 0, "a file without cutaint's markers was removed");
+    cr_assert_eq(entries_in_dir(), 3, "the sweep left a name of its own");
 }
 
 /* ---- the race on a parent directory ------------------------------------------- */
