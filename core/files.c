@@ -19,6 +19,7 @@
  *   aside, or exchanged out, under a temp name of this process): anything
  *   but the file that was seen goes back.  The temporary is removed on
  *   every failure, and the target is then left as it was.
+ * - Nothing on a pseudo file system (procfs, sysfs, ...) is written.
  * - No heap allocation.
  */
 #include "files.h"
@@ -34,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,6 +162,34 @@ static bool same_file(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* File systems whose "files" are the kernel's knobs and views: writing one
+ * changes the system (/proc/self/comm renames the program), never a file.
+ * f_type values from <linux/magic.h>. */
+static const struct {
+    uint32_t magic;
+    const char *name;
+} pseudo_fs[] = {
+    {0x9fa0, "procfs"},      {0x62656572, "sysfs"},    {0x27e0eb, "cgroup"},       {0x63677270, "cgroup2"},
+    {0x64626720, "debugfs"}, {0x74726163, "tracefs"},  {0x73636673, "securityfs"}, {0x62656570, "configfs"},
+    {0xcafe4a11, "bpf"},     {0xde5e81e4, "efivarfs"},
+};
+
+/* Is fd on a pseudo file system?  why says which. */
+static bool on_pseudo_fs(int fd, char *why, size_t whycap)
+{
+    struct statfs sfs;
+    if (fstatfs(fd, &sfs) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof pseudo_fs / sizeof pseudo_fs[0]; i++)
+        if ((uint32_t)sfs.f_type == pseudo_fs[i].magic) {
+            if (why && whycap)
+                snprintf(why, whycap, "is on %s, a pseudo file system, where writing changes the kernel, not a file",
+                         pseudo_fs[i].name);
+            return true;
+        }
+    return false;
+}
+
 /* The directory of path into dir (cap bytes). */
 static int dir_of(const char *path, char *dir, size_t cap)
 {
@@ -220,26 +251,35 @@ void ct_sink_init(ct_sink *s, const char *path)
     memcpy(s->path, path, n + 1);
 }
 
-/* Opens s->path into s->fd; with the lock held. */
+/* Opens s->path into s->fd; with the lock held.  Everything after the
+ * directory is opened is relative to it. */
 static int open_path(ct_sink *s, char *why, size_t whycap)
 {
+    const char *base;
+    int dfd = open_dir(s->path, &base, why, whycap);
+    if (dfd < 0)
+        return CT_EIO;
     struct stat st;
-    if (lstat(s->path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    int fd = -1;
+    if (on_pseudo_fs(dfd, why, whycap)) {
+        /* refused before anything there is opened */
+    } else if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
         say(why, whycap, kind_of(st.st_mode));
-        return CT_EIO;
-    }
-    /* O_NONBLOCK: opening a fifo with no reader fails at once (ENXIO)
-     * instead of waiting for one, and a full pipe refuses a line. */
-    int fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | OPEN_FLAGS, 0644);
-    if (fd < 0) {
+    } else if ((fd = openat(dfd, base, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | OPEN_FLAGS, 0644)) < 0) {
+        /* O_NONBLOCK: opening a fifo with no reader fails at once (ENXIO)
+         * instead of waiting for one, and a full pipe refuses a line. */
         say(why, whycap, errno == ENXIO ? "is a fifo with no reader" : strerror(errno));
-        return CT_EIO;
-    }
-    if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {
+    } else if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {
         say(why, whycap, "changed while it was opened");
         close(fd);
-        return CT_EIO;
+        fd = -1;
+    } else if (on_pseudo_fs(fd, why, whycap)) {
+        close(fd);
+        fd = -1;
     }
+    close(dfd);
+    if (fd < 0)
+        return CT_EIO;
     assert(s->fd < 0 && "a sink opens only when it holds no descriptor");
     s->fd = move_high(fd);
     s->dev = st.st_dev;
@@ -476,7 +516,8 @@ ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *w
     if (dfd < 0)
         return errno == ENOENT ? CT_MARKED_ABSENT : CT_MARKED_UNKNOWN;
     struct stat seen;
-    ct_marked_state state = state_at(dfd, base, marker, &seen, why, whycap);
+    ct_marked_state state =
+        on_pseudo_fs(dfd, why, whycap) ? CT_MARKED_FOREIGN : state_at(dfd, base, marker, &seen, why, whycap);
     close(dfd);
     return state;
 }
@@ -621,7 +662,9 @@ int ct_marked_replace(const char *path, const char *marker, const char *data, si
     int dfd = open_dir(path, &base, why, whycap);
     if (dfd < 0)
         return CT_EIO;
-    int rc = replace_at(dfd, base, marker, data ? data : "", len, durable, why, whycap);
+    int rc = on_pseudo_fs(dfd, why, whycap)
+                 ? CT_EEXIST
+                 : replace_at(dfd, base, marker, data ? data : "", len, durable, why, whycap);
     close(dfd);
     return rc;
 }
@@ -635,12 +678,14 @@ int ct_marked_clear(const char *path, const char *marker, char *why, size_t whyc
     if (dfd < 0)
         return errno == ENOENT ? 0 : CT_EIO;
     struct stat seen;
-    int rc = CT_EIO;
-    switch (state_at(dfd, base, marker, &seen, why, whycap)) {
-    case CT_MARKED_ABSENT: rc = 0; break;
-    case CT_MARKED_FOREIGN: rc = CT_EEXIST; break;
-    case CT_MARKED_UNKNOWN: rc = CT_EIO; break;
-    case CT_MARKED_OURS: rc = remove_at(dfd, base, marker, &seen, why, whycap); break;
+    int rc = CT_EEXIST;
+    if (!on_pseudo_fs(dfd, why, whycap)) {
+        switch (state_at(dfd, base, marker, &seen, why, whycap)) {
+        case CT_MARKED_ABSENT: rc = 0; break;
+        case CT_MARKED_FOREIGN: rc = CT_EEXIST; break;
+        case CT_MARKED_UNKNOWN: rc = CT_EIO; break;
+        case CT_MARKED_OURS: rc = remove_at(dfd, base, marker, &seen, why, whycap); break;
+        }
     }
     close(dfd);
     return rc;

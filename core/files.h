@@ -9,7 +9,9 @@
  * - A sink (the log, the report, stderr) is appended to, one line per
  *   write(2).  It is opened non-blocking on a high descriptor, O_CLOEXEC;
  *   a fifo with no reader, a device, a directory, a socket or a symlink is
- *   refused.  Before each write the descriptor is checked to be still the
+ *   refused; so is anything on a pseudo file system (procfs, sysfs,
+ *   cgroup, ...).  Before
+ *   each write the descriptor is checked to be still the
  *   file it opened (st_dev/st_ino): one the program closed or reused is
  *   reopened once by its resolved path, after that the sink stops.  A line
  *   a full pipe cannot take is dropped and counted, never waited for.
@@ -112,7 +114,7 @@ typedef enum {
 
 /* Looks without following a symlink or opening a fifo; why says what a
  * foreign or unknown thing is ("a directory", "a regular file cutaint did
- * not write"). */
+ * not write").  Anything on a pseudo file system is foreign. */
 ct_marked_state ct_marked_state_of(const char *path, const char *marker, char *why, size_t whycap);
 /* Atomically (re)place path with marker + "\n" + data (len bytes), synced
  * when durable.  CT_OK; CT_EEXIST when something foreign is there (why

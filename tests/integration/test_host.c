@@ -224,6 +224,40 @@ Test(host, report_fifo_with_a_reader_is_a_live_stream, .timeout = 60)
     remove_tree(dir);
 }
 
+/* ---- 2b. outputs that are not cutaint's to append to ------------------------- */
+
+typedef struct pseudo_case {
+    const char *variable;
+} pseudo_case;
+
+static const pseudo_case pseudo_cases[] = {{"CUTAINT_REPORT"}, {"CUTAINT_LOG_FILE"}};
+
+ParameterizedTestParameters(host, an_output_on_procfs_is_refused_with_one_line)
+{
+    return H_ROWS(pseudo_cases);
+}
+
+/* /proc/self/comm is the program's name: a report or a log there would
+ * rename the program after the start of a JSON line. */
+ParameterizedTest(const int *row, host, an_output_on_procfs_is_refused_with_one_line, .timeout = 60)
+{
+    const char *variable = pseudo_cases[*row].variable;
+    char env[64];
+    snprintf(env, sizeof env, "%s=/proc/self/comm", variable);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch"},
+                    .env = {env},
+                    .no_report = strcmp(variable, "CUTAINT_REPORT") == 0},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect(h_has_line(r.out, REFUSED_READ), "%s", r.out);
+    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){variable, "procfs, a pseudo file system", NULL}), 1,
+                 "one line should say %s is refused:\n%s", variable, r.err);
+    h_free(&r);
+}
+
 /* A process whose metrics path has %p never writes the same path twice; the
  * next process that writes into the directory sweeps a dead writer's
  * temporary whatever its name, and nothing without a marker. */

@@ -366,6 +366,36 @@ Test(files, concurrent_writers_never_interleave_lines)
     cr_assert_eq(count, WRITERS * LINES);
 }
 
+/* ---- outputs cutaint may not append to ------------------------------------------ */
+
+/* The program's name, as /proc/self/comm gives it. */
+static void program_name(char *name, size_t cap)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(name, (int)cap, f));
+    fclose(f);
+}
+
+/* Writing there changes the kernel, not a file: /proc/self/comm would be
+ * the program's new name. */
+Test(files, sink_refuses_pseudo_file_systems)
+{
+    char before[64], after[64];
+    program_name(before, sizeof before);
+    expect_refused("/proc/self/comm", "procfs");
+    expect_refused("/proc/self/cutaint.log", "procfs");
+    program_name(after, sizeof after);
+    cr_assert_str_eq(after, before, "the program was renamed");
+    struct stat st;
+    if (stat("/sys/kernel", &st) == 0)
+        expect_refused("/sys/kernel/cutaint.log", "sysfs");
+    char why[CT_WHY_MAX] = "";
+    cr_assert_eq(ct_marked_replace("/proc/self/comm", MARK, "x\n", 2, false, why, sizeof why), CT_EEXIST);
+    cr_assert(strstr(why, "procfs"), "%s", why);
+    cr_assert_eq(ct_marked_clear("/proc/self/comm", MARK, why, sizeof why), CT_EEXIST);
+}
+
 /* ---- marked files ------------------------------------------------------------ */
 
 Test(files, marked_replace_is_whole_0644_marked_and_leaves_no_temp)
