@@ -251,6 +251,44 @@ void ct_sink_init(ct_sink *s, const char *path)
     memcpy(s->path, path, n + 1);
 }
 
+/* May the sink append to st, which it opened (created: made by that open)?
+ * A regular file cutaint did not create must have one link and belong to
+ * this process's user: a hard link placed at the path must not make a
+ * root service append into another user's file.  A fifo is a stream to
+ * its reader, whoever made it. */
+static bool may_append(const struct stat *st, bool created, char *why, size_t whycap)
+{
+    if (S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && created))
+        return true;
+    if (!S_ISREG(st->st_mode))
+        say(why, whycap, "changed while it was opened");
+    else if (st->st_nlink != 1 && why && whycap)
+        snprintf(why, whycap, "has %lu hard links; cutaint appends only to a file with one",
+                 (unsigned long)st->st_nlink);
+    else if (st->st_uid != geteuid() && why && whycap)
+        snprintf(why, whycap, "belongs to uid %lu, not to this process's user (uid %lu)", (unsigned long)st->st_uid,
+                 (unsigned long)geteuid());
+    return S_ISREG(st->st_mode) && st->st_nlink == 1 && st->st_uid == geteuid();
+}
+
+/* Opens name in dfd for appending; created: this open made it. */
+static int open_append(int dfd, const char *name, bool *created)
+{
+    /* O_NONBLOCK: opening a fifo with no reader fails at once (ENXIO)
+     * instead of waiting for one, and a full pipe refuses a line. */
+    int flags = O_WRONLY | O_APPEND | O_NONBLOCK | OPEN_FLAGS;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        int fd = openat(dfd, name, flags | O_CREAT | O_EXCL, 0644);
+        *created = fd >= 0;
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+        fd = openat(dfd, name, flags);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+    }
+    return -1; /* it kept coming and going */
+}
+
 /* Opens s->path into s->fd; with the lock held.  Everything after the
  * directory is opened is relative to it. */
 static int open_path(ct_sink *s, char *why, size_t whycap)
@@ -260,21 +298,16 @@ static int open_path(ct_sink *s, char *why, size_t whycap)
     if (dfd < 0)
         return CT_EIO;
     struct stat st;
+    bool created = false;
     int fd = -1;
     if (on_pseudo_fs(dfd, why, whycap)) {
         /* refused before anything there is opened */
     } else if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
         say(why, whycap, kind_of(st.st_mode));
-    } else if ((fd = openat(dfd, base, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | OPEN_FLAGS, 0644)) < 0) {
-        /* O_NONBLOCK: opening a fifo with no reader fails at once (ENXIO)
-         * instead of waiting for one, and a full pipe refuses a line. */
+    } else if ((fd = open_append(dfd, base, &created)) < 0) {
         say(why, whycap, errno == ENXIO ? "is a fifo with no reader" : strerror(errno));
-    } else if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {
-        say(why, whycap, "changed while it was opened");
-        close(fd);
-        fd = -1;
-    } else if (on_pseudo_fs(fd, why, whycap)) {
-        close(fd);
+    } else if (fstat(fd, &st) != 0 || !may_append(&st, created, why, whycap) || on_pseudo_fs(fd, why, whycap)) {
+        close(fd); /* one it created stays, empty: only marked files are ever removed */
         fd = -1;
     }
     close(dfd);

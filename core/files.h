@@ -10,7 +10,8 @@
  *   write(2).  It is opened non-blocking on a high descriptor, O_CLOEXEC;
  *   a fifo with no reader, a device, a directory, a socket or a symlink is
  *   refused; so is anything on a pseudo file system (procfs, sysfs,
- *   cgroup, ...).  Before
+ *   cgroup, ...), and a regular file cutaint did not create unless it has
+ *   one link and belongs to the process's user.  Before
  *   each write the descriptor is checked to be still the
  *   file it opened (st_dev/st_ino): one the program closed or reused is
  *   reopened once by its resolved path, after that the sink stops.  A line

@@ -258,6 +258,52 @@ ParameterizedTest(const int *row, host, an_output_on_procfs_is_refused_with_one_
     h_free(&r);
 }
 
+/* A hard link at the report's or the log's path, to a file of another user
+ * or to one with other names, is never appended to. */
+Test(host, a_report_or_log_that_is_a_hard_link_or_another_users_file_is_refused)
+{
+    char dir[64], precious[96], report[96], log[96], env_report[128], env_log[128];
+    shared_dir(dir, sizeof dir);
+    snprintf(precious, sizeof precious, "%s/precious", dir);
+    snprintf(report, sizeof report, "%s/report.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    FILE *f = fopen(precious, "w");
+    cr_assert(f != NULL);
+    fputs("a user's data\n", f);
+    fclose(f);
+    cr_assert_eq(link(precious, report), 0);
+    f = fopen(log, "w");
+    cr_assert(f != NULL);
+    fclose(f);
+    bool root = geteuid() == 0;
+    if (root)
+        cr_assert_eq(chown(log, 4321, 4321), 0);
+    snprintf(env_report, sizeof env_report, "CUTAINT_REPORT=%s", report);
+    snprintf(env_log, sizeof env_log, "CUTAINT_LOG_FILE=%s", log);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch"},
+                    .env = {env_report, env_log},
+                    .no_report = true},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect(h_has_line(r.out, REFUSED_READ), "%s", r.out);
+    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"CUTAINT_REPORT", "2 hard links", NULL}), 1,
+                 "one line should say so:\n%s", r.err);
+    char *kept = h_slurp(precious);
+    cr_expect(kept && strcmp(kept, "a user's data\n") == 0, "the linked file was appended to: %s", kept);
+    free(kept);
+    if (root) {
+        cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"CUTAINT_LOG_FILE", "belongs to uid 4321", NULL}),
+                     1, "one line should say so:\n%s", r.err);
+        struct stat st;
+        cr_expect(stat(log, &st) == 0 && st.st_size == 0, "another user's file was appended to");
+    }
+    h_free(&r);
+    remove_tree(dir);
+}
+
 /* A process whose metrics path has %p never writes the same path twice; the
  * next process that writes into the directory sweeps a dead writer's
  * temporary whatever its name, and nothing without a marker. */

@@ -396,6 +396,37 @@ Test(files, sink_refuses_pseudo_file_systems)
     cr_assert_eq(ct_marked_clear("/proc/self/comm", MARK, why, sizeof why), CT_EEXIST);
 }
 
+/* A file cutaint did not create is appended to only when it has one link
+ * and belongs to this process's user: a hard link placed at the path would
+ * otherwise make a root service append into another user's file. */
+Test(files, sink_appends_only_to_a_file_of_its_own_user_with_one_link)
+{
+    const char *precious = in_dir("precious");
+    const char *linked = in_dir("report.jsonl");
+    write_text(precious, "a user's data\n");
+    cr_assert_eq(link(precious, linked), 0);
+    expect_refused(linked, "2 hard links");
+    char text[64];
+    read_file(precious, text, sizeof text);
+    cr_assert_str_eq(text, "a user's data\n");
+    cr_assert_eq(unlink(precious), 0);
+    /* one link now, and this process's: appended to */
+    ct_sink s;
+    ct_sink_init(&s, linked);
+    write_ok(&s, "{}\n");
+    ct_sink_close(&s);
+    read_file(linked, text, sizeof text);
+    cr_assert_str_eq(text, "a user's data\n{}\n");
+    if (geteuid() != 0)
+        cr_skip_test("another user's file needs root to make here");
+    const char *theirs = in_dir("theirs.jsonl");
+    write_text(theirs, "another user's lines\n");
+    cr_assert_eq(chown(theirs, 4321, 4321), 0);
+    expect_refused(theirs, "belongs to uid 4321");
+    read_file(theirs, text, sizeof text);
+    cr_assert_str_eq(text, "another user's lines\n");
+}
+
 /* ---- marked files ------------------------------------------------------------ */
 
 Test(files, marked_replace_is_whole_0644_marked_and_leaves_no_temp)
