@@ -251,6 +251,14 @@ void ct_sink_init(ct_sink *s, const char *path)
     memcpy(s->path, path, n + 1);
 }
 
+void ct_sink_apart(ct_sink *s, const ct_sink *other, const char *other_name, bool yields, bool off_stderr)
+{
+    s->apart = other;
+    s->apart_name = other_name;
+    s->apart_yields = yields;
+    s->apart_stderr = off_stderr;
+}
+
 /* May the sink append to st, which it opened (created: made by that open)?
  * A regular file cutaint did not create must have one link and belong to
  * this process's user: a hard link placed at the path must not make a
@@ -269,6 +277,29 @@ static bool may_append(const struct stat *st, bool created, char *why, size_t wh
         snprintf(why, whycap, "belongs to uid %lu, not to this process's user (uid %lu)", (unsigned long)st->st_uid,
                  (unsigned long)geteuid());
     return S_ISREG(st->st_mode) && st->st_nlink == 1 && st->st_uid == geteuid();
+}
+
+/* Is st a file the sink must stay off: the program's own stdout (or
+ * stderr), or the file of the sink it is kept apart from?  That one's path
+ * is looked at, as its descriptor is its own (under its own lock). */
+static bool collides(const ct_sink *s, const struct stat *st, char *why, size_t whycap)
+{
+    struct stat other;
+    static const char *const streams[] = {"stdout", "stderr"};
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+        if ((fd == STDOUT_FILENO || s->apart_stderr) && fstat(fd, &other) == 0 && same_file(st, &other)) {
+            if (why && whycap)
+                snprintf(why, whycap, "is the program's own %s", streams[fd - STDOUT_FILENO]);
+            return true;
+        }
+    const ct_sink *o = s->apart;
+    if (o && o->path[0] && (s->apart_yields || atomic_load(&o->holding)) && stat(o->path, &other) == 0 &&
+        same_file(st, &other)) {
+        if (why && whycap)
+            snprintf(why, whycap, "is the same file as %s", s->apart_name);
+        return true;
+    }
+    return false;
 }
 
 /* Opens name in dfd for appending; created: this open made it. */
@@ -306,7 +337,8 @@ static int open_path(ct_sink *s, char *why, size_t whycap)
         say(why, whycap, kind_of(st.st_mode));
     } else if ((fd = open_append(dfd, base, &created)) < 0) {
         say(why, whycap, errno == ENXIO ? "is a fifo with no reader" : strerror(errno));
-    } else if (fstat(fd, &st) != 0 || !may_append(&st, created, why, whycap) || on_pseudo_fs(fd, why, whycap)) {
+    } else if (fstat(fd, &st) != 0 || !may_append(&st, created, why, whycap) || on_pseudo_fs(fd, why, whycap) ||
+               collides(s, &st, why, whycap)) {
         close(fd); /* one it created stays, empty: only marked files are ever removed */
         fd = -1;
     }
@@ -317,6 +349,7 @@ static int open_path(ct_sink *s, char *why, size_t whycap)
     s->fd = move_high(fd);
     s->dev = st.st_dev;
     s->ino = st.st_ino;
+    atomic_store(&s->holding, true);
     return CT_OK;
 }
 
@@ -418,6 +451,7 @@ void ct_sink_close(ct_sink *s)
         close(s->fd);
     s->fd = -1;
     s->stopped = true;
+    atomic_store(&s->holding, false);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -10,8 +10,9 @@
  *   write(2).  It is opened non-blocking on a high descriptor, O_CLOEXEC;
  *   a fifo with no reader, a device, a directory, a socket or a symlink is
  *   refused; so is anything on a pseudo file system (procfs, sysfs,
- *   cgroup, ...), and a regular file cutaint did not create unless it has
- *   one link and belongs to the process's user.  Before
+ *   cgroup, ...), a regular file cutaint did not create unless it has one
+ *   link and belongs to the process's user, and the program's own stdout,
+ *   or the file of the sink it is kept apart from (ct_sink_apart).  Before
  *   each write the descriptor is checked to be still the
  *   file it opened (st_dev/st_ino): one the program closed or reused is
  *   reopened once by its resolved path, after that the sink stops.  A line
@@ -69,6 +70,11 @@ typedef struct ct_sink {
     int fd;                 /* -1: not open */
     dev_t dev;              /* what fd was when cutaint opened it */
     ino_t ino;
+    const struct ct_sink *apart;       /* a sink whose file this one must not share */
+    const char *apart_name;            /* what to call it in why */
+    bool apart_yields;                 /* refused on apart's path even before apart opens */
+    bool apart_stderr;                 /* nor the program's stderr (its stdout, never) */
+    atomic_bool holding;               /* it opened a file (read by the sink kept apart) */
     bool opened;                       /* the first write has opened it */
     bool stopped;                      /* no longer written (refused, or lost twice) */
     bool reopened;                     /* the one reopen is spent */
@@ -91,6 +97,12 @@ typedef enum {
 /* A sink for path (absolute; "" or NULL: one that never writes), opened by
  * its first write, so that a process that never writes creates nothing. */
 void ct_sink_init(ct_sink *s, const char *path);
+/* Keep s off other's file (named other_name when refused) and the
+ * program's stdout, and off its stderr too when off_stderr.  s is refused
+ * when other has opened the same file; when s yields, also when the file at
+ * other's path is s's, opened or not (so other, opening later, finds it
+ * free).  After ct_sink_init. */
+void ct_sink_apart(ct_sink *s, const ct_sink *other, const char *other_name, bool yields, bool off_stderr);
 /* The process's fd 2 as it is now (at load): written only while fd 2 is
  * still that file.  CT_OK, CT_EIO when fd 2 is closed (nothing written). */
 int ct_sink_stderr(ct_sink *s);

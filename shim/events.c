@@ -103,10 +103,22 @@ void ct_events_keep_templates(void)
     memcpy(report_template, ct_g.cfg.report, sizeof report_template);
 }
 
+/* The report and the log never share a file with each other, and neither
+ * with the program's stdout; the report neither with its stderr (the log's
+ * lines belong there anyway).  The log yields: refused when its file is the
+ * report's (its lines go to stderr, nothing is lost); the report is refused
+ * only when the log already writes into that file. */
+static void keep_apart(void)
+{
+    ct_sink_apart(&log_sink, &report_sink, "CUTAINT_REPORT", true, false);
+    ct_sink_apart(&report_sink, &log_sink, "CUTAINT_LOG_FILE", false, true);
+}
+
 void ct_events_configure(void)
 {
     ct_sink_init(&log_sink, ct_g.cfg.log_file);
     ct_sink_init(&report_sink, ct_g.cfg.report);
+    keep_apart();
 }
 
 static bool may_wait(void)
@@ -280,6 +292,7 @@ void ct_events_after_fork(void)
     }
     sink_after_fork(&log_sink, log_template, ct_g.cfg.log_file, sizeof ct_g.cfg.log_file);
     sink_after_fork(&report_sink, report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
+    keep_apart();
 }
 
 /* Host frames of the failing call, outside this library, symbolised with

@@ -258,6 +258,52 @@ ParameterizedTest(const int *row, host, an_output_on_procfs_is_refused_with_one_
     h_free(&r);
 }
 
+/* The report in the log's file, or in the program's own stdout, would mix
+ * cutaint's JSON into another stream: the log yields (to stderr), the
+ * report is refused. */
+Test(host, a_log_in_the_reports_file_is_refused_with_one_line_and_goes_to_stderr)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"failed_launch"},
+                    .env = {"CUTAINT_LOG_FILE=@DIR@/report.jsonl"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect_eq(h_count_lines_with(r.err,
+                                    (const char *const[]){"CUTAINT_LOG_FILE", "same file as CUTAINT_REPORT", NULL}),
+                 1, "one line should say so:\n%s", r.err);
+    cr_expect_geq(h_count_containing(r.err, "refused read"), 1, "the log's lines go to stderr:\n%s", r.err);
+    h_report rep;
+    h_report_load(r.report, &rep);
+    cr_expect_eq(rep.invalid, 0, "%d lines of the report are no JSON (the first: %s)", rep.invalid,
+                 rep.first_invalid >= 0 ? rep.line[rep.first_invalid] : "");
+    cr_expect_geq(h_count(&rep, "refused_read"), 1, "the report lost its events: %s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+Test(host, a_report_that_is_the_programs_stdout_is_refused_with_one_line)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "exec '%s' failed_launch >>\"$0\"", CT_CLIENT_LINKED);
+    h_result r;
+    h_exec(&(h_run){.client = "/bin/sh",
+                    .args = {"-c", cmd, "@DIR@/out"},
+                    .env = {"CUTAINT_REPORT=@DIR@/out"},
+                    .no_report = true},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect_eq(h_count_lines_with(r.err, (const char *const[]){"CUTAINT_REPORT", "program's own stdout", NULL}), 1,
+                 "one line should say so:\n%s", r.err);
+    char *out = h_slurp(h_path(&r, "out"));
+    cr_expect(out && h_has_line(out, REFUSED_READ), "the program's output: %s", out);
+    cr_expect(out && !strstr(out, "\"event\""), "cutaint's JSON went into the program's stdout:\n%s", out);
+    free(out);
+    h_free(&r);
+}
+
 /* A hard link at the report's or the log's path, to a file of another user
  * or to one with other names, is never appended to. */
 Test(host, a_report_or_log_that_is_a_hard_link_or_another_users_file_is_refused)

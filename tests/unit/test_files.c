@@ -427,6 +427,80 @@ Test(files, sink_appends_only_to_a_file_of_its_own_user_with_one_link)
     cr_assert_str_eq(text, "another user's lines\n");
 }
 
+/* The report and the log never share a file, and neither with the
+ * program's stdout (nor the report with its stderr).  The log yields:
+ * refused whenever its file is the report's; the report only when the log
+ * has already opened that file. */
+Test(files, sinks_kept_apart_refuse_the_same_file)
+{
+    const char *path = in_dir("out");
+    ct_sink log, report;
+    ct_sink_init(&log, path);
+    ct_sink_init(&report, path);
+    ct_sink_apart(&log, &report, "CUTAINT_REPORT", true, false);
+    ct_sink_apart(&report, &log, "CUTAINT_LOG_FILE", false, true);
+    write_ok(&report, "{}\n");
+    cr_assert_eq(ct_sink_write(&log, "log\n", 4, true), CT_SINK_REFUSED);
+    cr_assert(strstr(log.why, "same file as CUTAINT_REPORT"), "%s", log.why);
+    ct_sink_close(&report);
+    ct_sink_close(&log);
+    /* The log yields even when it opens first; one not kept apart that has
+     * opened the file first refuses the report. */
+    const char *other = in_dir("other");
+    ct_sink_init(&log, other);
+    ct_sink_init(&report, other);
+    ct_sink_apart(&log, &report, "CUTAINT_REPORT", true, false);
+    ct_sink_apart(&report, &log, "CUTAINT_LOG_FILE", false, true);
+    cr_assert_eq(ct_sink_write(&log, "log\n", 4, true), CT_SINK_REFUSED, "the report's path is the log's: %s", log.why);
+    ct_sink_init(&log, other);
+    ct_sink_apart(&report, &log, "CUTAINT_LOG_FILE", false, true);
+    write_ok(&log, "log\n");
+    cr_assert_eq(ct_sink_write(&report, "{}\n", 3, true), CT_SINK_REFUSED);
+    cr_assert(strstr(report.why, "same file as CUTAINT_LOG_FILE"), "%s", report.why);
+    ct_sink_close(&log);
+    /* The same file under another name (a symlinked directory) is caught too. */
+    const char *alias = in_dir("alias");
+    char via[300];
+    cr_assert_eq(symlink(dir, alias), 0);
+    snprintf(via, sizeof via, "%s/out", alias);
+    ct_sink_init(&log, via);
+    ct_sink_init(&report, path);
+    ct_sink_apart(&log, &report, "CUTAINT_REPORT", true, false);
+    cr_assert_eq(ct_sink_write(&log, "log\n", 4, true), CT_SINK_REFUSED);
+    char text[64];
+    read_file(path, text, sizeof text);
+    cr_assert_str_eq(text, "{}\n", "a line went into the other's file");
+}
+
+Test(files, sinks_kept_apart_refuse_the_programs_stdout_and_the_report_its_stderr)
+{
+    const char *out = in_dir("stdout"), *err = in_dir("stderr");
+    write_text(out, "");
+    write_text(err, "");
+    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+    int fo = open(out, O_WRONLY | O_APPEND), fe = open(err, O_WRONLY | O_APPEND);
+    cr_assert(fo >= 0 && fe >= 0 && saved_out >= 0 && saved_err >= 0);
+    dup2(fo, STDOUT_FILENO);
+    dup2(fe, STDERR_FILENO);
+    ct_sink log, report, log_on_err;
+    ct_sink_init(&log, out);
+    ct_sink_init(&report, err);
+    ct_sink_init(&log_on_err, err);
+    ct_sink_apart(&log, NULL, NULL, true, false);
+    ct_sink_apart(&report, NULL, NULL, false, true);
+    ct_sink_apart(&log_on_err, NULL, NULL, true, false);
+    ct_sink_result log_r = ct_sink_write(&log, "log\n", 4, true);
+    ct_sink_result report_r = ct_sink_write(&report, "{}\n", 3, true);
+    ct_sink_result err_r = ct_sink_write(&log_on_err, "log\n", 4, true);
+    dup2(saved_out, STDOUT_FILENO);
+    dup2(saved_err, STDERR_FILENO);
+    cr_assert_eq(log_r, CT_SINK_REFUSED);
+    cr_assert(strstr(log.why, "program's own stdout"), "%s", log.why);
+    cr_assert_eq(report_r, CT_SINK_REFUSED);
+    cr_assert(strstr(report.why, "program's own stderr"), "%s", report.why);
+    cr_assert_eq(err_r, CT_SINK_WRITTEN, "a log file that is stderr gets what stderr would: %s", log_on_err.why);
+}
+
 /* ---- marked files ------------------------------------------------------------ */
 
 Test(files, marked_replace_is_whole_0644_marked_and_leaves_no_temp)
