@@ -23,12 +23,13 @@ static atomic_bool initialized;
 static atomic_bool shut_down;
 static _Atomic int sticky = CUDA_SUCCESS;
 static _Thread_local bool per_thread_call; /* the current call is a _ptds / _ptsz twin */
+_Thread_local unsigned fc_calls_in;
 
 /* The workers stop too (async mode): nothing runs once the driver is gone. */
 __attribute__((destructor)) static void fc_shutdown(void)
 {
     atomic_store(&shut_down, true);
-    fc_queue_shutdown();
+    fc_queue_shutdown(fc_calls_in > 0);
 }
 
 CUresult fc_sticky(void)

@@ -4,7 +4,8 @@
  *
  * Each entry point is the same three steps: fc_enter() (teardown, cuInit,
  * sticky fault and api: fault injection, in that order), the implementation,
- * and fc_leave() (an injected "=fault" that queued no work is queued now).
+ * and fc_leave() (an injected "=fault" that queued no work is queued now),
+ * counted in fc_calls_in while it runs (for an exit from a signal handler).
  * Invariants: the definitions are checked against cuda.h's real prototypes
  * by the compiler, and each name against entry_points.h (FC_ID_<name>).
  */
@@ -14,10 +15,12 @@
 #define FC_DEFINE(name, cls, params, call)           \
     CUresult CUDAAPI name params                     \
     {                                                \
+        fc_calls_in++;                               \
         CUresult fc_r = fc_enter(FC_ID_##name, cls); \
-        if (fc_r != CUDA_SUCCESS)                    \
-            return fc_r;                             \
-        return fc_leave(call);                       \
+        if (fc_r == CUDA_SUCCESS)                    \
+            fc_r = fc_leave(call);                   \
+        fc_calls_in--;                               \
+        return fc_r;                                 \
     }
 FC_API(FC_DEFINE)
 #undef FC_DEFINE

@@ -99,6 +99,9 @@ typedef enum fc_cls {
 } fc_cls;
 
 CUresult fc_enter(unsigned api_id, fc_cls cls);
+/* How many entry points the calling thread is inside (exports.c): a signal
+   handler that exits from inside one may hold any of fakecuda's locks. */
+extern _Thread_local unsigned fc_calls_in;
 void fc_mark_per_thread(void);
 bool fc_is_legacy_stream(CUstream s);
 CUresult fc_leave(CUresult r);
@@ -433,8 +436,9 @@ CUresult fc_queue_init(fc_queue *q);
 /* Stops and joins ctx's worker (its work already drained), waits until no
    other context's queued wait names it, then frees the queue. */
 void fc_queue_fini(CUcontext ctx);
-/* Process exit: every worker stops at its next item boundary and is joined. */
-void fc_queue_shutdown(void);
+/* Process exit: every worker stops at its next item boundary; it is joined
+   unless the exiting thread was interrupted inside an entry point. */
+void fc_queue_shutdown(bool inside_a_call);
 CUresult fc_resolve_stream(CUstream s, CUcontext *ctx, CUstream *st);
 bool fc_is_default_stream(CUstream s);
 CUresult fc_drain(CUcontext ctx, uint64_t target);

@@ -41,7 +41,9 @@
  *   host function does not run.
  * - A worker lives from its context's first queued item until the context
  *   is released (fc_queue_fini joins it once its work is drained) or the
- *   process exits (fc_queue_shutdown); a forked child has no worker, so the
+ *   process exits (fc_queue_shutdown: joined within a second, or not waited
+ *   for at all when exit() interrupted an entry point, so an exit never
+ *   hangs on fakecuda's locks); a forked child has no worker, so the
  *   child's next submission or wait starts one (fork_child below).
  * - A wait on another context's event (FC_W_WAIT, async only) holds an xref
  *   on that context's queue, which fc_queue_fini waits out: seqs are taken
@@ -136,7 +138,8 @@ static void *fc_worker_main(void *arg)
         pthread_mutex_lock(&q->lock);
         while (q->count == 0 && !q->stop)
             pthread_cond_wait(&q->work, &q->lock);
-        bool stop = q->stop, wait = !stop && q->ring[q->head].kind == FC_W_WAIT;
+        /* exiting: the boundary also where fc_queue_shutdown could not ask */
+        bool stop = q->stop || atomic_load(&exiting), wait = !stop && q->ring[q->head].kind == FC_W_WAIT;
         pthread_mutex_unlock(&q->lock);
         if (stop)
             break;
@@ -298,10 +301,18 @@ void fc_queue_fini(CUcontext ctx)
 }
 
 /* A worker inside a host function that never returns would hold the exit
-   forever: each gets a second to reach its item boundary, then is left. */
-void fc_queue_shutdown(void)
+   forever: each gets a second to reach its item boundary, then is left.
+   An exit() from a signal handler that interrupted an entry point may hold
+   any lock here, or sleep inside a wait on q->done, whose broadcast by the
+   worker then never returns (glibc's condition variable waits for the woken
+   to leave): waiting for anything there could last forever, so nothing is
+   waited for; each worker stops at its next item boundary (exiting) or ends
+   with the process. */
+void fc_queue_shutdown(bool inside_a_call)
 {
     atomic_store(&exiting, true);
+    if (inside_a_call)
+        return;
     pthread_mutex_lock(&xlock);
     pthread_cond_broadcast(&xcond);
     pthread_mutex_unlock(&xlock);
