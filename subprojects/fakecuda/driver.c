@@ -7,9 +7,12 @@
  * - sticky is CUDA_SUCCESS until the first execution fault, then holds that
  *   fault for the rest of the process: the real driver cannot recover a
  *   context after an illegal address either.
- * - After the library destructor runs (process exit), every entry point but
- *   the error-string ones returns CUDA_ERROR_DEINITIALIZED, and no queued
- *   work runs any more (the workers are stopped, queue.c).
+ * - After the teardown runs (process exit: the library destructor, or with
+ *   FAKECUDA_TEARDOWN=atexit the exit handler cuInit registered, whichever
+ *   comes first), every entry point but the error-string ones returns
+ *   CUDA_ERROR_DEINITIALIZED, and no queued work runs any more (the workers
+ *   are stopped, queue.c). The teardown may run twice; the second changes
+ *   nothing.
  * - On a worker thread (a host function or callback, async mode) every call
  *   that needs a context returns CUDA_ERROR_NOT_PERMITTED.
  */
@@ -17,6 +20,8 @@
 #include "errors.def"
 
 #include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static atomic_bool initialized;
@@ -26,10 +31,31 @@ static _Thread_local bool per_thread_call; /* the current call is a _ptds / _pts
 _Thread_local unsigned fc_calls_in;
 
 /* The workers stop too (async mode): nothing runs once the driver is gone. */
-__attribute__((destructor)) static void fc_shutdown(void)
+static void fc_teardown(void)
 {
     atomic_store(&shut_down, true);
     fc_queue_shutdown(fc_calls_in > 0);
+}
+
+__attribute__((destructor)) static void fc_shutdown(void)
+{
+    fc_teardown();
+}
+
+/* FAKECUDA_TEARDOWN=atexit: the teardown is also registered with atexit at
+   the first successful cuInit, as a driver may do: glibc then runs it
+   before every library destructor, and before the exit handlers registered
+   earlier (a program's, before its cuInit). Unset, empty or "destructor":
+   the destructor alone. Read once. */
+static void fc_teardown_register(void)
+{
+    const char *env = getenv("FAKECUDA_TEARDOWN");
+    if (!env || !*env || strcmp(env, "destructor") == 0)
+        return;
+    if (strcmp(env, "atexit") != 0)
+        fprintf(stderr, "fakecuda: FAKECUDA_TEARDOWN=%s ignored (destructor or atexit); destructor used\n", env);
+    else if (atexit(fc_teardown) != 0)
+        fprintf(stderr, "fakecuda: FAKECUDA_TEARDOWN=atexit: atexit failed; destructor used\n");
 }
 
 CUresult fc_sticky(void)
@@ -102,6 +128,8 @@ CUresult fc_init(unsigned int flags)
     if (fc_mem_total() == 0)
         return CUDA_ERROR_OPERATING_SYSTEM;
     atomic_store(&initialized, true);
+    static pthread_once_t teardown_once = PTHREAD_ONCE_INIT;
+    pthread_once(&teardown_once, fc_teardown_register);
     return CUDA_SUCCESS;
 }
 
