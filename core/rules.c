@@ -339,7 +339,8 @@ bool ct_pool_rule(const ct_pool_facts *f)
 
 bool ct_bypass_rule(const ct_bypass_facts *f)
 {
-    return !f->reached && !f->forked && f->driver_loaded && f->answer == CT_DRIVER_INITIALISED;
+    bool initialised = f->as_exit_began == CT_DRIVER_INITIALISED || f->at_unload == CT_DRIVER_INITIALISED;
+    return !f->reached && !f->forked && f->driver_loaded && initialised;
 }
 
 bool ct_suspect_rule(uint64_t epoch, const ct_proven *p)

@@ -241,6 +241,7 @@ bool ct_pool_rule(const ct_pool_facts *f);
 /* What the driver says, asked at exit, of whether anyone initialised it (a
  * query such as a device count, which needs cuInit first). */
 typedef enum ct_driver_answer {
+    CT_DRIVER_NOT_ASKED,       /* not asked at that moment (or no driver loaded) */
     CT_DRIVER_INITIALISED,     /* it answered: someone called cuInit */
     CT_DRIVER_NOT_INITIALISED, /* nobody called cuInit */
     CT_DRIVER_OTHER,           /* anything else, shut down included: a driver
@@ -248,18 +249,26 @@ typedef enum ct_driver_answer {
 } ct_driver_answer;
 
 typedef struct ct_bypass_facts {
-    bool reached;            /* a driver call reached cutaint (the start event) */
-    bool forked;             /* a fork child: the driver's state may be its parent's */
-    bool driver_loaded;      /* libcuda.so.1 is in the process */
-    ct_driver_answer answer; /* meaningful when driver_loaded */
+    bool reached;       /* a driver call reached cutaint (the start event) */
+    bool forked;        /* a fork child: the driver's state may be its parent's */
+    bool driver_loaded; /* libcuda.so.1 was in the process when asked */
+    /* The driver asked twice (docs/LAYERS.md): as exit began, before any
+     * exit handler (a driver that registered its teardown with atexit at
+     * cuInit still answers then, but not a thread's exit other than the
+     * main thread's), and from cutaint's destructor (a driver torn down by
+     * its own destructor, loaded after cutaint, still answers then, from
+     * whichever thread exits). */
+    ct_driver_answer as_exit_began;
+    ct_driver_answer at_unload;
 } ct_bypass_facts;
 
 /* Whether to say at exit that the process used the driver unprotected:
- * no call reached cutaint, yet the loaded driver says it was initialised
- * (another library reached it without going through any hook cutaint
- * offers).  A process that never used the driver stays silent, and so
- * does a fork child, whose driver may have been initialised by its
- * parent. */
+ * no call reached cutaint, yet the loaded driver said at either moment
+ * that it was initialised (another library reached it without going
+ * through any hook cutaint offers; once initialised, a driver stays so
+ * until its teardown, so either answer proves it).  A process that never
+ * used the driver stays silent, and so does a fork child, whose driver
+ * may have been initialised by its parent. */
 bool ct_bypass_rule(const ct_bypass_facts *f);
 
 /* ---- work in flight: the suspects of a lost context --------------------- */

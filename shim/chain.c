@@ -19,9 +19,13 @@
  * dlsym by version: dlsym.c), and says once, when the program first
  * reaches the driver, which library is ahead of it.  A layer that reaches
  * the driver around every hook (glibc's dlsym asked of libc.so.6 itself)
- * leaves cutaint nothing to see: at exit, if the loaded driver says it was
+ * leaves cutaint nothing to see: at exit, if the loaded driver said it was
  * initialised though no call came here, cutaint says the process ran
- * unprotected (ct_chain_check_bypass).
+ * unprotected (ct_chain_check_bypass).  The driver is asked as exit begins
+ * (a thread-exit destructor of the main thread, which glibc's exit() runs
+ * before any exit handler, so before a driver's teardown registered with
+ * atexit at cuInit) and again from the destructor (for an exit from
+ * another thread, before a teardown in the driver's own destructor).
  *
  * Invariants:
  * - Resolution happens once per entry point (driver.c caches it); nothing
@@ -30,8 +34,9 @@
  *   never a "next" function.
  * - The order check makes no CUDA call and logs at most two lines.
  * - The bypass check runs only at exit, only when no call reached cutaint,
- *   never loads the driver (RTLD_NOLOAD) and asks it two questions that
- *   change nothing (cuDriverGetVersion, cuDeviceGetCount).
+ *   never in a fork child, never loads the driver (RTLD_NOLOAD) and asks it
+ *   two questions that change nothing (cuDriverGetVersion,
+ *   cuDeviceGetCount), at most twice; it decides once, in the destructor.
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -161,10 +166,58 @@ static ct_driver_answer ask_driver(void *handle, int *driver_version)
     }
 }
 
+/* The driver already in the process, asked; CT_DRIVER_NOT_ASKED without one. */
+static ct_driver_answer ask_loaded_driver(int *driver_version)
+{
+    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return CT_DRIVER_NOT_ASKED;
+    ct_driver_answer answer = ask_driver(handle, driver_version);
+    dlclose(handle);
+    return answer;
+}
+
+static bool bypass_possible(void)
+{
+    return !ct_was_reached() && !ct_g.cfg.disable && !ct_g.forked;
+}
+
+/* What the driver said as exit began, and its version then. */
+static _Atomic ct_driver_answer answer_as_exit_began = CT_DRIVER_NOT_ASKED;
+static atomic_int version_as_exit_began;
+
+/* A thread-exit destructor of the thread that loaded cutaint (the main
+ * thread): exit() on that thread, or a return from main, runs it before
+ * any exit handler, while a driver that registered its teardown with
+ * atexit (at cuInit, during main) still answers; measured in
+ * docs/LAYERS.md. */
+static void ask_as_exit_begins(void *unused)
+{
+    (void)unused;
+    if (!bypass_possible())
+        return;
+    int driver_version = 0;
+    ct_driver_answer answer = ask_loaded_driver(&driver_version);
+    atomic_store(&version_as_exit_began, driver_version);
+    atomic_store(&answer_as_exit_began, answer);
+}
+
+/* glibc's registration of thread_local destructors (the C++ ABI's). */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
+void ct_chain_arm_bypass_check(void)
+{
+    if (__cxa_thread_atexit_impl(ask_as_exit_begins, NULL, &__dso_handle) != 0)
+        ct_log(CT_LOG_DEBUG, "cannot ask the driver as exit begins: a bypass is told only where the driver "
+                             "still answers at unload");
+}
+
 /* At exit, from this library's destructor: the C runtime registered the
- * destructors (_dl_fini) after the constructors' exit handlers, so an
- * on_exit handler would find the driver shut down, and a driver loaded
- * after us (dlopen, or linked) is destroyed after us: it still answers. */
+ * destructors (_dl_fini) before main, so the handlers registered during
+ * main have run (a driver's atexit teardown among them: the answer asked
+ * as exit began covers it), and a driver loaded after us (dlopen, or
+ * linked) is destroyed after us: it still answers. */
 __attribute__((destructor)) static void check_bypass_at_unload(void)
 {
     if (atomic_load(&ct_g.ready) == 2)
@@ -173,18 +226,16 @@ __attribute__((destructor)) static void check_bypass_at_unload(void)
 
 void ct_chain_check_bypass(void)
 {
-    ct_bypass_facts f = {.reached = ct_was_reached(), .forked = ct_g.forked, .answer = CT_DRIVER_OTHER};
-    if (f.reached || ct_g.cfg.disable)
+    if (!bypass_possible())
         return;
-    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     int driver_version = 0;
-    f.driver_loaded = handle != NULL;
-    if (handle) {
-        f.answer = ask_driver(handle, &driver_version);
-        dlclose(handle);
-    }
+    ct_bypass_facts f = {.as_exit_began = atomic_load(&answer_as_exit_began)};
+    f.at_unload = ask_loaded_driver(&driver_version);
+    f.driver_loaded = f.as_exit_began != CT_DRIVER_NOT_ASKED || f.at_unload != CT_DRIVER_NOT_ASKED;
     if (!ct_bypass_rule(&f))
         return;
+    if (f.at_unload != CT_DRIVER_INITIALISED)
+        driver_version = atomic_load(&version_as_exit_began); /* torn down since */
     atomic_store(&ct_g.unprotected, true);
     ct_reached_driver(driver_version);
     const char *ahead = ct_chain_library_ahead();

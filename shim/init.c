@@ -239,4 +239,6 @@ __attribute__((constructor)) static void ct_shim_load(int argc, char **argv, cha
     (void)envp;
     ct_events_set_argv(argc, argv);
     ct_ensure_ready();
+    if (!ct_g.cfg.disable)
+        ct_chain_arm_bypass_check();
 }

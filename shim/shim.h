@@ -146,6 +146,9 @@ const char *ct_chain_library_ahead(void);
  * it was used anyway (core's ct_bypass_rule), write the start event, say
  * once that the process ran unprotected and mark it (ct_g.unprotected). */
 void ct_chain_check_bypass(void);
+/* From the constructor, on the main thread: ask the driver again as exit
+ * begins, before any exit handler (ct_chain_check_bypass decides). */
+void ct_chain_arm_bypass_check(void);
 /* Has a real driver been loaded? Triggers the load on first call. */
 bool ct_driver_loaded(void);
 /* In a forked child: empty the slots, so the child's first call of each

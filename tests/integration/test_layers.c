@@ -207,40 +207,54 @@ ParameterizedTest(int *row, layers, the_layers_limit_holds_in_both_orders)
  * asked of libc.so.6): on the runtime path no call reaches cutaint, so it
  * can check nothing, but at exit the driver says it was used and cutaint
  * says the process ran unprotected: one line, start and exit events, the
- * exit's unprotected field and the metric.  The program is unchanged. */
-Test(layers, a_layer_around_every_hook_is_said_at_exit)
+ * exit's unprotected field and the metric.  The program is unchanged.
+ * Whichever way the driver tears itself down: in its destructor (after
+ * cutaint's), or in an exit handler it registered at cuInit (before
+ * cutaint's destructor: FAKECUDA_TEARDOWN=atexit). */
+static void expect_said_at_exit(const char *teardown)
 {
     h_result alone, with;
     const h_run run = {.client = CT_CLIENT_RUNTIME,
                        .args = {"happy"},
                        .no_shim = true,
                        .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS " " CT_SHIM, "CUTAINT_REPORT=@DIR@/report.jsonl",
-                               "CUTAINT_METRICS_FILE=@DIR@/metrics.prom"}};
+                               "CUTAINT_METRICS_FILE=@DIR@/metrics.prom", teardown}};
     h_exec(&(h_run){.client = CT_CLIENT_RUNTIME,
                     .args = {"happy"},
                     .no_shim = true,
-                    .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS}},
+                    .env = {"LD_PRELOAD=" CT_TESTLAYER_BYPASS, teardown}},
            &alone);
     h_exec(&run, &with);
     h_expect_ended(&with);
     cr_expect_eq(with.status, alone.status);
     cr_expect_str_eq(with.out, alone.out, "the program's output is its own");
     cr_expect_eq(h_count_containing(with.err, "none of its calls reached cutaint: libtestlayer_bypass.so"), 1,
-                 "said once, naming the layer:\n%s", with.err);
+                 "%s: said once, naming the layer:\n%s", teardown, with.err);
     h_report rep;
     h_expect_report(&with, &rep);
     cr_expect_str_eq(h_events(&rep), "start,exit", "nothing else was seen");
     h_report_free(&rep);
     char *report = h_slurp(with.report);
-    cr_expect(report && strstr(report, "\"unprotected\":true"), "the exit says it:\n%s", report ? report : "");
+    cr_expect(report && strstr(report, "\"unprotected\":true"), "%s: the exit says it:\n%s", teardown,
+              report ? report : "");
     free(report);
     char *metrics = h_slurp(h_path(&with, "metrics.prom"));
     cr_expect(metrics && h_line_containing(metrics, "cutaint_unprotected{")[0] &&
                   strstr(h_line_containing(metrics, "cutaint_unprotected{"), "} 1"),
-              "the metric says it:\n%s", metrics ? metrics : "");
+              "%s: the metric says it:\n%s", teardown, metrics ? metrics : "");
     free(metrics);
     h_free(&alone);
     h_free(&with);
+}
+
+Test(layers, a_layer_around_every_hook_is_said_at_exit)
+{
+    expect_said_at_exit("FAKECUDA_TEARDOWN=destructor");
+}
+
+Test(layers, a_layer_around_every_hook_is_said_before_a_teardown_at_exit)
+{
+    expect_said_at_exit("FAKECUDA_TEARDOWN=atexit");
 }
 
 /* Silent where nothing was bypassed: a program that loads the driver and

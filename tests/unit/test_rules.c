@@ -693,13 +693,15 @@ Test(rules, an_allocation_reached_by_several_pointers_looks_like_a_pool_once)
 
 Test(rules, a_driver_initialised_behind_cutaints_back_is_a_bypass)
 {
-    const ct_bypass_facts used = {.driver_loaded = true, .answer = CT_DRIVER_INITIALISED};
+    const ct_bypass_facts used = {.driver_loaded = true, .at_unload = CT_DRIVER_INITIALISED};
     cr_assert(ct_bypass_rule(&used));
     ct_bypass_facts f = used;
-    f.answer = CT_DRIVER_NOT_INITIALISED;
+    f.at_unload = CT_DRIVER_NOT_INITIALISED;
     cr_assert_not(ct_bypass_rule(&f), "loaded but never used: silent");
-    f.answer = CT_DRIVER_OTHER;
+    f.at_unload = CT_DRIVER_OTHER;
     cr_assert_not(ct_bypass_rule(&f), "an answer that proves nothing (a driver shut down) says nothing");
+    f.at_unload = CT_DRIVER_NOT_ASKED;
+    cr_assert_not(ct_bypass_rule(&f), "never asked: nothing to say");
     f = used;
     f.forked = true;
     cr_assert_not(ct_bypass_rule(&f), "a fork child's driver may be its parent's");
@@ -709,4 +711,29 @@ Test(rules, a_driver_initialised_behind_cutaints_back_is_a_bypass)
     f = used;
     f.driver_loaded = false;
     cr_assert_not(ct_bypass_rule(&f), "no driver in the process: nothing to say");
+}
+
+/* A driver that registered its teardown with atexit at cuInit is gone by
+ * the destructor: what it said as exit began decides; an exit from another
+ * thread asks only at unload. */
+Test(rules, a_bypass_is_proven_by_either_moment_of_asking)
+{
+    const ct_bypass_facts torn_down = {.driver_loaded = true,
+                                       .as_exit_began = CT_DRIVER_INITIALISED,
+                                       .at_unload = CT_DRIVER_OTHER};
+    cr_assert(ct_bypass_rule(&torn_down), "initialised as exit began, torn down by unload");
+    ct_bypass_facts f = torn_down;
+    f.as_exit_began = CT_DRIVER_NOT_INITIALISED;
+    f.at_unload = CT_DRIVER_INITIALISED;
+    cr_assert(ct_bypass_rule(&f), "initialised later, in an exit handler that went around cutaint");
+    f.as_exit_began = CT_DRIVER_NOT_ASKED;
+    cr_assert(ct_bypass_rule(&f), "exit from another thread: unload's answer decides");
+    f.at_unload = CT_DRIVER_NOT_INITIALISED;
+    cr_assert_not(ct_bypass_rule(&f), "never initialised at either moment");
+    f = torn_down;
+    f.reached = true;
+    cr_assert_not(ct_bypass_rule(&f), "a call reached cutaint after exit began (an exit handler): protected");
+    f = torn_down;
+    f.forked = true;
+    cr_assert_not(ct_bypass_rule(&f), "a fork child stays silent whatever the moment");
 }
