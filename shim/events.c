@@ -54,9 +54,6 @@
 #define CT_BACKTRACE_MAX 24
 
 static ct_sink stderr_sink, log_sink, report_sink;
-/* CUTAINT_LOG_FILE and CUTAINT_REPORT before %p expansion: a forked child
- * expands them anew. */
-static char log_template[CT_PATH_MAX], report_template[CT_PATH_MAX];
 static atomic_bool start_written;
 static atomic_uint refusals_logged;
 static atomic_uint repeats_logged;
@@ -95,12 +92,6 @@ const char *ct_cu_error_name(CUresult r)
 void ct_events_stderr_at_load(void)
 {
     ct_sink_stderr(&stderr_sink);
-}
-
-void ct_events_keep_templates(void)
-{
-    memcpy(log_template, ct_g.cfg.log_file, sizeof log_template);
-    memcpy(report_template, ct_g.cfg.report, sizeof report_template);
 }
 
 /* The report and the log never share a file with each other, and neither
@@ -264,34 +255,36 @@ void ct_event_start(int driver_version)
     emit(&j);
 }
 
-/* In a forked child: a %p in a sink's path names the child's own file. */
-static void sink_after_fork(ct_sink *s, const char *tmpl, char *path, size_t cap)
-{
-    ct_sink_atfork_child(s);
-    if (!strstr(tmpl, "%p"))
-        return;
-    ct_sink_close(s);
-    if (ct_path_expand(tmpl, getpid(), path, cap) != 0)
-        path[0] = '\0';
-    ct_sink_init(s, path);
-}
-
 static void forget_stories(void);
 
-/* The child writes its own start event when it calls the driver, into its
- * own report and log when the paths have %p (opened then), else the
- * parent's. */
+/* The child writes its own start event when it calls the driver. */
 void ct_events_after_fork(void)
 {
     thread_id = 0;
     atomic_store(&start_written, false);
     ct_sink_atfork_child(&stderr_sink);
-    if (strstr(log_template, "%p")) {
+    ct_sink_atfork_child(&log_sink);
+    ct_sink_atfork_child(&report_sink);
+}
+
+/* A sink whose path the fork changed (%p) now writes the child's own
+ * file, opened when it first has a line; true if it did. */
+static bool sink_follows(ct_sink *s, const char *path)
+{
+    if (strcmp(s->path, path) == 0)
+        return false;
+    ct_sink_close(s);
+    ct_sink_init(s, path);
+    return true;
+}
+
+void ct_events_follow_paths(void)
+{
+    if (sink_follows(&log_sink, ct_g.cfg.log_file)) {
         atomic_store(&log_refused, false);
-        forget_stories();
+        forget_stories(); /* a log of its own holds no earlier story */
     }
-    sink_after_fork(&log_sink, log_template, ct_g.cfg.log_file, sizeof ct_g.cfg.log_file);
-    sink_after_fork(&report_sink, report_template, ct_g.cfg.report, sizeof ct_g.cfg.report);
+    sink_follows(&report_sink, ct_g.cfg.report);
     keep_apart();
 }
 

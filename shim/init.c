@@ -19,6 +19,9 @@
  *   unprivileged user must not choose where a privileged program writes.
  * - Every output path is made absolute once, at load, against the working
  *   directory then: a later chdir() of the program moves none of them.
+ * - %p in an output path is the pid of the process that writes it: the
+ *   four paths are expanded from their templates at load and again in
+ *   every forked child (output_paths), before anything there writes.
  * - A health file left at the configured path by an earlier process is
  *   removed when this program first reaches the driver (and logged), so a
  *   restarted service is not condemned for its predecessor; only a regular
@@ -76,30 +79,46 @@ static void absolute_path(char *path, const char *cwd, const char *variable)
     path[0] = '\0';
 }
 
-/* Expand %p in a configured path, in place; an impossible path is dropped. */
-static void expand_path(char *path, const char *variable)
-{
-    char expanded[CT_PATH_MAX], line[256];
-    if (!path[0])
-        return;
-    if (ct_path_expand(path, getpid(), expanded, sizeof expanded) != 0) {
-        snprintf(line, sizeof line, "cutaint: %s is too long once expanded; ignored", variable);
-        ct_stderr_line(line);
-        path[0] = '\0';
-        return;
-    }
-    memcpy(path, expanded, sizeof expanded);
-}
+/* The output paths whose %p names the process: each variable's value made
+ * absolute at load, before %p, kept here; load, then every forked child,
+ * expands them all into ct_g.cfg, where every writer reads its path.  One
+ * table, so no output can miss a fork. */
+static const struct output_path {
+    const char *variable;
+    char *path; /* in ct_g.cfg */
+} output_paths[] = {
+    {"CUTAINT_LOG_FILE", ct_g.cfg.log_file},
+    {"CUTAINT_REPORT", ct_g.cfg.report},
+    {"CUTAINT_HEALTH_FILE", ct_g.cfg.health_file},
+    {"CUTAINT_METRICS_FILE", ct_g.cfg.metrics_file},
+};
+#define N_OUTPUT_PATHS (sizeof output_paths / sizeof output_paths[0])
+static char path_templates[N_OUTPUT_PATHS][CT_PATH_MAX];
 
-/* The output paths, absolute (before %p: a fork expands the template). */
+/* Each output path made absolute against cwd and kept as its template. */
 static void resolve_paths(void)
 {
     char cwd[CT_PATH_MAX];
     const char *at = getcwd(cwd, sizeof cwd);
-    absolute_path(ct_g.cfg.log_file, at, "CUTAINT_LOG_FILE");
-    absolute_path(ct_g.cfg.report, at, "CUTAINT_REPORT");
-    absolute_path(ct_g.cfg.health_file, at, "CUTAINT_HEALTH_FILE");
-    absolute_path(ct_g.cfg.metrics_file, at, "CUTAINT_METRICS_FILE");
+    for (size_t i = 0; i < N_OUTPUT_PATHS; i++) {
+        absolute_path(output_paths[i].path, at, output_paths[i].variable);
+        memcpy(path_templates[i], output_paths[i].path, CT_PATH_MAX);
+    }
+}
+
+/* %p in each template becomes this process's pid; a path that no longer
+ * fits is dropped with a line. */
+static void expand_paths(void)
+{
+    char line[256];
+    for (size_t i = 0; i < N_OUTPUT_PATHS; i++) {
+        char *path = output_paths[i].path;
+        if (!path_templates[i][0] || ct_path_expand(path_templates[i], getpid(), path, CT_PATH_MAX) == 0)
+            continue;
+        path[0] = '\0';
+        snprintf(line, sizeof line, "cutaint: %s is too long once expanded; ignored", output_paths[i].variable);
+        ct_stderr_line(line);
+    }
 }
 
 /* Also sweeps the temporaries killed processes left in the directories of
@@ -117,8 +136,8 @@ static void clear_old_health_file(void)
                    health, why);
         ct_marked_sweep(health);
     }
-    if (ct_metrics_path()[0])
-        ct_marked_sweep(ct_metrics_path());
+    if (ct_g.cfg.metrics_file[0])
+        ct_marked_sweep(ct_g.cfg.metrics_file);
 }
 
 /* Secure execution: said once when the environment holds CUTAINT_ variables. */
@@ -164,6 +183,8 @@ static void atfork_child(void)
     ct_graphs_atfork_child();
     ct_memory_atfork_child();
     ct_events_after_fork();
+    expand_paths(); /* after the line above: stderr's lock is the child's */
+    ct_events_follow_paths();
     ct_metrics_atfork_child();
     pthread_mutex_init(&reach_lock, NULL);
     atomic_store(&reached, false);
@@ -215,11 +236,7 @@ static void load(void)
         return;
     }
     resolve_paths();
-    ct_events_keep_templates();
-    expand_path(ct_g.cfg.log_file, "CUTAINT_LOG_FILE");
-    expand_path(ct_g.cfg.report, "CUTAINT_REPORT");
-    expand_path(ct_g.cfg.health_file, "CUTAINT_HEALTH_FILE");
-    ct_metrics_configure(ct_g.cfg.metrics_file);
+    expand_paths();
     ct_events_configure();
     pthread_atfork(NULL, NULL, atfork_child);
     on_exit(ct_on_exit, NULL);

@@ -15,7 +15,8 @@
  * - One lock orders the updates and the writes, so the file always holds
  *   one moment's counts; it is never held across a driver call.
  * - A forked child starts from zero, for its own file when the path has %p
- *   (with one path, parent and child each replace it with their own view).
+ *   (init.c expands it anew; with one path, parent and child each replace
+ *   it with their own view).
  * - A file that cannot be written is said once in the log; the program runs
  *   on unchanged.
  * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted),
@@ -31,41 +32,17 @@
 #include "shim.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static char path_template[CT_PATH_MAX]; /* CUTAINT_METRICS_FILE as given */
-static char path[CT_PATH_MAX];          /* "" = none */
-static bool started;                    /* this process has written its first file */
+static bool started; /* this process has written its first file */
 static bool failed_logged;
 static atomic_uint_fast64_t write_errors[CT_OUTPUTS]; /* the marked files' (health, metrics) */
 static ct_metrics m;
 static char text[CT_METRICS_TEXT_MAX];
-
-static void expand(void)
-{
-    path[0] = '\0';
-    if (path_template[0] && ct_path_expand(path_template, getpid(), path, sizeof path) != 0) {
-        path[0] = '\0';
-        ct_log(CT_LOG_ERROR, "CUTAINT_METRICS_FILE is too long once expanded; no metrics file");
-    }
-}
-
-void ct_metrics_configure(const char *tmpl)
-{
-    memcpy(path_template, tmpl, sizeof path_template);
-    expand();
-}
-
-const char *ct_metrics_path(void)
-{
-    return path;
-}
 
 void ct_metrics_atfork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     started = false;
     failed_logged = false;
-    if (strstr(path_template, "%p"))
-        expand();
 }
 
 void ct_metrics_output_failed(int output)
@@ -81,7 +58,8 @@ static void write_file(void)
     m.outputs[CT_OUTPUT_METRICS].write_errors = atomic_load(&write_errors[CT_OUTPUT_METRICS]);
     size_t len = ct_metrics_format(&m, text, sizeof text);
     char why[CT_WHY_MAX] = "";
-    int rc = len ? ct_marked_replace(path, CT_METRICS_MARKER, text, len, false, why, sizeof why) : CT_EINVAL;
+    int rc = len ? ct_marked_replace(ct_g.cfg.metrics_file, CT_METRICS_MARKER, text, len, false, why, sizeof why)
+                 : CT_EINVAL;
     if (rc == CT_OK)
         return;
     ct_metrics_output_failed(CT_OUTPUT_METRICS);
@@ -89,10 +67,11 @@ static void write_file(void)
         return;
     failed_logged = true;
     if (rc == CT_EEXIST)
-        ct_log(CT_LOG_ERROR, "CUTAINT_METRICS_FILE %s %s: it is left untouched, and no metrics file is written", path,
-               why);
+        ct_log(CT_LOG_ERROR, "CUTAINT_METRICS_FILE %s %s: it is left untouched, and no metrics file is written",
+               ct_g.cfg.metrics_file, why);
     else
-        ct_log(CT_LOG_ERROR, "cannot write CUTAINT_METRICS_FILE %s (%s)", path, why[0] ? why : "too long");
+        ct_log(CT_LOG_ERROR, "cannot write CUTAINT_METRICS_FILE %s (%s)", ct_g.cfg.metrics_file,
+               why[0] ? why : "too long");
 }
 
 /* The lock, unless an interrupted exit finds it taken. */
@@ -106,23 +85,23 @@ static bool take_lock(void)
 
 /* Each event: lock, update (if the process has started), write, unlock.
  * false: the lock could not be had (an interrupted exit). */
-#define CT_METRICS_EVENT(update)     \
-    do {                             \
-        if (!path[0])                \
-            return true;             \
-        if (!take_lock())            \
-            return false;            \
-        if (started) {               \
-            update;                  \
-            write_file();            \
-        }                            \
-        pthread_mutex_unlock(&lock); \
-        return true;                 \
+#define CT_METRICS_EVENT(update)       \
+    do {                               \
+        if (!ct_g.cfg.metrics_file[0]) \
+            return true;               \
+        if (!take_lock())              \
+            return false;              \
+        if (started) {                 \
+            update;                    \
+            write_file();              \
+        }                              \
+        pthread_mutex_unlock(&lock);   \
+        return true;                   \
     } while (0)
 
 void ct_metrics_start(int driver_version)
 {
-    if (!path[0])
+    if (!ct_g.cfg.metrics_file[0])
         return;
     char host[CT_METRICS_HOST_MAX] = "";
     if (gethostname(host, sizeof host - 1) != 0)

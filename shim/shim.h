@@ -582,9 +582,6 @@ void ct_kernels_atfork_child(void);
 /* ---- events.c ---------------------------------------------------------- */
 /* At load, first: fd 2 as it is now is the process's stderr. */
 void ct_events_stderr_at_load(void);
-/* At load: the log's and the report's paths before %p expansion (a fork
- * expands them anew). */
-void ct_events_keep_templates(void);
 /* At load, the paths expanded: the sinks of the log and the report. */
 void ct_events_configure(void);
 /* "==PID== text" on stderr, while fd 2 is still the process's own. */
@@ -593,7 +590,8 @@ void ct_stderr_line(const char *text);
 void ct_events_output_counts(ct_metrics *m);
 void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ct_events_set_argv(int argc, char **argv);
-void ct_events_after_fork(void);         /* in the child: new pid, own report if %p */
+void ct_events_after_fork(void);         /* in the child: new pid, the sinks' locks usable */
+void ct_events_follow_paths(void);       /* ... then a sink whose path %p changed writes its own file */
 void ct_event_summary(void);             /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 /* k: a launch's kernel, whose parameter roles the event names; NULL otherwise. */
@@ -640,7 +638,6 @@ void ct_event_image(const ct_image_report *r);
 const char *ct_cu_error_name(CUresult r); /* never NULL */
 
 /* ---- metrics.c: the report's events, counted for CUTAINT_METRICS_FILE ---- */
-void ct_metrics_configure(const char *path_template); /* at load; "" = none */
 void ct_metrics_atfork_child(void);
 void ct_metrics_start(int driver_version); /* zero counts, first file */
 /* Each event: false when an interrupted exit found the lock taken and the
@@ -652,8 +649,6 @@ bool ct_metrics_context_lost_event(void);
 bool ct_metrics_exit_event(void);
 /* A marked file (CT_OUTPUT_HEALTH, CT_OUTPUT_METRICS) could not be written. */
 void ct_metrics_output_failed(int output);
-/* The expanded path ("" = none). */
-const char *ct_metrics_path(void);
 uint64_t ct_thread_id(void);
 int64_t ct_now_ns(void);
 

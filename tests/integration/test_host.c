@@ -669,6 +669,35 @@ Test(host, forked_children_log_into_their_own_percent_p_file)
     h_free(&r);
 }
 
+/* The parent reached the driver before it forked; the child loses its
+ * context.  With %p the health file names the process that lost it: the
+ * child's file exists, the parent (whose context is intact) has none. */
+Test(host, a_forked_child_that_loses_its_context_writes_its_own_percent_p_health_file)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_HOST, .args = {"fork_crash"}, .env = {"CUTAINT_HEALTH_FILE=@DIR@/health-%p"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0, "the parent's context is intact:\n%s%s", r.out, r.err);
+    int child = 0, child_status = -1;
+    const char *said = h_line_containing(r.out, " exited ");
+    cr_assert_eq(sscanf(said, "child %d exited %d", &child, &child_status), 2, "%s", r.out);
+    cr_expect_eq(child_status, 70, "the child lost its context:\n%s", r.err);
+    char own[64];
+    snprintf(own, sizeof own, "health-%d", child);
+    char *text = h_slurp(h_path(&r, own));
+    cr_expect(text && strncmp(text, H_HEALTH_MARKER "\n", strlen(H_HEALTH_MARKER) + 1) == 0,
+              "no health file of the child's own (%s): %s", own, text ? text : "absent");
+    free(text);
+    DIR *d = opendir(r.dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += strncmp(e->d_name, "health-", 7) == 0;
+    closedir(d);
+    cr_expect_eq(files, 1, "%d health files: the parent's context was never lost", files);
+    h_free(&r);
+}
+
 /* ---- 9. small ones --------------------------------------------------------------------- */
 
 /* A child reading the bytes its parent was refused tells the parent's

@@ -17,6 +17,8 @@
  *   fork_fail N           N forked children each fail a launch and read it
  *   fork_reread           a failed launch read back, then again by a forked
  *                         child
+ *   fork_crash            a forked child's kernel destroys the context; the
+ *                         parent waits for it, prints its status and runs on
  *   secure                a failed launch read back, and what the loader
  *                         said of secure execution (AT_SECURE)
  *   read_unwritable       a refused read into a read-only page and into a
@@ -178,6 +180,29 @@ static int sc_fork_reread(int argc, char **argv)
     return 0;
 }
 
+/* The parent reached the driver before it forked (it holds its own context
+ * and health file path); only the child loses its context. */
+static int sc_fork_crash(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    failed_launch_read("parent");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        CUdeviceptr x;
+        check("cuMemAlloc", cuMemAlloc(&x, BYTES));
+        void *params[] = {&x};
+        say("child launch crash", cuLaunchKernel(k_crash, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+        say("child sync", cuCtxSynchronize());
+        exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    printf("child %d exited %d\n", (int)pid, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    failed_launch_read("parent again");
+    return 0;
+}
+
 static int sc_secure(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -211,6 +236,7 @@ static const client_scenario scenarios[] = {
     {"sigterm_in_hostfn", sc_sigterm_in_hostfn},
     {"fork_fail", sc_fork_fail},
     {"fork_reread", sc_fork_reread},
+    {"fork_crash", sc_fork_crash},
     {"secure", sc_secure},
 };
 
