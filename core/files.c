@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -398,21 +399,70 @@ static bool still_ours(ct_sink *s)
     return true;
 }
 
-/* One write(2) of the line into the sink's open descriptor. */
+/* One writev(2): the '\n' that ends a line an earlier write cut (when
+ * end_cut), then the line. */
+static ssize_t write_once(int fd, const char *line, size_t len, bool end_cut)
+{
+    struct iovec iov[2] = {{(void *)"\n", 1}, {(void *)line, len}};
+    ssize_t n;
+    do
+        n = writev(fd, iov + (end_cut ? 0 : 1), end_cut ? 2 : 1);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+static bool is_pipe(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* Ends the fragment a cut write left, at once if it can be, else before
+ * the sink's next line: 0, or the errno that kept it from being ended. */
+static int end_fragment(ct_sink *s)
+{
+    ssize_t n = write_once(s->fd, "", 0, true);
+    s->cut = n != 1;
+    return n == 1 ? 0 : n < 0 ? errno : EIO;
+}
+
+/* Why a write failed: errno's words, or how far the cut line got and why. */
+static void say_write_failure(char *why, size_t cap, ssize_t n, size_t written, size_t len, int err)
+{
+    if (n < 0)
+        say(why, cap, strerror(err));
+    else
+        snprintf(why, cap, "a line was cut after %zu of %zu bytes%s%s", written, len, err ? ": " : "",
+                 err ? strerror(err) : "");
+}
+
+/* One line into the sink's open descriptor, after the '\n' that ends a
+ * line an earlier write cut: a whole line is never glued onto a fragment,
+ * and nothing is truncated (other processes may append to the file). */
 static ct_sink_result write_line(ct_sink *s, const char *line, size_t len)
 {
     assert(s->fd >= 0 && "a sink that is still ours has its descriptor");
-    ssize_t n;
-    do
-        n = write(s->fd, line, len);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)len)
+    size_t ending = s->cut ? 1 : 0;
+    ssize_t n = write_once(s->fd, line, len, s->cut);
+    if (n == (ssize_t)(ending + len)) {
+        s->cut = false;
         return CT_SINK_WRITTEN;
-    if (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
-        return CT_SINK_DROPPED; /* a full pipe: never waited for */
+    }
+    int err = n < 0 ? errno : 0;
+    if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK))
+        return CT_SINK_DROPPED; /* a full pipe took nothing: never waited for */
+    size_t written = 0;
+    if (n >= (ssize_t)ending) {
+        s->cut = false; /* the ending went first */
+        written = (size_t)n - ending;
+    }
+    if (written)
+        err = end_fragment(s);
+    if (n >= 0 && is_pipe(s->fd))
+        return CT_SINK_DROPPED; /* a full pipe cut a long line */
     if (atomic_fetch_add(&s->write_errors, 1) != 0)
         return CT_SINK_FAILED;
-    say(s->why, sizeof s->why, strerror(errno));
+    say_write_failure(s->why, sizeof s->why, n, written, len, err);
     return CT_SINK_FIRST_FAILURE;
 }
 

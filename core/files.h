@@ -30,9 +30,15 @@
  * - Every open is O_CLOEXEC|O_NOFOLLOW|O_NOCTTY and creates mode 0644 at
  *   most; no open(2) here can block (O_NONBLOCK; a fifo is never opened for
  *   a marked file).
- * - A sink's line is one write(2): a process killed at any moment leaves
- *   whole lines (a line longer than PIPE_BUF into a full pipe may be cut,
- *   and is counted as dropped).
+ * - A sink's line is one write(2) (writev): a process killed at any moment
+ *   leaves whole lines (a line longer than PIPE_BUF into a full pipe may be
+ *   cut, and is counted as dropped).
+ * - A line a write cut short (a full disk) is never followed by a whole
+ *   line glued onto it: the sink ends the fragment with '\n' at once, or,
+ *   when that fails too, in the same writev as its next line.  The file is
+ *   never truncated: other processes may append to it.  The cut counts once
+ *   in write_errors (never in dropped), and is said once, as any write
+ *   error.
  * - A marked file appears atomically: written beside the target (an
  *   unnamed O_TMPFILE where the file system has it, so a kill leaves
  *   nothing), then renamed over it.  A named temporary a kill left is
@@ -78,6 +84,7 @@ typedef struct ct_sink {
     bool opened;                       /* the first write has opened it */
     bool stopped;                      /* no longer written (refused, or lost twice) */
     bool reopened;                     /* the one reopen is spent */
+    bool cut;                          /* a write cut a line: '\n' ends it first */
     char why[CT_WHY_MAX];              /* why it was refused or first failed */
     pthread_mutex_t lock;              /* orders reopening and writing */
     atomic_uint_fast64_t dropped;      /* lines not written: full pipe, lost, busy */

@@ -197,7 +197,9 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
             "stderr no longer the process's own, a lock busy at an interrupted exit.",
             offsetof(ct_metrics_output, dropped));
     outputs(&t, m, "cutaint_output_write_errors_total",
-            "Writes of cutaint's own output that failed (a full disk, an I/O error); said once on stderr.",
+            "Writes of cutaint's own output that failed (a full disk, an I/O error), a line cut short included; said "
+            "once "
+            "on stderr.",
             offsetof(ct_metrics_output, write_errors));
     outputs(&t, m, "cutaint_output_reopened_total",
             "Times a descriptor of cutaint's own output was found closed or reused by the program and its file "

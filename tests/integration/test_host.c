@@ -487,6 +487,52 @@ Test(host, a_report_that_cannot_be_written_is_said_once_and_the_program_runs_on)
     h_free(&r);
 }
 
+/* A full disk cuts a report line in the middle (RLIMIT_FSIZE: the same short
+ * write, through a real file); once space comes back, the next line is
+ * whole on a line of its own, not glued onto the fragment.  The cut counts
+ * once as a write error, no line as dropped, and is said once. */
+Test(host, a_report_line_a_full_disk_cut_is_ended_before_the_next_one, .timeout = 60)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_HOST,
+                    .args = {"disk_full_midline", "40"},
+                    .env = {"CUTAINT_METRICS_FILE=@DIR@/m.prom"}},
+           &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 0);
+    cr_expect(h_has_line(r.out, "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "%s", r.out);
+    cr_expect_eq(h_count_containing(r.err, "cannot write CUTAINT_REPORT"), 1, "said once:\n%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err,
+                                    (const char *const[]){"cannot write CUTAINT_REPORT", "cut after 40 of", NULL}),
+                 1, "the line says how far the write got:\n%s", r.err);
+    h_report rep;
+    h_report_load(r.report, &rep);
+    cr_assert(!rep.missing);
+    cr_expect_eq(rep.invalid, 1, "one damaged line, on its own: %d invalid lines (the first: %s)", rep.invalid,
+                 rep.first_invalid >= 0 ? rep.line[rep.first_invalid] : "");
+    cr_expect(!rep.truncated);
+    cr_expect_eq(h_find(&rep, "start", 0), 0, "%s", h_events(&rep));
+    int cut = rep.first_invalid;
+    cr_assert(cut > 0 && cut + 1 < rep.n, "%s", h_events(&rep));
+    cr_expect(h_json_valid(rep.line[cut + 1]) && strcmp(h_str(rep.line[cut + 1], "event"), "failure") == 0,
+              "the line after the cut one is the second launch's failure, whole: %s", rep.line[cut + 1]);
+    cr_expect_eq(h_count(&rep, "refused_read"), 1, "the second read, after the disk had room: %s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "exit"), 1, "%s", h_events(&rep));
+    h_report_free(&rep);
+    cr_expect_eq(sample(h_path(&r, "m.prom"), "cutaint_output_dropped_lines_total", "report"), 0,
+                 "a cut line is no dropped line");
+    long long errors = sample(h_path(&r, "m.prom"), "cutaint_output_write_errors_total", "report");
+    cr_expect_geq(errors, 1, "the cut line is a write error: %lld", errors);
+#ifdef CT_CUTAINT_TOOL
+    h_result text;
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"report", r.report}, .no_shim = true}, &text);
+    h_expect_ended(&text);
+    cr_expect_eq(h_count_containing(text.out, "no start event"), 0, "the process kept its start:\n%s", text.out);
+    h_free(&text);
+#endif
+    h_free(&r);
+}
+
 /* ---- 3. an exit() from a signal handler never hangs ------------------------------ */
 
 static void expect_interrupted_exit(const h_result *r, const char *skipped)

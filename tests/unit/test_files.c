@@ -310,6 +310,37 @@ Test(files, sink_write_failures_are_said_once_and_counted)
     cr_assert(ct_sink_live(&s), "a failing file is tried again: space may come back");
 }
 
+/* A full disk cuts a line short; several processes may append to the file,
+ * so nothing is truncated: the damaged line is ended before the sink's next
+ * line, which is whole on a line of its own.  The cut counts once, as a
+ * write error, and is said once. */
+Test(files, a_line_cut_short_is_ended_before_the_next_and_counted_once_as_a_write_error)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &lim), 0);
+    const rlim_t room = 12;
+    struct rlimit small = {room, lim.rlim_max};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    const char *path = in_dir("cut.jsonl");
+    ct_sink s;
+    ct_sink_init(&s, path);
+    write_ok(&s, "{\"a\":1}\n"); /* 8 bytes: 4 left */
+    cr_assert_eq(ct_sink_write(&s, "{\"b\":22}\n", 9, true), CT_SINK_FIRST_FAILURE, "why: %s", s.why);
+    cr_assert(strstr(s.why, "4 of 9 bytes"), "why: %s", s.why);
+    cr_assert_eq(atomic_load(&s.write_errors), 1, "a cut line is one write error");
+    cr_assert_eq(atomic_load(&s.dropped), 0, "a cut line is no dropped line");
+    cr_assert_eq(ct_sink_write(&s, "{\"c\":3}\n", 8, true), CT_SINK_FAILED, "the disk is still full");
+    cr_assert_eq(atomic_load(&s.write_errors), 2);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0); /* space comes back */
+    write_ok(&s, "{\"d\":4}\n");
+    write_ok(&s, "{\"e\":5}\n");
+    char text[256];
+    read_file(path, text, sizeof text);
+    cr_assert_str_eq(text, "{\"a\":1}\n{\"b\"\n{\"d\":4}\n{\"e\":5}\n");
+    cr_assert_eq(atomic_load(&s.write_errors), 2, "nothing more counted");
+}
+
 Test(files, sink_drops_a_line_rather_than_wait_when_told_not_to)
 {
     ct_sink s;

@@ -19,6 +19,11 @@
  *                         child
  *   fork_crash            a forked child's kernel destroys the context; the
  *                         parent waits for it, prints its status and runs on
+ *   disk_full_midline B   once the report holds its start event, a file size
+ *                         limit (RLIMIT_FSIZE, SIGXFSZ ignored) leaves B more
+ *                         bytes, as a full disk would: a failed launch read
+ *                         back; then the limit lifted (space came back) and
+ *                         another
  *   secure                a failed launch read back, and what the loader
  *                         said of secure execution (AT_SECURE)
  *   read_unwritable       a refused read into a read-only page and into a
@@ -32,6 +37,7 @@
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,6 +209,28 @@ static int sc_fork_crash(int argc, char **argv)
     return 0;
 }
 
+static int sc_disk_full_midline(int argc, char **argv)
+{
+    const char *report = getenv("CUTAINT_REPORT");
+    struct stat st;
+    struct rlimit lim;
+    if (argc < 1 || !report || getrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 2;
+    CUdeviceptr x;
+    check("cuMemAlloc", cuMemAlloc(&x, BYTES)); /* the start event is written */
+    if (stat(report, &st) != 0)
+        return 2;
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = {(rlim_t)st.st_size + (rlim_t)atoi(argv[0]), lim.rlim_max};
+    if (setrlimit(RLIMIT_FSIZE, &small) != 0)
+        return 2;
+    failed_launch_read("x");
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 2;
+    failed_launch_read("y");
+    return 0;
+}
+
 static int sc_secure(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -237,6 +265,7 @@ static const client_scenario scenarios[] = {
     {"fork_fail", sc_fork_fail},
     {"fork_reread", sc_fork_reread},
     {"fork_crash", sc_fork_crash},
+    {"disk_full_midline", sc_disk_full_midline},
     {"secure", sc_secure},
 };
 
