@@ -5,7 +5,8 @@
  * name), the folding of skips and refused reads into their groups, and the
  * model's memory.  Invariants: see report.h; in particular a line is held
  * only up to CT_REPORT_LINE_MAX bytes, a bad line changes nothing but the
- * file's counters, and values of the wrong JSON type read as absent
+ * file's counters (a whole event glued after a damaged line's fragment is
+ * read: glued_tail), and values of the wrong JSON type read as absent
  * instead of failing the line (a reader that rejects a whole event over one
  * odd field would hide the failure it describes).
  */
@@ -35,6 +36,8 @@ typedef struct line_reader {
     size_t n, cap;
     bool too_long; /* the current line was cut off: skip it */
     bool newline;  /* the current line ended with '\n' */
+    char *tail;    /* a copy of a glued line's last event (glued_tail) */
+    size_t tail_cap;
 } line_reader;
 
 static void line_append(line_reader *lr, const char *p, size_t n)
@@ -568,6 +571,39 @@ static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint6
     note->unknown++;
 }
 
+/* Where the last event written into the line begins, past its start; 0 if
+ * none.  Every line cutaint writes begins so, and a quote inside a string
+ * is escaped, so only another line can begin there: the whole line of one
+ * process glued onto a fragment another left when a full disk cut its
+ * write (docs/REPORT.md). */
+#define EVENT_OPENING "{\"event\":\""
+static size_t glued_tail(const char *line, size_t n)
+{
+    size_t at = 0, k = sizeof EVENT_OPENING - 1;
+    for (const char *p; n > at + 1 && (p = memmem(line + at + 1, n - at - 1, EVENT_OPENING, k));)
+        at = (size_t)(p - line);
+    return at;
+}
+
+/* The glued tail of the line copied aside (parsing rewrites the line in
+ * place): its length, 0 when there is none. */
+static size_t keep_tail(line_reader *lr)
+{
+    size_t at = glued_tail(lr->line, lr->n);
+    if (!at)
+        return 0;
+    size_t n = lr->n - at;
+    if (n + 1 > lr->tail_cap) {
+        char *grown = realloc(lr->tail, n + 1);
+        if (!grown)
+            return 0;
+        lr->tail = grown;
+        lr->tail_cap = n + 1;
+    }
+    memcpy(lr->tail, lr->line + at, n + 1);
+    return n;
+}
+
 static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_doc *doc, uint64_t line)
 {
     if (!lr->too_long && blank(lr->line, lr->n))
@@ -577,12 +613,16 @@ static void read_line(ct_report *r, ct_file_note *note, line_reader *lr, jsonr_d
         count_bad(&note->too_long, line);
         return;
     }
+    size_t tail = keep_tail(lr);
     if (!jsonr_parse(doc, lr->line, lr->n, NULL)) {
-        if (lr->newline)
-            count_bad(&note->corrupt, line);
-        else
+        if (!lr->newline) {
             note->truncated = true; /* only the last line can lack '\n' */
-        return;
+            return;
+        }
+        count_bad(&note->corrupt, line);
+        /* A damaged line is skipped; a whole event glued after it is kept. */
+        if (!tail || !jsonr_parse(doc, lr->tail, tail, NULL))
+            return;
     }
     event_in in = {doc, jsonr_root(doc)};
     assert(in.obj && "a line that parsed has a root");
@@ -606,6 +646,7 @@ int ct_report_read(ct_report *r, FILE *f, const char *path)
     int err = lr->err;
     jsonr_free(&doc);
     free(lr->line);
+    free(lr->tail);
     free(lr);
     return err;
 }

@@ -74,6 +74,32 @@ Test(reader, killed_process_has_no_exit_and_a_cut_line)
     cr_assert_eq(r.procs[0].failures[0].n_skips, 1);
 }
 
+/* Two processes append to one report and a full disk cuts their lines:
+ * pid 700's cut failure line, which it could not end, has pid 701's whole
+ * start glued onto it; its cut refused_read was ended (the shim does); a
+ * last damaged line is two fragments.  Each damaged line is skipped and
+ * counted, and a whole event glued after one is kept: pid 701 has its
+ * start. */
+Test(reader, a_damaged_line_is_skipped_and_a_whole_event_glued_after_it_kept)
+{
+    read_data(&r, "glued.jsonl");
+    const ct_file_note *n = &r.files[0];
+    cr_assert_eq(n->corrupt.count, 3);
+    cr_assert_eq(n->corrupt.first, 2);
+    cr_assert_eq(n->malformed.count, 0);
+    cr_assert_not(n->truncated);
+    cr_assert_eq(r.n_procs, 2);
+    for (size_t i = 0; i < r.n_procs; i++) {
+        const ct_process *p = &r.procs[i];
+        cr_assert(p->has_start && p->has_exit, "pid %ld lost its start or exit", p->pid);
+    }
+    const ct_process *worker = r.procs[0].pid == 701 ? &r.procs[0] : &r.procs[1];
+    cr_assert_eq(worker->pid, 701);
+    cr_assert_eq(worker->argv.n, 3);
+    cr_assert_str_eq(worker->argv.v[0], "./worker");
+    cr_assert_eq(worker->n_failures, 1);
+}
+
 Test(reader, corrupt_lines_are_counted_and_skipped)
 {
     read_data(&r, "corrupt.jsonl");
