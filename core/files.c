@@ -158,6 +158,14 @@ static void say(char *why, size_t cap, const char *text)
         snprintf(why, cap, "%s", text);
 }
 
+/* "cannot be opened: No such file or directory": a reason reads after
+ * "it", as kind_of's do. */
+static void say_errno(char *why, size_t cap, const char *failed, int err)
+{
+    if (why && cap)
+        snprintf(why, cap, "%s: %s", failed, strerror(err));
+}
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -231,7 +239,7 @@ static int open_dir(const char *path, const char **base, char *why, size_t whyca
     int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int saved = errno;
     if (dfd < 0)
-        say(why, whycap, strerror(saved));
+        say_errno(why, whycap, "cannot be opened", saved);
     errno = saved; /* callers tell "no such directory" from the rest */
     return dfd;
 }
@@ -337,7 +345,10 @@ static int open_path(ct_sink *s, char *why, size_t whycap)
     } else if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
         say(why, whycap, kind_of(st.st_mode));
     } else if ((fd = open_append(dfd, base, &created)) < 0) {
-        say(why, whycap, errno == ENXIO ? "is a fifo with no reader" : strerror(errno));
+        if (errno == ENXIO)
+            say(why, whycap, "is a fifo with no reader");
+        else
+            say_errno(why, whycap, "cannot be opened", errno);
     } else if (fstat(fd, &st) != 0 || !may_append(&st, created, why, whycap) || on_pseudo_fs(fd, why, whycap) ||
                collides(s, &st, why, whycap)) {
         close(fd); /* one it created stays, empty: only marked files are ever removed */
@@ -525,7 +536,7 @@ static ct_marked_state state_at(int dfd, const char *name, const char *marker, s
     if (fstatat(dfd, name, seen, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
             return CT_MARKED_ABSENT;
-        say(why, whycap, strerror(errno));
+        say_errno(why, whycap, "cannot be looked at", errno);
         return CT_MARKED_UNKNOWN;
     }
     if (!S_ISREG(seen->st_mode)) {
@@ -534,7 +545,7 @@ static ct_marked_state state_at(int dfd, const char *name, const char *marker, s
     }
     int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | OPEN_FLAGS);
     if (fd < 0) {
-        say(why, whycap, strerror(errno));
+        say_errno(why, whycap, "cannot be opened", errno);
         return CT_MARKED_UNKNOWN;
     }
     struct stat st;
@@ -607,7 +618,7 @@ static int remove_at(int dfd, const char *name, const char *marker, const struct
         if (moved != 0 && errno != EEXIST) {
             if (errno == ENOENT)
                 return 0;
-            say(why, whycap, strerror(errno));
+            say_errno(why, whycap, "cannot be removed", errno);
             return CT_EIO;
         }
     }
@@ -713,7 +724,7 @@ static int put_in_place(int dfd, const char *tmp, const char *base, const char *
             return CT_OK;
         if (errno == EEXIST)
             return 1;
-        say(why, whycap, strerror(errno));
+        say_errno(why, whycap, "cannot be replaced", errno);
         return CT_EIO;
     }
     assert(state == CT_MARKED_OURS && "only an absent or own file is replaced");
@@ -724,7 +735,7 @@ static int put_in_place(int dfd, const char *tmp, const char *base, const char *
          * the same directory. */
         if ((errno == EINVAL || errno == ENOSYS) && renameat(dfd, tmp, dfd, base) == 0)
             return CT_OK;
-        say(why, whycap, strerror(errno));
+        say_errno(why, whycap, "cannot be replaced", errno);
         return CT_EIO;
     }
     struct stat old;
@@ -733,7 +744,7 @@ static int put_in_place(int dfd, const char *tmp, const char *base, const char *
         return CT_OK;
     }
     if (renameat2(dfd, tmp, dfd, base, RENAME_EXCHANGE) != 0) {
-        say(why, whycap, strerror(errno)); /* it was just exchanged the other way */
+        say_errno(why, whycap, "cannot be put back", errno); /* it was just exchanged the other way */
         return CT_EIO;
     }
     say(why, whycap, "changed while it was being replaced");

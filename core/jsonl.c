@@ -29,6 +29,7 @@
 #include "jsonl.h"
 
 #include "schema.h"
+#include "text.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -97,34 +98,6 @@ static bool put_str(ct_jsonl *j, const char *s)
 
 /* ---- escaping --------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence starting at s (0 if invalid). */
-static size_t utf8_sequence(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
-        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        lo = c == 0xF0 ? 0x90 : 0x80;
-        hi = c == 0xF4 ? 0x8F : 0xBF;
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0; /* also stops at the NUL terminator */
-    for (size_t i = 2; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* \u00XX for a control code (C0, DEL or C1), skipping its `len` bytes. */
 static size_t escape_control(const char **s, unsigned code, size_t len, char out[6])
 {
@@ -150,7 +123,7 @@ static size_t escape_one(const char **s, char out[6])
     }
     if (*c < 0x20 || *c == 0x7f)
         return escape_control(s, *c, 1, out);
-    size_t n = utf8_sequence(c);
+    size_t n = ct_utf8_sequence(c);
     if (n == 0) {
         memcpy(out, "\\ufffd", 6);
         (*s)++;

@@ -1,7 +1,7 @@
 /*
  * text.h - private to core: (pointer, length) views of a caller's text, the
- * one set of helpers core's parsers (config.c, signature.c) and fixed-size
- * copies (latch.c, signature.c) share.
+ * one set of helpers core's parsers (config.c, signature.c), fixed-size
+ * copies (latch.c, signature.c) and escapers (jsonl.c, diag.c) share.
  *
  * Invariants:
  * - A view never owns its bytes and is never read past p + n, so a parser
@@ -44,6 +44,35 @@ static inline ct_text ct_text_trim(ct_text s)
     while (s.n && ct_is_space(s.p[s.n - 1]))
         s.n--;
     return s;
+}
+
+/* Length of the valid UTF-8 character starting at s (NUL-terminated), 0
+ * if invalid: no overlong form, no surrogate, nothing past U+10FFFF. */
+static inline size_t ct_utf8_sequence(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0; /* also stops at the NUL terminator */
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
 }
 
 /* Where to cut text[0..len) so that no partial UTF-8 sequence is left at

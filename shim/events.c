@@ -14,6 +14,8 @@
  * Invariants:
  * - Formats are literals of this file; outside text (kernel names, paths,
  *   argv) travels only as %s arguments or escaped JSON strings.
+ * - Every log and stderr line is "==PID== " then its text escaped
+ *   (core/diag.h): a newline or an ESC byte in a path shows as \n, \x1b.
  * - Nothing here runs on the happy path except the start and exit events.
  * - No file is opened before it has something to hold: the log file at the
  *   first line logged, the report at the start event, which a process
@@ -45,6 +47,7 @@
 #include "schema.h"
 #include "ct_hash.h"
 #include "ct_status.h"
+#include "diag.h"
 #include "signature.h"
 #include "shim.h"
 
@@ -117,14 +120,22 @@ static bool may_wait(void)
     return !atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed);
 }
 
+/* "==PID== " prefix, then text escaped (diag.h): outside text in it can
+ * neither forge a line nor drive a terminal.  The length, '\n' included. */
+static size_t diag_line(char *line, size_t cap, const char *prefix, const char *text)
+{
+    int n = snprintf(line, cap, "==%d== %s", (int)getpid(), prefix);
+    assert(n > 0 && (size_t)n < cap - 2 && "the prefix leaves room for the text");
+    size_t len = (size_t)n + ct_diag_escape(text, line + n, cap - (size_t)n - 1);
+    line[len++] = '\n';
+    assert(len < cap && "a line ends with its newline inside the buffer");
+    return len;
+}
+
 void ct_stderr_line(const char *text)
 {
     char line[1024];
-    int n = snprintf(line, sizeof line, "==%d== %s\n", (int)getpid(), text);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    if (len && line[len - 1] != '\n')
-        line[len - 1] = '\n';
-    ct_sink_write(&stderr_sink, line, len, may_wait());
+    ct_sink_write(&stderr_sink, line, diag_line(line, sizeof line, "", text), may_wait());
 }
 
 /* Says, on stderr, what went wrong with the sink of a variable. */
@@ -165,20 +176,13 @@ void ct_log(ct_log_level level, const char *fmt, ...)
 {
     if (level > ct_g.cfg.log || ct_g.cfg.log == CT_LOG_OFF)
         return;
-    char line[2048];
-    int n = snprintf(line, sizeof line, "==%d== cutaint: ", (int)getpid());
-    assert(n > 0 && (size_t)n < sizeof line - 1 && "the prefix leaves room for the text");
+    char text[2048], line[2048];
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    if (vsnprintf(text, sizeof text, fmt, ap) < 0)
+        text[0] = '\0';
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    /* cppcheck-suppress arrayIndexOutOfBoundsCond ; len <= sizeof line - 2 here, the assert checks after */
-    line[len++] = '\n';
-    assert(len <= sizeof line && "a log line ends with its newline inside the buffer");
-    log_line(line, len);
+    log_line(line, diag_line(line, sizeof line, "cutaint: ", text));
 }
 
 static void output_counts(ct_metrics_output *out, const ct_sink *s)

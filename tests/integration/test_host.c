@@ -533,6 +533,54 @@ Test(host, a_report_line_a_full_disk_cut_is_ended_before_the_next_one, .timeout 
     h_free(&r);
 }
 
+/* ---- 10. outside text in diagnostics ----------------------------------------------- */
+
+/* Every line on stderr is one of the program's or one "==PID==" line of
+ * cutaint's, with no control byte: how many are not. */
+static int forged_or_raw_lines(const char *err, int pid)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "==%d== ", pid);
+    int bad = 0;
+    for (const char *line = err; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        bool raw = false;
+        for (size_t i = 0; i < len; i++)
+            raw |= (unsigned char)line[i] < 0x20 || line[i] == 0x7f;
+        bad += raw || strncmp(line, prefix, (size_t)n) != 0;
+        line += len + (end != NULL);
+    }
+    return bad;
+}
+
+/* A path holding a newline and an ESC byte reaches stderr escaped, through
+ * the lines that name an output (ct_stderr_line) and the log (ct_log):
+ * no forged "==PID== cutaint:" line, no terminal escape. */
+Test(host, a_newline_or_escape_in_a_path_is_escaped_in_every_diagnostic)
+{
+    static const char *const hostile = "/no\n==1== cutaint: forged\x1b[31m";
+    char report[128], health[128];
+    snprintf(report, sizeof report, "CUTAINT_REPORT=%s/report", hostile);
+    snprintf(health, sizeof health, "CUTAINT_HEALTH_FILE=%s/health", hostile);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED, .args = {"crash"}, .no_report = true, .env = {report, health}}, &r);
+    h_expect_ended(&r);
+    cr_expect_eq(r.status, 70);
+    long long pid = 0;
+    sscanf(h_line_containing(r.err, "=="), "==%lld==", &pid);
+    cr_expect_eq(forged_or_raw_lines(r.err, (int)pid), 0, "raw bytes or forged lines on stderr:\n%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err,
+                                    (const char *const[]){"CUTAINT_REPORT /no\\n==1== cutaint: forged\\x1b[31m/report",
+                                                          "it cannot be opened: No such file or directory", NULL}),
+                 1, "%s", r.err);
+    cr_expect_eq(h_count_lines_with(r.err,
+                                    (const char *const[]){"health file /no\\n==1== cutaint: forged\\x1b[31m/health",
+                                                          NULL}),
+                 1, "%s", r.err);
+    h_free(&r);
+}
+
 /* ---- 3. an exit() from a signal handler never hangs ------------------------------ */
 
 static void expect_interrupted_exit(const h_result *r, const char *skipped)
