@@ -10,17 +10,29 @@
  * current (cuCtxPopCurrent, cuCtxDestroy, cuCtxSetCurrent(NULL)) the mirror
  * says it does not know, and the next allocation asks the driver once.
  *
+ * The driver hands a destroyed context's handle to the next context made,
+ * on any thread, at once.  So what cutaint knows of a context is filed under
+ * its handle's lifetime id (core/lifetimes.h, ct_g.contexts), which the
+ * mirror carries: cuCtxCreate starts a new lifetime, so does a primary
+ * retain while another thread's drop of the same handle is in flight, and a
+ * handle first seen otherwise.
+ *
  * A context goes with cuCtxDestroy, cuDevicePrimaryCtxReset, and the
  * cuDevicePrimaryCtxRelease that drops the primary context's last reference.
  * Then every allocation made in it is forgotten with its claims, and the
- * kernels of its modules: the driver will place other memory at those
- * addresses and other kernels behind those handles.  Failures already
- * reported stay in the report.
+ * kernels of its modules and its graph execs: the driver will place other
+ * memory at those addresses and other kernels behind those handles.
+ * Failures already reported stay in the report.
  *
  * Invariants:
- * - The mirror holds what the driver's own stack holds for this thread (a
- *   handle, valid or not), or says it does not know: never a guess.
- * - Forgetting happens only after the driver said the context is gone.
+ * - The mirror holds the lifetime of what the driver's own stack holds for
+ *   this thread (a handle, valid or not), or says it does not know: never a
+ *   guess.
+ * - The lifetime a destroy or drop may end is taken before the driver's
+ *   call; what is filed under it is forgotten only after the driver said
+ *   the context is gone, and only that: a new context that received the
+ *   handle in between has another lifetime, and a destroy the driver
+ *   refuses (a primary context's, a bogus handle) forgets nothing.
  * - Stream-ordered allocations (cuMemAllocAsync, cuMemAllocFromPoolAsync)
  *   belong to no context: the driver does not free them with one.
  * - A context made current by a path cutaint does not wrap is seen at the
@@ -37,9 +49,14 @@ static uint64_t handle_of(CUcontext ctx)
     return (uint64_t)(uintptr_t)ctx;
 }
 
-static void mirror_set(uint64_t ctx)
+uint64_t ct_context_lifetime(CUcontext ctx)
 {
-    ct_mirror.ctx = ctx;
+    return ct_lifetime_of(ct_g.contexts, handle_of(ctx));
+}
+
+static void mirror_set(uint64_t lifetime)
+{
+    ct_mirror.lifetime = lifetime;
     ct_mirror.known = true;
 }
 
@@ -55,9 +72,9 @@ uint64_t ct_current_context_slow(void)
         CUcontext ctx = NULL;
         if (!get_current || get_current(&ctx) != CUDA_SUCCESS)
             return 0; /* not cached: the next allocation asks again */
-        mirror_set(handle_of(ctx));
+        mirror_set(ct_context_lifetime(ctx));
     }
-    return ct_mirror.ctx;
+    return ct_mirror.lifetime;
 }
 
 /* ---- the calls that change this thread's current context --------------- */
@@ -67,7 +84,7 @@ void ct_after_ctx_set(ct_call *call, CUcontext ctx)
     if (call->result != CUDA_SUCCESS)
         return;
     if (ctx)
-        mirror_set(handle_of(ctx));
+        mirror_set(ct_context_lifetime(ctx));
     else
         mirror_forget(); /* NULL unbinds: what is current now is the driver's to say */
 }
@@ -75,7 +92,7 @@ void ct_after_ctx_set(ct_call *call, CUcontext ctx)
 void ct_after_ctx_push(ct_call *call, CUcontext ctx)
 {
     if (call->result == CUDA_SUCCESS)
-        mirror_set(handle_of(ctx));
+        mirror_set(ct_context_lifetime(ctx));
 }
 
 void ct_after_ctx_pop(ct_call *call)
@@ -86,32 +103,48 @@ void ct_after_ctx_pop(ct_call *call)
 
 void ct_after_ctx_create(ct_call *call, uint64_t created)
 {
-    if (call->result == CUDA_SUCCESS && created)
-        mirror_set(created); /* a created context is pushed on the creating thread */
+    if (call->result == CUDA_SUCCESS && created) /* pushed on the creating thread */
+        mirror_set(ct_lifetime_born(ct_g.contexts, created));
+}
+
+/* The retain that makes a primary context may hand out a handle whose old
+ * lifetime another thread is still ending. */
+void ct_after_primary_retain(ct_call *call, uint64_t retained)
+{
+    if (call->result == CUDA_SUCCESS && retained)
+        ct_lifetime_retained(ct_g.contexts, retained);
 }
 
 /* ---- the calls that take a context away ---------------------------------- */
 
-/* ctx is gone, as the driver's answer to call says: forget what it held. */
-static void context_gone(const ct_call *call, uint64_t ctx)
+/* The context whose lifetime call->lifetime is, is gone as the driver's
+ * answer to call says (gone): forget what was filed under it. */
+static void context_ended(const ct_call *call, bool gone)
 {
-    assert(call->result == CUDA_SUCCESS && "forgetting follows the driver saying the context is gone");
-    const char *how = ct_entries[call->id].name;
-    if (!ctx)
+    ct_lifetime_ended(ct_g.contexts, call->subject, call->lifetime, gone);
+    if (!gone || !call->lifetime)
         return;
-    size_t allocations = ct_store_forget_owner(ct_g.store, ctx);
-    size_t kernels = ct_kernels_forget_context(ctx);
-    ct_graphs_forget_context(ctx);
+    assert(call->result == CUDA_SUCCESS && "forgetting follows the driver saying the context is gone");
+    size_t allocations = ct_store_forget_owner(ct_g.store, call->lifetime);
+    size_t kernels = ct_kernels_forget_context(call->lifetime);
+    ct_graphs_forget_context(call->lifetime);
     ct_log(CT_LOG_INFO, "context 0x%llx is gone (%s): %zu allocation%s and %zu kernel%s forgotten",
-           (unsigned long long)ctx, how, allocations, allocations == 1 ? "" : "s", kernels, kernels == 1 ? "" : "s");
+           (unsigned long long)call->subject, ct_entries[call->id].name, allocations, allocations == 1 ? "" : "s",
+           kernels, kernels == 1 ? "" : "s");
 }
 
-void ct_after_ctx_destroy(ct_call *call, CUcontext ctx)
+bool ct_before_ctx_destroy(ct_call *call, CUcontext ctx)
 {
-    if (call->result != CUDA_SUCCESS)
-        return;
-    mirror_forget(); /* popped if it was current here */
-    context_gone(call, handle_of(ctx));
+    call->subject = handle_of(ctx);
+    call->lifetime = ct_lifetime_ending(ct_g.contexts, call->subject);
+    return true;
+}
+
+void ct_after_ctx_destroy(ct_call *call)
+{
+    if (call->result == CUDA_SUCCESS)
+        mirror_forget(); /* popped if it was current here */
+    context_ended(call, call->result == CUDA_SUCCESS);
 }
 
 static bool primary_active(CUdevice dev)
@@ -143,18 +176,17 @@ static uint64_t primary_of(CUdevice dev)
 bool ct_before_primary_drop(ct_call *call, CUdevice dev)
 {
     call->subject = primary_of(dev);
+    call->lifetime = ct_lifetime_ending(ct_g.contexts, call->subject);
     return true;
 }
 
 void ct_after_primary_reset(ct_call *call)
 {
-    if (call->result == CUDA_SUCCESS)
-        context_gone(call, call->subject);
+    context_ended(call, call->result == CUDA_SUCCESS);
 }
 
 void ct_after_primary_release(ct_call *call, CUdevice dev)
 {
     /* Only the last reference takes the context with it. */
-    if (call->result == CUDA_SUCCESS && !primary_active(dev))
-        context_gone(call, call->subject);
+    context_ended(call, call->result == CUDA_SUCCESS && !primary_active(dev));
 }

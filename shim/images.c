@@ -26,8 +26,11 @@
  *   file; at most as far as its headers state; never written.
  * - The registry changes under images_lock; no driver call and no image
  *   read is made while it is held.
- * - A handle is forgotten before the driver unloads it: the driver may hand
- *   it to another thread's load at once (see graphs.c's execs).
+ * - The registry is keyed by the lifetime of a module's or library's handle
+ *   (core/lifetimes.h, ct_g.images), never by the handle: the driver may
+ *   hand a handle it just unloaded to another thread's load at once, and a
+ *   load starts a new lifetime.  An unload forgets the lifetime it ended,
+ *   after the driver said so; one the driver refuses forgets nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,16 +50,16 @@
 /* What a loaded module or library was made from: an image in memory
  * (address) or a file (path). */
 typedef struct loaded {
-    uint64_t handle;
+    uint64_t lifetime; /* of the module's or library's handle */
     uint64_t address;
     char *path;
     bool runtime;     /* NVIDIA's runtime's own image (preserved): a failed lookup in it may be stood in for */
     ct_image *read;   /* read at load with its PTX's directions (owned); NULL when it could not be */
-    uint64_t library; /* a library's module: the library, whose entry holds what was read */
+    uint64_t library; /* a library's module: the library's lifetime, whose entry holds what was read */
     UT_hash_handle hh;
 } loaded;
 
-static loaded *images; /* by handle */
+static loaded *images; /* by lifetime */
 static pthread_mutex_t images_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ct_images_atfork_child(void)
@@ -300,9 +303,10 @@ static void forget_entry(loaded *e)
     free(e);
 }
 
-/* handle was loaded from the image at address (or path); read: what was
- * read of it (taken), or library: the library it is a module of. */
-static void remember(uint64_t handle, uint64_t address, const char *path, bool runtime, ct_image *read,
+/* The lifetime of a loaded module or library was loaded from the image at
+ * address (or path); read: what was read of it (taken), or library: the
+ * library it is a module of. */
+static void remember(uint64_t lifetime, uint64_t address, const char *path, bool runtime, ct_image *read,
                      uint64_t library)
 {
     loaded *e = calloc(1, sizeof *e);
@@ -311,17 +315,17 @@ static void remember(uint64_t handle, uint64_t address, const char *path, bool r
         release(read);
         return; /* a later failed lookup cannot say what the image held */
     }
-    e->handle = handle;
+    e->lifetime = lifetime;
     e->address = address;
     e->runtime = runtime;
     e->read = read;
     e->library = library;
     pthread_mutex_lock(&images_lock);
     loaded *old;
-    HASH_FIND(hh, images, &handle, sizeof handle, old);
+    HASH_FIND(hh, images, &lifetime, sizeof lifetime, old);
     if (old)
         HASH_DELETE(hh, images, old);
-    HASH_ADD(hh, images, handle, sizeof e->handle, e);
+    HASH_ADD(hh, images, lifetime, sizeof e->lifetime, e);
     bool added = ct_hash_added(&e->hh);
     pthread_mutex_unlock(&images_lock);
     forget_entry(old);
@@ -329,14 +333,14 @@ static void remember(uint64_t handle, uint64_t address, const char *path, bool r
         forget_entry(e);
 }
 
-/* Where the image of handle lies: false when cutaint did not see it load.
- * *path, when set, is the caller's to free. */
-static bool where(uint64_t handle, uint64_t *address, char **path, bool *runtime)
+/* Where the image of a lifetime lies: false when cutaint did not see it
+ * load.  *path, when set, is the caller's to free. */
+static bool where(uint64_t lifetime, uint64_t *address, char **path, bool *runtime)
 {
     bool known = false;
     pthread_mutex_lock(&images_lock);
     loaded *e;
-    HASH_FIND(hh, images, &handle, sizeof handle, e);
+    HASH_FIND(hh, images, &lifetime, sizeof lifetime, e);
     if (e) {
         *address = e->address;
         *runtime = e->runtime;
@@ -353,7 +357,8 @@ void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, cons
 {
     if (call->result == CUDA_SUCCESS) {
         if (handle)
-            remember(handle, (uint64_t)(uintptr_t)image, path, false, read_loaded((uint64_t)(uintptr_t)image, path), 0);
+            remember(ct_lifetime_born(ct_g.images, handle), (uint64_t)(uintptr_t)image, path, false,
+                     read_loaded((uint64_t)(uintptr_t)image, path), 0);
         return;
     }
     if (image || path)
@@ -370,7 +375,8 @@ void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, 
             /* A look at the wrapper's magic, not a read of the fatbin: the healthy load stays cheap. */
             uint32_t magic = 0;
             bool wrapper = kept && fetch_memory(&address, 0, &magic, sizeof magic) && magic == CT_IMAGE_WRAPPER_MAGIC;
-            remember((uint64_t)(uintptr_t)*library, address, NULL, wrapper, read_loaded(address, NULL), 0);
+            remember(ct_lifetime_born(ct_g.images, (uint64_t)(uintptr_t)*library), address, NULL, wrapper,
+                     read_loaded(address, NULL), 0);
         }
         return;
     }
@@ -404,8 +410,9 @@ void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library
     uint64_t address = 0;
     char *path = NULL;
     bool runtime;
-    if (call->result == CUDA_SUCCESS && module && where(library, &address, &path, &runtime))
-        remember(module, address, path, false, NULL, library);
+    uint64_t of_library = call->result == CUDA_SUCCESS && module ? ct_lifetime_find(ct_g.images, library) : 0;
+    if (of_library && where(of_library, &address, &path, &runtime))
+        remember(ct_lifetime_of(ct_g.images, module), address, path, false, NULL, of_library);
     free(path);
 }
 
@@ -461,15 +468,20 @@ void ct_image_release(ct_image *img)
 
 bool ct_before_image_unload(ct_call *call, uint64_t handle)
 {
-    (void)call;
+    call->subject = handle;
+    call->lifetime = ct_lifetime_ending(ct_g.images, handle);
+    return true;
+}
+
+void ct_images_forget(uint64_t lifetime)
+{
     pthread_mutex_lock(&images_lock);
     loaded *e;
-    HASH_FIND(hh, images, &handle, sizeof handle, e);
+    HASH_FIND(hh, images, &lifetime, sizeof lifetime, e);
     if (e)
         HASH_DELETE(hh, images, e);
     pthread_mutex_unlock(&images_lock);
     forget_entry(e);
-    return true;
 }
 
 int ct_image_directions(uint64_t owner, const char *mangled, uint8_t *out, unsigned cap)

@@ -110,7 +110,7 @@ bool ct_before_proof(ct_call *call)
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx)
 {
     if (call->result == CUDA_SUCCESS)
-        ct_flight_prove_context(ct_g.flight, ctx ? (uint64_t)(uintptr_t)ctx : ct_current_context(), proof_upto);
+        ct_flight_prove_context(ct_g.flight, ctx ? ct_context_lifetime(ctx) : ct_current_context(), proof_upto);
 }
 
 void ct_after_stream_sync(ct_call *call, CUstream s)

@@ -40,7 +40,7 @@ static inline bool ct_inflight_commit_fast(ct_flight_slot *s, int id, uint64_t s
     ct_flight_ring *r = ct_inflight_mine;
     if (CT_UNLIKELY(!r || !ct_mirror.known))
         return false;
-    ct_flight_commit(r, s, seq, ct_mirror.ctx, (uint32_t)id, kind);
+    ct_flight_commit(r, s, seq, ct_mirror.lifetime, (uint32_t)id, kind);
     return true;
 }
 

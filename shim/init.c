@@ -176,6 +176,8 @@ static void atfork_child(void)
 {
     ct_g.forked = true;
     ct_store_atfork_child(ct_g.store);
+    ct_lifetimes_atfork_child(ct_g.contexts);
+    ct_lifetimes_atfork_child(ct_g.images);
     ct_kernels_atfork_child();
     ct_images_atfork_child();
     ct_stand_ins_atfork_child();
@@ -230,7 +232,9 @@ static void load(void)
     ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
     ct_g.summary = ct_store_summary(ct_g.store);
     ct_g.flight = ct_flight_new(ct_inflight_streams);
-    if (!ct_g.store || !ct_g.flight) {
+    ct_g.contexts = ct_lifetimes_new();
+    ct_g.images = ct_lifetimes_new();
+    if (!ct_g.store || !ct_g.flight || !ct_g.contexts || !ct_g.images) {
         env_diag("cutaint: out of memory at start; running as a pure pass-through", NULL);
         ct_g.cfg.disable = true;
         return;

@@ -11,8 +11,10 @@
  *
  * Handles are reused: once a module or library is unloaded, or the context
  * of a module destroyed, the driver hands out the same handles for other
- * kernels, with other parameters.  So every entry knows its owner (the
- * module or library) and its context, and goes when they go; and a handle
+ * kernels, with other parameters, and the same module, library and context
+ * handles for others.  So every entry knows its owner (the lifetime of the
+ * module's or library's handle, core/lifetimes.h) and its context's
+ * lifetime, and goes when they end; and a handle
  * the driver names again (cuModuleGetFunction, ...) for another kernel or
  * another owner gets a new entry.  A stale description would decode a
  * launch with the old kernel's layout, reading past the caller's
@@ -164,13 +166,21 @@ static void learn(uint64_t handle, const char *mangled, uint64_t owner, uint64_t
     pthread_mutex_unlock(&kernels_lock);
 }
 
+/* The lifetime of a module or library a lookup named: started at first
+ * sight only when the driver accepted the handle (a bogus one would stay). */
+static uint64_t owner_of(const ct_call *call, uint64_t handle)
+{
+    return call->result == CUDA_SUCCESS ? ct_lifetime_of(ct_g.images, handle) : ct_lifetime_find(ct_g.images, handle);
+}
+
 /* A lookup the driver failed is images.c's to say (what the image holds). */
 void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module)
 {
+    uint64_t owner = owner_of(call, module);
     if (call->result != CUDA_SUCCESS)
-        ct_image_lookup_failed(call, module, name, NULL);
+        ct_image_lookup_failed(call, owner, name, NULL);
     else if (handle)
-        learn(handle, name, module, ct_current_context());
+        learn(handle, name, owner, ct_current_context());
 }
 
 /* A library's kernel belongs to no context: only the library's unload takes
@@ -178,10 +188,11 @@ void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uin
  * which is then known already. */
 void ct_after_get_kernel(ct_call *call, CUkernel *out, const char *name, uint64_t library)
 {
+    uint64_t owner = owner_of(call, library);
     if (call->result != CUDA_SUCCESS)
-        ct_image_lookup_failed(call, library, name, out);
+        ct_image_lookup_failed(call, owner, name, out);
     else if (out && *out)
-        learn((uint64_t)(uintptr_t)*out, name, library, 0);
+        learn((uint64_t)(uintptr_t)*out, name, owner, 0);
 }
 
 /* The name and owner of a known handle (the name is interned: it outlives
@@ -258,13 +269,19 @@ size_t ct_kernels_forget_owner(uint64_t owner)
     return owner ? forget_where(owned_by, owner) : 0;
 }
 
-void ct_after_unload(ct_call *call, uint64_t owner)
+/* The lifetime ct_before_image_unload took ended iff the driver unloaded:
+ * only then is what was filed under it forgotten. */
+void ct_after_unload(ct_call *call)
 {
-    if (call->result != CUDA_SUCCESS || !owner)
+    bool gone = call->result == CUDA_SUCCESS;
+    ct_lifetime_ended(ct_g.images, call->subject, call->lifetime, gone);
+    if (!gone || !call->lifetime)
         return;
-    size_t n = ct_kernels_forget_owner(owner);
-    ct_log(CT_LOG_INFO, "%s(0x%llx): %zu kernel%s forgotten", ct_entries[call->id].name, (unsigned long long)owner, n,
-           n == 1 ? "" : "s");
+    ct_images_forget(call->lifetime);
+    ct_stand_ins_unloaded(call->lifetime);
+    size_t n = ct_kernels_forget_owner(call->lifetime);
+    ct_log(CT_LOG_INFO, "%s(0x%llx): %zu kernel%s forgotten", ct_entries[call->id].name,
+           (unsigned long long)call->subject, n, n == 1 ? "" : "s");
 }
 
 /* Ask the driver for a name nobody told us (functions from other paths). */

@@ -50,6 +50,7 @@
 #include "config.h"
 #include "hot_tls.h"
 #include "latch.h"
+#include "lifetimes.h"
 #include "metrics.h"
 #include "rules.h"
 #include "taint.h"
@@ -167,6 +168,10 @@ typedef struct ct_shim {
     ct_store *store;
     const struct ct_summary *summary; /* the store's (ct_store_summary), for inline looks */
     struct ct_flight *flight;         /* work in flight and its proofs (core/flight.h) */
+    struct ct_lifetimes *contexts;    /* context handles' lifetimes: what allocations, kernels
+                                         and execs belong to (core/lifetimes.h) */
+    struct ct_lifetimes *images;      /* module and library handles' lifetimes: what kernels
+                                         and read images belong to */
     ct_latch *latch;
     atomic_bool exiting;              /* exit() has begun: teardown errors are not faults */
     atomic_bool simulated_loss;       /* CUTAINT_INJECT simulated a destroyed context */
@@ -218,7 +223,8 @@ typedef struct ct_call {
     bool injected;      /* CUTAINT_INJECT fired on this call */
     bool inject_loss;   /* ... and simulates a destroyed context */
     const char *kernel; /* a launch's kernel, for the probe's reason */
-    uint64_t subject;   /* the context a primary reset or release may take */
+    uint64_t subject;   /* the handle a destroy, unload or primary drop may end ... */
+    uint64_t lifetime;  /* ... and its lifetime then (core/lifetimes.h) */
     ct_failure_id provisional;
     unsigned n_writes;   /* the write set of a copy or memset: its exact rows */
     ct_range *writes;    /* inline_writes, the thread's scratch, or the heap */
@@ -440,8 +446,9 @@ void ct_graphs_atfork_child(void);
 void ct_after_get_function(ct_call *call, uint64_t handle, const char *name, uint64_t module);
 void ct_after_get_kernel(ct_call *call, CUkernel *out, const char *name, uint64_t library);
 void ct_after_kernel_function(ct_call *call, uint64_t handle, uint64_t kernel);
-/* cuModuleUnload, cuLibraryUnload: the owner's kernels are forgotten. */
-void ct_after_unload(ct_call *call, uint64_t owner);
+/* cuModuleUnload, cuLibraryUnload: once the driver unloaded, the kernels
+ * and image of the lifetime the before hook took are forgotten. */
+void ct_after_unload(ct_call *call);
 /* A context is gone: the kernels of its modules are forgotten; how many. */
 size_t ct_kernels_forget_context(uint64_t context);
 /* cuFuncLoad: a function whose loading failed is said as a lookup is. */
@@ -460,7 +467,9 @@ void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, 
 void ct_after_link_input(ct_call *call, const void *data, size_t size, const char *path);
 /* cuLibraryGetModule: the module is made from its library's image. */
 void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library);
-/* A lookup of kernel in owner's image failed: its image is read and said.
+/* An owner below is the lifetime of a module's or library's handle
+ * (ct_g.images), 0 when cutaint knows none.
+ * A lookup of kernel in owner's image failed: its image is read and said.
  * stand_in (cuLibraryGetKernel's out parameter, else NULL): a failed lookup
  * in the runtime's own library is answered with a stand-in kernel there. */
 void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, CUkernel *stand_in);
@@ -474,8 +483,11 @@ void ct_image_release(struct ct_image *img);
  * device states them, read when owner loaded; at most cap into out.  -1
  * when not known (core/image.h, ct_image_kernel_directions). */
 int ct_image_directions(uint64_t owner, const char *mangled, uint8_t *out, unsigned cap);
-/* cuModuleUnload, cuLibraryUnload: the handle's image is forgotten first. */
+/* cuModuleUnload, cuLibraryUnload: the lifetime the unload may end is taken
+ * (call->subject, call->lifetime) for ct_after_unload. */
 bool ct_before_image_unload(ct_call *call, uint64_t handle);
+/* What was read of the image of an ended lifetime is forgotten. */
+void ct_images_forget(uint64_t lifetime);
 void ct_images_atfork_child(void);
 
 /* ---- inflight.c: work in flight, and what proved it finished ------------ */
@@ -531,29 +543,37 @@ uint64_t ct_stand_in_kernel(uint64_t library, const char *name, CUresult error, 
                             const struct ct_image *img);
 /* cuLibraryGetKernel on a stand-in library answers a stand-in kernel. */
 bool ct_before_library_kernel(ct_call *call, CUkernel *out, CUlibrary library, const char *name);
-/* cuLibraryUnload: a stand-in is unloaded here; a real library's image and
- * stand-in kernels are forgotten before the driver unloads it. */
+/* cuLibraryUnload: a stand-in is unloaded here; a real library's lifetime
+ * is taken (ct_before_image_unload) and ends after the driver's unload. */
 bool ct_before_library_unload(ct_call *call, CUlibrary library);
+/* A real library's lifetime ended: its stand-in kernels answer as unloaded. */
+void ct_stand_ins_unloaded(uint64_t library);
 void ct_stand_ins_atfork_child(void);
 
 /* ---- context.c -------------------------------------------------------- */
-/* The calling thread's current context as a number (0: none, or the driver
- * would not say); a driver call only when the thread's mirror is unknown. */
+/* The calling thread's current context as the id of its handle's lifetime
+ * (ct_g.contexts; 0: none, or the driver would not say): what allocations,
+ * kernels and execs are filed under.  A driver call and a lookup only when
+ * the thread's mirror is unknown. */
 typedef struct ct_context_mirror {
-    uint64_t ctx;
+    uint64_t lifetime;
     bool known;
 } ct_context_mirror;
 extern CT_HOT_TLS ct_context_mirror ct_mirror;
 uint64_t ct_current_context_slow(void);
 static inline uint64_t ct_current_context(void)
 {
-    return __builtin_expect(ct_mirror.known, 1) ? ct_mirror.ctx : ct_current_context_slow();
+    return __builtin_expect(ct_mirror.known, 1) ? ct_mirror.lifetime : ct_current_context_slow();
 }
+/* The lifetime id of a context named by its handle (0 for NULL). */
+uint64_t ct_context_lifetime(CUcontext ctx);
 void ct_after_ctx_set(ct_call *call, CUcontext ctx);
 void ct_after_ctx_push(ct_call *call, CUcontext ctx);
 void ct_after_ctx_pop(ct_call *call);
 void ct_after_ctx_create(ct_call *call, uint64_t created);
-void ct_after_ctx_destroy(ct_call *call, CUcontext ctx);
+bool ct_before_ctx_destroy(ct_call *call, CUcontext ctx);
+void ct_after_ctx_destroy(ct_call *call);
+void ct_after_primary_retain(ct_call *call, uint64_t retained);
 bool ct_before_primary_drop(ct_call *call, CUdevice dev);
 void ct_after_primary_reset(ct_call *call);
 void ct_after_primary_release(ct_call *call, CUdevice dev);

@@ -199,6 +199,12 @@ static void unload(uint64_t library)
     }
 }
 
+void ct_stand_ins_unloaded(uint64_t library)
+{
+    if (ct_stand_ins_exist())
+        unload(library);
+}
+
 bool ct_before_library_unload(ct_call *call, CUlibrary library)
 {
     uint64_t lib = (uint64_t)(uintptr_t)library;
@@ -206,10 +212,8 @@ bool ct_before_library_unload(ct_call *call, CUlibrary library)
         return ct_before_image_unload(call, lib);
     CUresult answer;
     uint32_t image;
-    if (!ct_stand_in_answer(lib, &answer, &image)) {
-        unload(lib); /* a real library: its stand-in kernels go with it */
-        return ct_before_image_unload(call, lib);
-    }
+    if (!ct_stand_in_answer(lib, &answer, &image))
+        return ct_before_image_unload(call, lib); /* a real one: ct_stand_ins_unloaded after the driver */
     unload(lib);
     ct_kernels_forget_owner(lib);
     call->answered = true;

@@ -48,6 +48,52 @@ ParameterizedTest(int *row, lifecycle, a_gone_context_leaves_nothing_behind)
     h_free(&r);
 }
 
+/* Issue 40, item 1: an end the driver refuses ends nothing.  Each row: the
+ * end, the fault that makes the driver refuse it (none: the driver refuses
+ * a primary context's cuCtxDestroy itself), and the reads that must be
+ * refused after it. */
+static const struct refused_end {
+    const char *how, *faults, *answer;
+} refused_ends[] = {
+    {"destroy_primary", "", "CUDA_ERROR_INVALID_CONTEXT"},
+    {"destroy", "api:cuCtxDestroy#1=CUDA_ERROR_NOT_PERMITTED", "CUDA_ERROR_NOT_PERMITTED"},
+    /* Every release: cutaint's own look at the primary context (a retain and
+     * a release) comes first. */
+    {"release", "api:cuDevicePrimaryCtxRelease#1+=CUDA_ERROR_NOT_PERMITTED", "CUDA_ERROR_NOT_PERMITTED"},
+    {"reset", "api:cuDevicePrimaryCtxReset#1=CUDA_ERROR_NOT_PERMITTED", "CUDA_ERROR_NOT_PERMITTED"},
+    {"module", "api:cuModuleUnload#1=CUDA_ERROR_NOT_PERMITTED", "CUDA_ERROR_NOT_PERMITTED"},
+    {"library", "api:cuLibraryUnload#1=CUDA_ERROR_NOT_PERMITTED", "CUDA_ERROR_NOT_PERMITTED"},
+};
+
+ParameterizedTestParameters(lifecycle, an_end_the_driver_refuses_forgets_nothing)
+{
+    return H_ROWS(refused_ends);
+}
+
+ParameterizedTest(int *i, lifecycle, an_end_the_driver_refuses_forgets_nothing)
+{
+    const struct refused_end *row = &refused_ends[*i];
+    char faults[128], ended[96];
+    snprintf(faults, sizeof faults, "FAKECUDA_FAULTS=%s", row->faults);
+    bool image = strcmp(row->how, "module") == 0 || strcmp(row->how, "library") == 0;
+    snprintf(ended, sizeof ended, "%s: %s", image ? "unload" : row->how, row->answer);
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIFECYCLE, .args = {"refused_end", row->how}, .env = {faults}}, &r);
+    h_expect_ended(&r);
+    static const char *const context_lines[] = {"launch fill x: CUDA_ERROR_INVALID_VALUE",
+                                                "read x: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL,
+                                                "read x after: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
+    static const char *const image_lines[] = {NULL, "launch reduce: CUDA_ERROR_INVALID_VALUE",
+                                              "read in: CUDA_ERROR_INVALID_VALUE bytes=0xff",
+                                              "read out: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL};
+    const char *lines[5];
+    memcpy(lines, image ? image_lines : context_lines, sizeof lines);
+    lines[image ? 0 : 2] = ended;
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0, "%s: status %d", row->how, r.status);
+    h_free(&r);
+}
+
 /* A function handle the driver reuses for another kernel after an unload:
  * decoded with the new kernel's one-parameter layout (kernelParams ends at a
  * guard page, so reading a second entry is a SIGSEGV), its failure named

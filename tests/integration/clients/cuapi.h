@@ -38,10 +38,13 @@
     X(cuCtxGetCurrent, 12000)           \
     X(cuCtxSynchronize, 12000)          \
     X(cuCtxCreate, 12050)               \
+    X(cuCtxDestroy, 12000)              \
     X(cuModuleLoadData, 12000)          \
     X(cuModuleGetFunction, 11030)       \
     X(cuModuleUnload, 12000)            \
     X(cuLibraryLoadData, 12000)         \
+    X(cuLibraryGetKernel, 12000)        \
+    X(cuLibraryUnload, 12000)           \
     X(cuMemAlloc, 12000)                \
     X(cuMemFree, 12000)                 \
     X(cuMemcpyHtoD, 11030)              \

@@ -32,6 +32,15 @@
 #define UNTOUCHED 0x3c  /* host bytes before a read (fakecuda fills new memory with 0x5a) */
 
 static const char image_bytes[] = "any bytes: the kernels are found by name";
+/* reduce(const float *in, float *out, int n) as PTX whose code also stores
+ * through `in` (a const_cast): only its image says `in` is written. */
+static const char reduce_writing_in_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry _Z6reducePKfPfi(.param .u64 _Z6reducePKfPfi_param_0, .param .u64 _Z6reducePKfPfi_param_1,"
+    " .param .u32 _Z6reducePKfPfi_param_2)\n{\n .reg .b64 %rd<5>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z6reducePKfPfi_param_0];\n ld.param.u64 %rd2, [_Z6reducePKfPfi_param_1];\n"
+    " cvta.to.global.u64 %rd3, %rd1;\n cvta.to.global.u64 %rd4, %rd2;\n ld.global.f32 %f1, [%rd3];\n"
+    " st.global.f32 [%rd4], %f1;\n st.global.f32 [%rd3], %f1;\n ret;\n}\n";
 
 /* ---- printing --------------------------------------------------------- */
 static void fact(const char *what, bool yes)
@@ -165,14 +174,19 @@ typedef struct image {
     CUlibrary lib;
 } image;
 
-static image load_image(bool library)
+static image load_image_of(bool library, const char *bytes)
 {
     image im = {.library = library};
     if (library)
-        check("cuLibraryLoadData", cuLibraryLoadData(&im.lib, image_bytes, NULL, NULL, 0, NULL, NULL, 0));
+        check("cuLibraryLoadData", cuLibraryLoadData(&im.lib, bytes, NULL, NULL, 0, NULL, NULL, 0));
     else
-        im.mod = load_module();
+        check("cuModuleLoadData", cuModuleLoadData(&im.mod, bytes));
     return im;
+}
+
+static image load_image(bool library)
+{
+    return load_image_of(library, image_bytes);
 }
 
 static CUfunction kernel_of(const image *im, const char *name)
@@ -284,6 +298,43 @@ static int sc_handle_reuse(int argc, char **argv)
     on_thread(reuse_then, &r, other);
     show_read("ok_out", r.ok_out, BYTES);
     show_read("bad_out", r.bad_out, BYTES);
+    return 0;
+}
+
+/* ---- ends the driver refuses ---------------------------------------------- */
+
+/* An end the driver refuses (argv[0]): "destroy_primary" (cuCtxDestroy of
+ * the primary context, which the driver always refuses), "destroy" (of a
+ * created context), "release", "reset"; "module", "library" (an unload).
+ * The test makes the driver refuse with FAKECUDA_FAULTS.  What cutaint
+ * knew stays: a buffer a failed launch left stale is still refused, and a
+ * kernel of the image still unloaded is described from its image (whose
+ * PTX says `in` is written).  Prints each answer and read. */
+static int sc_refused_end(int argc, char **argv)
+{
+    const char *how = argc > 0 ? argv[0] : "destroy_primary";
+    bool library = strcmp(how, "library") == 0;
+    if (library || strcmp(how, "module") == 0) {
+        use_primary();
+        image im = load_image_of(library, reduce_writing_in_ptx);
+        say("unload", unload_image(&im));
+        CUfunction reduce = kernel_of(&im, "_Z6reducePKfPfi");
+        CUdeviceptr in = alloc(BYTES), out = alloc(BYTES);
+        int n = N;
+        void *p[] = {&in, &out, &n};
+        say("memset in", cuMemsetD32(in, 0, N));
+        say("launch reduce", launch(reduce, BAD_BLOCK, N, p));
+        show_read("in", in, BYTES);
+        show_read("out", out, BYTES);
+        return 0;
+    }
+    CUcontext ctx = strcmp(how, "destroy_primary") == 0 ? use_primary() : take_context(how);
+    CUfunction k_fill = function(load_module(), "_Z4fillPfif");
+    CUdeviceptr x = alloc(BYTES);
+    say("launch fill x", fill(k_fill, x, N, 1.0f, BAD_BLOCK));
+    show_read("x", x, BYTES);
+    say(how, strcmp(how, "destroy_primary") == 0 ? cuCtxDestroy(ctx) : lose_context(how, ctx));
+    show_read("x after", x, BYTES);
     return 0;
 }
 
@@ -540,6 +591,7 @@ static const client_scenario scenarios[] = {
     {"handle_reuse", sc_handle_reuse}, {"loss_then_exit", sc_loss_then_exit},
     {"read_pitched", sc_read_pitched}, {"oom", sc_oom},
     {"oom_scratch", sc_oom_scratch},   {"fold", sc_fold},
+    {"refused_end", sc_refused_end},
 };
 
 int main(int argc, char **argv)

@@ -1084,6 +1084,123 @@ static int sc_graph_reuse(int argc, char **argv)
     return 0;
 }
 
+/* reduce(const float *in, float *out, int n) as PTX whose code stores
+ * through `in` as well (a const_cast): read with its image, `in` is an
+ * output, tainted when a launch fails; described from its signature alone
+ * (an image forgotten), it is an input, and its stale bytes are served. */
+static const char reduce_writing_in_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry _Z6reducePKfPfi(.param .u64 _Z6reducePKfPfi_param_0, .param .u64 _Z6reducePKfPfi_param_1,"
+    " .param .u32 _Z6reducePKfPfi_param_2)\n{\n .reg .b64 %rd<5>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [_Z6reducePKfPfi_param_0];\n ld.param.u64 %rd2, [_Z6reducePKfPfi_param_1];\n"
+    " cvta.to.global.u64 %rd3, %rd1;\n cvta.to.global.u64 %rd4, %rd2;\n ld.global.f32 %f1, [%rd3];\n"
+    " st.global.f32 [%rd4], %f1;\n st.global.f32 [%rd3], %f1;\n ret;\n}\n";
+
+/* Threads churning contexts, modules or libraries while each fails a
+ * reduce (reduce_writing_in_ptx) over fresh buffers, whose reads must all be
+ * refused.  The driver hands a context, module or library handle one thread
+ * just destroyed to the next thread that makes one, so the new lifetime's
+ * allocations, kernels and image must outlive the old one's late forget.
+ * Modes: "contexts" (each round creates a context, loads the module in it,
+ * unloads and destroys it), "libraries" (the primary context, each round
+ * loading and unloading a library).  Each round also reads a buffer
+ * of the primary context that a failed fill left stale.  A read served is a
+ * stale byte handed back as data. */
+enum churn_mode { CHURN_CONTEXTS, CHURN_LIBRARIES };
+
+struct churn {
+    int rounds;
+    enum churn_mode mode;
+    CUdevice dev;
+    CUdeviceptr shared; /* in the primary context, tainted */
+    int reads, served, errors;
+};
+
+/* One failed reduce and its reads; true when each call answered as expected. */
+static bool churn_round(struct churn *w, CUfunction reduce)
+{
+    CUdeviceptr in = 0, out = 0;
+    float host[N];
+    int n = N;
+    void *p[] = {&in, &out, &n};
+    if (CU(cuMemAlloc)(&in, BYTES) != CUDA_SUCCESS || CU(cuMemAlloc)(&out, BYTES) != CUDA_SUCCESS ||
+        CU(cuMemsetD32)(in, 0, N) != CUDA_SUCCESS ||
+        CU(cuLaunchKernel)(reduce, 1, 1, 1, BAD_BLOCK, 1, 1, 0, 0, p, NULL) == CUDA_SUCCESS)
+        return false;
+    w->reads += 3;
+    w->served += CU(cuMemcpyDtoH)(host, in, BYTES) == CUDA_SUCCESS;
+    w->served += CU(cuMemcpyDtoH)(host, out, BYTES) == CUDA_SUCCESS;
+    w->served += CU(cuMemcpyDtoH)(host, w->shared, BYTES) == CUDA_SUCCESS;
+    /* A destroyed context frees its own. */
+    return w->mode == CHURN_CONTEXTS || (CU(cuMemFree)(in) == CUDA_SUCCESS && CU(cuMemFree)(out) == CUDA_SUCCESS);
+}
+
+static bool churn_library_round(struct churn *w)
+{
+    CUlibrary lib;
+    CUkernel k;
+    if (CU(cuLibraryLoadData)(&lib, reduce_writing_in_ptx, NULL, NULL, 0, NULL, NULL, 0) != CUDA_SUCCESS)
+        return false;
+    bool ok =
+        CU(cuLibraryGetKernel)(&k, lib, "_Z6reducePKfPfi") == CUDA_SUCCESS && churn_round(w, (CUfunction)(void *)k);
+    return CU(cuLibraryUnload)(lib) == CUDA_SUCCESS && ok;
+}
+
+static bool churn_context_round(struct churn *w)
+{
+    CUcontext c;
+    CUmodule m;
+    CUfunction f;
+    if (CU(cuCtxCreate)(&c, NULL, 0, w->dev) != CUDA_SUCCESS)
+        return false;
+    bool ok = CU(cuModuleLoadData)(&m, reduce_writing_in_ptx) == CUDA_SUCCESS &&
+              CU(cuModuleGetFunction)(&f, m, "_Z6reducePKfPfi") == CUDA_SUCCESS && churn_round(w, f) &&
+              CU(cuModuleUnload)(m) == CUDA_SUCCESS;
+    return CU(cuCtxDestroy)(c) == CUDA_SUCCESS && ok;
+}
+
+static void *churn_thread(void *arg)
+{
+    struct churn *w = arg;
+    if (w->mode == CHURN_LIBRARIES && CU(cuCtxSetCurrent)(ctx) != CUDA_SUCCESS)
+        w->errors++;
+    for (int i = 0; i < w->rounds; i++)
+        w->errors += !(w->mode == CHURN_LIBRARIES ? churn_library_round(w) : churn_context_round(w));
+    return NULL;
+}
+
+#define CHURN_THREADS_MAX 48
+
+static int sc_churn(int argc, char **argv)
+{
+    static const char *const modes[] = {"contexts", "libraries"};
+    int threads = argc > 1 ? atoi(argv[1]) : 32, rounds = argc > 2 ? atoi(argv[2]) : 100, mode = -1;
+    for (int i = 0; argc > 0 && i < 2; i++)
+        if (strcmp(argv[0], modes[i]) == 0)
+            mode = i;
+    if (mode < 0 || threads < 1 || threads > CHURN_THREADS_MAX || rounds < 1) {
+        fprintf(stderr, "churn contexts|libraries THREADS(1-%d) ROUNDS\n", CHURN_THREADS_MAX);
+        return 2;
+    }
+    struct churn proto = {rounds, (enum churn_mode)mode, 0, alloc(BYTES), 0, 0, 0};
+    check("cuDeviceGet", CU(cuDeviceGet)(&proto.dev, 0));
+    say("launch fill shared", fill(proto.shared, N, 3.0f, BAD_BLOCK));
+    pthread_t tid[CHURN_THREADS_MAX];
+    struct churn ws[CHURN_THREADS_MAX];
+    for (int t = 0; t < threads; t++) {
+        ws[t] = proto;
+        if (pthread_create(&tid[t], NULL, churn_thread, &ws[t]) != 0)
+            exit(4);
+    }
+    int reads = 0, served = 0, errors = 0;
+    for (int t = 0; t < threads; t++) {
+        pthread_join(tid[t], NULL);
+        reads += ws[t].reads, served += ws[t].served, errors += ws[t].errors;
+    }
+    printf("churn %s: reads=%d served=%d errors=%d\n", modes[mode], reads, served, errors);
+    return 0;
+}
+
 /* A driver-API program's own image loads and lookups the driver refuses
  * (FAKECUDA_FAULTS decides which; the setup's module is the first load): bytes that are no image, a pointer to
  * nothing, and a kernel its module lacks; and libraries loaded almost as
@@ -1146,6 +1263,7 @@ static const client_scenario scenarios[] = {
     {"spin", sc_spin},
     {"graph_update", sc_graph_update},
     {"graph_reuse", sc_graph_reuse},
+    {"churn", sc_churn},
     {"images", sc_images},
 };
 
