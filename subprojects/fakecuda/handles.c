@@ -9,7 +9,8 @@
  * Invariants: a slot's kind is FC_K_FREE exactly while it is on the free
  * list; slots are zeroed when handed out; pool memory is never returned to
  * the system, so a stale handle reads a free (or reused) slot, never
- * unmapped memory.
+ * unmapped memory; a slot's owner is read under its pool's lock, as it is
+ * written (another thread's create may be handing the slot out again).
  */
 #include "fakecuda.h"
 
@@ -111,12 +112,16 @@ void fc_obj_free_owned(fc_pool_id id, CUcontext owner, void (*release)(void *))
 {
     fc_pool *p = &pools[id];
     pthread_once(&pools_once, fc_pools_setup);
+    pthread_mutex_lock(&p->lock);
     for (size_t i = 0; p->slots && i < p->cap; i++) {
         fc_obj *o = (fc_obj *)(p->slots + i * p->elem);
-        if (atomic_load(&o->kind) != FC_K_FREE && o->ctx == owner) {
-            if (release)
-                release(o);
-            fc_obj_free(o);
-        }
+        if (atomic_load(&o->kind) == FC_K_FREE || o->ctx != owner)
+            continue;
+        pthread_mutex_unlock(&p->lock); /* release may free objects of this pool */
+        if (release)
+            release(o);
+        fc_obj_free(o);
+        pthread_mutex_lock(&p->lock);
     }
+    pthread_mutex_unlock(&p->lock);
 }
