@@ -1826,10 +1826,13 @@ static void op_retry(checker *c, const op *o)
     issue_launch(c, &d);
 }
 
-/* ---- contexts and modules coming and going (one thread only) ---- */
-static CUcontext g_ctx;
-static bool g_primary; /* g_ctx is the primary context, retained once */
-static CUmodule g_mod;
+/* ---- contexts and modules coming and going ---- */
+/* Each thread's own: in threads mode every thread works in a context it
+ * created and destroys, with modules it loads and unloads, so the driver
+ * hands one thread's destroyed handles to another's next create or load. */
+static __thread CUcontext g_ctx;
+static __thread bool g_primary; /* g_ctx is the primary context, retained once */
+static __thread CUmodule g_mod;
 
 /* A module, and its kernels taken in an order of `order`'s choosing, so
  * that the handles of an unloaded module go to other kernels. */
@@ -1899,11 +1902,11 @@ static bool load_kernels(checker *c, uint32_t order)
 
 /* The context goes (a created one destroyed, the primary one reset or
  * released) with all its memory, then another takes its place: created or
- * primary, with a module of its own. */
+ * primary, with a module of its own.  A thread of threads mode has only
+ * created ones: the primary context is the device's, and would go from
+ * under the other threads. */
 static void op_context(checker *c, const op *o)
 {
-    if (c->tid >= 0)
-        return; /* the other threads use the context */
     CUresult r;
     if (!g_primary)
         r = cuCtxDestroy(g_ctx);
@@ -1918,7 +1921,7 @@ static void op_context(checker *c, const op *o)
         if (c->s[i].live && !c->s[i].run)
             drop_slot(&c->s[i]);
     c->has_refused = false; /* its function is gone */
-    g_primary = o->r[1] % 2;
+    g_primary = c->tid < 0 && o->r[1] % 2;
     r = g_primary ? cuDevicePrimaryCtxRetain(&g_ctx, 0) : cuCtxCreate(&g_ctx, NULL, 0, 0);
     if (r == CUDA_SUCCESS && g_primary)
         r = cuCtxSetCurrent(g_ctx);
@@ -1930,8 +1933,6 @@ static void op_context(checker *c, const op *o)
 
 static void op_unload(checker *c, const op *o)
 {
-    if (c->tid >= 0)
-        return;
     expect_rc(c, "cuModuleUnload", cuModuleUnload(g_mod), 0);
     c->has_refused = false; /* its function is gone */
     if (!load_kernels(c, o->r[0]))
@@ -2289,12 +2290,13 @@ static unsigned minimise(uint64_t pseed, unsigned nops, unsigned *keep, unsigned
 
 /* ---------------------------------------------------------- threads -- */
 typedef struct tctx {
-    int tid;
+    int tid, nthreads;
     uint64_t seed;
     unsigned nops;
     checker *c;
     CUdeviceptr contended;
     uint64_t contended_size;
+    CUcontext shared_ctx; /* the main thread's, holding the shared buffers */
     atomic_uint_fast64_t *provisional_refusals;
 } tctx;
 
@@ -2302,8 +2304,8 @@ static void *thread_main(void *arg)
 {
     tctx *t = arg;
     checker *c = t->c;
-    if (cuCtxSetCurrent(g_ctx) != CUDA_SUCCESS) {
-        fail(c, "cuCtxSetCurrent failed");
+    if (cuCtxCreate(&g_ctx, NULL, 0, 0) != CUDA_SUCCESS || !load_kernels(c, (uint32_t)t->seed)) {
+        fail(c, "thread %d: its context and module", t->tid);
         return NULL;
     }
     op *ops = calloc(t->nops, sizeof *ops);
@@ -2347,8 +2349,14 @@ static void *thread_main(void *arg)
                 }
             }
         } else if (what == 2) { /* contended buffer: exact-byte writes and reads by every thread */
+            /* In the context that owns it: its one queue orders the threads'
+             * work on it, as the driver's would; from their own contexts
+             * fakecuda's workers would write it at once. */
             uint32_t v = 0x01010101u * (uint32_t)(t->tid + 1);
-            if (rnd(&s, 2)) {
+            CUcontext popped = NULL;
+            if (cuCtxPushCurrent(t->shared_ctx) != CUDA_SUCCESS)
+                fail(c, "thread %d: cuCtxPushCurrent of the shared context", t->tid);
+            else if (rnd(&s, 2)) {
                 CUresult r = cuMemsetD32(t->contended, v, t->contended_size / 4);
                 if (r != CUDA_SUCCESS)
                     fail(c, "thread %d: memset of the contended buffer returned %d", t->tid, (int)r);
@@ -2364,13 +2372,15 @@ static void *thread_main(void *arg)
                     for (uint64_t i = 0; i < t->contended_size; i += 4) {
                         uint32_t w;
                         memcpy(&w, buf + i, 4);
-                        if (w != 0 && (w % 0x01010101u != 0 || w / 0x01010101u > 8)) {
+                        if (w != 0 && (w % 0x01010101u != 0 || w / 0x01010101u > (uint32_t)t->nthreads)) {
                             fail(c, "thread %d: contended word 0x%08x was never written", t->tid, w);
                             break;
                         }
                     }
                 }
             }
+            if (!c->failed && (cuCtxPopCurrent(&popped) != CUDA_SUCCESS || popped != t->shared_ctx))
+                fail(c, "thread %d: cuCtxPopCurrent of the shared context", t->tid);
         } else {
             run_op(c, &ops[i]);
         }
@@ -2385,6 +2395,7 @@ static void *thread_main(void *arg)
     for (int i = 0; i < MAX_SLOTS; i++)
         if (c->s[i].live)
             cuMemFree(c->s[i].base);
+    cuCtxDestroy(g_ctx);
     return NULL;
 }
 
@@ -2418,7 +2429,8 @@ static int threads_main(int nthreads, uint64_t seed, unsigned nops)
         cs[i].shared_const = shared;
         cs[i].shared_const_size = ssize;
         cs[i].shared_const_data = sdata;
-        tc[i] = (tctx){i, seed * 1000003u + (uint64_t)i, nops, &cs[i], contended, csize, &prov};
+        cs[i].ptx = i % 2; /* half the threads' modules with PTX directions */
+        tc[i] = (tctx){i, nthreads, seed * 1000003u + (uint64_t)i, nops, &cs[i], contended, csize, g_ctx, &prov};
         pthread_create(&th[i], NULL, thread_main, &tc[i]);
     }
     int rc = 0;
