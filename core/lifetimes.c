@@ -94,12 +94,15 @@ static lifetime *start_locked(ct_lifetimes *l, uint64_t handle)
  * also while an end is in flight, always. */
 typedef enum { START_NEVER, START_UNKNOWN, START_AMBIGUOUS, START_ALWAYS } start_when;
 
-static uint64_t lookup(ct_lifetimes *l, uint64_t handle, start_when when, bool ending)
+/* *before: the id the handle had before the look (0: none). */
+static uint64_t lookup(ct_lifetimes *l, uint64_t handle, start_when when, bool ending, uint64_t *before)
 {
+    *before = 0;
     if (!l || !handle)
         return 0;
     pthread_mutex_lock(&l->lock);
     lifetime *e = find_locked(l, handle);
+    *before = e ? e->id : 0;
     if (when == START_ALWAYS || (when != START_NEVER && (!e || (when == START_AMBIGUOUS && e->ending))))
         e = start_locked(l, handle);
     if (e && ending)
@@ -110,29 +113,33 @@ static uint64_t lookup(ct_lifetimes *l, uint64_t handle, start_when when, bool e
     return id;
 }
 
-uint64_t ct_lifetime_born(ct_lifetimes *l, uint64_t handle)
+uint64_t ct_lifetime_born(ct_lifetimes *l, uint64_t handle, uint64_t *replaced)
 {
-    return lookup(l, handle, START_ALWAYS, false);
+    return lookup(l, handle, START_ALWAYS, false, replaced);
 }
 
 uint64_t ct_lifetime_of(ct_lifetimes *l, uint64_t handle)
 {
-    return lookup(l, handle, START_UNKNOWN, false);
+    uint64_t before;
+    return lookup(l, handle, START_UNKNOWN, false, &before);
 }
 
 uint64_t ct_lifetime_find(ct_lifetimes *l, uint64_t handle)
 {
-    return lookup(l, handle, START_NEVER, false);
+    uint64_t before;
+    return lookup(l, handle, START_NEVER, false, &before);
 }
 
 uint64_t ct_lifetime_retained(ct_lifetimes *l, uint64_t handle)
 {
-    return lookup(l, handle, START_AMBIGUOUS, false);
+    uint64_t before;
+    return lookup(l, handle, START_AMBIGUOUS, false, &before);
 }
 
 uint64_t ct_lifetime_ending(ct_lifetimes *l, uint64_t handle)
 {
-    return lookup(l, handle, START_NEVER, true);
+    uint64_t before;
+    return lookup(l, handle, START_NEVER, true, &before);
 }
 
 void ct_lifetime_ended(ct_lifetimes *l, uint64_t handle, uint64_t id, bool gone)

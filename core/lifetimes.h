@@ -14,8 +14,9 @@
  * Invariants:
  * - An id is never given twice in a process and carries CT_LIFETIME_TAG,
  *   which no device address has: an id is never an allocation's base.
- * - A birth (create, load) always starts a new lifetime.  A handle first
- *   seen without its birth, in a call the driver accepted, starts one then.
+ * - A birth (create, load) always starts a new lifetime, and names the one
+ *   it replaced, which has ended.  A handle first seen without its birth,
+ *   in a call the driver accepted, starts one then.
  * - A handle whose end is in flight is ambiguous to a birth cutaint did not
  *   see: ct_lifetime_retained starts a new lifetime then.  A new id where
  *   the old was right leaves the old id's entries unforgotten (precision);
@@ -44,8 +45,10 @@ void ct_lifetimes_free(ct_lifetimes *l);
 void ct_lifetimes_atfork_child(ct_lifetimes *l);
 
 /* handle was just created: a new lifetime, its id.  0 for handle 0, or when
- * out of memory (then nothing is filed under it). */
-uint64_t ct_lifetime_born(ct_lifetimes *l, uint64_t handle);
+ * out of memory (then nothing is filed under it).  *replaced: the lifetime
+ * the handle had until now, 0 if none: the driver handed the handle out
+ * again, so that one has ended, whether cutaint saw its end or not. */
+uint64_t ct_lifetime_born(ct_lifetimes *l, uint64_t handle, uint64_t *replaced);
 /* The id of handle's current lifetime; one is started at first sight (so
  * only for a handle the driver accepted: a bogus one would stay). */
 uint64_t ct_lifetime_of(ct_lifetimes *l, uint64_t handle);

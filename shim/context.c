@@ -77,6 +77,8 @@ uint64_t ct_current_context_slow(void)
     return ct_mirror.lifetime;
 }
 
+static void forget_context(uint64_t lifetime, uint64_t handle, const char *how);
+
 /* ---- the calls that change this thread's current context --------------- */
 
 void ct_after_ctx_set(ct_call *call, CUcontext ctx)
@@ -101,10 +103,15 @@ void ct_after_ctx_pop(ct_call *call)
         mirror_forget();
 }
 
+/* The driver handed out the handle again: the context it named before is
+ * gone, whether cutaint saw it go or another thread's forget is to come. */
 void ct_after_ctx_create(ct_call *call, uint64_t created)
 {
-    if (call->result == CUDA_SUCCESS && created) /* pushed on the creating thread */
-        mirror_set(ct_lifetime_born(ct_g.contexts, created));
+    if (call->result != CUDA_SUCCESS || !created)
+        return;
+    uint64_t replaced;
+    mirror_set(ct_lifetime_born(ct_g.contexts, created, &replaced)); /* pushed on the creating thread */
+    forget_context(replaced, created, ct_entries[call->id].name);
 }
 
 /* The retain that makes a primary context may hand out a handle whose old
@@ -117,20 +124,27 @@ void ct_after_primary_retain(ct_call *call, uint64_t retained)
 
 /* ---- the calls that take a context away ---------------------------------- */
 
-/* The context whose lifetime call->lifetime is, is gone as the driver's
- * answer to call says (gone): forget what was filed under it. */
+/* The context of handle (its lifetime, `how` it went) is gone: forget
+ * what was filed under its lifetime. */
+static void forget_context(uint64_t lifetime, uint64_t handle, const char *how)
+{
+    if (!lifetime)
+        return;
+    size_t allocations = ct_store_forget_owner(ct_g.store, lifetime);
+    size_t kernels = ct_kernels_forget_context(lifetime);
+    ct_graphs_forget_context(lifetime);
+    ct_log(CT_LOG_INFO, "context 0x%llx is gone (%s): %zu allocation%s and %zu kernel%s forgotten",
+           (unsigned long long)handle, how, allocations, allocations == 1 ? "" : "s", kernels, kernels == 1 ? "" : "s");
+}
+
+/* The lifetime call took before the driver's call ended iff gone, as the
+ * driver's answer says. */
 static void context_ended(const ct_call *call, bool gone)
 {
     ct_lifetime_ended(ct_g.contexts, call->subject, call->lifetime, gone);
-    if (!gone || !call->lifetime)
-        return;
-    assert(call->result == CUDA_SUCCESS && "forgetting follows the driver saying the context is gone");
-    size_t allocations = ct_store_forget_owner(ct_g.store, call->lifetime);
-    size_t kernels = ct_kernels_forget_context(call->lifetime);
-    ct_graphs_forget_context(call->lifetime);
-    ct_log(CT_LOG_INFO, "context 0x%llx is gone (%s): %zu allocation%s and %zu kernel%s forgotten",
-           (unsigned long long)call->subject, ct_entries[call->id].name, allocations, allocations == 1 ? "" : "s",
-           kernels, kernels == 1 ? "" : "s");
+    assert((!gone || call->result == CUDA_SUCCESS) && "forgetting follows the driver saying the context is gone");
+    if (gone)
+        forget_context(call->lifetime, call->subject, ct_entries[call->id].name);
 }
 
 bool ct_before_ctx_destroy(ct_call *call, CUcontext ctx)

@@ -30,7 +30,9 @@
  *   (core/lifetimes.h, ct_g.images), never by the handle: the driver may
  *   hand a handle it just unloaded to another thread's load at once, and a
  *   load starts a new lifetime.  An unload forgets the lifetime it ended,
- *   after the driver said so; one the driver refuses forgets nothing.
+ *   after the driver said so; one the driver refuses forgets nothing.  A
+ *   load forgets the lifetime its handle had before (a module gone with its
+ *   context, unseen): the registry holds at most one lifetime a handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +46,7 @@
 
 #include "ct_hash.h"
 #include "image.h"
+#include "kernels.h"
 #include "shim.h"
 #include "signature.h"
 
@@ -353,11 +356,26 @@ static bool where(uint64_t lifetime, uint64_t *address, char **path, bool *runti
 
 /* ---- the hooks ------------------------------------------------------------- */
 
+/* A load's new lifetime for handle.  The driver handed the handle out
+ * again, so the module or library it named before is gone (with its
+ * context, say, unseen): what was filed under that lifetime goes. */
+static uint64_t loaded_as(uint64_t handle)
+{
+    uint64_t replaced;
+    uint64_t lifetime = ct_lifetime_born(ct_g.images, handle, &replaced);
+    if (replaced) {
+        ct_images_forget(replaced);
+        ct_stand_ins_unloaded(replaced);
+        ct_kernels_forget_owner(replaced);
+    }
+    return lifetime;
+}
+
 void ct_after_image_load(ct_call *call, uint64_t handle, const void *image, const char *path)
 {
     if (call->result == CUDA_SUCCESS) {
         if (handle)
-            remember(ct_lifetime_born(ct_g.images, handle), (uint64_t)(uintptr_t)image, path, false,
+            remember(loaded_as(handle), (uint64_t)(uintptr_t)image, path, false,
                      read_loaded((uint64_t)(uintptr_t)image, path), 0);
         return;
     }
@@ -375,8 +393,7 @@ void ct_after_library_load(ct_call *call, CUlibrary *library, const void *code, 
             /* A look at the wrapper's magic, not a read of the fatbin: the healthy load stays cheap. */
             uint32_t magic = 0;
             bool wrapper = kept && fetch_memory(&address, 0, &magic, sizeof magic) && magic == CT_IMAGE_WRAPPER_MAGIC;
-            remember(ct_lifetime_born(ct_g.images, (uint64_t)(uintptr_t)*library), address, NULL, wrapper,
-                     read_loaded(address, NULL), 0);
+            remember(loaded_as((uint64_t)(uintptr_t)*library), address, NULL, wrapper, read_loaded(address, NULL), 0);
         }
         return;
     }

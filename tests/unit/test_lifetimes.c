@@ -14,6 +14,7 @@
 #define Y 0x2000u
 
 static ct_lifetimes *l;
+static _Thread_local uint64_t replaced; /* what the last birth on this thread replaced */
 
 static void setup(void)
 {
@@ -30,15 +31,20 @@ TestSuite(lifetimes, .init = setup, .fini = teardown);
 
 Test(lifetimes, a_birth_starts_a_new_tagged_id)
 {
-    uint64_t a = ct_lifetime_born(l, X), b = ct_lifetime_born(l, X), c = ct_lifetime_born(l, Y);
+    uint64_t a = ct_lifetime_born(l, X, &replaced), b = ct_lifetime_born(l, X, &replaced),
+             c = ct_lifetime_born(l, Y, &replaced);
     cr_expect(a && b && c);
     cr_expect(a != b && b != c && a != c, "ids %llx %llx %llx", (unsigned long long)a, (unsigned long long)b,
               (unsigned long long)c);
     cr_expect(a & CT_LIFETIME_TAG);
     cr_expect_eq(a >> 63, 0, "bit 63 is the allocation map's");
     cr_expect_eq(ct_lifetime_of(l, X), b, "the latest birth is the current lifetime");
-    cr_expect_eq(ct_lifetimes_count(l), 2);
-    cr_expect_eq(ct_lifetime_born(l, 0), 0, "handle 0 has no lifetime");
+    cr_expect_eq(ct_lifetime_born(l, X, &replaced), ct_lifetime_find(l, X));
+    cr_expect_eq(replaced, b, "a birth names the lifetime it ended");
+    ct_lifetime_born(l, 0x3000, &replaced);
+    cr_expect_eq(replaced, 0, "a new handle replaced nothing");
+    cr_expect_eq(ct_lifetimes_count(l), 3);
+    cr_expect_eq(ct_lifetime_born(l, 0, &replaced), 0, "handle 0 has no lifetime");
 }
 
 Test(lifetimes, first_sight_starts_one_and_find_never_does)
@@ -53,7 +59,7 @@ Test(lifetimes, first_sight_starts_one_and_find_never_does)
 
 Test(lifetimes, an_end_the_driver_refused_keeps_the_lifetime)
 {
-    uint64_t a = ct_lifetime_born(l, X);
+    uint64_t a = ct_lifetime_born(l, X, &replaced);
     uint64_t ending = ct_lifetime_ending(l, X);
     cr_expect_eq(ending, a);
     ct_lifetime_ended(l, X, ending, false);
@@ -63,7 +69,7 @@ Test(lifetimes, an_end_the_driver_refused_keeps_the_lifetime)
 
 Test(lifetimes, an_end_removes_the_handle)
 {
-    uint64_t a = ct_lifetime_born(l, X);
+    uint64_t a = ct_lifetime_born(l, X, &replaced);
     ct_lifetime_ended(l, X, ct_lifetime_ending(l, X), true);
     cr_expect_eq(ct_lifetime_find(l, X), 0);
     uint64_t b = ct_lifetime_of(l, X);
@@ -82,10 +88,11 @@ Test(lifetimes, an_unknown_handle_ends_nothing)
  * create, B files under its id, then A's forget runs. */
 Test(lifetimes, a_birth_during_an_end_survives_it)
 {
-    uint64_t old = ct_lifetime_born(l, X);
+    uint64_t old = ct_lifetime_born(l, X, &replaced);
     uint64_t ending = ct_lifetime_ending(l, X);
-    uint64_t fresh = ct_lifetime_born(l, X);
+    uint64_t fresh = ct_lifetime_born(l, X, &replaced);
     cr_expect_neq(fresh, old);
+    cr_expect_eq(replaced, old, "B's create says A's lifetime ended: the driver handed the handle out again");
     ct_lifetime_ended(l, X, ending, true);
     cr_expect_eq(ending, old, "A forgets what it took before its call");
     cr_expect_eq(ct_lifetime_find(l, X), fresh, "B's lifetime outlives A's late end");
@@ -106,7 +113,7 @@ Test(lifetimes, a_retain_during_an_end_starts_a_new_lifetime)
 
 Test(lifetimes, two_ends_in_flight_of_one_lifetime)
 {
-    uint64_t a = ct_lifetime_born(l, X);
+    uint64_t a = ct_lifetime_born(l, X, &replaced);
     uint64_t first = ct_lifetime_ending(l, X), second = ct_lifetime_ending(l, X);
     ct_lifetime_ended(l, X, first, false);
     cr_expect_neq(ct_lifetime_retained(l, X), a, "one end still in flight: ambiguous");
@@ -120,7 +127,7 @@ static void *churn(void *arg)
 {
     uint64_t *ids = arg, handle = 0x1000 + (uint64_t)(ids[0] % 4) * 0x1000;
     for (int i = 0; i < ROUNDS; i++) {
-        ids[i] = ct_lifetime_born(l, handle);
+        ids[i] = ct_lifetime_born(l, handle, &replaced);
         ct_lifetime_ended(l, handle, ct_lifetime_ending(l, handle), true);
     }
     return NULL;
