@@ -27,6 +27,17 @@
 #include "signature.h"
 #include "taint.h"
 
+/* Whether cutaint's checks of a call's inputs (a read's refusal; a copy's,
+ * batch's or graph launch's skip) look at the call at all: not while
+ * nothing is tainted anywhere, and not when CUTAINT_INJECT fired on it.
+ * An injected failure wins over a refusal or a skip: the call fails as
+ * its rule says, whatever its memory carries, and its write set takes
+ * that failure.  Inline: every read and copy asks it. */
+static inline bool ct_inputs_checked(bool tainted_anywhere, bool injected)
+{
+    return tainted_anywhere && !injected;
+}
+
 typedef enum ct_read_verdict {
     CT_READ_CLEAN,     /* no byte it reads carries a failure: the driver reads */
     CT_READ_MALFORMED, /* a shape the driver must reject (rows overlapping, a span

@@ -791,7 +791,7 @@ bool ct_before_graph_launch(ct_call *call, CUgraphExec exec, CUstream s)
     writes_carried = false;
     if (ct_captured(call, s)) /* launched into a capture: a child graph node, run later */
         return true;
-    if (!ct_summary_tainted(ct_g.summary) || call->injected)
+    if (!ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected))
         return true;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
     pthread_rwlock_rdlock(&execs_lock);

@@ -621,9 +621,8 @@ static bool refuse_if_tainted(ct_call *call, const ct_side *src, const ct_side *
 {
     /* While nothing is tainted anywhere a read costs one load, and while
      * taint exists elsewhere a plain read one look at the store's summary,
-     * not two shapes handed to core.  An injected call fails as its rule
-     * says, whatever its memory carries. */
-    if (!src->device || !ct_summary_tainted(ct_g.summary) || call->injected)
+     * not two shapes handed to core. */
+    if (!src->device || !ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected))
         return false;
     ct_range plain = {src->rows.addr, src->rows.width};
     if (src->rows.height == 1 && src->rows.depth == 1 && !ct_read_failure(ct_g.store, &plain, 1, NULL))
@@ -644,8 +643,8 @@ static ct_side host_linear(void *host, uint64_t bytes)
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
     ct_range plain = {src, bytes};
-    if (!ct_summary_tainted(ct_g.summary) || call->injected || ct_summary_clean(ct_g.summary, &plain, 1) ||
-        !ct_read_failure(ct_g.store, &plain, 1, NULL))
+    if (!ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected) ||
+        ct_summary_clean(ct_g.summary, &plain, 1) || !ct_read_failure(ct_g.store, &plain, 1, NULL))
         return true;
     ct_side from = linear(src, bytes), to = host_linear(dst_host, bytes);
     return !refuse_checked(call, &from, &to, false);
@@ -709,7 +708,7 @@ static bool skip_if_tainted(ct_call *call, const ct_range *src, unsigned n_src, 
 {
     ct_failure_id root = 0;
     int error = 0;
-    if (call->injected ||
+    if (!ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected) ||
         ct_copy_rule(ct_g.store, src, n_src, dst->rows.addr, ct_has_current_context, &root, &error) != CT_SKIP)
         return false;
     /* A skipped copy writes nothing: its write set is its outputs (none
@@ -908,7 +907,7 @@ static unsigned batch_sources(const void *batch, size_t i, ct_range *room)
 
 bool ct_before_batch(ct_call *call, ct_batch b, size_t *fail_idx)
 {
-    if (b.n == 0 || !ct_summary_tainted(ct_g.summary) || call->injected)
+    if (b.n == 0 || !ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected))
         return true;
     ct_scratch *scratch = ct_thread_scratch(); /* none: unchecked */
     if (!scratch)

@@ -67,6 +67,16 @@ static ct_read_verdict read_rule(ct_rows src)
     return ct_read_rule(s, &src, &host, NULL);
 }
 
+/* --- which check answers a call ---------------------------------------- */
+
+Test(rules, an_injected_failure_wins_over_every_check_of_the_inputs)
+{
+    cr_assert(ct_inputs_checked(true, false), "taint somewhere, nothing injected: the inputs are checked");
+    cr_assert(!ct_inputs_checked(true, true), "an injected failure wins over a refusal or a skip");
+    cr_assert(!ct_inputs_checked(false, false), "nothing tainted anywhere: nothing to check");
+    cr_assert(!ct_inputs_checked(false, true));
+}
+
 /* --- reads ------------------------------------------------------------- */
 
 Test(rules, a_read_of_carried_bytes_is_refused_and_of_others_not)
