@@ -98,6 +98,11 @@ static bool listed(const int *codes, size_t n, int code)
     return false;
 }
 
+int ct_skip_result(ct_on_skip on_skip, int root_error, int success)
+{
+    return on_skip == CT_SKIP_ERROR ? root_error : success;
+}
+
 int ct_batch_result(bool refused, int refused_code, bool skipped, int skip_result, int root_error)
 {
     if (refused)

@@ -169,6 +169,12 @@ typedef enum ct_answer_verdict {
     CT_ANSWER_LOST,       /* the context is destroyed */
 } ct_answer_verdict;
 
+/* What a skipped call returns (CUTAINT_ON_SKIP): the root failure's error
+ * under "error", else success (success: the driver's code for it), as if
+ * the work had run; its outputs carry the failure either way.  A skipped
+ * graph's refused host copies report the same answer. */
+int ct_skip_result(ct_on_skip on_skip, int root_error, int success);
+
 /* What a batch cutaint answers whole (one of its copies reads carried
  * bytes) returns: the refusal's code when a read of it was refused; else,
  * when it had device writes to skip, what the skip answers (skip_result:

@@ -752,7 +752,7 @@ static CT_HOT_TLS bool writes_carried;
 static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_range *tainted, int error)
 {
     ct_refusal *refusal = NULL;
-    int returned = ct_g.cfg.on_skip == CT_SKIP_ERROR ? error : CUDA_SUCCESS;
+    int returned = ct_skip_result(ct_g.cfg.on_skip, error, CUDA_SUCCESS);
     for (unsigned i = 0; i < x->n_nodes; i++) {
         const ct_node_uses *n = &x->nodes[i];
         if (!n->to_host)

@@ -698,7 +698,7 @@ void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, skip);
     ct_pool_met(w, n, NULL, 0);
-    call->result = ct_g.cfg.on_skip == CT_SKIP_ERROR ? (CUresult)error : CUDA_SUCCESS;
+    call->result = (CUresult)ct_skip_result(ct_g.cfg.on_skip, error, CUDA_SUCCESS);
     call->answered = true;
 }
 

@@ -435,6 +435,13 @@ Test(rules, a_batch_answered_whole_returns_the_refusal_then_the_skip_then_the_ro
     cr_expect_eq(ct_batch_result(false, 0, false, 0, 2), 2, "nothing ran: the root's error");
 }
 
+Test(rules, a_skip_answers_the_roots_error_only_when_asked_to)
+{
+    cr_expect_eq(ct_skip_result(CT_SKIP_ERROR, ERR_LAUNCH, 0), ERR_LAUNCH, "CUTAINT_ON_SKIP=error: the root's error");
+    cr_expect_eq(ct_skip_result(CT_SKIP_PROPAGATE, ERR_LAUNCH, 0), 0, "propagate: success, as if it had run");
+    cr_expect_eq(ct_skip_result(CT_SKIP_PROPAGATE, ERR_LAUNCH, 7), 7, "success is the caller's code for it");
+}
+
 /* Handed room, the rule decides and describes in one pass: the verdict and
  * the description agree, the gaps of a pitched read not counted. */
 Test(rules, a_refusal_is_described_by_the_pass_that_decides_it)
