@@ -268,6 +268,20 @@ bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried)
     return retry;
 }
 
+ct_skip_verdict ct_launch_skip_rule(ct_store *s, const ct_range *in, size_t n, ct_context_query has_context,
+                                    ct_retry_facts_of facts_of, const void *launch, ct_failure_id *root, int *error,
+                                    ct_failure_id *retried)
+{
+    if (retried)
+        *retried = 0;
+    ct_skip_verdict v = ct_launch_rule(s, in, n, has_context, root, error);
+    if (v != CT_SKIP || !facts_of)
+        return v;
+    ct_retry_facts f;
+    facts_of(launch, &f);
+    return ct_retry_rule(s, &f, retried) ? CT_RUN_RETRY : CT_SKIP;
+}
+
 ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context, ct_failure_id *root,
                              int *error, size_t *at)
 {

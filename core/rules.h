@@ -81,6 +81,9 @@ typedef enum ct_skip_verdict {
                         * the call itself and runs nothing; that answer is the
                         * program's, not a skip */
     CT_SKIP,           /* skip it: its outputs take *root (ct_propagate) */
+    CT_RUN_RETRY,      /* a launch that would be skipped retries the refused launch
+                        * whose failure it reads (ct_launch_skip_rule): the driver
+                        * runs it */
 } ct_skip_verdict;
 
 /* Whether a context is current on the calling thread. */
@@ -128,6 +131,19 @@ typedef struct ct_retry_facts {
  * oldest failure it retries, 0 when none.  Its success then releases out
  * as any launch's does. */
 bool ct_retry_rule(ct_store *s, const ct_retry_facts *f, ct_failure_id *retried);
+
+/* A launch's retry facts, filled only when asked (its key hashes every
+ * parameter): launch is the caller's own. */
+typedef void (*ct_retry_facts_of)(const void *launch, ct_retry_facts *f);
+
+/* A launch reading in[n]: skipped when an input carries a failure
+ * (ct_launch_rule), unless it is a retry (ct_retry_rule, on the facts
+ * facts_of fills, asked only of a launch that would be skipped): then
+ * CT_RUN_RETRY.  *root and *error as ct_launch_rule's; *retried (may be
+ * NULL) receives the failure retried, 0 when none. */
+ct_skip_verdict ct_launch_skip_rule(ct_store *s, const ct_range *in, size_t n, ct_context_query has_context,
+                                    ct_retry_facts_of facts_of, const void *launch, ct_failure_id *root, int *error,
+                                    ct_failure_id *retried);
 
 /* A graph launch whose merged read set is reads[n].  *root and *error as
  * ct_copy_rule's; *at (may be NULL) receives the index of the first read

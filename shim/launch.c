@@ -1,6 +1,6 @@
 /*
  * launch.c - kernel launches: which kernel, which of its parameters are
- * device pointers and in which direction, asking core's ct_launch_rule
+ * device pointers and in which direction, asking core's ct_launch_skip_rule
  * (core/rules.h) whether to skip one whose input carries a failure.
  *
  * What a kernel is (name, parameter layout, roles) is kernels.c's: this file
@@ -23,7 +23,7 @@
  * - A launch the driver refused at once leaves its key (function,
  *   parameter bytes, threads) on its failure, and one whose inputs carry
  *   only what such a launch was to write is a retry (core's
- *   ct_retry_rule): handed to the driver, its success releases its
+ *   ct_launch_skip_rule): handed to the driver, its success releases its
  *   outputs.  Keys are made only then, never on the happy path.
  * - A launch opens no provisional write scope, whether or not taint exists
  *   elsewhere: its outputs are tainted when the driver reports the failure,
@@ -414,11 +414,10 @@ static ct_launch_key launch_key(void)
     return (ct_launch_key){l->what, ct_launch_key_end(h, total), ct_launch_threads(l->grid, l->block)};
 }
 
-/* Does this launch retry the refused launch whose failure in carries,
- * writing out (core's ct_retry_rule)?  *retried: that failure. */
-static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out, ct_failure_id *retried)
+/* What core's ct_retry_rule asks of this launch, reading in, writing out. */
+static ct_retry_facts retry_facts(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out)
 {
-    ct_retry_facts f = {
+    return (ct_retry_facts){
         .key = launch_key(),
         .in = in,
         .n_in = n_in,
@@ -426,13 +425,21 @@ static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out,
         .n_out = n_out,
         .context_lost = ct_latch_is_set(ct_g.latch),
     };
-    return ct_retry_rule(ct_g.store, &f, retried);
 }
 
-/* A launch an input of which carries a failure: a retry?  Then it runs. */
-static bool retries(void)
+/* The thread's launch in flight, for ct_launch_skip_rule. */
+static void current_retry_facts(const void *launch, ct_retry_facts *f)
 {
-    return retries_into(current.in, current.n_in, current.out, current.n_out, &current.retrying);
+    (void)launch;
+    *f = retry_facts(current.in, current.n_in, current.out, current.n_out);
+}
+
+/* Does this launch retry the refused launch whose failure in carries,
+ * writing out (core's ct_retry_rule)?  *retried: that failure. */
+static bool retries_into(const ct_range *in, unsigned n_in, const ct_range *out, unsigned n_out, ct_failure_id *retried)
+{
+    ct_retry_facts f = retry_facts(in, n_in, out, n_out);
+    return ct_retry_rule(ct_g.store, &f, retried);
 }
 
 static bool skip(ct_call *call, ct_failure_id root, int error)
@@ -463,8 +470,8 @@ __attribute__((noinline)) static bool check_inputs(ct_call *call, const ct_words
     ct_pool_met(current.out, current.n_out, current.in, current.n_in);
     ct_failure_id root = 0;
     int error = 0;
-    if (ct_launch_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, &root, &error) == CT_SKIP &&
-        !retries())
+    if (ct_launch_skip_rule(ct_g.store, current.in, current.n_in, ct_has_current_context, current_retry_facts, NULL,
+                            &root, &error, &current.retrying) == CT_SKIP)
         return skip(call, root, error);
     return true;
 }

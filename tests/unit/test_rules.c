@@ -580,6 +580,37 @@ Test(rules, the_same_work_with_as_many_threads_retries_a_refused_launch)
     cr_assert_not(ct_retry_rule(s, &lost, NULL), "a lost context: the failure may have run in part");
 }
 
+static void facts_of(const void *launch, ct_retry_facts *f)
+{
+    *f = *(const ct_retry_facts *)launch;
+}
+
+/* The launch rule and the retry rule composed: a launch that would be
+ * skipped runs when it retries; one that would run is never asked. */
+Test(rules, a_launch_is_skipped_unless_it_is_a_retry)
+{
+    ct_failure_id f = refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
+    ct_retry_facts same = {.key = key(7, 4096), .in = &to_end_a, .n_in = 1, .out = &to_end_a, .n_out = 1};
+    ct_retry_facts other = same;
+    other.key = key(8, 4096);
+    ct_failure_id root = 0, retried = 99;
+    cr_assert_eq(ct_launch_skip_rule(s, &to_end_a, 1, has_context, facts_of, &same, &root, NULL, &retried),
+                 CT_RUN_RETRY, "the refused launch again: the driver runs it");
+    cr_assert_eq(retried, f);
+    cr_assert_eq(root, f);
+    cr_assert_eq(ct_launch_skip_rule(s, &to_end_a, 1, has_context, facts_of, &other, NULL, NULL, &retried), CT_SKIP,
+                 "other parameters: skipped");
+    cr_assert_eq(retried, 0);
+    cr_assert_eq(ct_launch_skip_rule(s, &to_end_a, 1, has_context, NULL, NULL, NULL, NULL, NULL), CT_SKIP,
+                 "no facts to ask: skipped");
+    ct_range clean = {B, 16};
+    cr_assert_eq(ct_launch_skip_rule(s, &clean, 1, has_context, facts_of, NULL, NULL, NULL, &retried), CT_RUN,
+                 "clean inputs: run, and the facts are never asked (NULL here)");
+    context_current = false;
+    cr_assert_eq(ct_launch_skip_rule(s, &to_end_a, 1, has_context, facts_of, &same, NULL, NULL, NULL),
+                 CT_RUN_NO_CONTEXT);
+}
+
 Test(rules, a_retry_must_write_every_carried_byte_it_reads)
 {
     refused_launch("k", ERR_LAUNCH, key(7, 4096), to_end_a);
