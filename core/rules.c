@@ -80,6 +80,15 @@ ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *hos
     return rows_carry(s, src) ? CT_READ_REFUSE : CT_READ_CLEAN;
 }
 
+ct_read_verdict ct_skipped_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host, const ct_range *skipped,
+                                     ct_refusal *why)
+{
+    ct_read_verdict v = ct_read_rule(s, src, host, why);
+    if (v != CT_READ_CLEAN || !skipped || !host || !src || src->width == 0 || src->height == 0 || src->depth == 0)
+        return v;
+    return ct_check_written(s, skipped, 1, why) != CT_OK ? CT_READ_REFUSE : CT_READ_CLEAN;
+}
+
 bool ct_failed_read_poisons(ct_store *s, const ct_rows *src, const ct_rows *host)
 {
     ct_range span;

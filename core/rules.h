@@ -57,6 +57,15 @@ typedef enum ct_read_verdict {
  * between the two; without it the rule only decides. */
 ct_read_verdict ct_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host, ct_refusal *why);
 
+/* A read to the host that a skip kept from running (a device-to-host copy
+ * of a skipped graph): the read rule's verdict on its own rows, so a
+ * malformed or past-the-end read stays the driver's; rows that carry
+ * nothing are refused all the same, described by what the skip's input
+ * `skipped` carries, since the host never received them.  An empty read
+ * is clean. */
+ct_read_verdict ct_skipped_read_rule(ct_store *s, const ct_rows *src, const ct_rows *host, const ct_range *skipped,
+                                     ct_refusal *why);
+
 /* A read of src into host that failed (the driver's error, or CUTAINT_INJECT's):
  * whether its host rows are poisoned as a refused read's are.  Only where
  * the copy could have written them: a host pointer, shapes the driver

@@ -30,9 +30,9 @@
  * At cuGraphLaunch, with no taint anywhere nothing is looked up.  Otherwise
  * a read set carrying a failure skips the whole graph launch when core's
  * ct_exec_rule says so (the driver never runs it; the rule also says which
- * read names the skip): the write set takes that failure, host
- * destinations of its device-to-host nodes are poisoned and counted as
- * refused reads.  A failed graph launch taints its write set; a successful
+ * read names the skip): the write set takes that failure, and its
+ * device-to-host nodes are reads core's ct_skipped_read_rule judges (a
+ * refused one is poisoned and counted as a refused read).  A failed graph launch taints its write set; a successful
  * one checked while taint existed releases it (it is the last writer).
  *
  * Invariants:
@@ -138,7 +138,8 @@ typedef struct ct_node_uses { /* what one node touches */
     uint64_t node;            /* the source graph's node handle */
     const char *kernel;       /* its kernel, NULL for copies and memsets */
     bool exact;               /* a copy or memset: its writes are exact, so they cover what later nodes read */
-    bool to_host;             /* a device-to-host copy: host is its destination */
+    bool to_host;             /* a device-to-host copy: src its source, host its destination */
+    ct_rows src;
     ct_side host;
     unsigned n;
     ct_use *use;
@@ -271,6 +272,7 @@ static bool decode_copy(ct_node_uses *n, const CUDA_MEMCPY3D *p)
         return false;
     if (!shape.dst.device) {
         n->to_host = shape.src.device && shape.dst.rows.addr != 0;
+        n->src = shape.src.rows;
         n->host = shape.dst;
         return true;
     }
@@ -745,7 +747,8 @@ void ct_after_exec_node_set(ct_call *call, CUgraphExec e, CUgraphNode n, const C
 static CT_HOT_TLS bool writes_carried;
 
 /* The device-to-host nodes of a skipped graph would have delivered bytes to
- * the host: they are poisoned and counted as refused reads, each naming what
+ * the host: each is a read core's ct_skipped_read_rule judges, as every
+ * read is judged, and a refused one is poisoned and counted, naming what
  * its source carries once the skip passed the failure on (its source may be
  * untouched by the graph's failure: then what the graph's tainted input
  * carries). */
@@ -759,13 +762,11 @@ static void refuse_host_nodes(const ct_call *call, const ct_exec *x, const ct_ra
             continue;
         if (!refusal && !(refusal = malloc(sizeof *refusal)))
             return;
-        const ct_range *src = n->n ? &n->use[0].r : tainted;
-        if (ct_check_written(ct_g.store, src, 1, refusal) == 0 &&
-            ct_check_written(ct_g.store, tainted, 1, refusal) == 0)
+        if (ct_skipped_read_rule(ct_g.store, &n->src, &n->host.rows, tainted, refusal) != CT_READ_REFUSE)
             continue;
         bool poisoned = ct_poison(&n->host);
         atomic_fetch_add(&ct_g.refused_reads, 1);
-        ct_event_refused(ct_entries[call->id].name, src->addr,
+        ct_event_refused(ct_entries[call->id].name, n->src.addr,
                          n->host.rows.width * n->host.rows.height * n->host.rows.depth, refusal, returned, poisoned);
     }
     free(refusal);

@@ -4,6 +4,7 @@
  * checked at cuGraphLaunch, and after cuGraphExecKernelNodeSetParams or
  * cuGraphExecUpdate changes which buffer a node reads, the new input is the
  * one checked. Without the shim the stale input's output is served.
+ * graph_host: a skipped graph's host copies, through the read rule.
  * graph_reuse: threads instantiating and destroying execs at once, the
  * driver handing out a destroyed exec's handle again at once.
  */
@@ -77,5 +78,39 @@ Test(graphs, a_handle_handed_out_again_keeps_its_new_exec_checked, .timeout = 12
     cr_expect(h_has_line(r.out, "graph_reuse: launches=60000 served=0 errors=0"), "stdout:\n%s\nstderr:\n%s", r.out,
               r.err);
     cr_expect_eq(r.status, 0);
+    h_free(&r);
+}
+
+/* A skipped graph's host copies are read by the read rule, as every read
+ * is: the copy of y (clean itself, but the graph never ran) is refused and
+ * poisoned; the copy of x whose source pitch is narrower than its row is a
+ * shape the rule leaves to the driver, so cutaint neither refuses nor
+ * poisons it (it was refused and poisoned before, through the raw check). */
+Test(graphs, a_skipped_graphs_host_copies_go_through_the_read_rule)
+{
+    h_run run = {.client = CT_CLIENT_LINKED, .args = {"graph_host"}};
+    h_result alone, r;
+    h_exec_baseline(&run, &alone);
+    h_expect_ended(&alone);
+    /* Without the shim the graph runs: the stale z (5) reaches the host. */
+    cr_expect(h_has_line(alone.out, "read host y: CUDA_SUCCESS first=5 last=5"), "baseline:\n%s", alone.out);
+    cr_expect(h_has_line(alone.out, "read host x: CUDA_SUCCESS first=1 last=1"), "baseline:\n%s", alone.out);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill z: CUDA_ERROR_INVALID_VALUE",
+        "graph: CUDA_SUCCESS",
+        "read host y: CUDA_SUCCESS bytes=0xff",
+        "read host x: CUDA_SUCCESS bytes=0x3c",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 1, "%s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "refused_read"), 1, "only the copy of y: %s", h_events(&rep));
+    h_report_free(&rep);
     h_free(&r);
 }

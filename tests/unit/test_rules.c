@@ -114,6 +114,31 @@ Test(rules, shapes_the_driver_must_reject_are_its_to_answer)
     cr_assert_eq(ct_read_rule(s, &src, &host, NULL), CT_READ_REFUSE);
 }
 
+static ct_read_verdict skipped_read(ct_rows src, const ct_range *skipped, ct_refusal *why)
+{
+    ct_rows host = src;
+    host.addr = 0x7000000;
+    return ct_skipped_read_rule(s, &src, &host, skipped, why);
+}
+
+/* A read a skip kept from running: the read rule first, then what the
+ * skip's input carries. */
+Test(rules, a_skipped_read_is_judged_by_the_read_rule_then_by_the_skip)
+{
+    taint(A, 64);
+    ct_range skipped = {A, 64}, clean = {B + 64, 64};
+    static ct_refusal why;
+    cr_assert_eq(skipped_read(linear(B, 64), &skipped, &why), CT_READ_REFUSE, "never delivered: refused");
+    cr_assert_eq(why.failures[0].desc.error, ERR_LAUNCH, "described by what the skip's input carries");
+    cr_assert_eq(skipped_read(linear(A, 32), &clean, NULL), CT_READ_REFUSE, "its own rows carry");
+    cr_assert_eq(skipped_read(linear(B, 64), &clean, NULL), CT_READ_CLEAN, "nothing carried anywhere it looks");
+    cr_assert_eq(skipped_read(linear(B, 64), NULL, NULL), CT_READ_CLEAN, "no skip input: the read rule alone");
+    cr_assert_eq(skipped_read((ct_rows){B, 64, 16, 1, 64, 1}, &skipped, NULL), CT_READ_MALFORMED,
+                 "a pitch narrower than its row: the driver's");
+    cr_assert_eq(skipped_read(linear(A, SIZE + 1), &skipped, NULL), CT_READ_PAST_END, "past the end: the driver's");
+    cr_assert_eq(skipped_read(linear(B, 0), &skipped, NULL), CT_READ_CLEAN, "an empty read reads nothing");
+}
+
 Test(rules, a_pitched_read_is_refused_by_its_rows_not_its_gaps)
 {
     taint(A + 64, 64); /* the gap after row 0 of a 64-wide, 128-pitch shape */

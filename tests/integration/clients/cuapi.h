@@ -65,6 +65,7 @@
     X(cuGraphCreate, 12000)             \
     X(cuGraphAddMemsetNode, 12000)      \
     X(cuGraphAddKernelNode, 12000)      \
+    X(cuGraphAddMemcpyNode, 12000)      \
     X(cuGraphInstantiateWithFlags, 12000) \
     X(cuGraphLaunch, 12000)             \
     X(cuGraphExecKernelNodeSetParams, 12000) \

@@ -1004,6 +1004,56 @@ static int sc_graph_update(int argc, char **argv)
     return 0;
 }
 
+/* A graph over z, left stale by a failed fill: z copied to y, y copied to
+ * the host, and x (clean) copied to the host with a source pitch narrower
+ * than its row, a shape the read rule leaves to the driver (fakecuda takes
+ * it for one row).  Under cutaint the graph is skipped: the host copy of y
+ * is refused and poisoned, the malformed one is left to the driver, which
+ * never ran it, as the same read outside a graph would be. */
+static int sc_graph_host(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    say("write x", write_floats(x, N, 1.0f));
+    say("write z", write_floats(z, N, 5.0f));
+    say("launch fill z", fill(z, N, 3.0f, BAD_BLOCK));
+    static unsigned char from_y[BYTES], from_x[BYTES];
+    memset(from_y, UNTOUCHED, BYTES);
+    memset(from_x, UNTOUCHED, BYTES);
+    CUDA_MEMCPY3D z_to_y = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                            .srcDevice = z,
+                            .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                            .dstDevice = y,
+                            .WidthInBytes = BYTES,
+                            .Height = 1,
+                            .Depth = 1};
+    CUDA_MEMCPY3D y_to_host = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                               .srcDevice = y,
+                               .dstMemoryType = CU_MEMORYTYPE_HOST,
+                               .dstHost = from_y,
+                               .WidthInBytes = BYTES,
+                               .Height = 1,
+                               .Depth = 1};
+    CUDA_MEMCPY3D x_to_host = y_to_host;
+    x_to_host.srcDevice = x;
+    x_to_host.srcPitch = 16;
+    x_to_host.dstHost = from_x;
+    CUgraph g;
+    CUgraphNode to_y, y_host, x_host;
+    CUgraphExec e;
+    check("cuGraphCreate", CU(cuGraphCreate)(&g, 0));
+    check("cuGraphAddMemcpyNode", CU(cuGraphAddMemcpyNode)(&to_y, g, NULL, 0, &z_to_y, ctx));
+    check("cuGraphAddMemcpyNode", CU(cuGraphAddMemcpyNode)(&y_host, g, &to_y, 1, &y_to_host, ctx));
+    check("cuGraphAddMemcpyNode", CU(cuGraphAddMemcpyNode)(&x_host, g, NULL, 0, &x_to_host, ctx));
+    say("instantiate", CU(cuGraphInstantiateWithFlags)(&e, g, 0));
+    graph_launch("graph", e);
+    describe("host y", CUDA_SUCCESS, from_y, BYTES);
+    describe("host x", CUDA_SUCCESS, from_x, BYTES);
+    say("exec destroy", CU(cuGraphExecDestroy)(e));
+    CU(cuGraphDestroy)(g);
+    return 0;
+}
+
 /* Two threads instantiating and destroying graph execs at once, so the
  * driver hands one thread the handle the other just destroyed.  The checker
  * thread's exec reads x, left stale by a failed fill: each launch must be
@@ -1264,6 +1314,7 @@ static const client_scenario scenarios[] = {
     {"graph_update", sc_graph_update},
     {"graph_reuse", sc_graph_reuse},
     {"churn", sc_churn},
+    {"graph_host", sc_graph_host},
     {"images", sc_images},
 };
 
