@@ -34,15 +34,22 @@
 #define CT_INLINE inline __attribute__((always_inline))
 #define CT_OUT_HANDLE(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t) * (p) : 0)
 
-/* The ways out of a lost context, by family: core's rule lets them reach
- * the driver after a simulated loss (ct_survives_simulated_loss). */
-static const char *const ways_out[] = {"cuCtxCreate",
-                                       "cuCtxDestroy",
-                                       "cuCtxSetCurrent",
-                                       "cuCtxPushCurrent",
-                                       "cuCtxPopCurrent",
-                                       "cuDevicePrimaryCtxReset",
-                                       "cuDevicePrimaryCtxRelease"};
+/* The ways out of a lost context, by family, from intercept.def's `lost`
+ * column (a family once per line of it): core's rule lets them reach the
+ * driver after a simulated loss (ct_survives_simulated_loss). */
+#define CT_FAMILY_IF_CT_WAY_OUT(family) #family,
+#define CT_FAMILY_IF_CT_FAILS(family)
+static const char *const ways_out[] = {
+#define CT_WRAP(name, family, lost, ...) CT_FAMILY_IF_##lost(family)
+#define CT_PTDS CT_WRAP
+#define CT_PTSZ CT_WRAP
+#include "intercept.def"
+#undef CT_WRAP
+#undef CT_PTDS
+#undef CT_PTSZ
+};
+#undef CT_FAMILY_IF_CT_WAY_OUT
+#undef CT_FAMILY_IF_CT_FAILS
 
 /* Compared only once a loss is simulated. */
 static bool survives_simulated_loss(int id)
@@ -124,7 +131,7 @@ void ct_after_plain(ct_call *call)
 CT_HOT_TLS unsigned ct_wrapper_depth;
 
 /* Each wrapper: its body inlined between the two depth counts. */
-#define CT_WRAP(name, family, params, args, before, after)                    \
+#define CT_WRAP(name, family, lost, params, args, before, after)              \
     typedef CUresult CUDAAPI ct_fn_##name params;                             \
     static CT_INLINE CUresult ct_body_##name params                           \
     {                                                                         \

@@ -173,6 +173,28 @@ Test(context, simulated_loss_exit_70_and_health_file)
     h_free(&r);
 }
 
+/* After a simulated loss only the ways out of a lost context reach the
+ * driver (core's ct_survives_simulated_loss, on intercept.def's lost
+ * column): an allocation fails as on a destroyed context, making a
+ * context current does not. */
+Test(context, after_a_simulated_loss_only_the_ways_out_reach_the_driver)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"after_loss"},
+                    .env = {"CUTAINT_INJECT=launch:_Z4fillPfif#1=context_lost"}},
+           &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: " ILLEGAL,
+        "alloc y: " ILLEGAL,
+        "set current: CUDA_SUCCESS",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
 Test(context, stale_health_file_removed_at_start)
 {
     h_stale stale;

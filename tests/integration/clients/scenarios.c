@@ -1004,6 +1004,19 @@ static int sc_graph_update(int argc, char **argv)
     return 0;
 }
 
+/* A loss simulated at the fill (CUTAINT_INJECT ...=context_lost): the
+ * calls after it fail as on a destroyed context, except the ways out of
+ * one (intercept.def's CT_WAY_OUT rows), which still reach the driver. */
+static int sc_after_loss(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = 0;
+    say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
+    say("alloc y", CU(cuMemAlloc)(&y, BYTES));
+    say("set current", CU(cuCtxSetCurrent)(ctx));
+    return 0;
+}
+
 /* A graph over z, left stale by a failed fill: z copied to y, y copied to
  * the host, and x (clean) copied to the host with a source pitch narrower
  * than its row, a shape the read rule leaves to the driver (fakecuda takes
@@ -1315,6 +1328,7 @@ static const client_scenario scenarios[] = {
     {"graph_reuse", sc_graph_reuse},
     {"churn", sc_churn},
     {"graph_host", sc_graph_host},
+    {"after_loss", sc_after_loss},
     {"images", sc_images},
 };
 
