@@ -633,6 +633,19 @@ bool ct_before_launch(ct_call *call, const ct_launch *launch)
     return begun(call, launch, s);
 }
 
+bool ct_before_launch_ex(ct_call *call, const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
+{
+    ct_launch launch = {.f = f, .params = params, .extra = extra};
+    if (config)
+        launch = (ct_launch){f,
+                             {config->gridDimX, config->gridDimY, config->gridDimZ},
+                             {config->blockDimX, config->blockDimY, config->blockDimZ},
+                             config->hStream,
+                             params,
+                             extra};
+    return ct_before_launch(call, &launch);
+}
+
 /* A launch that succeeded and stores through parameters of unknown extent
  * leaves what they carry, unless it retries the refused launch whose
  * failure they carry: then it wrote what that launch was to write. */

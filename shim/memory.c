@@ -207,6 +207,11 @@ void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size)
         remember_alloc(base, size, ct_current_context());
 }
 
+void ct_after_alloc_pitch(ct_call *call, uint64_t base, uint64_t pitch, uint64_t height)
+{
+    ct_after_alloc(call, base, pitch * height);
+}
+
 /* ---- virtual memory ---------------------------------------------------- */
 /* A mapping belongs to its reservation, not to a context (the driver ties
  * neither to one): a context's end forgets no mapping, and the mappings of
@@ -493,9 +498,15 @@ bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes)
     return begin_linear_write(call, dst, bytes);
 }
 
-bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height)
+bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits)
 {
-    ct_side s = {.device = true, .rows = {.addr = dst, .width = width, .pitch = pitch, .height = height, .depth = 1}};
+    return begin_linear_write(call, dst, n * (bits / 8));
+}
+
+bool ct_before_memset_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned bits)
+{
+    uint64_t row = width * (bits / 8);
+    ct_side s = {.device = true, .rows = {.addr = dst, .width = row, .pitch = pitch, .height = height, .depth = 1}};
     return begin_write(call, &s);
 }
 
@@ -830,13 +841,16 @@ ct_copy_shape ct_shape_3d_peer(const CUDA_MEMCPY3D_PEER *c)
     return c ? CT_SHAPE_3D(c) : no_shape;
 }
 
-#define CT_SHAPE_FAILED(shape, desc_t)                  \
-    void shape##_failed(ct_call *call, const desc_t *c) \
-    {                                                   \
-        copy_nd_failed(call, shape(c));                 \
+#define CT_SHAPE_AFTER(shape, desc_t)                       \
+    void shape##_after(ct_call *call, const desc_t *c)      \
+    {                                                       \
+        if (call->result == CUDA_SUCCESS || call->answered) \
+            ct_after_write(call);                           \
+        else                                                \
+            copy_nd_failed(call, shape(c));                 \
     }
-CT_SHAPES(CT_SHAPE_FAILED)
-#undef CT_SHAPE_FAILED
+CT_SHAPES(CT_SHAPE_AFTER)
+#undef CT_SHAPE_AFTER
 
 /* ---- batches --------------------------------------------------------------- */
 /* A batch runs whole or not at all: when a copy's source carries a failure,

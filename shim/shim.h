@@ -316,6 +316,7 @@ typedef struct ct_copy_shape { /* a 1D/2D/3D copy: its two sides */
 } ct_copy_shape;
 
 void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
+void ct_after_alloc_pitch(ct_call *call, uint64_t base, uint64_t pitch, uint64_t height); /* height rows of pitch */
 void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size); /* stream-ordered: no context */
 /* cuMemAddressReserve, cuMemAddressFree: the reservations mappings belong
  * to; cuMemMap: a mapping joins those of its reservation beside it. */
@@ -324,7 +325,10 @@ void ct_after_address_free(ct_call *call, uint64_t base, uint64_t size);
 void ct_after_map(ct_call *call, uint64_t base, uint64_t size);
 bool ct_before_free(ct_call *call, uint64_t base);
 bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
-bool ct_before_write_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height);
+/* A memset of n elements of `bits` bits each; a 2D one of height rows of
+ * width elements at pitch bytes. */
+bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits);
+bool ct_before_memset_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned bits);
 void ct_after_write(ct_call *call);
 bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes);
 /* After a read to the host: one that failed is a root failure, its host
@@ -341,17 +345,18 @@ static inline void ct_after_read(ct_call *call, void *dst_host, uint64_t src, ui
         ct_read_failed(call, dst_host, src, bytes);
 }
 void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
-/* A 2D/3D copy that failed (a read to the host, or a device write), its
- * descriptor decoded again out of line: ct_shape_2d_failed(call, pCopy)... */
+/* After a 2D/3D copy: one that succeeded, or that cutaint answered,
+ * settles its write set; one that failed (a read to the host, or a device
+ * write) has its descriptor decoded again: ct_shape_2d_after(call, pCopy)... */
 /* An X-macro table, laid out by hand: */
 /* clang-format off */
 #define CT_SHAPES(X)                                                                                   \
     X(ct_shape_2d, CUDA_MEMCPY2D) X(ct_shape_2d_v1, CUDA_MEMCPY2D_v1) X(ct_shape_3d, CUDA_MEMCPY3D)      \
     X(ct_shape_3d_v1, CUDA_MEMCPY3D_v1) X(ct_shape_3d_peer, CUDA_MEMCPY3D_PEER)
 /* clang-format on */
-#define CT_SHAPE_FAILED_DECL(shape, desc_t) void shape##_failed(ct_call *call, const desc_t *c);
-CT_SHAPES(CT_SHAPE_FAILED_DECL)
-#undef CT_SHAPE_FAILED_DECL
+#define CT_SHAPE_AFTER_DECL(shape, desc_t) void shape##_after(ct_call *call, const desc_t *c);
+CT_SHAPES(CT_SHAPE_AFTER_DECL)
+#undef CT_SHAPE_AFTER_DECL
 bool ct_before_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes);
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape);
@@ -412,6 +417,8 @@ typedef struct ct_launch {
 } ct_launch;
 
 bool ct_before_launch(ct_call *call, const ct_launch *launch);
+/* cuLaunchKernelEx: the launch its config describes (none: no grid). */
+bool ct_before_launch_ex(ct_call *call, const CUlaunchConfig *config, CUfunction f, void **params, void **extra);
 void ct_after_launch(ct_call *call);
 /* ---- graphs.c ---------------------------------------------------------- */
 /* Captures begun and not yet ended: 0 outside any capture. */
