@@ -65,16 +65,6 @@ static void refusal_put(ct_refusal *r)
         free(r);
 }
 
-ct_failure_desc ct_describe(const ct_call *call, CUresult error)
-{
-    return (ct_failure_desc){
-        .error = (int)error,
-        .api = ct_entries[call->id].name,
-        .thread = ct_thread_id(),
-        .time_ns = ct_now_ns(),
-    };
-}
-
 /* ---- memory the host reads without the driver: the honest limit ------- */
 /* Host loads of managed memory, and of pinned host memory (cuMemAllocHost,
  * cuMemHostAlloc, cuMemHostRegister: on a unified address space the device
@@ -150,7 +140,7 @@ static void tell_if_visible(host_visible *hv, const ct_range *w, size_t n)
     }
 }
 
-static void tell_if_host_visible(const ct_range *w, size_t n)
+void ct_tell_if_host_visible(const ct_range *w, size_t n)
 {
     tell_if_visible(&managed, w, n);
     tell_if_visible(&pinned, w, n);
@@ -330,43 +320,6 @@ static void enter_scope(ct_call *call)
     call->provisional = ct_enter_write(ct_g.store, call->writes, call->n_writes, &provisional);
 }
 
-/* What a failure's settling tells: the counters, and a failure or repeat
- * event. */
-static void tell_failed(const ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                        ct_failure_id id, const ct_occurrence *occ, const struct ct_kernel *k,
-                        const ct_pool_facts *pool)
-{
-    tell_if_host_visible(w, n);
-    atomic_fetch_add(&ct_g.occurrences, 1);
-    if (occ->is_new && id) {
-        atomic_fetch_add(&ct_g.failures, 1);
-        ct_event_failure(id, failed, call->injected, k, pool);
-    } else if (id) {
-        ct_event_repeat(id, failed, occ, call->injected);
-    }
-}
-
-ct_failure_id ct_settle_writes(ct_call *call, const ct_range *w, size_t n, const ct_failure_desc *failed)
-{
-    ct_occurrence occ;
-    ct_failure_id id = ct_exit_write(ct_g.store, call->provisional, w, n, failed, &occ);
-    if (failed)
-        tell_failed(call, w, n, failed, id, &occ, NULL, NULL);
-    return id;
-}
-
-ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in, size_t n_in,
-                                       const ct_failure_desc *failed, const ct_launch_key *key,
-                                       const struct ct_kernel *k)
-{
-    ct_occurrence occ;
-    ct_failure_id id = ct_taint_refused_launch(ct_g.store, failed, key, w, n, &occ);
-    ct_pool_facts pool;
-    bool is_pool = occ.is_new && id && ct_pool_failed(id, w, n, in, n_in, &pool);
-    tell_failed(call, w, n, failed, id, &occ, k, is_pool ? &pool : NULL);
-    return id;
-}
-
 /* The call's write set is settled: a tall one's rows go back to the heap. */
 static void drop_writes(ct_call *call)
 {
@@ -376,13 +329,15 @@ static void drop_writes(ct_call *call)
     call->n_writes = 0;
 }
 
+/* A write scope closes here, as enter_scope opened it; a failure's is
+ * settled by settle.c, which reports it. */
 void ct_after_write(ct_call *call)
 {
     if (call->n_writes == 0)
         return;
     if (call->result == CUDA_SUCCESS) {
         if (call->writes_kind != CT_WRITES_SPAN) /* the span's gaps were not written */
-            ct_settle_writes(call, call->writes, call->n_writes, NULL);
+            ct_exit_write(ct_g.store, call->provisional, call->writes, call->n_writes, NULL, NULL);
     } else {
         ct_failure_desc failed = ct_describe(call, call->result);
         ct_settle_writes(call, call->writes, call->n_writes, &failed);
@@ -697,21 +652,6 @@ static void copy_nd_failed(ct_call *call, ct_copy_shape shape)
 }
 
 /* ---- device copies ------------------------------------------------------ */
-
-void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip, const ct_range *w, unsigned n)
-{
-    skip->api = ct_entries[call->id].name;
-    skip->produced = n;
-    skip->thread = ct_thread_id();
-    skip->time_ns = ct_now_ns();
-    ct_propagate(ct_g.store, root, skip, w, n);
-    tell_if_host_visible(w, n);
-    atomic_fetch_add(&ct_g.skips, 1);
-    ct_event_skip(root, skip);
-    ct_pool_met(w, n, NULL, 0);
-    call->result = (CUresult)ct_skip_result(ct_g.cfg.on_skip, error, CUDA_SUCCESS);
-    call->answered = true;
-}
 
 /* A copy whose source carries a failure is skipped, its destination taking
  * the same failure, when core's ct_copy_rule says so. */

@@ -9,6 +9,7 @@
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
  *   regions.c   include/cutaint.h's entry points: a pool's tensors, said
  *   memory.c    allocations, frees, host writes, reads, device copies
+ *   settle.c    what a call's end does: write scopes closed, refused launches, skips
  *   kernels.c   the kernel registry: names, parameter layouts and roles of handles
  *   launch.c    kernel launches: bindings, skips, launch numbers
  *   scratch.c   each thread's room for the unusual paths, allocated on first use
@@ -242,6 +243,8 @@ static inline bool ct_call_inject(ct_call *call, ct_inject_kind kind, const char
     return ct_g.cfg.inject.n != 0 && ct_call_inject_rules(call, kind, name, alt);
 }
 void ct_after_plain(ct_call *call);
+
+/* ---- settle.c: what a call's end does to taint, the counters and the report */
 /* Settle a write scope entered with call->provisional: success releases w,
  * failure taints it with the real failure (reported on first occurrence).
  * Returns the failure id (0 on success). */
@@ -252,6 +255,13 @@ struct ct_kernel;
 ct_failure_id ct_settle_refused_launch(ct_call *call, const ct_range *w, size_t n, const ct_range *in, size_t n_in,
                                        const ct_failure_desc *failed, const ct_launch_key *key,
                                        const struct ct_kernel *k);
+/* Work skipped because an input carries `root`: w takes the same failure,
+ * the skip is recorded and reported, and the call answered as
+ * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
+ * filled here. */
+void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip, const ct_range *w, unsigned n);
+/* A failure description of this call with the caller's thread and time. */
+ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 
 /* ---- regions.c: pools noticed -------------------------------------------- */
 /* A new failure id of a launch writing out and reading in: watch each
@@ -263,13 +273,6 @@ bool ct_pool_failed(ct_failure_id id, const ct_range *out, size_t n_out, const c
  * meeting taint), in one or two lists (b may be empty): a watched
  * allocation due is said (ct_event_pool). */
 void ct_pool_met(const ct_range *a, size_t n_a, const ct_range *b, size_t n_b);
-/* Work skipped because an input carries `root`: w takes the same failure,
- * the skip is recorded and reported, and the call answered as
- * CUTAINT_ON_SKIP says.  skip carries kernel, launch and needed; the rest is
- * filled here. */
-void ct_settle_skip(ct_call *call, ct_failure_id root, int error, ct_skip_desc *skip, const ct_range *w, unsigned n);
-/* A failure description of this call with the caller's thread and time. */
-ct_failure_desc ct_describe(const ct_call *call, CUresult error);
 
 /* ---- scratch.c: each thread's room beyond the stack -------------------- */
 #define CT_MAX_BINDINGS 256
@@ -316,6 +319,9 @@ typedef struct ct_copy_shape { /* a 1D/2D/3D copy: its two sides */
 } ct_copy_shape;
 
 void ct_after_alloc(ct_call *call, uint64_t base, uint64_t size);
+/* w has just taken a failure: the first time it reaches managed or pinned
+ * memory (which host loads read without the driver), the log says so. */
+void ct_tell_if_host_visible(const ct_range *w, size_t n);
 void ct_after_alloc_pitch(ct_call *call, uint64_t base, uint64_t pitch, uint64_t height); /* height rows of pitch */
 void ct_after_alloc_ordered(ct_call *call, uint64_t base, uint64_t size); /* stream-ordered: no context */
 /* cuMemAddressReserve, cuMemAddressFree: the reservations mappings belong
