@@ -1017,6 +1017,19 @@ static int sc_after_loss(int argc, char **argv)
     return 0;
 }
 
+/* A copy node's one row of BYTES from src to dst, or to host when given. */
+static CUDA_MEMCPY3D copy_node(CUdeviceptr src, CUdeviceptr dst, void *host)
+{
+    return (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                           .srcDevice = src,
+                           .dstMemoryType = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+                           .dstDevice = dst,
+                           .dstHost = host,
+                           .WidthInBytes = BYTES,
+                           .Height = 1,
+                           .Depth = 1};
+}
+
 /* A graph over z, left stale by a failed fill: z copied to y, y copied to
  * the host, and x (clean) copied to the host with a source pitch narrower
  * than its row, a shape the read rule leaves to the driver (fakecuda takes
@@ -1033,24 +1046,9 @@ static int sc_graph_host(int argc, char **argv)
     static unsigned char from_y[BYTES], from_x[BYTES];
     memset(from_y, UNTOUCHED, BYTES);
     memset(from_x, UNTOUCHED, BYTES);
-    CUDA_MEMCPY3D z_to_y = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
-                            .srcDevice = z,
-                            .dstMemoryType = CU_MEMORYTYPE_DEVICE,
-                            .dstDevice = y,
-                            .WidthInBytes = BYTES,
-                            .Height = 1,
-                            .Depth = 1};
-    CUDA_MEMCPY3D y_to_host = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
-                               .srcDevice = y,
-                               .dstMemoryType = CU_MEMORYTYPE_HOST,
-                               .dstHost = from_y,
-                               .WidthInBytes = BYTES,
-                               .Height = 1,
-                               .Depth = 1};
-    CUDA_MEMCPY3D x_to_host = y_to_host;
-    x_to_host.srcDevice = x;
+    CUDA_MEMCPY3D z_to_y = copy_node(z, y, NULL), y_to_host = copy_node(y, 0, from_y),
+                  x_to_host = copy_node(x, 0, from_x);
     x_to_host.srcPitch = 16;
-    x_to_host.dstHost = from_x;
     CUgraph g;
     CUgraphNode to_y, y_host, x_host;
     CUgraphExec e;
