@@ -107,6 +107,7 @@ typedef struct span {
     uint64_t at; /* the offset, in fetch's terms, of the window's first byte */
     uint64_t len;
     ct_image_status past; /* what a read past len means */
+    bool text_ends;       /* len is the image's end (a file's): bare PTX text ends there as at its NUL */
 } span;
 
 static ct_image_status span_read(const span *s, uint64_t off, void *dst, size_t n)
@@ -123,7 +124,7 @@ static ct_image_status span_sub(const span *s, uint64_t off, uint64_t n, span *o
 {
     if (!fits(off, n, s->len))
         return s->past;
-    *out = (span){s->fetch, s->ctx, s->at + off, n, CT_IMAGE_MALFORMED};
+    *out = (span){s->fetch, s->ctx, s->at + off, n, CT_IMAGE_MALFORMED, false};
     return CT_IMAGE_OK;
 }
 
@@ -783,8 +784,8 @@ static void keep_directions(ct_image *img, const ptx_scan *p, const held_text *t
 }
 
 /* PTX text in s: an entry's payload (entry given: it ends at its NUL or the
- * payload's end), or bare text, which ends at its NUL and sets the image's
- * form and size. */
+ * payload's end), or bare text, which ends at its NUL (or at the end of a
+ * file: s->text_ends) and sets the image's form and size. */
 static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *entry)
 {
     held_text text = {0};
@@ -801,10 +802,12 @@ static ct_image_status read_ptx(ct_image *img, const span *s, ct_image_entry *en
     for (uint64_t off = 0; !ended && !p->stop;) {
         uint64_t left = s->len - off;
         if (left == 0) {
-            if (entry)
+            if (entry || s->text_ends)
                 ptx_end(p);
             else
                 ptx_fail(p, s->past); /* no NUL within the limit */
+            if (!entry && s->text_ends && !p->stop && img->form == CT_IMAGE_PTX)
+                img->bytes = off;
             break;
         }
         size_t n = left < CHUNK ? (size_t)left : CHUNK;
@@ -1545,7 +1548,7 @@ static ct_image_status read_payload(ct_image *img, const span *s, const entry_he
         return st;
     e->inflated = true;
     ct_image_bytes b = {plain, h->inflated};
-    span mem = {ct_image_fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED};
+    span mem = {ct_image_fetch_bytes, &b, 0, h->inflated, CT_IMAGE_MALFORMED, false};
     st = read_content(img, &mem, e);
     free(plain);
     return st;
@@ -1617,7 +1620,7 @@ static ct_image_status read_wrapper(ct_image *img, const span *s, const uint64_t
     if (!base)
         return CT_IMAGE_OK;
     img->followed = true;
-    span fatbin = {s->fetch, s->ctx, img->wrapped - *base, UINT64_MAX, CT_IMAGE_MALFORMED};
+    span fatbin = {s->fetch, s->ctx, img->wrapped - *base, UINT64_MAX, CT_IMAGE_MALFORMED, false};
     uint8_t magic[4];
     if ((st = span_read(&fatbin, 0, magic, sizeof magic)) != CT_IMAGE_OK)
         return st;
@@ -1699,11 +1702,12 @@ static ct_image_status read_form(ct_image *img, const span *s, const uint64_t *b
 }
 
 static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, const uint64_t *base,
-                                  bool directions)
+                                  bool directions, bool file)
 {
     assert(img && fetch);
+    assert((!file || !base) && "a file holds no addresses");
     *img = (ct_image){.directions = directions};
-    span s = {fetch, ctx, 0, limit ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED};
+    span s = {fetch, ctx, 0, limit || file ? limit : UINT64_MAX, CT_IMAGE_TRUNCATED, file};
     img->status = read_form(img, &s, base);
     assert_image(img);
     return img->status;
@@ -1711,18 +1715,23 @@ static ct_image_status read_image(ct_image *img, ct_image_fetch fetch, void *ctx
 
 ct_image_status ct_image_read(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit)
 {
-    return read_image(img, fetch, ctx, limit, NULL, false);
+    return read_image(img, fetch, ctx, limit, NULL, false, false);
 }
 
 ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit, uint64_t base)
 {
-    return read_image(img, fetch, ctx, limit, &base, false);
+    return read_image(img, fetch, ctx, limit, &base, false, false);
 }
 
 ct_image_status ct_image_read_directions(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
                                          const uint64_t *base)
 {
-    return read_image(img, fetch, ctx, limit, base, true);
+    return read_image(img, fetch, ctx, limit, base, true, false);
+}
+
+ct_image_status ct_image_read_file(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t size, bool directions)
+{
+    return read_image(img, fetch, ctx, size, NULL, directions, true);
 }
 
 void ct_image_free(ct_image *img)

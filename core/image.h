@@ -129,6 +129,11 @@ ct_image_status ct_image_read_at(ct_image *img, ct_image_fetch fetch, void *ctx,
  * while its directions are found. */
 ct_image_status ct_image_read_directions(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t limit,
                                          const uint64_t *base);
+/* The image a file of size bytes holds (fetch serves the file), with its
+ * PTX's directions or not.  The file's end is the end of its text: bare
+ * PTX without a trailing NUL (as `nvcc -ptx` writes it) reads as the same
+ * text with one; every other form reads as ct_image_read reads its bytes. */
+ct_image_status ct_image_read_file(ct_image *img, ct_image_fetch fetch, void *ctx, uint64_t size, bool directions);
 void ct_image_free(ct_image *img);
 
 /* Does the image hold kernel `mangled`?  Unknown (false, *known false) when

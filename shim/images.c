@@ -101,10 +101,8 @@ static void read_image_as(ct_image *img, uint64_t address, uint64_t size, const 
         if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             memset(img, 0, sizeof *img);
             img->status = CT_IMAGE_UNREADABLE;
-        } else if (directions) {
-            ct_image_read_directions(img, fetch_file, &fd, (uint64_t)st.st_size, NULL);
         } else {
-            ct_image_read(img, fetch_file, &fd, (uint64_t)st.st_size);
+            ct_image_read_file(img, fetch_file, &fd, (uint64_t)st.st_size, directions);
         }
         if (fd >= 0)
             close(fd);

@@ -1069,6 +1069,41 @@ Test(image, ptx_text)
     ct_image_free(&img);
 }
 
+/* A file's end is the end of its text (ct_image_read_file): PTX without a
+ * NUL, as `nvcc -ptx` writes it, reads as the same text with one; as bytes
+ * in memory it runs on past its limit (TRUNCATED). */
+Test(image, ptx_file_without_a_nul)
+{
+    static const char text[] = ".version 9.0\n.target sm_90\n.visible .entry _Z1kPKf(.param .u64 p)\n{ ret; }\n";
+    ct_image file, data;
+    source s = {(const uint8_t *)text, sizeof text - 1, 0};
+    cr_assert_eq(ct_image_read_file(&file, fetch, &s, sizeof text - 1, true), CT_IMAGE_OK);
+    cr_assert_eq(read_text(&data, text), CT_IMAGE_OK);
+    cr_assert_eq(file.form, CT_IMAGE_PTX);
+    cr_assert_eq(file.bytes, sizeof text - 1, "the file's bytes, no NUL among them");
+    cr_assert(has(&file, "_Z1kPKf"));
+    char said[1024];
+    snprintf(said, sizeof said, "%s", describe(&data));
+    cr_assert_str_eq(describe(&file), said);
+    cr_assert_eq(ct_image_fit_for(&file, 90), ct_image_fit_for(&data, 90));
+    uint8_t dirs[4];
+    cr_assert_eq(ct_image_kernel_directions(&file, "_Z1kPKf", 90, dirs, 4), 1, "its directions are read");
+    ct_image_free(&file);
+    ct_image_free(&data);
+    s.fetched = 0;
+    cr_assert_eq(ct_image_read(&data, fetch, &s, sizeof text - 1), CT_IMAGE_TRUNCATED, "bytes in memory end at a NUL");
+    ct_image_free(&data);
+    /* Empty, or cut inside a comment: what the same text with a NUL says. */
+    s = (source){(const uint8_t *)"", 0, 0};
+    cr_assert_eq(ct_image_read_file(&file, fetch, &s, 0, false), CT_IMAGE_TRUNCATED, "no form in no bytes");
+    ct_image_free(&file);
+    static const char open_comment[] = ".version 9.0\n/* open";
+    s = (source){(const uint8_t *)open_comment, sizeof open_comment - 1, 0};
+    cr_assert_eq(ct_image_read_file(&file, fetch, &s, sizeof open_comment - 1, false), read_text(&data, open_comment));
+    ct_image_free(&file);
+    ct_image_free(&data);
+}
+
 Test(image, ptx_malformed_and_unknown)
 {
     static const struct {
