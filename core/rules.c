@@ -336,6 +336,17 @@ ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f)
     return f->library_ahead ? CT_DRIVER_ANSWERS_AHEAD : CT_STAND_IN;
 }
 
+ct_stand_in_call_verdict ct_stand_in_call_rule(const ct_stand_in_call_facts *f)
+{
+    if (f->unloaded)
+        return CT_STAND_IN_UNLOADED;
+    if (!f->kernel)
+        return CT_STAND_IN_DEFERRED;
+    if (f->gets_function)
+        return CT_STAND_IN_ITSELF;
+    return f->sets_node ? CT_STAND_IN_REPLACED : CT_STAND_IN_DEFERRED;
+}
+
 ct_region_verdict ct_region_rule(const ct_region_facts *f)
 {
     if (f->freeing)

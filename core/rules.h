@@ -237,6 +237,38 @@ typedef enum ct_stand_in_verdict {
  * cutaint could pass the made-up handle on to the driver unseen. */
 ct_stand_in_verdict ct_stand_in_rule(const ct_stand_in_facts *f);
 
+/* A call the program's runtime makes on a stand-in handle. */
+typedef struct ct_stand_in_call_facts {
+    bool unloaded;      /* the stand-in's library was unloaded */
+    bool kernel;        /* a stand-in kernel, else a library */
+    bool gets_function; /* the call asks for the kernel's function (cuKernelGetFunction) */
+    bool sets_node;     /* the call puts the kernel in a graph's kernel node (add, set its params) */
+} ct_stand_in_call_facts;
+
+typedef enum ct_stand_in_call_verdict {
+    CT_STAND_IN_DEFERRED, /* answer the refused load's or lookup's error: the runtime fails as its own failed load made it */
+    CT_STAND_IN_UNLOADED, /* answer CUDA_ERROR_INVALID_HANDLE, as for any unloaded handle */
+    CT_STAND_IN_ITSELF,   /* answer success: a stand-in kernel is its own function (a kernel handle is one) */
+    CT_STAND_IN_REPLACED, /* answer what the driver answers when asked for the function of the handle the
+                             stand-in took the place of */
+} ct_stand_in_call_verdict;
+
+/* What a call on a stand-in answers.  A launch fails with the deferred
+ * error (it reaches cutaint, which fails it and taints its outputs), and
+ * so does nearly every other call: the runtime's answer is then the one its
+ * own failed load or lookup gave.  But NVIDIA's runtime, adding a graph
+ * kernel node (cudaGraphAddKernelNode, and setting a node's params), does
+ * not stop at its failed lookup: it asks the driver for the function of
+ * whatever handle the lookup left it holding, and hands the program the
+ * driver's answer (measured on fakecuda: CUDA_ERROR_INVALID_HANDLE,
+ * cudaErrorInvalidResourceHandle, where the deferred error would be
+ * cudaErrorSymbolNotFound).  Elsewhere (cudaFuncGetAttributes, the
+ * occupancy calls) it stops at the lookup, and it asks for the function on
+ * both paths, so that question cannot tell them apart: a stand-in kernel
+ * answers it with itself, and the node call that only the node path makes
+ * is answered as the driver answered the question without cutaint. */
+ct_stand_in_call_verdict ct_stand_in_call_rule(const ct_stand_in_call_facts *f);
+
 /* ---- regions: the program's own allocations inside a driver one ------- */
 
 /* What a region call finds (ct_store_region_alloc / _free, taint.h). */

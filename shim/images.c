@@ -450,7 +450,9 @@ void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, C
     }
     bool answer = stand_in && kernel && stands_in_for(call, true, runtime);
     uint32_t number = next_number();
-    uint64_t handle = answer ? ct_stand_in_kernel(owner, kernel, call->result, number, img) : 0;
+    /* What the driver's failed lookup left is what the runtime holds without cutaint. */
+    uint64_t handle =
+        answer ? ct_stand_in_kernel(owner, kernel, call->result, number, img, (uint64_t)(uintptr_t)*stand_in) : 0;
     say(call, img, address, path, kernel, number, handle != 0);
     free(path);
     release(img);

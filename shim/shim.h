@@ -551,9 +551,14 @@ bool ct_not_stand_in_launches(ct_call *call, const CUDA_LAUNCH_PARAMS *list, uns
  * 0 when none could be made (img stays the caller's). */
 uint64_t ct_stand_in_library(CUresult error, uint32_t image, struct ct_image *img);
 /* A stand-in kernel `name` of library (a stand-in or a real one), its
- * layout from img (NULL: its signature); 0 when none could be made. */
+ * layout from img (NULL: its signature), in place of the kernel handle
+ * replaced the runtime held; 0 when none could be made. */
 uint64_t ct_stand_in_kernel(uint64_t library, const char *name, CUresult error, uint32_t image,
-                            const struct ct_image *img);
+                            const struct ct_image *img, uint64_t replaced);
+/* cuKernelGetFunction: a stand-in kernel is answered (core's
+ * ct_stand_in_call_rule: itself, its own function); true when the driver
+ * is called. */
+bool ct_before_kernel_function(ct_call *call, CUfunction *out, CUkernel kernel);
 /* cuLibraryGetKernel on a stand-in library answers a stand-in kernel. */
 bool ct_before_library_kernel(ct_call *call, CUkernel *out, CUlibrary library, const char *name);
 /* cuLibraryUnload: a stand-in is unloaded here; a real library's lifetime

@@ -25,7 +25,7 @@ OUT_ONLY = {
     "cuLibraryLoadData": "the library handed out (the stand-in is made there)",
     "cuLibraryLoadFromFile": "the library handed out",
 }
-ASKS = re.compile(r"STAND_IN|stand_in|ct_before_launch|ct_before_library_(kernel|unload)")
+ASKS = re.compile(r"STAND_IN|stand_in|ct_before_launch|ct_before_library_(kernel|unload)|ct_before_kernel_function")
 
 
 def families(cuda_h):

@@ -520,6 +520,25 @@ Test(rules, a_batch_is_skipped_and_named_by_its_first_copy_reading_a_failure)
     cr_assert_eq(ct_batch_rule(s, 3, fake_sources, &b, room, has_context, NULL, NULL, NULL), CT_RUN_NO_CONTEXT);
 }
 
+Test(rules, a_stand_in_answers_its_deferred_error_but_in_a_graph_kernel_node)
+{
+    ct_stand_in_call_facts f = {.kernel = true};
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_DEFERRED, "a launch fails here, with the load's error");
+    f.gets_function = true;
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_ITSELF,
+                 "asked on every path: the call after it answers, which tells the paths apart");
+    f = (ct_stand_in_call_facts){.kernel = true, .sets_node = true};
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_REPLACED,
+                 "the runtime's node path stops at the driver's answer for the handle it held, as without cutaint");
+    f.unloaded = true;
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_UNLOADED, "an unloaded handle is invalid whatever is asked");
+    f.sets_node = false;
+    f.gets_function = true;
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_UNLOADED);
+    f = (ct_stand_in_call_facts){.gets_function = true, .sets_node = true};
+    cr_assert_eq(ct_stand_in_call_rule(&f), CT_STAND_IN_DEFERRED, "a library has no function, and is in no node");
+}
+
 Test(rules, only_the_runtimes_refused_image_or_kernel_is_stood_in_for)
 {
     const ct_stand_in_facts runtime_load = {.refused = CT_REFUSED_IMAGE, .runtime_image = true};
