@@ -16,12 +16,18 @@
  * A load that succeeds is read once, while its image surely exists (the
  * program may free it as soon as the load returns), for the parameter
  * directions its PTX states (core/ptx.h, docs/IMAGES.md); the registry
- * keeps them, and where the image lies, so that a lookup failing later can
- * read the image it names.
+ * keeps what was read, and where the image lies.  A lookup failing later
+ * (the first use of a kernel the driver lacks) is told from what was kept,
+ * never by reading the whole image again: the first use stays cheap
+ * however large the image (tools/bench's first_use).
  *
  * Invariants:
- * - An image is read only after the driver refused it or a lookup in it,
- *   through process_vm_readv on this process (the pointer may be garbage:
+ * - Every ct_image made here is reference-counted (shared_image): the
+ *   registry's kept read is lent to a failed lookup while the registry may
+ *   forget it, and is freed by the last holder.
+ * - An image is read only after the driver refused it or a lookup in it
+ *   (then only when nothing was kept of its load), or at a load that
+ *   succeeded, through process_vm_readv on this process (the pointer may be garbage:
  *   a refused read is an unreadable image, never a fault), or from its
  *   file; at most as far as its headers state; never written.
  * - The registry changes under images_lock; no driver call and no image
@@ -49,6 +55,40 @@
 #include "kernels.h"
 #include "shim.h"
 #include "signature.h"
+
+/* A ct_image with its holders' count: the registry's and each lookup's
+ * borrowing it.  The image is first: a shared_image's ct_image is it. */
+typedef struct shared_image {
+    ct_image img;
+    atomic_uint holders;
+} shared_image;
+
+/* A new image to read into, held once; NULL when out of memory. */
+static ct_image *new_image(void)
+{
+    shared_image *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    atomic_init(&s->holders, 1);
+    return &s->img;
+}
+
+static ct_image *hold(ct_image *img)
+{
+    if (img)
+        atomic_fetch_add(&((shared_image *)(void *)img)->holders, 1);
+    return img;
+}
+
+/* One holder less; the last frees it. */
+static void release(ct_image *img)
+{
+    shared_image *s = (shared_image *)(void *)img;
+    if (!s || atomic_fetch_sub(&s->holders, 1) != 1)
+        return;
+    ct_image_free(&s->img);
+    free(s);
+}
 
 /* What a loaded module or library was made from: an image in memory
  * (address) or a file (path). */
@@ -126,14 +166,13 @@ static void read_image(ct_image *img, uint64_t address, uint64_t size, const cha
  * signatures). */
 static ct_image *read_loaded(uint64_t address, const char *path)
 {
-    ct_image *img = calloc(1, sizeof *img);
+    ct_image *img = new_image();
     if (!img)
         return NULL;
     read_image_as(img, address, 0, path, true);
     if (img->status == CT_IMAGE_OK)
         return img;
-    ct_image_free(img);
-    free(img);
+    release(img);
     return NULL;
 }
 
@@ -170,7 +209,7 @@ static device_facts current_device(void)
  * caller's to free (release); NULL when out of memory (said). */
 static ct_image *read_refused(const ct_call *call, uint64_t address, uint64_t size, const char *path)
 {
-    ct_image *img = calloc(1, sizeof *img);
+    ct_image *img = new_image();
     if (!img) {
         ct_log(CT_LOG_WARN, "%s failed with %s; out of memory to read the image", ct_entries[call->id].name,
                ct_cu_error_name(call->result));
@@ -178,13 +217,6 @@ static ct_image *read_refused(const ct_call *call, uint64_t address, uint64_t si
     }
     read_image(img, address, size, path);
     return img;
-}
-
-static void release(ct_image *img)
-{
-    if (img)
-        ct_image_free(img);
-    free(img);
 }
 
 /* The next image event's number, from 1. */
@@ -335,19 +367,26 @@ static void remember(uint64_t lifetime, uint64_t address, const char *path, bool
 }
 
 /* Where the image of a lifetime lies: false when cutaint did not see it
- * load.  *path, when set, is the caller's to free. */
-static bool where(uint64_t lifetime, uint64_t *address, char **path, bool *runtime)
+ * load.  *path, when set, is the caller's to free; *kept, when kept is
+ * given, what was read of it at its load (its library's, for a library's
+ * module), held for the caller (release it), or NULL. */
+static bool where(uint64_t lifetime, uint64_t *address, char **path, bool *runtime, ct_image **kept)
 {
     bool known = false;
     pthread_mutex_lock(&images_lock);
-    loaded *e;
+    loaded *e, *source = NULL;
     HASH_FIND(hh, images, &lifetime, sizeof lifetime, e);
     if (e) {
         *address = e->address;
         *runtime = e->runtime;
         *path = e->path ? strdup(e->path) : NULL;
         known = !e->path || *path;
+        source = e;
+        if (e->library)
+            HASH_FIND(hh, images, &e->library, sizeof e->library, source);
     }
+    if (kept)
+        *kept = source ? hold(source->read) : NULL;
     pthread_mutex_unlock(&images_lock);
     return known;
 }
@@ -426,7 +465,7 @@ void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library
     char *path = NULL;
     bool runtime;
     uint64_t of_library = call->result == CUDA_SUCCESS && module ? ct_lifetime_find(ct_g.images, library) : 0;
-    if (of_library && where(of_library, &address, &path, &runtime))
+    if (of_library && where(of_library, &address, &path, &runtime, NULL))
         remember(ct_lifetime_of(ct_g.images, module), address, path, false, NULL, of_library);
     free(path);
 }
@@ -438,12 +477,15 @@ void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, C
     bool runtime = false;
     if (call->result == CUDA_SUCCESS || call->answered)
         return;
-    if (!where(owner, &address, &path, &runtime)) {
+    ct_image *img = NULL;
+    if (!where(owner, &address, &path, &runtime, &img)) {
+        release(img);
         ct_log(CT_LOG_WARN, "%s of %s failed with %s; cutaint did not see its module or library load",
                ct_entries[call->id].name, kernel ? kernel : "a kernel", ct_cu_error_name(call->result));
         return;
     }
-    ct_image *img = read_refused(call, address, 0, path);
+    if (!img) /* nothing kept of its load (not read whole): read it now, to say why */
+        img = read_refused(call, address, 0, path);
     if (!img) {
         free(path);
         return;
@@ -467,12 +509,13 @@ ct_image *ct_image_of(uint64_t owner)
     uint64_t address = 0;
     char *path = NULL;
     bool runtime = false;
-    if (!where(owner, &address, &path, &runtime) || !runtime) {
+    ct_image *img = NULL;
+    if (!where(owner, &address, &path, &runtime, &img) || !runtime) {
         free(path);
+        release(img);
         return NULL;
     }
-    ct_image *img = calloc(1, sizeof *img);
-    if (img)
+    if (!img && (img = new_image()))
         read_image(img, address, 0, path);
     free(path);
     return img;

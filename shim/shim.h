@@ -482,13 +482,15 @@ void ct_after_link_input(ct_call *call, const void *data, size_t size, const cha
 void ct_after_module_of_library(ct_call *call, uint64_t module, uint64_t library);
 /* An owner below is the lifetime of a module's or library's handle
  * (ct_g.images), 0 when cutaint knows none.
- * A lookup of kernel in owner's image failed: its image is read and said.
+ * A lookup of kernel in owner's image failed: its image is said, from what
+ * was read of it at its load (read now only when nothing was kept).
  * stand_in (cuLibraryGetKernel's out parameter, else NULL): a failed lookup
  * in the runtime's own library is answered with a stand-in kernel there. */
 void ct_image_lookup_failed(ct_call *call, uint64_t owner, const char *kernel, CUkernel *stand_in);
-/* The image owner (a module or library) was loaded from, read again: only
- * the runtime's own, which it keeps until the unload (preserved); NULL
- * otherwise, or out of memory.  Freed with ct_image_release. */
+/* The image owner (a module or library) was loaded from, as its load kept
+ * it (else read again): only the runtime's own, which it keeps until the
+ * unload (preserved); NULL otherwise, or out of memory.  Released with
+ * ct_image_release. */
 struct ct_image *ct_image_of(uint64_t owner);
 void ct_image_release(struct ct_image *img);
 /* Kernel `mangled` of owner (a module or library): its parameters'

@@ -224,10 +224,7 @@ static void unload(uint64_t library)
     pthread_mutex_lock(&stand_ins_lock);
     unload_locked(library, &img);
     pthread_mutex_unlock(&stand_ins_lock);
-    if (img) {
-        ct_image_free(img);
-        free(img);
-    }
+    ct_image_release(img);
 }
 
 void ct_stand_ins_unloaded(uint64_t library)

@@ -8,6 +8,8 @@
  *           library_data (cuLibraryLoadData)
  *           link_file (cuLinkAddFile)       link_data (cuLinkAddData)
  *           a link is completed and its cubin loaded with cuModuleLoadData
+ *           module_gone (cuModuleLoad, then the file removed and a kernel
+ *           the module lacks looked up: only "RESULT missing=")
  *     FILE  the image; as data, its bytes with a NUL after them (PTX as
  *           data must end with one: that is what the file's end means)
  *     TYPE  ptx, cubin or fatbin: the link input's type
@@ -103,7 +105,7 @@ static CUfunction load(const char *how, const char *path, const char *type)
     CUmodule m = NULL;
     CUlibrary l = NULL;
     CUfunction f = NULL;
-    if (!strcmp(how, "module_file"))
+    if (!strcmp(how, "module_file") || !strcmp(how, "module_gone"))
         r = cuModuleLoad(&m, path);
     else if (!strcmp(how, "module_data"))
         r = cuModuleLoadData(&m, bytes);
@@ -117,6 +119,12 @@ static CUfunction load(const char *how, const char *path, const char *type)
     printf("RESULT load=%s\n", name(r));
     if (r != CUDA_SUCCESS)
         return NULL;
+    if (!strcmp(how, "module_gone")) {
+        if (remove(path) != 0)
+            exit(2);
+        printf("RESULT missing=%s\n", name(cuModuleGetFunction(&f, m, "_Z7missingv")));
+        return NULL;
+    }
     if (l) {
         CUkernel k;
         if (cuLibraryGetKernel(&k, l, "_Z5stashPKfi") != CUDA_SUCCESS || cuKernelGetFunction(&f, k) != CUDA_SUCCESS)

@@ -12,6 +12,9 @@
 #     same, and where the image holds stash's PTX (module and library, every
 #     form but cubin) the PTX says stash writes through its const pointer:
 #     the read is refused and poisoned, never served stale.
+#   gone (module): the file removed after its load, a kernel the module
+#     lacks looked up: the image event says what was loaded (kept from the
+#     load), as the data's refusal did, not what the path holds now.
 # PLUGIN gives fakecuda stash; LD_LIBRARY_PATH comes from meson.
 set -uo pipefail
 shim=$1 program=$2 plugin=$3 path=$4 form=$5 image=$6
@@ -74,6 +77,16 @@ grep -q "\"form\": \"$want_form\", .*\"kernels\": \[\"stash(float const\*, int)\
 cmp -s "$work/refused_file.images" "$work/refused_data.images" ||
     fail "refused: the file reads otherwise than the data: $(cat "$work/refused_file.images") vs $(cat "$work/refused_data.images")"
 cmp -s "$work/loaded_file.out" "$work/loaded_data.out" || fail "loaded: the file's run differs from the data's"
+if [ "$path" = module ]; then
+    cp "$file" "$work/gone.$type"
+    under_shim "$program" module_gone "$work/gone.$type" "$type" || fail "gone: exit status $?"
+    cp "$work/shim.out" "$work/gone.out"
+    cp "$work/report.jsonl" "$work/gone.jsonl"
+    expect gone missing CUDA_ERROR_NOT_FOUND
+    images gone | sed 's/"error": "[A-Z_]*", //' >"$work/gone.images"
+    sed 's/"error": "[A-Z_]*", //' "$work/refused_data.images" | cmp -s - "$work/gone.images" ||
+        fail "gone: the lookup says otherwise than the load read: $(cat "$work/gone.images")"
+fi
 if [ "$path" != link ] && [ "$form" != cubin ]; then
     expect loaded_file read CUDA_ERROR_INVALID_VALUE
     expect loaded_file host poisoned

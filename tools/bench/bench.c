@@ -26,6 +26,15 @@
  *   module_load      cuModuleLoadData of a module image that loads, then
  *                    cuModuleUnload: what a healthy image costs cutaint
  *                    (it is not read; its handle is remembered)
+ *   first_use        the first use of a kernel the driver has no code for,
+ *                    as NVIDIA's runtime makes it: cuLibraryGetKernel in a
+ *                    library loaded as the runtime loads its image (a
+ *                    fatbin wrapper, CU_LIBRARY_BINARY_IS_PRESERVED; loaded
+ *                    once, not measured), which the driver answers
+ *                    CUDA_ERROR_NOT_FOUND, then cuLaunchKernel of what it
+ *                    answered.  Under cutaint: an image event, a stand-in
+ *                    and its launch failed.  The image holds FIRST_USE_KERNELS
+ *                    kernels in FIRST_USE_IMAGE bytes of PTX, taken in turn.
  * --live N     N allocations (256 B each) stay live while the loops run.
  * --threads T  every thread runs the loop on its own buffers.
  * --regions    each 64 KiB buffer is cut into 16 regions of 4 KiB
@@ -101,14 +110,16 @@ enum op {
     OP_GRAPH_LAUNCH,
     OP_GRAPH_LAUNCH4,
     OP_MODULE_LOAD,
+    OP_FIRST_USE,
     N_OPS
 };
 static const char *const op_names[N_OPS] = {"launch_base",  "launch_interior", "dtoh",
                                             "htod",         "alloc_free",      "sync",
-                                            "graph_launch", "graph_launch4",   "module_load"};
+                                            "graph_launch", "graph_launch4",   "module_load",
+                                            "first_use"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
-static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000, 50000};
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000, 50000, 2000};
 static const char module_image[] = "fakecuda accepts any module image";
 
 static CUcontext ctx;
@@ -128,6 +139,92 @@ static void die(const char *what, CUresult r)
         if (r_ != CUDA_SUCCESS) \
             die(#call, r_);     \
     } while (0)
+
+/* ---- first_use: an image as NVIDIA's runtime hands it to the driver ---- */
+
+#define FIRST_USE_KERNELS 64
+#define FIRST_USE_IMAGE ((size_t)4 << 20)
+static CUlibrary first_use_library;
+static char first_use_names[FIRST_USE_KERNELS][16];
+
+typedef struct text {
+    char *p;
+    size_t n, cap;
+} text;
+
+static void put_bytes(text *t, const void *p, size_t n)
+{
+    if (t->n + n > t->cap) {
+        t->cap = (t->n + n) * 2;
+        if (!(t->p = realloc(t->p, t->cap))) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
+        }
+    }
+    memcpy(t->p + t->n, p, n);
+    t->n += n;
+}
+
+static void put_le(text *t, uint64_t v, unsigned bytes)
+{
+    uint8_t le[8];
+    for (unsigned i = 0; i < bytes; i++)
+        le[i] = (uint8_t)(v >> (8 * i));
+    put_bytes(t, le, bytes);
+}
+
+/* PTX of FIRST_USE_KERNELS kernels k00(float *, int) ... whose bodies fill
+ * FIRST_USE_IMAGE bytes, in a fatbin's one PTX entry for compute_90
+ * (docs/IMAGES.md), in the runtime's wrapper: leaked, the library keeps it. */
+static const void *runtime_image(void)
+{
+    text ptx = {0}, fatbin = {0};
+    static const char head[] = "//\n// first_use\n//\n.version 8.0\n.target sm_90\n.address_size 64\n";
+    static const char line[] = "\tadd.s32 %r1, %r1, %r2;\n";
+    put_bytes(&ptx, head, sizeof head - 1);
+    for (int k = 0; k < FIRST_USE_KERNELS; k++) {
+        char entry[256];
+        snprintf(first_use_names[k], sizeof first_use_names[k], "_Z3k%02dPfi", k);
+        int n = snprintf(entry, sizeof entry,
+                         ".visible .entry %s(.param .u64 %s_p0, .param .u32 %s_p1)\n{\n\t.reg .b32 %%r<3>;\n",
+                         first_use_names[k], first_use_names[k], first_use_names[k]);
+        put_bytes(&ptx, entry, (size_t)n);
+        for (size_t b = 0; b < FIRST_USE_IMAGE / FIRST_USE_KERNELS; b += sizeof line - 1)
+            put_bytes(&ptx, line, sizeof line - 1);
+        put_bytes(&ptx, "\tret;\n}\n", 8);
+    }
+    put_bytes(&ptx, "", 1);
+    size_t padded = (ptx.n + 7) / 8 * 8;
+    put_le(&fatbin, 0xba55ed50u, 4); /* the container: magic, version, header size, size */
+    put_le(&fatbin, 1, 2);
+    put_le(&fatbin, 16, 2);
+    put_le(&fatbin, 64 + padded, 8);
+    put_le(&fatbin, 1, 2); /* the entry: PTX, version, header size, payload */
+    put_le(&fatbin, 0x0101, 2);
+    put_le(&fatbin, 64, 4);
+    put_le(&fatbin, padded, 8);
+    put_le(&fatbin, 0, 12);
+    put_le(&fatbin, 90, 4); /* the architecture */
+    put_le(&fatbin, 0, 8);
+    put_le(&fatbin, 0x11, 8); /* 64-bit, host linux */
+    put_le(&fatbin, 0, 16);
+    put_bytes(&fatbin, ptx.p, ptx.n);
+    put_le(&fatbin, 0, padded - ptx.n);
+    free(ptx.p);
+    static struct {
+        uint32_t magic, version;
+        const void *data, *filename;
+    } wrapper = {0x466243b1u, 1, NULL, NULL};
+    wrapper.data = fatbin.p;
+    return &wrapper;
+}
+
+static void load_runtime_image(void)
+{
+    CUlibraryOption option = CU_LIBRARY_BINARY_IS_PRESERVED;
+    void *value = (void *)(uintptr_t)1;
+    CHECK(cuLibraryLoadData(&first_use_library, runtime_image(), NULL, NULL, 0, &option, &value, 1));
+}
 
 static int64_t now_ns(void)
 {
@@ -157,6 +254,20 @@ static pthread_barrier_t start_line, finish_line;
 static volatile int quitting;
 
 /* The measured loop: kept out of line so callgrind can collect exactly it. */
+/* One first use: CUDA_SUCCESS when it went as it goes for the runtime (the
+ * lookup refused, or under cutaint its stand-in's launch failed). */
+static CUresult first_use(worker *w, long i)
+{
+    CUkernel k;
+    CUresult r = cuLibraryGetKernel(&k, first_use_library, first_use_names[i % FIRST_USE_KERNELS]);
+    if (r == CUDA_SUCCESS) {
+        int n = 32;
+        void *params[] = {&w->base_args[0], &n};
+        r = cuLaunchKernel((CUfunction)(void *)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+    }
+    return r == CUDA_ERROR_NOT_FOUND ? CUDA_SUCCESS : r == CUDA_SUCCESS ? CUDA_ERROR_UNKNOWN : r;
+}
+
 __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
 {
     CUresult r = CUDA_SUCCESS;
@@ -195,6 +306,10 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
             r = cuGraphLaunch(exec, NULL);
         break;
     }
+    case OP_FIRST_USE:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            r = first_use(w, i);
+        break;
     case OP_MODULE_LOAD:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++) {
             CUmodule m;
@@ -456,6 +571,8 @@ int main(int argc, char **argv)
     make_filler(live, &filler);
     for (int t = 0; t < n_threads; t++)
         setup_worker(&workers[t], ops[OP_GRAPH_LAUNCH] || ops[OP_GRAPH_LAUNCH4]);
+    if (ops[OP_FIRST_USE])
+        load_runtime_image();
     if (taint)
         printf("taint refused_read=%d\n", taint_unrelated(tainted) ? 1 : 0);
 

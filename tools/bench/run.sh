@@ -38,7 +38,9 @@
 # The last line is key=value, built from two tables below (instr_rows,
 # ns_rows: a new figure is one more entry): <row>_added_instr for every
 # instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint,
-# graph_launch, graph_launch_taint),
+# graph_launch, graph_launch_taint, module_load, first_use: the first use of
+# a kernel the driver has no code for, in a 4 MB image loaded as NVIDIA's
+# runtime loads its own),
 # <row>_added_ns for every timing row, at 100000 live allocations, interior
 # pointers, 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere;
 # *_stub: on the stub driver, the same code with a driver that does nothing,
@@ -79,6 +81,7 @@ instr_rows=(
     "graph_launch graph_launch 0"
     "graph_launch_taint graph_launch 1"
     "module_load module_load 0"
+    "first_use first_use 0"
 )
 # Nanoseconds added per call: name op threads taint table (main: fakecuda,
 # stub: the stub driver), at $big live allocations.

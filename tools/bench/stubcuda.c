@@ -7,7 +7,11 @@
  * a launch of more than 1024 threads per block, which fails with
  * CUDA_ERROR_INVALID_VALUE as fakecuda's and a real driver's does.  It also
  * answers the calls cutaint makes of its own (cuFuncGetParamInfo,
- * cuFuncGetName, cuCtxGetCurrent), as fakecuda would.  Graphs hold kernel
+ * cuFuncGetName, cuCtxGetCurrent, cuCtxGetDevice, cuDeviceGetAttribute,
+ * cuDeviceGetName, cuModuleGetLoadingMode: lazy), as fakecuda would.  A
+ * library (bench.c's first_use) loads and holds no kernel the stub knows:
+ * every cuLibraryGetKernel answers CUDA_ERROR_NOT_FOUND, as fakecuda's for
+ * a kernel it has no code for.  Graphs hold kernel
  * nodes only (bench.c's graph_launch): a node keeps its own copy of its
  * arguments, as a real driver's does, and answers the calls cutaint decodes
  * a graph with at instantiation (cuGraphGetNodes, cuGraphNodeGetType,
@@ -38,7 +42,7 @@ static const stub_kernel kernels[] = {
 };
 static atomic_uint_fast64_t next_address = 0x700000000000ULL;
 static _Thread_local CUcontext current;
-static char the_context, the_module;
+static char the_context, the_module, the_library;
 
 EXPORT CUresult cuInit(unsigned flags)
 {
@@ -91,6 +95,42 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult cuLibraryLoadData(CUlibrary *l, const void *code, CUjit_option *jit, void **jit_values, unsigned n_jit,
+                                  CUlibraryOption *options, void **values, unsigned n_options)
+{
+    (void)code, (void)jit, (void)jit_values, (void)n_jit, (void)options, (void)values, (void)n_options;
+    *l = (CUlibrary)(void *)&the_library;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
+{
+    (void)k, (void)l, (void)name;
+    return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+    *mode = CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attribute, CUdevice d)
+{
+    (void)d;
+    *v = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    (void)d;
+    strncpy(name, "stub", (size_t)len);
+    if (len > 0)
+        name[len - 1] = '\0';
+    return CUDA_SUCCESS;
 }
 EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
 {
