@@ -1996,6 +1996,10 @@ size_t ct_image_describe(const ct_image *img, char *buf, size_t cap)
         snprintf(at, sizeof at, "a fatbin wrapper; its fatbin, at 0x%llx, not read", (unsigned long long)img->wrapped);
         put(&o, at);
     } else {
+        /* Code that defines no kernel (the JIT linker's cubin of inputs
+         * without any) is said to be that, not taken for an unknown form. */
+        if (img->n_entries && img->kernels_total == 0 && kernels_known(img))
+            put(&o, "no kernels: ");
         put_entries(&o, img);
     }
     if (cap)

@@ -10,6 +10,9 @@
  *           a link is completed and its cubin loaded with cuModuleLoadData
  *           module_gone (cuModuleLoad, then the file removed and a kernel
  *           the module lacks looked up: only "RESULT missing=")
+ *           link_empty (FILE unused: PTX defining no kernel linked, the
+ *           linker's cubin loaded, the link destroyed, a kernel looked up
+ *           in the module: only "RESULT missing=")
  *     FILE  the image; as data, its bytes with a NUL after them (PTX as
  *           data must end with one: that is what the file's end means)
  *     TYPE  ptx, cubin or fatbin: the link input's type
@@ -92,6 +95,23 @@ static CUresult by_link(CUmodule *m, bool file, const char *path, const char *ty
     return r;
 }
 
+/* link_empty: the JIT linker's cubin of an input that defines no kernel. */
+static void link_empty(void)
+{
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.func helper()\n{\n\tret;\n}\n";
+    CUlinkState link;
+    void *cubin = NULL;
+    size_t size = 0;
+    CUmodule m;
+    CUfunction f;
+    if (cuLinkCreate(0, NULL, NULL, &link) != CUDA_SUCCESS ||
+        cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "empty", 0, NULL, NULL) != CUDA_SUCCESS ||
+        cuLinkComplete(link, &cubin, &size) != CUDA_SUCCESS || cuModuleLoadData(&m, cubin) != CUDA_SUCCESS)
+        exit(1);
+    cuLinkDestroy(link); /* the cubin with it: the driver's to free */
+    printf("RESULT missing=%s\n", name(cuModuleGetFunction(&f, m, "_Z5stashPKfi")));
+}
+
 /* The kernel, or NULL: printed "load". */
 static CUfunction load(const char *how, const char *path, const char *type)
 {
@@ -153,6 +173,11 @@ int main(int argc, char **argv)
         h[i] = 7.0f;
     if (cuMemcpyHtoD(out, h, sizeof h) != CUDA_SUCCESS)
         return 1;
+    if (!strcmp(argv[1], "link_empty")) {
+        link_empty();
+        cuCtxDestroy(ctx);
+        return 0;
+    }
     CUfunction f = load(argv[1], argv[2], argv[3]);
     if (f) {
         int n = N;

@@ -12,6 +12,9 @@
 #     same, and where the image holds stash's PTX (module and library, every
 #     form but cubin) the PTX says stash writes through its const pointer:
 #     the read is refused and poisoned, never served stale.
+#   empty (link, ptx): the linker's cubin of PTX that defines no kernel,
+#     the link destroyed, a kernel looked up in its module: the image event
+#     says the cubin holds no kernels (read at its load), no unknown form.
 #   gone (module): the file removed after its load, a kernel the module
 #     lacks looked up: the image event says what was loaded (kept from the
 #     load), as the data's refusal did, not what the path holds now.
@@ -86,6 +89,13 @@ if [ "$path" = module ]; then
     images gone | sed 's/"error": "[A-Z_]*", //' >"$work/gone.images"
     sed 's/"error": "[A-Z_]*", //' "$work/refused_data.images" | cmp -s - "$work/gone.images" ||
         fail "gone: the lookup says otherwise than the load read: $(cat "$work/gone.images")"
+fi
+if [ "$path" = link ] && [ "$form" = ptx ]; then
+    under_shim "$program" link_empty "$file" ptx || fail "empty: exit status $?"
+    cp "$work/shim.out" "$work/empty.out"
+    expect empty missing CUDA_ERROR_NOT_FOUND
+    grep -q '"event":"image".*"form":"cubin","status":"ok",.*"why":"image 0x[0-9a-f]* holds no kernels: sm_90 code and no PTX;' \
+        "$work/report.jsonl" || fail "empty: the image event does not say the cubin holds no kernels: $(cat "$work/report.jsonl")"
 fi
 if [ "$path" != link ] && [ "$form" != cubin ]; then
     expect loaded_file read CUDA_ERROR_INVALID_VALUE

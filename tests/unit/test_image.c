@@ -1069,6 +1069,29 @@ Test(image, ptx_text)
     ct_image_free(&img);
 }
 
+/* Code that defines no kernel, as the JIT linker writes for inputs without
+ * any, is said to be that: a form cutaint reads, holding no kernels. */
+Test(image, no_kernels_is_said)
+{
+    cubin_layout lay;
+    blob c = cubin(NULL, 0, 90, NULL, &lay);
+    ct_image img;
+    cr_assert_eq(read_blob(&img, &c, c.n), CT_IMAGE_OK);
+    cr_assert_eq(img.form, CT_IMAGE_CUBIN);
+    cr_assert_eq(img.kernels_total, 0);
+    cr_assert_str_eq(describe(&img), "no kernels: sm_90 code and no PTX");
+    ct_image_free(&img);
+    blob_free(&c);
+    cr_assert_eq(read_text(&img, ".version 8.0\n.target sm_90\n.func f() { ret; }\n"), CT_IMAGE_OK);
+    cr_assert_str_eq(describe(&img), "no kernels: no code and compute_90 PTX");
+    ct_image_free(&img);
+    blob f = fatbin(NULL, 0);
+    cr_assert_eq(read_blob(&img, &f, 0), CT_IMAGE_OK);
+    cr_assert_str_eq(describe(&img), "no code and no PTX", "no entry: nothing more to say");
+    ct_image_free(&img);
+    blob_free(&f);
+}
+
 /* A file's end is the end of its text (ct_image_read_file): PTX without a
  * NUL, as `nvcc -ptx` writes it, reads as the same text with one; as bytes
  * in memory it runs on past its limit (TRUNCATED). */
