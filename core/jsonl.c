@@ -28,7 +28,7 @@
  */
 #include "jsonl.h"
 
-#include "schema.h"
+#include "schema_write.h"
 #include "text.h"
 
 #include <assert.h>
@@ -232,6 +232,14 @@ void ct_jsonl_hex(ct_jsonl *j, const char *key, uint64_t value)
     MEMBER(j, key, put_number(j, "\"0x%" PRIx64 "\"", value));
 }
 
+void ct_jsonl_time(ct_jsonl *j, const char *key, int64_t ns)
+{
+    uint64_t magnitude = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    MEMBER(j, key,
+           put_number(j, "%s%" PRIu64 ".%06" PRIu64, ns < 0 ? "-" : "", magnitude / 1000000000u,
+                      magnitude % 1000000000u / 1000u));
+}
+
 void ct_jsonl_null(ct_jsonl *j, const char *key)
 {
     MEMBER(j, key, put_str(j, "null"));
@@ -328,14 +336,8 @@ void ct_jsonl_begin_stream(ct_jsonl *j, char *buf, size_t cap, ct_jsonl_flush fl
 
 void ct_jsonl_begin(ct_jsonl *j, char *buf, size_t cap, const char *event, int64_t time_ns, long pid)
 {
-    if (!open_line(j, buf, cap))
-        return;
-    uint64_t magnitude = time_ns < 0 ? 0 - (uint64_t)time_ns : (uint64_t)time_ns;
-    ct_jsonl_str(j, CT_KEY(envelope, event, STR), event);
-    MEMBER(j, CT_KEY(envelope, time, NUM),
-           put_number(j, "%s%" PRIu64 ".%06" PRIu64, time_ns < 0 ? "-" : "", magnitude / 1000000000u,
-                      magnitude % 1000000000u / 1000u));
-    ct_jsonl_int(j, CT_KEY(envelope, pid, INT), pid);
+    if (open_line(j, buf, cap))
+        ct_write_envelope(j, &(ct_out_envelope){.event = event, .time = time_ns, .pid = pid});
 }
 
 size_t ct_jsonl_end(ct_jsonl *j)

@@ -4,8 +4,9 @@
  * write(2) each) or a streamed object of any size (ct_jsonl_begin_stream:
  * the command's summary, handed out in pieces as the buffer fills).
  *
- * Owns: escaping and the event envelope ("event", "time", "pid").  Keys are
- * literals (schema.h's CT_KEY); values may be anything (kernel names,
+ * Owns: escaping, and opening an event with its envelope ("event", "time",
+ * "pid", written by schema_write.h like every record).  Keys are literals
+ * (the table's, schema.h); values may be anything (kernel names,
  * paths), so every string value is escaped.  In a bounded line a value that
  * does not fit is cut at a character boundary and marked with "..." so the
  * line stays valid JSON; a streamed line cuts nothing.
@@ -59,6 +60,8 @@ void ct_jsonl_uint(ct_jsonl *j, const char *key, uint64_t value);
 void ct_jsonl_bool(ct_jsonl *j, const char *key, bool value);
 void ct_jsonl_hex(ct_jsonl *j, const char *key, uint64_t value); /* "0x1f00" */
 void ct_jsonl_null(ct_jsonl *j, const char *key);
+/* A time, from nanoseconds: seconds since the epoch with microseconds. */
+void ct_jsonl_time(ct_jsonl *j, const char *key, int64_t ns);
 /* key == NULL inside an array. */
 void ct_jsonl_open_array(ct_jsonl *j, const char *key);
 void ct_jsonl_open_object(ct_jsonl *j, const char *key);

@@ -44,7 +44,7 @@
 #include "image.h"
 #include "kernels.h"
 #include "jsonl.h"
-#include "schema.h"
+#include "schema_write.h"
 #include "ct_hash.h"
 #include "ct_status.h"
 #include "diag.h"
@@ -217,24 +217,18 @@ static void emit(ct_jsonl *j)
     tell_sink_trouble(&report_sink, r, "CUTAINT_REPORT", "no report will be written");
 }
 
-/* A key two records share, checked against both. */
-#define CT_KEY_OF_BOTH(a, b, key, shape) (0 ? CT_KEY(a, key, shape) : CT_KEY(b, key, shape))
-
-/* A failure's error, as failure, repeat and refused_read events name it. */
-#define ERROR_KEY(key, shape) (0 ? CT_KEY(refused_read, key, shape) : CT_KEY_OF_BOTH(failure, repeat, key, shape))
-
-static void error_fields(ct_jsonl *j, int code)
+static ct_dims dims(const uint32_t d[3])
 {
-    ct_jsonl_str(j, ERROR_KEY(error, STR), ct_cu_error_name((CUresult)code));
-    ct_jsonl_int(j, ERROR_KEY(code, INT), code);
+    return (ct_dims){{d[0], d[1], d[2]}};
 }
 
-static void dims(ct_jsonl *j, const char *key, const uint32_t d[3])
+/* How many of argv the start event names: up to the first NULL. */
+static size_t argv_count(void)
 {
-    ct_jsonl_open_array(j, key);
-    for (int i = 0; i < 3; i++)
-        ct_jsonl_uint(j, NULL, d[i]);
-    ct_jsonl_close(j);
+    size_t n = 0;
+    while (saved_argv && (int)n < saved_argc && saved_argv[n])
+        n++;
+    return n;
 }
 
 void ct_event_start(int driver_version)
@@ -246,16 +240,11 @@ void ct_event_start(int driver_version)
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(start)))
         return;
-    ct_jsonl_open_array(&j, CT_KEY(start, argv, STRS));
-    for (int i = 0; i < saved_argc && saved_argv && saved_argv[i]; i++)
-        ct_jsonl_str(&j, NULL, saved_argv[i]);
-    ct_jsonl_close(&j);
-    if (driver_version)
-        ct_jsonl_int(&j, CT_KEY(start, driver_version, INT), driver_version);
-    else
-        ct_jsonl_null(&j, CT_KEY(start, driver_version, INT));
-    ct_jsonl_str(&j, CT_KEY(start, cutaint_version, STR), CT_VERSION);
-    ct_jsonl_int(&j, CT_KEY(start, format_version, INT), CT_REPORT_FORMAT_VERSION);
+    ct_write_start(&j, &(ct_out_start){.nulls = driver_version ? 0 : CT_FIELD_BIT(start, driver_version),
+                                       .argv = ct_out_strings_of((const char *const *)saved_argv, argv_count()),
+                                       .driver_version = driver_version,
+                                       .cutaint_version = CT_VERSION,
+                                       .format_version = CT_REPORT_FORMAT_VERSION});
     emit(&j);
 }
 
@@ -294,30 +283,32 @@ void ct_events_follow_paths(void)
 
 /* Host frames of the failing call, outside this library, symbolised with
  * dladdr (no allocation, no external tool). */
-static void backtrace_field(ct_jsonl *j)
-{
-    void *frames[CT_BACKTRACE_MAX];
-    int n = backtrace(frames, CT_BACKTRACE_MAX);
+typedef struct host_frames {
+    void *frame[CT_BACKTRACE_MAX];
     Dl_info self;
-    dladdr((void *)backtrace_field, &self);
-    ct_jsonl_open_array(j, CT_KEY(failure, backtrace, STRS));
-    for (int i = 0; i < n; i++) {
-        Dl_info info;
-        char frame[512];
-        if (!dladdr(frames[i], &info)) {
-            snprintf(frame, sizeof frame, "%p", frames[i]);
-        } else if (info.dli_fbase == self.dli_fbase) {
-            continue;
-        } else if (info.dli_sname) {
-            snprintf(frame, sizeof frame, "%s+0x%lx (%s)", info.dli_sname,
-                     (unsigned long)((char *)frames[i] - (char *)info.dli_saddr), info.dli_fname);
-        } else {
-            snprintf(frame, sizeof frame, "%s+0x%lx", info.dli_fname,
-                     (unsigned long)((char *)frames[i] - (char *)info.dli_fbase));
-        }
-        ct_jsonl_str(j, NULL, frame);
-    }
-    ct_jsonl_close(j);
+} host_frames;
+
+static const char *host_frame(const void *items, size_t i, char *frame, size_t cap)
+{
+    const host_frames *h = items;
+    Dl_info info;
+    if (!dladdr(h->frame[i], &info))
+        snprintf(frame, cap, "%p", h->frame[i]);
+    else if (info.dli_fbase == h->self.dli_fbase)
+        return NULL;
+    else if (info.dli_sname)
+        snprintf(frame, cap, "%s+0x%lx (%s)", info.dli_sname,
+                 (unsigned long)((char *)h->frame[i] - (char *)info.dli_saddr), info.dli_fname);
+    else
+        snprintf(frame, cap, "%s+0x%lx", info.dli_fname, (unsigned long)((char *)h->frame[i] - (char *)info.dli_fbase));
+    return frame;
+}
+
+static ct_out_strings backtrace_of(host_frames *h)
+{
+    int n = backtrace(h->frame, CT_BACKTRACE_MAX);
+    dladdr((void *)backtrace_of, &h->self);
+    return (ct_out_strings){h, n > 0 ? (size_t)n : 0, host_frame};
 }
 
 /* The compute-sanitizer line that replays launch `seq` (launches are counted
@@ -332,34 +323,27 @@ void ct_repro_line(uint64_t seq, char *line, size_t cap)
         n += snprintf(line + n, cap - (size_t)n, " %s", saved_argv[i]);
 }
 
-static void repro_field(ct_jsonl *j, uint64_t seq)
-{
-    char line[4096];
-    ct_repro_line(seq, line, sizeof line);
-    ct_jsonl_str(j, CT_KEY(failure, repro, STR), line);
-}
-
-/* The work that failed, as failure and repeat events both name it. */
-static void work_fields(ct_jsonl *j, const ct_failure_desc *d)
-{
-    ct_jsonl_str(j, CT_KEY_OF_BOTH(failure, repeat, api, STR), d->api);
-    ct_jsonl_str(j, CT_KEY_OF_BOTH(failure, repeat, kernel, STR), d->kernel);
-    error_fields(j, d->error);
-    ct_jsonl_uint(j, CT_KEY_OF_BOTH(failure, repeat, launch, INT), d->launch_seq);
-}
-
 #define POOL_ADVICE                                                                                            \
     "declare each tensor with CUTAINT_REGION_ALLOC (include/cutaint.h), or give each tensor an allocation of " \
     "its own (PyTorch: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; docs/POOLS.md)"
 
-static void pool_facts(ct_jsonl *j, const ct_pool_facts *p)
+/* A pool event, or (absent: its failure) a failure's pool object. */
+static void write_pool(ct_jsonl *j, ct_failure_id id, const ct_pool_facts *p, uint64_t absent)
 {
-    ct_jsonl_hex(j, CT_KEY(pool, allocation, HEX), p->allocation);
-    ct_jsonl_uint(j, CT_KEY(pool, size, INT), p->size);
-    ct_jsonl_hex(j, CT_KEY(pool, from, HEX), p->from);
-    ct_jsonl_uint(j, CT_KEY(pool, covered, INT), p->covered);
-    ct_jsonl_uint(j, CT_KEY(pool, pointers, INT), p->pointers);
-    ct_jsonl_str(j, CT_KEY(pool, advice, STR), POOL_ADVICE);
+    ct_write_pool(j, &(ct_out_pool){.absent = absent,
+                                    .failure = id,
+                                    .allocation = p->allocation,
+                                    .size = (int64_t)p->size,
+                                    .from = p->from,
+                                    .covered = (int64_t)p->covered,
+                                    .pointers = p->pointers,
+                                    .advice = POOL_ADVICE});
+}
+
+static void pool_object(ct_jsonl *j, const void *items, size_t i)
+{
+    (void)i;
+    write_pool(j, 0, items, CT_FIELD_BIT(pool, failure));
 }
 
 static void say_pool(ct_failure_id id, const ct_pool_facts *p)
@@ -378,8 +362,7 @@ void ct_event_pool(ct_failure_id id, const ct_pool_facts *p)
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(pool)))
         return;
-    ct_jsonl_uint(&j, CT_KEY(pool, failure, INT), id);
-    pool_facts(&j, p);
+    write_pool(&j, id, p, 0);
     emit(&j);
 }
 
@@ -401,33 +384,37 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(failure)))
         return;
-    ct_jsonl_uint(&j, CT_KEY(failure, id, INT), id);
-    work_fields(&j, d);
-    if (d->kernel) {
-        dims(&j, CT_KEY(failure, grid, DIMS), d->grid);
-        dims(&j, CT_KEY(failure, block, DIMS), d->block);
-    }
-    ct_jsonl_hex(&j, CT_KEY(failure, stream, HEX), d->stream);
-    ct_jsonl_uint(&j, CT_KEY(failure, thread, INT), d->thread);
-    ct_jsonl_bool(&j, CT_KEY(failure, injected, BOOL), injected);
-    if (d->kernel && d->launch_seq)
-        repro_field(&j, d->launch_seq);
-    backtrace_field(&j);
-    if (k && k->roles) {
-        ct_jsonl_str(&j, CT_KEY(failure, roles, STR), k->roles);
-        ct_jsonl_str(&j, CT_KEY(failure, roles_from, STR), k->roles_from);
-    }
-    if (d->image)
-        ct_jsonl_uint(&j, CT_KEY(failure, image, INT), d->image);
-    else
-        ct_jsonl_null(&j, CT_KEY(failure, image, INT));
-    if (pool) {
-        ct_jsonl_open_object(&j, CT_KEY(failure, pool, OBJ));
-        pool_facts(&j, pool);
-        ct_jsonl_close(&j);
-    } else {
-        ct_jsonl_null(&j, CT_KEY(failure, pool, OBJ));
-    }
+    bool repro = d->kernel && d->launch_seq, roles = k && k->roles;
+    char repro_line[4096];
+    if (repro)
+        ct_repro_line(d->launch_seq, repro_line, sizeof repro_line);
+    host_frames frames;
+    ct_write_failure(&j,
+                     &(ct_out_failure){.absent =
+                                           (d->kernel ? 0
+                                                      : CT_FIELD_BIT(failure, grid) | CT_FIELD_BIT(failure, block)) |
+                                           (repro ? 0 : CT_FIELD_BIT(failure, repro)) |
+                                           (roles ? 0
+                                                  : CT_FIELD_BIT(failure, roles) | CT_FIELD_BIT(failure, roles_from)),
+                                       .nulls = (d->image ? 0 : CT_FIELD_BIT(failure, image)) |
+                                                (pool ? 0 : CT_FIELD_BIT(failure, pool)),
+                                       .id = id,
+                                       .api = d->api,
+                                       .kernel = d->kernel,
+                                       .error = ct_cu_error_name((CUresult)d->error),
+                                       .code = d->error,
+                                       .launch = (int64_t)d->launch_seq,
+                                       .grid = dims(d->grid),
+                                       .block = dims(d->block),
+                                       .stream = d->stream,
+                                       .thread = (int64_t)d->thread,
+                                       .injected = injected,
+                                       .repro = repro_line,
+                                       .backtrace = backtrace_of(&frames),
+                                       .roles = roles ? k->roles : NULL,
+                                       .roles_from = roles ? k->roles_from : NULL,
+                                       .image = d->image,
+                                       .pool = {pool, 1, pool_object}});
     emit(&j);
     if (pool)
         say_pool(id, pool);
@@ -468,12 +455,16 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(repeat)))
         return;
-    ct_jsonl_uint(&j, CT_KEY(repeat, failure, INT), id);
-    work_fields(&j, d);
-    ct_jsonl_uint(&j, CT_KEY(repeat, first_launch, INT), occ->first_launch);
-    ct_jsonl_uint(&j, CT_KEY(repeat, occurrences, INT), occ->count);
-    ct_jsonl_uint(&j, CT_KEY(repeat, thread, INT), d->thread);
-    ct_jsonl_bool(&j, CT_KEY(repeat, injected, BOOL), injected);
+    ct_write_repeat(&j, &(ct_out_repeat){.failure = id,
+                                         .api = d->api,
+                                         .kernel = d->kernel,
+                                         .error = ct_cu_error_name((CUresult)d->error),
+                                         .code = d->error,
+                                         .launch = (int64_t)d->launch_seq,
+                                         .first_launch = (int64_t)occ->first_launch,
+                                         .occurrences = (int64_t)occ->count,
+                                         .thread = (int64_t)d->thread,
+                                         .injected = injected});
     emit(&j);
 }
 
@@ -486,21 +477,20 @@ void ct_event_skip(ct_failure_id root, const ct_skip_desc *s)
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(skip)))
         return;
-    ct_jsonl_uint(&j, CT_KEY(skip, failure, INT), root);
-    ct_jsonl_str(&j, CT_KEY(skip, api, STR), s->api);
-    ct_jsonl_str(&j, CT_KEY(skip, kernel, STR), s->kernel);
-    ct_jsonl_uint(&j, CT_KEY(skip, launch, INT), s->launch_seq);
-    ct_jsonl_hex(&j, CT_KEY(skip, needed, HEX), s->needed);
-    if (s->graph) {
-        ct_jsonl_hex(&j, CT_KEY(skip, graph, HEX), s->graph);
-        ct_jsonl_hex(&j, CT_KEY(skip, node, HEX), s->node);
-    }
-    ct_jsonl_uint(&j, CT_KEY(skip, produced, INT), s->produced);
-    if (s->roles) {
-        ct_jsonl_str(&j, CT_KEY(skip, roles, STR), s->roles);
-        ct_jsonl_str(&j, CT_KEY(skip, roles_from, STR), s->roles_from);
-    }
-    ct_jsonl_uint(&j, CT_KEY(skip, thread, INT), s->thread);
+    ct_write_skip(&j,
+                  &(ct_out_skip){.absent = (s->graph ? 0 : CT_FIELD_BIT(skip, graph) | CT_FIELD_BIT(skip, node)) |
+                                           (s->roles ? 0 : CT_FIELD_BIT(skip, roles) | CT_FIELD_BIT(skip, roles_from)),
+                                 .failure = root,
+                                 .api = s->api,
+                                 .kernel = s->kernel,
+                                 .launch = (int64_t)s->launch_seq,
+                                 .needed = s->needed,
+                                 .graph = s->graph,
+                                 .node = s->node,
+                                 .produced = s->produced,
+                                 .roles = s->roles,
+                                 .roles_from = s->roles_from,
+                                 .thread = (int64_t)s->thread});
     emit(&j);
 }
 
@@ -513,10 +503,10 @@ void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_s
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(retry)))
         return;
-    ct_jsonl_uint(&j, CT_KEY(retry, failure, INT), retried);
-    ct_jsonl_str(&j, CT_KEY(retry, kernel, STR), kernel);
-    ct_jsonl_uint(&j, CT_KEY(retry, launch, INT), launch_seq);
-    ct_jsonl_uint(&j, CT_KEY(retry, thread, INT), ct_thread_id());
+    ct_write_retry(&j, &(ct_out_retry){.failure = retried,
+                                       .kernel = kernel,
+                                       .launch = (int64_t)launch_seq,
+                                       .thread = (int64_t)ct_thread_id()});
     emit(&j);
 }
 
@@ -536,6 +526,16 @@ static const ct_skip_desc *path_skip(const ct_failure_info *root, uint32_t i)
     assert(i < root->path_len && root->path_len <= CT_SKIPS_KEPT && root->path[i] < root->n_skips &&
            "a path indexes the skips kept");
     return &root->skips[root->path[i]];
+}
+
+/* The i-th step of a refusal's path as its event names it: the root's
+ * subject, then each skip's. */
+static const char *path_subject(const void *items, size_t i, char *scratch, size_t cap)
+{
+    (void)scratch;
+    (void)cap;
+    const ct_failure_info *root = items;
+    return i == 0 ? subject(root) : skip_subject(path_skip(root, (uint32_t)i - 1));
 }
 
 /* How many skips from the i-th on the path on are of its subject. */
@@ -724,25 +724,23 @@ void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_r
     if (!begin(&j, buf, CT_EVENT(refused_read)))
         return;
     const ct_failure_info *root = &r->failures[0];
-    ct_jsonl_str(&j, CT_KEY(refused_read, api, STR), api);
-    ct_jsonl_hex(&j, CT_KEY(refused_read, address, HEX), addr);
-    ct_jsonl_uint(&j, CT_KEY(refused_read, bytes, INT), bytes);
-    ct_jsonl_open_array(&j, CT_KEY(refused_read, failures, INTS));
+    int64_t ids[CT_REFUSAL_MAX_FAILURES];
     for (size_t i = 0; i < r->n_kept; i++)
-        ct_jsonl_uint(&j, NULL, r->failures[i].id);
-    ct_jsonl_close(&j);
-    ct_jsonl_uint(&j, CT_KEY(refused_read, root, INT), root->id);
-    error_fields(&j, root->desc.error);
-    ct_jsonl_str(&j, CT_KEY(refused_read, returned, STR), ct_cu_error_name((CUresult)returned));
-    ct_jsonl_open_array(&j, CT_KEY(refused_read, path, STRS));
-    ct_jsonl_str(&j, NULL, subject(root));
-    for (uint32_t i = 0; i < root->path_len; i++)
-        ct_jsonl_str(&j, NULL, skip_subject(path_skip(root, i)));
-    ct_jsonl_close(&j);
-    if (root->path_cut)
-        ct_jsonl_bool(&j, CT_KEY(refused_read, path_cut, BOOL), true);
-    ct_jsonl_bool(&j, CT_KEY(refused_read, poisoned, BOOL), poisoned);
-    ct_jsonl_uint(&j, CT_KEY(refused_read, thread, INT), ct_thread_id());
+        ids[i] = r->failures[i].id;
+    ct_write_refused_read(&j,
+                          &(ct_out_refused_read){.absent = root->path_cut ? 0 : CT_FIELD_BIT(refused_read, path_cut),
+                                                 .api = api,
+                                                 .address = addr,
+                                                 .bytes = (int64_t)bytes,
+                                                 .failures = {ids, r->n_kept},
+                                                 .root = root->id,
+                                                 .error = ct_cu_error_name((CUresult)root->desc.error),
+                                                 .code = root->desc.error,
+                                                 .returned = ct_cu_error_name((CUresult)returned),
+                                                 .path = {root, 1 + root->path_len, path_subject},
+                                                 .path_cut = true,
+                                                 .poisoned = poisoned,
+                                                 .thread = (int64_t)ct_thread_id()});
     emit(&j);
 }
 
@@ -755,30 +753,30 @@ void ct_event_probe(const char *after, CUresult error, CUresult probe, bool lost
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(probe)))
         return;
-    ct_jsonl_str(&j, CT_KEY(probe, after, STR), after);
-    ct_jsonl_str(&j, CT_KEY(probe, error, STR), ct_cu_error_name(error));
-    ct_jsonl_str(&j, CT_KEY(probe, result, STR), probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe));
-    ct_jsonl_str(&j, CT_KEY(probe, verdict, STR), lost ? "context_lost" : "isolated");
+    ct_write_probe(&j, &(ct_out_probe){.after = after,
+                                       .error = ct_cu_error_name(error),
+                                       .result = probe == CUDA_SUCCESS ? "CUDA_SUCCESS" : ct_cu_error_name(probe),
+                                       .verdict = lost ? "context_lost" : "isolated"});
     emit(&j);
 }
 
-static void suspect_object(ct_jsonl *j, const ct_suspect_desc *s)
+static void suspect_object(ct_jsonl *j, const void *items, size_t i)
 {
-    ct_jsonl_open_object(j, NULL);
-    ct_jsonl_str(j, CT_KEY(suspect, api, STR), s->api);
-    ct_jsonl_str(j, CT_KEY(suspect, kernel, STR), s->kernel);
-    ct_jsonl_hex(j, CT_KEY(suspect, graph, HEX), s->graph);
-    ct_jsonl_uint(j, CT_KEY(suspect, launch, INT), s->launch);
-    ct_jsonl_hex(j, CT_KEY(suspect, stream, HEX), s->stream);
-    dims(j, CT_KEY(suspect, grid, DIMS), s->grid);
-    dims(j, CT_KEY(suspect, block, DIMS), s->block);
-    ct_jsonl_uint(j, CT_KEY(suspect, thread, INT), s->thread);
-    ct_jsonl_bool(j, CT_KEY(suspect, prime, BOOL), s->prime);
+    const ct_suspect_desc *s = (const ct_suspect_desc *)items + i;
+    bool repro = s->kernel && s->launch;
     char line[4096];
-    if (s->kernel && s->launch)
+    if (repro)
         ct_repro_line(s->launch, line, sizeof line);
-    ct_jsonl_str(j, CT_KEY(suspect, repro, STR), s->kernel && s->launch ? line : NULL);
-    ct_jsonl_close(j);
+    ct_write_suspect(j, &(ct_out_suspect){.api = s->api,
+                                          .kernel = s->kernel,
+                                          .graph = s->graph,
+                                          .launch = (int64_t)s->launch,
+                                          .stream = s->stream,
+                                          .grid = dims(s->grid),
+                                          .block = dims(s->block),
+                                          .thread = (int64_t)s->thread,
+                                          .prime = s->prime,
+                                          .repro = repro ? line : NULL});
 }
 
 void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_desc *suspects, size_t n, size_t total)
@@ -788,13 +786,10 @@ void ct_event_context_lost(const char *reason, bool simulated, const ct_suspect_
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(context_lost)))
         return;
-    ct_jsonl_str(&j, CT_KEY(context_lost, reason, STR), reason);
-    ct_jsonl_bool(&j, CT_KEY(context_lost, simulated, BOOL), simulated);
-    ct_jsonl_open_array(&j, CT_KEY(context_lost, suspects, OBJS));
-    for (size_t i = 0; i < n; i++)
-        suspect_object(&j, &suspects[i]);
-    ct_jsonl_close(&j);
-    ct_jsonl_uint(&j, CT_KEY(context_lost, suspects_total, INT), total);
+    ct_write_context_lost(&j, &(ct_out_context_lost){.reason = reason,
+                                                     .simulated = simulated,
+                                                     .suspects = {suspects, n, suspect_object},
+                                                     .suspects_total = (int64_t)total});
     emit(&j);
 }
 
@@ -818,19 +813,35 @@ static const char *const fit_names[] = {
 };
 
 /* "sm_80", "compute_90", "sm_90a" */
-static void entry_name(const ct_image_entry *e, char *out, size_t cap)
+static const char *entry_name(const void *items, size_t i, char *out, size_t cap)
 {
+    const ct_image_entry *e = &((const ct_image *)items)->entries[i];
     snprintf(out, cap, "%s_%u%s",
              e->kind == CT_ENTRY_PTX    ? "compute"
              : e->kind == CT_ENTRY_SASS ? "sm"
                                         : "other",
              e->arch, e->arch_specific ? "a" : "");
+    return out;
 }
 
 /* A kernel's name for people: demangled when it can be. */
 static const char *pretty(const char *mangled, ct_signature *sig)
 {
     return mangled && ct_signature_from_mangled(mangled, sig) == CT_OK ? sig->demangled : mangled;
+}
+
+/* An image's kernels, demangled in sig (NULL: none could be made). */
+typedef struct pretty_kernels {
+    const ct_image *image;
+    ct_signature *sig;
+} pretty_kernels;
+
+static const char *pretty_kernel(const void *items, size_t i, char *scratch, size_t cap)
+{
+    (void)scratch;
+    (void)cap;
+    const pretty_kernels *k = items;
+    return pretty(k->image->kernels[i], k->sig);
 }
 
 /* "image 0x7f... (kernels fill(float*, int, float), ...)" or "image file
@@ -902,37 +913,28 @@ void ct_event_image(const ct_image_report *r)
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(image)))
         return;
-    ct_jsonl_str(&j, CT_KEY(image, api, STR), r->api);
-    ct_jsonl_str(&j, CT_KEY(image, error, STR), ct_cu_error_name((CUresult)r->error));
-    ct_jsonl_int(&j, CT_KEY(image, code, INT), r->error);
-    ct_jsonl_hex(&j, CT_KEY(image, address, HEX), r->address);
-    ct_jsonl_str(&j, CT_KEY(image, path, STR), r->path);
-    ct_jsonl_str(&j, CT_KEY(image, kernel, STR), r->kernel);
-    ct_jsonl_str(&j, CT_KEY(image, form, STR), form_names[img->form]);
-    ct_jsonl_str(&j, CT_KEY(image, status, STR), status_names[img->status]);
-    ct_jsonl_open_array(&j, CT_KEY(image, holds, STRS));
-    for (size_t i = 0; i < img->n_entries; i++) {
-        char name[32];
-        entry_name(&img->entries[i], name, sizeof name);
-        ct_jsonl_str(&j, NULL, name);
-    }
-    ct_jsonl_close(&j);
-    ct_signature *sig = malloc(sizeof *sig);
-    ct_jsonl_open_array(&j, CT_KEY(image, kernels, STRS));
-    for (size_t i = 0; sig && i < img->n_kernels; i++)
-        ct_jsonl_str(&j, NULL, pretty(img->kernels[i], sig));
-    ct_jsonl_close(&j);
-    free(sig);
-    ct_jsonl_uint(&j, CT_KEY(image, kernels_total, INT), img->kernels_total);
-    ct_jsonl_str(&j, CT_KEY(image, device, STR), r->device);
+    pretty_kernels kernels = {img, malloc(sizeof *kernels.sig)};
     char cc[16];
     snprintf(cc, sizeof cc, "%u.%u", r->cc / 10, r->cc % 10);
-    ct_jsonl_str(&j, CT_KEY(image, device_cc, STR), r->cc ? cc : NULL);
-    ct_jsonl_str(&j, CT_KEY(image, fit, STR), fit_names[fit]);
-    ct_jsonl_str(&j, CT_KEY(image, why, STR), why);
-    ct_jsonl_uint(&j, CT_KEY(image, thread, INT), ct_thread_id());
-    ct_jsonl_uint(&j, CT_KEY(image, number, INT), r->number);
-    ct_jsonl_bool(&j, CT_KEY(image, stand_in, BOOL), r->stand_in);
+    ct_write_image(&j, &(ct_out_image){.api = r->api,
+                                       .error = ct_cu_error_name((CUresult)r->error),
+                                       .code = r->error,
+                                       .address = r->address,
+                                       .path = r->path,
+                                       .kernel = r->kernel,
+                                       .form = form_names[img->form],
+                                       .status = status_names[img->status],
+                                       .holds = {img, img->n_entries, entry_name},
+                                       .kernels = {&kernels, kernels.sig ? img->n_kernels : 0, pretty_kernel},
+                                       .kernels_total = img->kernels_total,
+                                       .device = r->device,
+                                       .device_cc = r->cc ? cc : NULL,
+                                       .fit = fit_names[fit],
+                                       .why = why,
+                                       .thread = (int64_t)ct_thread_id(),
+                                       .number = r->number,
+                                       .stand_in = r->stand_in});
+    free(kernels.sig);
     emit(&j);
 }
 
@@ -968,26 +970,29 @@ void ct_event_exit(int status, int program_status)
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(exit)))
         return;
-    ct_jsonl_int(&j, CT_KEY(exit, status, INT), status);
-    ct_jsonl_int(&j, CT_KEY(exit, program_status, INT), program_status);
-    ct_jsonl_uint(&j, CT_KEY(exit, failures, INT), atomic_load(&ct_g.failures));
-    ct_jsonl_uint(&j, CT_KEY(exit, occurrences, INT), atomic_load(&ct_g.occurrences));
-    ct_jsonl_uint(&j, CT_KEY(exit, skips, INT), atomic_load(&ct_g.skips));
-    ct_jsonl_uint(&j, CT_KEY(exit, retries, INT), atomic_load(&ct_g.retries));
-    ct_jsonl_uint(&j, CT_KEY(exit, refused_reads, INT), atomic_load(&ct_g.refused_reads));
-    ct_jsonl_uint(&j, CT_KEY(exit, failed_reads, INT), atomic_load(&ct_g.failed_reads));
-    ct_jsonl_bool(&j, CT_KEY(exit, context_lost, BOOL), ct_latch_is_set(ct_g.latch));
-    ct_jsonl_uint(&j, CT_KEY(exit, unusable_images, INT), atomic_load(&ct_g.unusable_images));
-    if (atomic_load(&ct_g.unprotected))
-        ct_jsonl_bool(&j, CT_KEY(exit, unprotected, BOOL), true);
-    if (atomic_load(&ct_g.exit_interrupted)) {
-        ct_jsonl_bool(&j, CT_KEY(exit, interrupted, BOOL), true);
-        ct_jsonl_open_array(&j, CT_KEY(exit, skipped, STRS));
-        if (atomic_load(&ct_g.exit_check_skipped))
-            ct_jsonl_str(&j, NULL, "exit_check");
-        if (!metrics_written)
-            ct_jsonl_str(&j, NULL, "metrics_file");
-        ct_jsonl_close(&j);
-    }
+    bool interrupted = atomic_load(&ct_g.exit_interrupted);
+    const char *skipped[2];
+    size_t n_skipped = 0;
+    if (atomic_load(&ct_g.exit_check_skipped))
+        skipped[n_skipped++] = "exit_check";
+    if (!metrics_written)
+        skipped[n_skipped++] = "metrics_file";
+    ct_write_exit(&j,
+                  &(ct_out_exit){.absent =
+                                     (atomic_load(&ct_g.unprotected) ? 0 : CT_FIELD_BIT(exit, unprotected)) |
+                                     (interrupted ? 0 : CT_FIELD_BIT(exit, interrupted) | CT_FIELD_BIT(exit, skipped)),
+                                 .status = status,
+                                 .program_status = program_status,
+                                 .failures = (int64_t)atomic_load(&ct_g.failures),
+                                 .occurrences = (int64_t)atomic_load(&ct_g.occurrences),
+                                 .skips = (int64_t)atomic_load(&ct_g.skips),
+                                 .retries = (int64_t)atomic_load(&ct_g.retries),
+                                 .refused_reads = (int64_t)atomic_load(&ct_g.refused_reads),
+                                 .failed_reads = (int64_t)atomic_load(&ct_g.failed_reads),
+                                 .context_lost = ct_latch_is_set(ct_g.latch),
+                                 .unusable_images = (int64_t)atomic_load(&ct_g.unusable_images),
+                                 .unprotected = true,
+                                 .interrupted = true,
+                                 .skipped = ct_out_strings_of(skipped, n_skipped)});
     emit(&j);
 }
