@@ -2,20 +2,22 @@
  * report.c - reads cutaint JSON Lines reports into the model of report.h.
  *
  * Owns: the bounded line reader, the event table (one handler per event
- * name), the folding of skips and refused reads into their groups, and the
- * model's memory.  Invariants: see report.h; in particular a line is held
- * only up to CT_REPORT_LINE_MAX bytes, a bad line changes nothing but the
- * file's counters (a whole event glued after a damaged line's fragment is
- * read: glued_tail), and values of the wrong JSON type read as absent
- * instead of failing the line (a reader that rejects a whole event over one
- * odd field would hide the failure it describes).
+ * name: it reads its record with the generated reader, schema_read.h, and
+ * keeps what the model holds), the folding of skips and refused reads into
+ * their groups, and the model's memory.  Invariants: see report.h; in
+ * particular a line is held only up to CT_REPORT_LINE_MAX bytes, a bad line
+ * changes nothing but the file's counters (a whole event glued after a
+ * damaged line's fragment is read: glued_tail), and values of the wrong
+ * JSON type read as absent instead of failing the line (a reader that
+ * rejects a whole event over one odd field would hide the failure it
+ * describes).
  */
 #include "report.h"
 
 #include "jsonr.h"
 #include "util.h"
 #include "jsonl.h"
-#include "schema.h"
+#include "schema_read.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -115,68 +117,32 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
-/* ---- typed field access: wrong types read as absent -------------------- */
+/* ---- what the model keeps of a value ---------------------------------- */
 
 typedef struct event_in {
     const jsonr_doc *doc;
     const jv *obj;
 } event_in;
 
-static const jv *field(const event_in *in, const char *key, jv_type type)
+static char *dup_text(ct_text t)
 {
-    const jv *v = jsonr_get(in->doc, in->obj, key);
-    return v && v->type == type ? v : NULL;
+    return t.str ? ct_xstrndup(t.str, t.len) : NULL;
 }
 
-static char *get_str(const event_in *in, const char *key)
+/* The strings of an array node (NULL: none); other elements are skipped. */
+static void get_strv(const jsonr_doc *doc, const jv *arr, ct_strv *out)
 {
-    const jv *v = field(in, key, JV_STRING);
-    return v ? ct_xstrndup(v->str, v->len) : NULL;
-}
-
-static bool get_int(const event_in *in, const char *key, int64_t *out)
-{
-    const jv *v = field(in, key, JV_NUMBER);
-    if (!v || !v->is_int)
-        return false;
-    *out = v->i;
-    return true;
-}
-
-static int64_t int_or(const event_in *in, const char *key, int64_t fallback)
-{
-    int64_t value = fallback;
-    get_int(in, key, &value);
-    return value;
-}
-
-static bool bool_or(const event_in *in, const char *key, bool fallback)
-{
-    const jv *v = jsonr_get(in->doc, in->obj, key);
-    return v && (v->type == JV_TRUE || v->type == JV_FALSE) ? v->type == JV_TRUE : fallback;
-}
-
-static void get_strv(const event_in *in, const char *key, ct_strv *out)
-{
-    const jv *arr = field(in, key, JV_ARRAY);
-    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e))
+    for (const jv *e = jsonr_first(doc, arr); e; e = jsonr_next(doc, e))
         if (e->type == JV_STRING)
             *CT_PUSH(out->v, out->n, out->cap) = ct_xstrndup(e->str, e->len);
 }
 
-static bool get_dims(const event_in *in, const char *key, int64_t out[3])
+/* Keeps both dims; has: whether both were there (else they are not shown). */
+static bool get_dims(bool has, const ct_dims *grid, const ct_dims *block, int64_t g[3], int64_t b[3])
 {
-    const jv *arr = field(in, key, JV_ARRAY);
-    if (!arr || arr->count != 3)
-        return false;
-    int k = 0;
-    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e)) {
-        if (e->type != JV_NUMBER || !e->is_int)
-            return false;
-        assert(k < 3 && "an array's count is its elements");
-        out[k++] = e->i;
-    }
-    return true;
+    memcpy(g, grid->d, sizeof grid->d);
+    memcpy(b, block->d, sizeof block->d);
+    return has;
 }
 
 /* ---- model lookups ------------------------------------------------------- */
@@ -225,69 +191,79 @@ static ct_failure *failure_for(ct_process *p, int64_t id)
 
 static void on_start(ct_process *p, const event_in *in)
 {
+    ct_in_start v;
+    ct_read_start(in->doc, in->obj, &v);
     p->has_start = true;
-    p->format_version = int_or(in, CT_KEY(start, format_version, INT), 1);
-    get_strv(in, CT_KEY(start, argv, STRS), &p->argv);
-    p->has_driver = get_int(in, CT_KEY(start, driver_version, INT), &p->driver_version);
-    p->cutaint_version = get_str(in, CT_KEY(start, cutaint_version, STR));
+    p->format_version = CT_OR(&v, start, format_version, 1);
+    get_strv(in->doc, v.argv, &p->argv);
+    p->has_driver = CT_HAS(&v, start, driver_version);
+    p->driver_version = v.driver_version;
+    p->cutaint_version = dup_text(v.cutaint_version);
 }
 
-static void describe_failure(ct_failure *f, const event_in *in, size_t seq)
+static void describe_failure(ct_failure *f, const jsonr_doc *doc, const ct_in_failure *v, size_t seq)
 {
     f->described = true;
     f->seq = seq;
-    f->api = get_str(in, CT_KEY(failure, api, STR));
-    f->kernel = get_str(in, CT_KEY(failure, kernel, STR));
-    f->error = get_str(in, CT_KEY(failure, error, STR));
-    f->code = int_or(in, CT_KEY(failure, code, INT), 0);
-    f->launch = int_or(in, CT_KEY(failure, launch, INT), 0);
+    f->api = dup_text(v->api);
+    f->kernel = dup_text(v->kernel);
+    f->error = dup_text(v->error);
+    f->code = v->code;
+    f->launch = v->launch;
     f->has_dims =
-        get_dims(in, CT_KEY(failure, grid, DIMS), f->grid) && get_dims(in, CT_KEY(failure, block, DIMS), f->block);
-    f->stream = get_str(in, CT_KEY(failure, stream, HEX));
-    f->thread = int_or(in, CT_KEY(failure, thread, INT), 0);
-    f->injected = bool_or(in, CT_KEY(failure, injected, BOOL), false);
-    f->repro = get_str(in, CT_KEY(failure, repro, STR));
-    get_strv(in, CT_KEY(failure, backtrace, STRS), &f->backtrace);
-    f->has_image = get_int(in, CT_KEY(failure, image, INT), &f->image); /* null or absent: none */
+        get_dims(CT_HAS(v, failure, grid) && CT_HAS(v, failure, block), &v->grid, &v->block, f->grid, f->block);
+    f->stream = dup_text(v->stream);
+    f->thread = v->thread;
+    f->injected = v->injected;
+    f->repro = dup_text(v->repro);
+    get_strv(doc, v->backtrace, &f->backtrace);
+    f->has_image = CT_HAS(v, failure, image); /* null or absent: none */
+    f->image = v->image;
 }
 
 /* The facts of a pool event, or of a failure's own pool object. */
-static void read_pool(ct_failure *f, const event_in *in)
+static void read_pool(ct_failure *f, const ct_in_pool *v)
 {
     f->pool = true;
-    f->pool_size = int_or(in, CT_KEY(pool, size, INT), 0);
-    f->pool_covered = int_or(in, CT_KEY(pool, covered, INT), 0);
-    f->pool_pointers = int_or(in, CT_KEY(pool, pointers, INT), 0);
+    f->pool_size = v->size;
+    f->pool_covered = v->covered;
+    f->pool_pointers = v->pointers;
 }
 
 static void on_failure(ct_process *p, const event_in *in)
 {
-    int64_t id = int_or(in, CT_KEY(failure, id, INT), 0);
-    ct_failure *f = failure_for(p, id);
+    ct_in_failure v;
+    ct_read_failure(in->doc, in->obj, &v);
+    ct_failure *f = failure_for(p, v.id);
     if (f->described) {
         f->occurrences++; /* a repeat written as its own line */
         return;
     }
-    describe_failure(f, in, p->seq);
-    const jv *pool = field(in, CT_KEY(failure, pool, OBJ), JV_OBJECT);
-    if (pool)
-        read_pool(f, &(event_in){in->doc, pool});
+    describe_failure(f, in->doc, &v, p->seq);
+    if (v.pool) {
+        ct_in_pool pool;
+        ct_read_pool(in->doc, v.pool, &pool);
+        read_pool(f, &pool);
+    }
 }
 
 static void on_pool(ct_process *p, const event_in *in)
 {
-    read_pool(failure_for(p, int_or(in, CT_KEY(pool, failure, INT), 0)), in);
+    ct_in_pool v;
+    ct_read_pool(in->doc, in->obj, &v);
+    read_pool(failure_for(p, v.failure), &v);
 }
 
 /* A folded failure happened again: its count and latest launch move on. */
 static void on_repeat(ct_process *p, const event_in *in)
 {
-    ct_failure *f = failure_for(p, int_or(in, CT_KEY(repeat, failure, INT), 0));
-    int64_t told = int_or(in, CT_KEY(repeat, occurrences, INT), 0);
-    f->occurrences = told > 0 && (uint64_t)told > f->occurrences ? (uint64_t)told : f->occurrences + 1;
-    int64_t launch = int_or(in, CT_KEY(repeat, launch, INT), 0);
-    if (launch > f->last_launch)
-        f->last_launch = launch;
+    ct_in_repeat v;
+    ct_read_repeat(in->doc, in->obj, &v);
+    ct_failure *f = failure_for(p, v.failure);
+    f->occurrences =
+        v.occurrences > 0 && (uint64_t)v.occurrences > f->occurrences ? (uint64_t)v.occurrences : f->occurrences + 1;
+    if (v.launch > f->last_launch)
+        f->last_launch = v.launch;
 }
 
 static bool same_text(const char *a, const char *b)
@@ -307,10 +283,12 @@ static ct_skip_group *skip_group_for(ct_failure *f, const char *api, const char 
 
 static void on_skip(ct_process *p, const event_in *in)
 {
-    ct_failure *f = failure_for(p, int_or(in, CT_KEY(skip, failure, INT), 0));
-    char *api = get_str(in, CT_KEY(skip, api, STR));
-    char *kernel = get_str(in, CT_KEY(skip, kernel, STR));
-    int64_t launch = int_or(in, CT_KEY(skip, launch, INT), 0);
+    ct_in_skip v;
+    ct_read_skip(in->doc, in->obj, &v);
+    ct_failure *f = failure_for(p, v.failure);
+    char *api = dup_text(v.api);
+    char *kernel = dup_text(v.kernel);
+    int64_t launch = v.launch;
     ct_skip_group *g = skip_group_for(f, api, kernel);
     p->skip_events++;
     if (g) {
@@ -326,17 +304,16 @@ static void on_skip(ct_process *p, const event_in *in)
                          .count = 1,
                          .first_launch = launch,
                          .last_launch = launch,
-                         .needed = get_str(in, CT_KEY(skip, needed, HEX)),
-                         .produced = int_or(in, CT_KEY(skip, produced, INT), 0)};
+                         .needed = dup_text(v.needed),
+                         .produced = v.produced};
 }
 
-static void get_ids(const event_in *in, const char *key, ct_read *rd)
+static void get_ids(const jsonr_doc *doc, const jv *arr, ct_read *rd)
 {
-    const jv *arr = field(in, key, JV_ARRAY);
     if (!arr)
         return;
     rd->failures = ct_xcalloc(arr->count, sizeof *rd->failures);
-    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e))
+    for (const jv *e = jsonr_first(doc, arr); e; e = jsonr_next(doc, e))
         if (e->type == JV_NUMBER && e->is_int) {
             assert(rd->n_failures < arr->count && "an array's count is its elements");
             rd->failures[rd->n_failures++] = e->i;
@@ -397,20 +374,20 @@ static void group_read(ct_failure *f)
 
 static void on_refused_read(ct_process *p, const event_in *in)
 {
-    ct_read rd = {.api = get_str(in, CT_KEY(refused_read, api, STR)),
-                  .address = get_str(in, CT_KEY(refused_read, address, HEX)),
-                  .bytes = int_or(in, CT_KEY(refused_read, bytes, INT), 0),
-                  .error = get_str(in, CT_KEY(refused_read, error, STR)),
-                  .code = int_or(in, CT_KEY(refused_read, code, INT), 0),
-                  .returned = get_str(in, CT_KEY(refused_read, returned, STR)),
-                  .poisoned = bool_or(in, CT_KEY(refused_read, poisoned, BOOL), false)};
+    ct_in_refused_read v;
+    ct_read_refused_read(in->doc, in->obj, &v);
+    ct_read rd = {.api = dup_text(v.api),
+                  .address = dup_text(v.address),
+                  .bytes = v.bytes,
+                  .error = dup_text(v.error),
+                  .code = v.code,
+                  .returned = dup_text(v.returned),
+                  .poisoned = v.poisoned};
     if (!rd.returned && rd.error) /* written before "returned" existed: error was both */
         rd.returned = ct_xstrdup(rd.error);
-    get_ids(in, CT_KEY(refused_read, failures, INTS), &rd);
-    get_strv(in, CT_KEY(refused_read, path, STRS), &rd.path);
-    int64_t root = rd.n_failures ? rd.failures[0] : 0;
-    get_int(in, CT_KEY(refused_read, root, INT), &root);
-    ct_failure *f = failure_for(p, root);
+    get_ids(in->doc, v.failures, &rd);
+    get_strv(in->doc, v.path, &rd.path);
+    ct_failure *f = failure_for(p, CT_OR(&v, refused_read, root, rd.n_failures ? rd.failures[0] : 0));
     *CT_PUSH(f->reads, f->n_reads, f->cap_reads) = rd;
     group_read(f);
     p->read_events++;
@@ -418,67 +395,72 @@ static void on_refused_read(ct_process *p, const event_in *in)
 
 static void on_probe(ct_process *p, const event_in *in)
 {
-    *CT_PUSH(p->probes, p->n_probes, p->cap_probes) = (ct_probe){.after = get_str(in, CT_KEY(probe, after, STR)),
-                                                                 .error = get_str(in, CT_KEY(probe, error, STR)),
-                                                                 .result = get_str(in, CT_KEY(probe, result, STR)),
-                                                                 .verdict = get_str(in, CT_KEY(probe, verdict, STR))};
+    ct_in_probe v;
+    ct_read_probe(in->doc, in->obj, &v);
+    *CT_PUSH(p->probes, p->n_probes, p->cap_probes) = (ct_probe){.after = dup_text(v.after),
+                                                                 .error = dup_text(v.error),
+                                                                 .result = dup_text(v.result),
+                                                                 .verdict = dup_text(v.verdict)};
 }
 
 static void on_image(ct_process *p, const event_in *in)
 {
+    ct_in_image v;
+    ct_read_image(in->doc, in->obj, &v);
     ct_image_note *im = CT_PUSH(p->images, p->n_images, p->cap_images);
-    *im = (ct_image_note){.api = get_str(in, CT_KEY(image, api, STR)),
-                          .error = get_str(in, CT_KEY(image, error, STR)),
-                          .address = get_str(in, CT_KEY(image, address, HEX)),
-                          .path = get_str(in, CT_KEY(image, path, STR)),
-                          .kernel = get_str(in, CT_KEY(image, kernel, STR)),
-                          .form = get_str(in, CT_KEY(image, form, STR)),
-                          .status = get_str(in, CT_KEY(image, status, STR)),
-                          .fit = get_str(in, CT_KEY(image, fit, STR)),
-                          .kernels_total = int_or(in, CT_KEY(image, kernels_total, INT), 0),
-                          .device = get_str(in, CT_KEY(image, device, STR)),
-                          .device_cc = get_str(in, CT_KEY(image, device_cc, STR)),
-                          .why = get_str(in, CT_KEY(image, why, STR)),
+    *im = (ct_image_note){.api = dup_text(v.api),
+                          .error = dup_text(v.error),
+                          .address = dup_text(v.address),
+                          .path = dup_text(v.path),
+                          .kernel = dup_text(v.kernel),
+                          .form = dup_text(v.form),
+                          .status = dup_text(v.status),
+                          .fit = dup_text(v.fit),
+                          .kernels_total = v.kernels_total,
+                          .device = dup_text(v.device),
+                          .device_cc = dup_text(v.device_cc),
+                          .why = dup_text(v.why),
                           /* written before the key existed: numbered in order, from 1 */
-                          .number = int_or(in, CT_KEY(image, number, INT), (int64_t)p->n_images),
-                          .stand_in = bool_or(in, CT_KEY(image, stand_in, BOOL), false)};
-    get_strv(in, CT_KEY(image, holds, STRS), &im->holds);
-    get_strv(in, CT_KEY(image, kernels, STRS), &im->kernels);
+                          .number = CT_OR(&v, image, number, (int64_t)p->n_images),
+                          .stand_in = v.stand_in};
+    get_strv(in->doc, v.holds, &im->holds);
+    get_strv(in->doc, v.kernels, &im->kernels);
 }
 
-static void get_suspect(ct_suspect *s, const event_in *in)
+static void get_suspect(ct_suspect *s, const jsonr_doc *doc, const jv *obj)
 {
-    *s = (ct_suspect){.api = get_str(in, CT_KEY(suspect, api, STR)),
-                      .kernel = get_str(in, CT_KEY(suspect, kernel, STR)),
-                      .graph = get_str(in, CT_KEY(suspect, graph, HEX)),
-                      .launch = int_or(in, CT_KEY(suspect, launch, INT), 0),
-                      .stream = get_str(in, CT_KEY(suspect, stream, HEX)),
-                      .thread = int_or(in, CT_KEY(suspect, thread, INT), 0),
-                      .prime = bool_or(in, CT_KEY(suspect, prime, BOOL), false),
-                      .repro = get_str(in, CT_KEY(suspect, repro, STR))};
+    ct_in_suspect v;
+    ct_read_suspect(doc, obj, &v);
+    *s = (ct_suspect){.api = dup_text(v.api),
+                      .kernel = dup_text(v.kernel),
+                      .graph = dup_text(v.graph),
+                      .launch = v.launch,
+                      .stream = dup_text(v.stream),
+                      .thread = v.thread,
+                      .prime = v.prime,
+                      .repro = dup_text(v.repro)};
     s->has_dims =
-        get_dims(in, CT_KEY(suspect, grid, DIMS), s->grid) && get_dims(in, CT_KEY(suspect, block, DIMS), s->block);
+        get_dims(CT_HAS(&v, suspect, grid) && CT_HAS(&v, suspect, block), &v.grid, &v.block, s->grid, s->block);
 }
 
 /* The suspects a loss names, the first CT_SUSPECTS_MAX of them kept, and
  * how many there were; an event without the keys (older) has none. */
-static void get_suspects(ct_process *p, const event_in *in)
+static void get_suspects(ct_process *p, const jsonr_doc *doc, const ct_in_context_lost *v)
 {
-    const jv *arr = field(in, CT_KEY(context_lost, suspects, OBJS), JV_ARRAY);
-    int64_t total = 0;
-    bool has_total = get_int(in, CT_KEY(context_lost, suspects_total, INT), &total);
+    const jv *arr = v->suspects;
+    int64_t total = v->suspects_total;
+    bool has_total = CT_HAS(v, context_lost, suspects_total);
     p->has_suspects = arr || has_total;
     if (arr)
         p->suspects = ct_xcalloc(arr->count < CT_SUSPECTS_MAX ? arr->count : CT_SUSPECTS_MAX, sizeof *p->suspects);
-    for (const jv *e = jsonr_first(in->doc, arr); e; e = jsonr_next(in->doc, e)) {
+    for (const jv *e = jsonr_first(doc, arr); e; e = jsonr_next(doc, e)) {
         if (e->type != JV_OBJECT)
             continue;
         if (p->n_suspects == CT_SUSPECTS_MAX) {
             p->suspects_dropped++;
             continue;
         }
-        event_in sub = {in->doc, e};
-        get_suspect(&p->suspects[p->n_suspects++], &sub);
+        get_suspect(&p->suspects[p->n_suspects++], doc, e);
     }
     assert(p->n_suspects <= CT_SUSPECTS_MAX && "what is kept is bounded");
     uint64_t listed = p->n_suspects + p->suspects_dropped;
@@ -489,33 +471,39 @@ static void on_context_lost(ct_process *p, const event_in *in)
 {
     if (p->context_lost)
         return; /* the latch is set once: the first reason wins */
+    ct_in_context_lost v;
+    ct_read_context_lost(in->doc, in->obj, &v);
     p->context_lost = true;
-    p->lost_reason = get_str(in, CT_KEY(context_lost, reason, STR));
-    p->lost_simulated = bool_or(in, CT_KEY(context_lost, simulated, BOOL), false);
+    p->lost_reason = dup_text(v.reason);
+    p->lost_simulated = v.simulated;
     p->lost_seq = p->seq;
-    get_suspects(p, in);
+    get_suspects(p, in->doc, &v);
 }
 
 static void on_exit_event(ct_process *p, const event_in *in)
 {
+    ct_in_exit v;
+    ct_read_exit(in->doc, in->obj, &v);
     p->has_exit = true;
-    p->exit = (ct_exit){.status = int_or(in, CT_KEY(exit, status, INT), 0),
-                        .program_status = int_or(in, CT_KEY(exit, program_status, INT), 0),
-                        .failures = int_or(in, CT_KEY(exit, failures, INT), 0),
-                        .occurrences = int_or(in, CT_KEY(exit, occurrences, INT), 0),
-                        .skips = int_or(in, CT_KEY(exit, skips, INT), 0),
-                        .retries = int_or(in, CT_KEY(exit, retries, INT), -1),
-                        .refused_reads = int_or(in, CT_KEY(exit, refused_reads, INT), 0),
-                        .failed_reads = int_or(in, CT_KEY(exit, failed_reads, INT), 0),
-                        .unusable_images = int_or(in, CT_KEY(exit, unusable_images, INT), -1),
-                        .context_lost = bool_or(in, CT_KEY(exit, context_lost, BOOL), false)};
+    p->exit = (ct_exit){.status = v.status,
+                        .program_status = v.program_status,
+                        .failures = v.failures,
+                        .occurrences = v.occurrences,
+                        .skips = v.skips,
+                        .retries = CT_OR(&v, exit, retries, -1),
+                        .refused_reads = v.refused_reads,
+                        .failed_reads = v.failed_reads,
+                        .unusable_images = CT_OR(&v, exit, unusable_images, -1),
+                        .context_lost = v.context_lost};
 }
 
 static void on_retry(ct_process *p, const event_in *in)
 {
-    ct_failure *f = failure_for(p, int_or(in, CT_KEY(retry, failure, INT), 0));
+    ct_in_retry v;
+    ct_read_retry(in->doc, in->obj, &v);
+    ct_failure *f = failure_for(p, v.failure);
     if (!f->retries++)
-        f->retry_launch = int_or(in, CT_KEY(retry, launch, INT), 0);
+        f->retry_launch = v.launch;
     p->retry_events++;
 }
 
@@ -546,9 +534,12 @@ static void count_bad(ct_skipped *kind, uint64_t line)
 
 static void dispatch(ct_report *r, ct_file_note *note, const event_in *in, uint64_t line)
 {
-    const jv *name = field(in, CT_KEY(envelope, event, STR), JV_STRING);
-    int64_t pid;
-    if (!name || !get_int(in, CT_KEY(envelope, pid, INT), &pid) || pid < 0 || pid > (int64_t)0x7fffffff) {
+    ct_in_envelope envelope;
+    ct_read_envelope(in->doc, in->obj, &envelope);
+    const ct_text *name = &envelope.event;
+    int64_t pid = envelope.pid;
+    if (!CT_HAS(&envelope, envelope, event) || !CT_HAS(&envelope, envelope, pid) || pid < 0 ||
+        pid > (int64_t)0x7fffffff) {
         count_bad(&note->malformed, line);
         return;
     }
