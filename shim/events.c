@@ -1,38 +1,34 @@
 /*
- * events.c - what cutaint says: log lines for people, report events for
- * tools (docs/REPORT.md).
+ * events.c - the report's events, for tools (docs/REPORT.md), each said in
+ * the log for people (log.c) as it is written.
  *
- * Log lines look like valgrind's ("==PID== cutaint: ..."), go to stderr or
- * CUTAINT_LOG_FILE, and are filtered by CUTAINT_LOG.  The first
- * CT_REFUSALS_SHOWN refused reads are logged (like a sanitizer's print
- * limit), then one line says the rest go to the report; so are repeats of a
- * folded failure (CT_REPEATS_SHOWN).  A refused read is explained in full,
- * unless it tells the same story as one before it: then in one line.
  * Report events are one JSON line each, one write(2), at the moment they
- * happen.
+ * happen.  Each fills its record's struct (core/schema_write.h) and the
+ * generated writer writes it.
+ *
+ * Owns: the report's sink, whether this process wrote its start event, the
+ * program's argv (for start and the repro lines) and the thread ids events
+ * name.
  *
  * Invariants:
- * - Formats are literals of this file; outside text (kernel names, paths,
- *   argv) travels only as %s arguments or escaped JSON strings.
- * - Every log and stderr line is "==PID== " then its text escaped
- *   (core/diag.h): a newline or an ESC byte in a path shows as \n, \x1b.
+ * - Log formats are literals of this file or log.c; outside text (kernel
+ *   names, paths, argv) travels only as %s arguments (escaped by log.c) or
+ *   escaped JSON strings.
  * - Nothing here runs on the happy path except the start and exit events.
- * - No file is opened before it has something to hold: the log file at the
- *   first line logged, the report at the start event, which a process
- *   writes when it first reaches the driver (ct_reached_driver).  A process
- *   that never does writes no event at all, not even exit.
- * - Every line goes through a sink (core/files.h): never into a descriptor
- *   the program took over, never waiting on a full pipe, and only to fd 2
- *   while it is the stderr the process started with.  A sink that cannot be
- *   opened or written is said once, on stderr, and counted in the metrics.
- * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted)
- *   no line waits for a sink's lock: it is dropped and counted.
+ * - The report is opened at the start event, which a process writes when
+ *   it first reaches the driver (ct_reached_driver).  A process that never
+ *   does writes no event at all, not even exit.
+ * - The report goes through a sink (core/files.h), as the log does: never
+ *   into a descriptor the program took over, never waiting on a full pipe,
+ *   never one file with the log; a sink that cannot be opened or written
+ *   is said once, on stderr, and counted in the metrics; while an exit
+ *   interrupted cutaint on its thread no line waits for the sink's lock
+ *   (log.c).
  */
 #include <assert.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -45,24 +41,25 @@
 #include "kernels.h"
 #include "jsonl.h"
 #include "schema_write.h"
-#include "ct_hash.h"
 #include "ct_status.h"
-#include "diag.h"
 #include "signature.h"
 #include "shim.h"
 
-#define CT_REFUSALS_SHOWN 10
 #define CT_REPEATS_SHOWN 10
 #define CT_EVENT_MAX 8192
 #define CT_BACKTRACE_MAX 24
 
-static ct_sink stderr_sink, log_sink, report_sink;
+static ct_sink report_sink;
 static atomic_bool start_written;
-static atomic_uint refusals_logged;
 static atomic_uint repeats_logged;
 static int saved_argc;
 static char **saved_argv;
 static __thread uint64_t thread_id;
+
+bool ct_events_started(void)
+{
+    return atomic_load(&start_written);
+}
 
 void ct_events_set_argv(int argc, char **argv)
 {
@@ -92,11 +89,6 @@ const char *ct_cu_error_name(CUresult r)
 
 /* ---- the sinks ------------------------------------------------------------ */
 
-void ct_events_stderr_at_load(void)
-{
-    ct_sink_stderr(&stderr_sink);
-}
-
 /* The report and the log never share a file with each other, and neither
  * with the program's stdout; the report neither with its stderr (the log's
  * lines belong there anyway).  The log yields: refused when its file is the
@@ -104,99 +96,20 @@ void ct_events_stderr_at_load(void)
  * only when the log already writes into that file. */
 static void keep_apart(void)
 {
-    ct_sink_apart(&log_sink, &report_sink, "CUTAINT_REPORT", true, false);
-    ct_sink_apart(&report_sink, &log_sink, "CUTAINT_LOG_FILE", false, true);
+    ct_log_apart_from(&report_sink);
 }
 
 void ct_events_configure(void)
 {
-    ct_sink_init(&log_sink, ct_g.cfg.log_file);
+    ct_log_configure();
     ct_sink_init(&report_sink, ct_g.cfg.report);
     keep_apart();
 }
 
-static bool may_wait(void)
-{
-    return !atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed);
-}
-
-/* "==PID== " prefix, then text escaped (diag.h): outside text in it can
- * neither forge a line nor drive a terminal.  The length, '\n' included. */
-static size_t diag_line(char *line, size_t cap, const char *prefix, const char *text)
-{
-    int n = snprintf(line, cap, "==%d== %s", (int)getpid(), prefix);
-    assert(n > 0 && (size_t)n < cap - 2 && "the prefix leaves room for the text");
-    size_t len = (size_t)n + ct_diag_escape(text, line + n, cap - (size_t)n - 1);
-    line[len++] = '\n';
-    assert(len < cap && "a line ends with its newline inside the buffer");
-    return len;
-}
-
-void ct_stderr_line(const char *text)
-{
-    char line[1024];
-    ct_sink_write(&stderr_sink, line, diag_line(line, sizeof line, "", text), may_wait());
-}
-
-/* Says, on stderr, what went wrong with the sink of a variable. */
-static void tell_sink_trouble(ct_sink *s, ct_sink_result r, const char *variable, const char *consequence)
-{
-    char text[CT_PATH_MAX + 256];
-    if (r == CT_SINK_REFUSED)
-        snprintf(text, sizeof text, "cutaint: cannot open %s %s: it %s; %s", variable, s->path, s->why, consequence);
-    else if (r == CT_SINK_FIRST_FAILURE)
-        snprintf(text, sizeof text,
-                 "cutaint: cannot write %s %s (%s); lines that fail are lost and counted "
-                 "(cutaint_output_write_errors_total), and writing goes on",
-                 variable, s->path, s->why);
-    else
-        return;
-    ct_stderr_line(text);
-}
-
-/* ---- the log ---------------------------------------------------------------- */
-
-/* A log file that could not be opened sends its lines to stderr; one
- * lost later (twice) or failing keeps them, counted. */
-static atomic_bool log_refused;
-
-static void log_line(const char *line, size_t len)
-{
-    if (log_sink.path[0] && !atomic_load_explicit(&log_refused, memory_order_relaxed)) {
-        ct_sink_result r = ct_sink_write(&log_sink, line, len, may_wait());
-        tell_sink_trouble(&log_sink, r, "CUTAINT_LOG_FILE", "logging to stderr");
-        if (r != CT_SINK_REFUSED)
-            return;
-        atomic_store(&log_refused, true);
-    }
-    ct_sink_write(&stderr_sink, line, len, may_wait());
-}
-
-void ct_log(ct_log_level level, const char *fmt, ...)
-{
-    if (level > ct_g.cfg.log || ct_g.cfg.log == CT_LOG_OFF)
-        return;
-    char text[2048], line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    if (vsnprintf(text, sizeof text, fmt, ap) < 0)
-        text[0] = '\0';
-    va_end(ap);
-    log_line(line, diag_line(line, sizeof line, "cutaint: ", text));
-}
-
-static void output_counts(ct_metrics_output *out, const ct_sink *s)
-{
-    out->dropped = atomic_load(&s->dropped);
-    out->write_errors = atomic_load(&s->write_errors);
-    out->reopened = atomic_load(&s->reopens);
-}
-
 void ct_events_output_counts(ct_metrics *m)
 {
-    output_counts(&m->outputs[CT_OUTPUT_STDERR], &stderr_sink);
-    output_counts(&m->outputs[CT_OUTPUT_LOG], &log_sink);
-    output_counts(&m->outputs[CT_OUTPUT_REPORT], &report_sink);
+    ct_log_output_counts(m);
+    ct_output_counts(&m->outputs[CT_OUTPUT_REPORT], &report_sink);
 }
 
 /* ---- the report ---------------------------------------------------------------- */
@@ -213,8 +126,8 @@ static bool begin(ct_jsonl *j, char *buf, const char *event)
 static void emit(ct_jsonl *j)
 {
     size_t len = ct_jsonl_end(j);
-    ct_sink_result r = ct_sink_write(&report_sink, j->buf, len, may_wait());
-    tell_sink_trouble(&report_sink, r, "CUTAINT_REPORT", "no report will be written");
+    ct_sink_result r = ct_sink_write(&report_sink, j->buf, len, ct_output_may_wait());
+    ct_tell_sink_trouble(&report_sink, r, "CUTAINT_REPORT", "no report will be written");
 }
 
 static ct_dims dims(const uint32_t d[3])
@@ -248,36 +161,19 @@ void ct_event_start(int driver_version)
     emit(&j);
 }
 
-static void forget_stories(void);
-
 /* The child writes its own start event when it calls the driver. */
 void ct_events_after_fork(void)
 {
     thread_id = 0;
     atomic_store(&start_written, false);
-    ct_sink_atfork_child(&stderr_sink);
-    ct_sink_atfork_child(&log_sink);
+    ct_log_after_fork();
     ct_sink_atfork_child(&report_sink);
-}
-
-/* A sink whose path the fork changed (%p) now writes the child's own
- * file, opened when it first has a line; true if it did. */
-static bool sink_follows(ct_sink *s, const char *path)
-{
-    if (strcmp(s->path, path) == 0)
-        return false;
-    ct_sink_close(s);
-    ct_sink_init(s, path);
-    return true;
 }
 
 void ct_events_follow_paths(void)
 {
-    if (sink_follows(&log_sink, ct_g.cfg.log_file)) {
-        atomic_store(&log_refused, false);
-        forget_stories(); /* a log of its own holds no earlier story */
-    }
-    sink_follows(&report_sink, ct_g.cfg.report);
+    ct_log_follow_path();
+    ct_output_follows(&report_sink, ct_g.cfg.report);
     keep_apart();
 }
 
@@ -420,18 +316,6 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
         say_pool(id, pool);
 }
 
-/* The log level of the n-th of a kind of line shown CT_..._SHOWN times at
- * warn: after them, one line says where the rest are, and they go to info. */
-static ct_log_level nth_shown(atomic_uint *count, unsigned shown, const char *what)
-{
-    unsigned n = atomic_fetch_add(count, 1);
-    if (n < shown)
-        return CT_LOG_WARN;
-    if (n == shown)
-        ct_log(CT_LOG_WARN, "more %s are not shown (CUTAINT_LOG=info shows all; the report has every one)", what);
-    return CT_LOG_INFO;
-}
-
 /* "launch #7; 3 occurrences, the first at launch #1" */
 static void repeat_where(const ct_failure_desc *d, const ct_occurrence *occ, char *out, size_t cap)
 {
@@ -447,7 +331,7 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
 {
     char where[160];
     repeat_where(d, occ, where, sizeof where);
-    ct_log(nth_shown(&repeats_logged, CT_REPEATS_SHOWN, "repeated failures"),
+    ct_log(ct_log_nth_level(&repeats_logged, CT_REPEATS_SHOWN, "repeated failures"),
            "failure #%u repeated: %s failed again with %s (%s, %s)%s", id, d->kernel ? d->kernel : d->api,
            ct_cu_error_name((CUresult)d->error), d->api, where, injected ? " [injected]" : "");
     ct_metrics_failure_event(d->api, d->kernel, d->error); /* each occurrence is failed work */
@@ -510,214 +394,19 @@ void ct_event_retry(ct_failure_id retried, const char *kernel, uint64_t launch_s
     emit(&j);
 }
 
-static const char *subject(const ct_failure_info *f)
-{
-    return f->desc.kernel ? f->desc.kernel : f->desc.api;
-}
-
-static const char *skip_subject(const ct_skip_desc *s)
-{
-    return s->kernel ? s->kernel : s->api;
-}
-
-/* The i-th skip on a refusal's path. */
-static const ct_skip_desc *path_skip(const ct_failure_info *root, uint32_t i)
-{
-    assert(i < root->path_len && root->path_len <= CT_SKIPS_KEPT && root->path[i] < root->n_skips &&
-           "a path indexes the skips kept");
-    return &root->skips[root->path[i]];
-}
-
 /* The i-th step of a refusal's path as its event names it: the root's
  * subject, then each skip's. */
 static const char *path_subject(const void *items, size_t i, char *scratch, size_t cap)
 {
     (void)scratch;
     (void)cap;
-    const ct_failure_info *root = items;
-    return i == 0 ? subject(root) : skip_subject(path_skip(root, (uint32_t)i - 1));
-}
-
-/* How many skips from the i-th on the path on are of its subject. */
-static uint32_t path_run(const ct_failure_info *root, uint32_t i)
-{
-    const char *what = skip_subject(path_skip(root, i));
-    uint32_t n = 1;
-    while (i + n < root->path_len && strcmp(skip_subject(path_skip(root, i + n)), what) == 0)
-        n++;
-    return n;
-}
-
-/* "fill(...) [failed, launch #1] -> fill(...) [skipped 12 times, launches
- * #2..#13] -> saxpy(...) [skipped, launch #14] -> this read": a run of skips
- * of one kernel (or copy API) is one element, so a failure that spreads
- * through one kernel again and again reads as one step, not as a wall. */
-static void format_path(const ct_failure_info *root, char *out, size_t cap)
-{
-    size_t n = 0;
-#define CT_APPEND(...)                                                 \
-    do {                                                               \
-        int m = n < cap ? snprintf(out + n, cap - n, __VA_ARGS__) : 0; \
-        n += m > 0 ? (size_t)m : 0;                                    \
-    } while (0)
-    CT_APPEND("%s [%s", subject(root), root->provisional ? "unfinished" : "failed");
-    if (root->desc.launch_seq)
-        CT_APPEND(", launch #%llu", (unsigned long long)root->desc.launch_seq);
-    CT_APPEND("]");
-    if (root->path_cut)
-        CT_APPEND(" -> ... (older skips not kept)");
-    for (uint32_t i = 0, run; i < root->path_len; i += run) {
-        run = path_run(root, i);
-        const ct_skip_desc *first = path_skip(root, i), *last = path_skip(root, i + run - 1);
-        CT_APPEND(" -> %s [skipped", skip_subject(first));
-        if (run > 1)
-            CT_APPEND(" %u times", run);
-        if (run == 1 && first->launch_seq)
-            CT_APPEND(", launch #%llu", (unsigned long long)first->launch_seq);
-        else if (run > 1 && first->launch_seq && last->launch_seq)
-            CT_APPEND(", launches #%llu..#%llu", (unsigned long long)first->launch_seq,
-                      (unsigned long long)last->launch_seq);
-        CT_APPEND("]");
-    }
-    CT_APPEND(" -> this read");
-#undef CT_APPEND
-}
-
-/* ", 3 occurrences: the first at launch #1, the latest at launch #5" for a
- * folded failure, "" for one that happened once. */
-static const char *occurrences_text(const ct_failure_info *f, char *out, size_t cap)
-{
-    out[0] = '\0';
-    if (f->occurrences > 1 && f->desc.launch_seq && f->last_launch_seq)
-        snprintf(out, cap, ", %llu occurrences: the first at launch #%llu, the latest at launch #%llu",
-                 (unsigned long long)f->occurrences, (unsigned long long)f->desc.launch_seq,
-                 (unsigned long long)f->last_launch_seq);
-    else if (f->occurrences > 1)
-        snprintf(out, cap, ", %llu occurrences", (unsigned long long)f->occurrences);
-    return out;
-}
-
-/* ---- refused reads that tell the same story ---------------------------------- */
-
-/* Reads refused for the same root, by the same path (its subjects, as the
- * event's path names them), through the same API, with the same answer
- * and poisoning and the same other failures carried, differ only in where
- * and how much they read (docs/DESIGN.md): after the first such read's
- * full block, each takes one line.  A slot is claimed once, by CAS, and
- * kept for the process: stories are few, and a read whose story finds the
- * table full is told in full.  Concurrent readers of one story may each
- * count the other's read in their line's numbers; no lock, no allocation. */
-#define CT_STORIES 16
-
-typedef struct story {
-    atomic_uint_least64_t key; /* 0: free */
-    atomic_uint_least64_t reads, bytes;
-} story;
-
-static story stories[CT_STORIES];
-
-/* A string with its NUL, so that "ab","c" and "a","bc" differ. */
-static uint64_t hash_text(uint64_t h, const char *s)
-{
-    return ct_fnv1a(h, s, strlen(s) + 1);
-}
-
-static uint64_t hash_word(uint64_t h, uint64_t w)
-{
-    return ct_fnv1a(h, &w, sizeof w);
-}
-
-static uint64_t story_key(const char *api, const ct_refusal *r, int returned, bool poisoned)
-{
-    const ct_failure_info *root = &r->failures[0];
-    uint64_t h = hash_text(CT_FNV_OFFSET, api);
-    h = hash_word(h, (uint64_t)(uint32_t)returned);
-    h = hash_word(h, poisoned);
-    for (size_t i = 0; i < r->n_kept; i++)
-        h = hash_word(h, r->failures[i].id);
-    h = hash_text(h, subject(root));
-    for (uint32_t i = 0; i < root->path_len; i++)
-        h = hash_text(h, skip_subject(path_skip(root, i)));
-    return h ? h : 1;
-}
-
-/* How many reads of this story so far, this one included, and their bytes
- * (*bytes_so_far); 0 when the table has no room for it. */
-static uint64_t story_told(uint64_t key, uint64_t bytes, uint64_t *bytes_so_far)
-{
-    for (size_t i = 0; i < CT_STORIES; i++) {
-        story *st = &stories[i];
-        uint64_t seen = 0;
-        if (!atomic_compare_exchange_strong(&st->key, &seen, key) && seen != key)
-            continue;
-        *bytes_so_far = atomic_fetch_add(&st->bytes, bytes) + bytes;
-        return atomic_fetch_add(&st->reads, 1) + 1;
-    }
-    return 0;
-}
-
-/* A child logging into a file of its own (%p) tells each story anew there. */
-static void forget_stories(void)
-{
-    for (size_t i = 0; i < CT_STORIES; i++) {
-        atomic_store(&stories[i].key, 0);
-        atomic_store(&stories[i].reads, 0);
-        atomic_store(&stories[i].bytes, 0);
-    }
-}
-
-/* What the root did to the bytes, as a refusal's first line says it. */
-static const char *root_outcome(const ct_failure_info *root)
-{
-    return root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error);
-}
-
-static void log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned,
-                        bool poisoned)
-{
-    char occurrences[160];
-    uint64_t so_far = 0;
-    uint64_t told = story_told(story_key(api, r, returned, poisoned), bytes, &so_far);
-    if (nth_shown(&refusals_logged, CT_REFUSALS_SHOWN, "refused reads") > ct_g.cfg.log)
-        return;
-    const ct_failure_info *root = &r->failures[0];
-    if (told > 1) {
-        ct_log(CT_LOG_WARN,
-               "refused read: %s of %llu bytes at 0x%llx: %s %s, again failure #%u by the same path "
-               "(%llu such reads so far, %llu bytes)",
-               api, (unsigned long long)bytes, (unsigned long long)addr, subject(root), root_outcome(root), root->id,
-               (unsigned long long)told, (unsigned long long)so_far);
-        return;
-    }
-    char path[2048];
-    format_path(root, path, sizeof path);
-    /* The first line alone names the read, the root cause and the path, so a
-     * grep for "refused" finds the whole story. */
-    ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s; path: %s", api, (unsigned long long)bytes,
-           (unsigned long long)addr, subject(root), root_outcome(root), path);
-    ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
-           (unsigned long long)r->tainted_bytes);
-    if (root->provisional)
-        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s had not finished writing them (it never returned)",
-               root->id, subject(root));
-    else
-        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
-               ct_cu_error_name((CUresult)root->desc.error), root->desc.api,
-               occurrences_text(root, occurrences, sizeof occurrences));
-    for (size_t i = 1; i < r->n_kept; i++)
-        ct_log(CT_LOG_WARN, "   also carried: failure #%u: %s failed with %s", r->failures[i].id,
-               subject(&r->failures[i]), ct_cu_error_name((CUresult)r->failures[i].desc.error));
-    if (poisoned)
-        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was filled with 0x%02x",
-               ct_cu_error_name((CUresult)returned), ct_g.cfg.poison);
-    else
-        ct_log(CT_LOG_WARN, "   returned %s; the host buffer was left as it was", ct_cu_error_name((CUresult)returned));
+    return ct_refusal_step(items, i);
 }
 
 void ct_event_refused(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
 {
     assert(r->n_kept > 0 && r->n_kept <= CT_REFUSAL_MAX_FAILURES && "a refusal names its root cause first");
-    log_refusal(api, addr, bytes, r, returned, poisoned);
+    ct_log_refusal(api, addr, bytes, r, returned, poisoned);
     ct_metrics_refused_event(bytes);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
@@ -936,29 +625,6 @@ void ct_event_image(const ct_image_report *r)
                                        .stand_in = r->stand_in});
     free(kernels.sig);
     emit(&j);
-}
-
-void ct_event_summary(void)
-{
-    uint64_t failures = atomic_load(&ct_g.failures), skips = atomic_load(&ct_g.skips);
-    uint64_t occurrences = atomic_load(&ct_g.occurrences), refused = atomic_load(&ct_g.refused_reads);
-    uint64_t images = atomic_load(&ct_g.unusable_images);
-    bool lost = ct_latch_is_set(ct_g.latch);
-    if ((!failures && !skips && !refused && !lost && !images) || !atomic_load(&start_written))
-        return;
-    uint64_t retries = atomic_load(&ct_g.retries);
-    char folded[64] = "", retried[64] = "", unusable[64] = "";
-    if (occurrences > failures)
-        snprintf(folded, sizeof folded, " (%llu occurrences)", (unsigned long long)occurrences);
-    if (retries)
-        snprintf(retried, sizeof retried, ", %llu retried", (unsigned long long)retries);
-    if (images)
-        snprintf(unusable, sizeof unusable, ", %llu unusable image%s", (unsigned long long)images,
-                 images == 1 ? "" : "s");
-    ct_log(CT_LOG_WARN, "summary: %llu failure%s%s, %llu skipped%s, %llu refused read%s%s; %s",
-           (unsigned long long)failures, failures == 1 ? "" : "s", folded, (unsigned long long)skips, retried,
-           (unsigned long long)refused, refused == 1 ? "" : "s", unusable,
-           lost ? "the CUDA context was LOST" : "the CUDA context is intact");
 }
 
 void ct_event_exit(int status, int program_status)

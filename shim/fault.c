@@ -312,7 +312,7 @@ void ct_on_exit(int status, void *unused)
         ct_exit_status(status, ct_latch_reason(ct_g.latch), ct_g.cfg.exit_status,
                        atomic_load(&ct_g.refused_reads) + atomic_load(&ct_g.failed_reads), ct_g.cfg.error_exitcode);
     assert(final >= 0 && final <= 255 && "every status it may pick is a byte (the variables parse 0..255)");
-    ct_event_summary();
+    ct_log_summary();
     ct_event_exit(final, status);
     if (final != status) {
         /* The program's own handlers registered after us have run; flush

@@ -218,7 +218,7 @@ bool ct_was_reached(void)
 
 static void load(void)
 {
-    ct_events_stderr_at_load();
+    ct_log_stderr_at_load();
     bool secure = getauxval(AT_SECURE) != 0;
     ct_config_load(&ct_g.cfg, &ct_cuda_errors, secure_get, env_diag, NULL);
     if (secure)

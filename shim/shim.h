@@ -22,7 +22,8 @@
  *   chain.c     beside other interposers: the next function, the load order
  *   entry.c     the cuGetProcAddress wrappers
  *   fault.c     probe, latch, exit status, health file
- *   events.c    log lines and report events
+ *   events.c    report events, each said in the log
+ *   log.c       log lines, the stderr and log sinks, what every sink shares
  *   errnames.c  CUresult names and the error vocabulary core's CUTAINT_INJECT
  *               grammar is handed (core knows no CUDA)
  *   metrics.c   CUTAINT_METRICS_FILE, rewritten at each event
@@ -49,6 +50,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "files.h"
 #include "hot_tls.h"
 #include "latch.h"
 #include "lifetimes.h"
@@ -619,20 +621,51 @@ int ct_fault_status(void);
 /* The kernel registry's lock, made safe again in a forked child. */
 void ct_kernels_atfork_child(void);
 
-/* ---- events.c ---------------------------------------------------------- */
+/* ---- log.c ------------------------------------------------------------- */
 /* At load, first: fd 2 as it is now is the process's stderr. */
-void ct_events_stderr_at_load(void);
-/* At load, the paths expanded: the sinks of the log and the report. */
-void ct_events_configure(void);
+void ct_log_stderr_at_load(void);
+/* At load, the path expanded: the log's sink. */
+void ct_log_configure(void);
+/* In a forked child: the stderr and log sinks' locks made safe again ... */
+void ct_log_after_fork(void);
+/* ... then, its path changed by %p, the log writes the child's own file. */
+void ct_log_follow_path(void);
+/* The log and the report never share a file: the log yields, the report
+ * is refused only when the log already writes into it (events.c). */
+void ct_log_apart_from(ct_sink *report);
 /* "==PID== text" on stderr, while fd 2 is still the process's own. */
 void ct_stderr_line(const char *text);
+void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The level of the n-th of a kind of line shown `shown` times at warn:
+ * after them, one line says where the rest are, and they go to info. */
+ct_log_level ct_log_nth_level(atomic_uint *count, unsigned shown, const char *what);
+/* A refused read, explained (or, a story told before, in one line). */
+void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned);
+/* The i-th step of a refusal's path: the root's kernel (or api), then each
+ * skip's, as the log and the event name them. */
+const char *ct_refusal_step(const ct_failure_info *root, size_t i);
+void ct_log_summary(void); /* the closing log line, when anything happened */
+/* The stderr and log sinks' counters into m's outputs. */
+void ct_log_output_counts(ct_metrics *m);
+/* What every sink of the shim shares: whether a line may wait for a sink's
+ * lock (not while an exit interrupted cutaint), saying its trouble on
+ * stderr, its counters, and following a path a fork changed (true if it
+ * did: the child's own file, opened when it first has a line). */
+bool ct_output_may_wait(void);
+void ct_tell_sink_trouble(ct_sink *s, ct_sink_result r, const char *variable, const char *consequence);
+void ct_output_counts(ct_metrics_output *out, const ct_sink *s);
+bool ct_output_follows(ct_sink *s, const char *path);
+
+/* ---- events.c ---------------------------------------------------------- */
+/* At load, the paths expanded: the sinks of the log and the report. */
+void ct_events_configure(void);
 /* The sinks' counters into m's outputs (metrics.c, before each write). */
 void ct_events_output_counts(ct_metrics *m);
-void ct_log(ct_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* This process wrote its start event: it reached the driver. */
+bool ct_events_started(void);
 void ct_events_set_argv(int argc, char **argv);
 void ct_events_after_fork(void);         /* in the child: new pid, the sinks' locks usable */
 void ct_events_follow_paths(void);       /* ... then a sink whose path %p changed writes its own file */
-void ct_event_summary(void);             /* the closing log line, when anything happened */
 void ct_event_start(int driver_version); /* once per process, opening the report; 0 = no driver */
 /* k: a launch's kernel, whose parameter roles the event names; NULL otherwise. */
 /* pool: the failure's allocation already looks like a pool (regions.c), or NULL. */
