@@ -498,6 +498,8 @@ typedef struct fc_image {
     bool read;            /* a wrapper, container, cubin or PTX text, read whole */
     bool runs;            /* (read) it has SASS the device runs or PTX it can compile */
     unsigned char *holds; /* owned; holds[i]: known kernel i is in it; NULL: every kernel */
+    char *ptx;            /* owned, NUL-terminated: the PTX text the executor runs (FAKECUDA_PTX), or NULL */
+    size_t ptx_len;
 } fc_image;
 
 /* An image given by address (a bogus address is an image not read). */
@@ -552,6 +554,7 @@ struct CUmod_st { /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     CUresult lookup_error;    /* what every lookup answers (lazy: an image the device */
     CUresult launch_error;    /* cannot run), what every launch answers; else CUDA_SUCCESS */
     CUdeviceptr scratch;      /* the module's global "scratch"; 0 until asked for */
+    struct fc_ptx_image *ptx; /* owned: the kernels and variables of its PTX (ptx_module.c), or NULL */
 };
 
 CUresult fc_module_load_file(CUmodule *m, const char *path);
@@ -573,6 +576,16 @@ CUresult fc_func_load(CUfunction f);
 CUresult fc_func_is_loaded(CUfunctionLoadingState *state, CUfunction f);
 struct CUfunc_st *fc_func_resolve(CUfunction f);
 CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name, bool legacy);
+CUresult fc_library_get_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary l, const char *name);
+
+/* ---- the PTX executor's kernels (ptx_module.c, ptx/) ------------------- */
+
+bool fc_ptx_on(void);
+void fc_ptx_attach(struct CUmod_st *mod, const fc_image *img);
+void fc_ptx_detach(struct CUmod_st *mod);
+/* The handle slot and description of the module's PTX kernel name; NULL if none. */
+struct CUfunc_st **fc_ptx_slot(struct CUmod_st *mod, const char *name, bool kernel_handle, const fc_kernel **k);
+bool fc_ptx_global(struct CUmod_st *mod, const char *name, CUdeviceptr *p, size_t *size);
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 

@@ -338,6 +338,38 @@ static bool fc_entry_kernels(const fc_entry_view *v, unsigned char *holds)
 #endif
 }
 
+/* The PTX text of entry v (decompressed), kept in img for the executor. */
+static void fc_entry_text(const fc_entry_view *v, fc_image *img)
+{
+    size_t n = v->size;
+    const unsigned char *src = v->payload;
+    unsigned char *plain = NULL;
+    if (v->flags & FC_FLAG_COMPRESSED) {
+#if FC_HAVE_ZSTD
+        if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
+            return;
+        plain = malloc((size_t)v->unpacked);
+        size_t got = plain ? ZSTD_decompress(plain, (size_t)v->unpacked, v->payload, v->packed) : 0;
+        if (!plain || ZSTD_isError(got) || got != v->unpacked) {
+            free(plain);
+            return;
+        }
+        src = plain;
+        n = (size_t)v->unpacked;
+#else
+        return;
+#endif
+    }
+    const unsigned char *nul = memchr(src, '\0', n);
+    n = nul ? (size_t)(nul - src) : n;
+    if ((img->ptx = malloc(n + 1))) {
+        memcpy(img->ptx, src, n);
+        img->ptx[n] = '\0';
+        img->ptx_len = n;
+    }
+    free(plain);
+}
+
 /* A container (its n bytes whole): the entry the device would use is the
    newest SASS it runs, else the newest PTX it can compile; the image holds
    that entry's kernels, or every entry's when it runs none. */
@@ -349,11 +381,13 @@ static bool fc_container_read(fc_image *img, const unsigned char *b, size_t n)
     if (hsize < 16 || hsize > n || fc_rd64(b + 8) != n - hsize)
         return false;
     int cc = fc_device_cc();
-    fc_entry_view v, best = {0};
+    fc_entry_view v, best = {0}, best_ptx = {0};
     bool bad = false, best_sass = false;
     for (size_t off = hsize; fc_container_entry(b, n, &off, &v, &bad);) {
         bool sass = v.kind == FC_ENTRY_ELF && fc_sass_runs(v.arch, v.flags, cc);
         bool ptx = v.kind == FC_ENTRY_PTX && fc_ptx_jits(v.arch, v.flags, cc);
+        if (ptx && (!best_ptx.kind || v.arch > best_ptx.arch))
+            best_ptx = v;
         if ((sass && (!best_sass || v.arch > best.arch)) || (ptx && !best_sass && v.arch > best.arch)) {
             best = v;
             best_sass = sass;
@@ -362,6 +396,8 @@ static bool fc_container_read(fc_image *img, const unsigned char *b, size_t n)
     if (bad)
         return false;
     img->runs = best.kind != 0;
+    if (best_ptx.kind && fc_ptx_on())
+        fc_entry_text(&best_ptx, img);
     bool known = true;
     if (img->runs)
         known = fc_entry_kernels(&best, img->holds);
@@ -395,6 +431,11 @@ static bool fc_text_read(fc_image *img, const unsigned char *t, size_t n)
     if (!fc_ptx_read((const char *)t, n, &arch, &flags, img->holds))
         return false;
     img->runs = fc_ptx_jits(arch, flags, fc_device_cc());
+    if (fc_ptx_on() && (img->ptx = malloc(n + 1))) {
+        memcpy(img->ptx, t, n);
+        img->ptx[n] = '\0';
+        img->ptx_len = n;
+    }
     return true;
 }
 
@@ -412,6 +453,7 @@ static void fc_image_parse(fc_image *img, const unsigned char *b, size_t n)
         img->read = fc_text_read(img, b, n);
     if (!img->read) {
         free(img->holds);
+        free(img->ptx);
         *img = (fc_image){0};
     }
 }
@@ -575,5 +617,6 @@ bool fc_image_read_bytes(fc_image *img, const void *data, size_t n)
 void fc_image_drop(fc_image *img)
 {
     free(img->holds);
+    free(img->ptx);
     *img = (fc_image){0};
 }

@@ -83,6 +83,9 @@ static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ct
     m->eager = eager;
     m->lookup_error = !runs && at == FC_AT_LOOKUP ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
     m->launch_error = !runs && at == FC_AT_LAUNCH ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
+    if (runs)
+        fc_ptx_attach(m, img);
+    free(img->ptx);
     *out = m;
     return CUDA_SUCCESS;
 }
@@ -149,6 +152,7 @@ void fc_module_release(void *m)
     if (mod->scratch)
         fc_mem_free_now(mod->scratch);
     mod->scratch = 0;
+    fc_ptx_detach(mod);
 }
 
 CUresult fc_module_unload(CUmodule m)
@@ -172,11 +176,13 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
         return m->lookup_error;
     unsigned index;
     const fc_kernel *k = fc_kernel_find(name, &index);
-    if (!k || (m->holds && !m->holds[index]))
+    struct CUfunc_st **slot;
+    if (k && (!m->holds || m->holds[index]))
+        slot = &m->entry[(kind == FC_K_KERNEL ? fc_kernel_count() : 0) + (size_t)index];
+    else if (!(slot = fc_ptx_slot(m, name, kind == FC_K_KERNEL, &k))) /* plugins and built-ins win */
         return CUDA_ERROR_NOT_FOUND;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&entry_lock);
-    struct CUfunc_st **slot = &m->entry[(kind == FC_K_KERNEL ? fc_kernel_count() : 0) + (size_t)index];
     if (!*slot && (*slot = fc_obj_new(FC_P_FUNC, kind, m->hdr.ctx))) {
         (*slot)->k = k;
         (*slot)->owner = m;
@@ -334,6 +340,15 @@ CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_obj_valid(m, FC_K_MODULE))
         return CUDA_ERROR_INVALID_HANDLE;
+    CUdeviceptr ptx_at;
+    size_t ptx_size;
+    if (!legacy && fc_ptx_global(m, name, &ptx_at, &ptx_size)) { /* a variable of the module's PTX */
+        if (dptr)
+            *dptr = ptx_at;
+        if (bytes)
+            *bytes = ptx_size;
+        return CUDA_SUCCESS;
+    }
     if (legacy || strcmp(name, "scratch") != 0)
         return CUDA_ERROR_NOT_FOUND;
     CUresult r = CUDA_SUCCESS;
@@ -347,4 +362,23 @@ CUresult fc_module_get_global(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
     if (r == CUDA_SUCCESS && bytes)
         *bytes = FC_SCRATCH_BYTES;
     return r;
+}
+
+/* A library's globals are its PTX's variables (no "scratch": that is a module's). */
+CUresult fc_library_get_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary l, const char *name)
+{
+    struct CUmod_st *m = (struct CUmod_st *)l;
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_obj_valid(m, FC_K_LIBRARY))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUdeviceptr at;
+    size_t size;
+    if (!fc_ptx_global(m, name, &at, &size))
+        return CUDA_ERROR_NOT_FOUND;
+    if (dptr)
+        *dptr = at;
+    if (bytes)
+        *bytes = size;
+    return CUDA_SUCCESS;
 }

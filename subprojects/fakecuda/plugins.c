@@ -281,6 +281,8 @@ static CUresult fc_plugin_result(int rc)
     case FAKECUDA_KERNEL_OK: return CUDA_SUCCESS;
     case FAKECUDA_KERNEL_ILLEGAL_ADDRESS: return CUDA_ERROR_ILLEGAL_ADDRESS;
     case FAKECUDA_KERNEL_MISALIGNED_ADDRESS: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case CUDA_ERROR_ASSERT: return CUDA_ERROR_ASSERT;                           /* the PTX executor's */
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: return CUDA_ERROR_ILLEGAL_INSTRUCTION; /* faults (ptx/ptx.h) */
     default: return CUDA_ERROR_LAUNCH_FAILED;
     }
 }
