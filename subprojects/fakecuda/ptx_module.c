@@ -26,12 +26,12 @@
 
 struct fc_ptx_image {
     fc_ptx_module *module;
-    unsigned n;               /* kernels */
-    fc_kernel *kernel;        /* n registry-like descriptions */
+    unsigned n;                /* kernels */
+    fc_kernel *kernel;         /* n registry-like descriptions */
     fc_ptx_kernel *launchable; /* n: what each one's user pointer names */
     fc_param *params;          /* every kernel's layout, back to back */
-    struct CUfunc_st **entry; /* 2n: [i] function, [n + i] kernel handle */
-    CUdeviceptr *globals;     /* per module variable: its device address, or 0 */
+    struct CUfunc_st **entry;  /* 2n: [i] function, [n + i] kernel handle */
+    CUdeviceptr *globals;      /* per module variable: its device address, or 0 */
 };
 
 bool fc_ptx_on(void)
@@ -98,8 +98,12 @@ static bool fc_ptx_build(struct fc_ptx_image *pi, CUcontext ctx)
         for (unsigned j = 0; j < k; j++)
             at[j] = (fc_param){(uint32_t)tmp[j].offset, (uint32_t)tmp[j].size};
         fc_ptx_kernel_at(m, i, &pi->launchable[i]);
-        pi->kernel[i] = (fc_kernel){.name = fc_ptx_kernel_name(m, i), .nparams = k, .param = at,
-                                    .host = fc_ptx_launch, .user = &pi->launchable[i], .origin = "PTX"};
+        pi->kernel[i] = (fc_kernel){.name = fc_ptx_kernel_name(m, i),
+                                    .nparams = k,
+                                    .param = at,
+                                    .host = fc_ptx_launch,
+                                    .user = &pi->launchable[i],
+                                    .origin = "PTX"};
         at += k;
     }
     return true;

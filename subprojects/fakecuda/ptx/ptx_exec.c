@@ -55,7 +55,7 @@ typedef struct frame {
     uint32_t returned; /* lanes that left it by ret */
     uint32_t cur_mask; /* the lanes at cur_pc, which run next */
     uint32_t cur_pc;
-    bool conv;      /* cur_mask is every runnable lane (no other PC to look at) */
+    bool conv;       /* cur_mask is every runnable lane (no other PC to look at) */
     uint32_t pc[32]; /* PCs of lanes outside cur_mask */
     uint64_t local_base;
     int32_t ret_sym; /* the caller's slot for the return value, or -1 */
@@ -100,7 +100,7 @@ static struct {
     unsigned char *base;
     struct hblock {
         uint64_t off, size;
-    } *blk; /* sorted by off */
+    } * blk; /* sorted by off */
     size_t n, cap;
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -233,7 +233,7 @@ static uint16_t f2h(float f)
         return (uint16_t)(s | (uint32_t)q);
     }
     int e;
-    float m = frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    float m = frexpf(a, &e);           /* a = m * 2^e, m in [0.5, 1) */
     float q = nearbyintf(m * 2048.0f); /* 11 significant bits */
     if (q >= 2048.0f) {
         q /= 2;
@@ -818,7 +818,7 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
             return 0;
         if (tsigned(dt)) {
             double lo = -ldexp(1.0, (int)db - 1), hi = ldexp(1.0, (int)db - 1);
-            int64_t r = v <= lo ? (int64_t)(db == 64 ? INT64_MIN : (int64_t)lo)
+            int64_t r = v <= lo   ? (int64_t)(db == 64 ? INT64_MIN : (int64_t)lo)
                         : v >= hi ? (db == 64 ? INT64_MAX : (int64_t)hi - 1)
                                   : (int64_t)v;
             return zx((uint64_t)r, db);
@@ -1142,7 +1142,8 @@ static void device_printf(run *x, unsigned thread, uint64_t fmt_a, uint64_t args
                 if (conv == 'd' || conv == 'i')
                     snprintf(piece, sizeof piece, hs, size == 8 ? (long long)v : (long long)(int32_t)v);
                 else
-                    snprintf(piece, sizeof piece, hs, size == 8 ? (unsigned long long)v : (unsigned long long)(uint32_t)v);
+                    snprintf(piece, sizeof piece, hs,
+                             size == 8 ? (unsigned long long)v : (unsigned long long)(uint32_t)v);
             } else if (conv == 'c') {
                 snprintf(piece, sizeof piece, hs, (int)v);
             } else if (conv == 's') {
@@ -1206,8 +1207,8 @@ static bool builtin_call(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t
         for (unsigned i = 0; i < want[g->builtin]; i++) {
             const ptx_sym *s = &f->fn->sym[args[i]];
             unsigned size = g->builtin == PB_ASSERTFAIL && i == 2 ? 4 : 8;
-            unsigned char *p = mem(x, t, s->space == PS_LOCAL ? PS_LOCAL : PS_PARAM, sym_addr(x, f, args[i]), size,
-                                   false);
+            unsigned char *p =
+                mem(x, t, s->space == PS_LOCAL ? PS_LOCAL : PS_PARAM, sym_addr(x, f, args[i]), size, false);
             if (!p)
                 return false;
             v[i] = load_n(p, size);
@@ -1238,7 +1239,8 @@ static bool frame_copy(run *x, warp *w, uint32_t lanes, uint64_t to, uint64_t fr
         return true;
     LANES(lanes)
     {
-        unsigned char *d = mem(x, thread_of(w, l), PS_LOCAL, to, 1, true), *s = mem(x, thread_of(w, l), PS_LOCAL, from, 1, false);
+        unsigned char *d = mem(x, thread_of(w, l), PS_LOCAL, to, 1, true),
+                      *s = mem(x, thread_of(w, l), PS_LOCAL, from, 1, false);
         if (!d || !s || to + n > FC_LOCAL_BYTES || from + n > FC_LOCAL_BYTES) {
             x->fault = FAKECUDA_KERNEL_ILLEGAL_ADDRESS;
             return false;
@@ -1285,7 +1287,13 @@ static bool push_frame(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t e
             return false;
         }
     frame *c = &w->stack[w->depth++];
-    *c = (frame){.fn = g, .r = r, .live = exec, .cur_mask = exec, .cur_pc = 0, .conv = true, .local_base = base,
+    *c = (frame){.fn = g,
+                 .r = r,
+                 .live = exec,
+                 .cur_mask = exec,
+                 .cur_pc = 0,
+                 .conv = true,
+                 .local_base = base,
                  .ret_sym = in->o[0].kind == PO_SYM ? in->o[0].sym : -1};
     return true;
 }
@@ -1337,7 +1345,7 @@ static void mov(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 
 static void cvta(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    uint64_t win = in->space == PS_SHARED ? FC_WIN_SHARED
+    uint64_t win = in->space == PS_SHARED  ? FC_WIN_SHARED
                    : in->space == PS_LOCAL ? FC_WIN_LOCAL
                                            : 0; /* global and const: generic is the address; param: windowed */
     LANES(exec)
@@ -1531,9 +1539,7 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
         }
         return;
     }
-    case PI_TESTP:
-        LANES(exec) put(f, &in->o[0], l, testp(in->sub, fin(in, ty, val(x, w, f, &in->o[1], l))));
-        return;
+    case PI_TESTP: LANES(exec) put(f, &in->o[0], l, testp(in->sub, fin(in, ty, val(x, w, f, &in->o[1], l)))); return;
     case PI_ATOM:
     case PI_RED: atomic_op(x, w, f, in, exec); return;
     case PI_SHFL: shfl(x, w, f, in, exec); return;
@@ -1706,7 +1712,8 @@ static void run_block(run *x, warp *warps, unsigned nwarps, unsigned threads)
         unsigned n = threads - i * 32 < 32 ? threads - i * 32 : 32;
         uint32_t lanes = n == 32 ? 0xffffffffu : (1u << n) - 1;
         memset(w->stack[0].pc, 0, sizeof w->stack[0].pc);
-        w->stack[0] = (frame){.fn = k, .r = w->stack[0].r, .live = lanes, .cur_mask = lanes, .conv = true, .ret_sym = -1};
+        w->stack[0] =
+            (frame){.fn = k, .r = w->stack[0].r, .live = lanes, .cur_mask = lanes, .conv = true, .ret_sym = -1};
         w->depth = 1;
         w->blocked = 0;
         w->carry = 0;

@@ -143,8 +143,8 @@ enum {
     PM_APPROX = 1u << 5,
     PM_TO = 1u << 6, /* cvta.to */
     PM_UNI = 1u << 7,
-    PM_CC = 1u << 8,   /* add.cc and friends: write the carry */
-    PM_CIN = 1u << 9,  /* addc/subc: read the carry */
+    PM_CC = 1u << 8,      /* add.cc and friends: write the carry */
+    PM_CIN = 1u << 9,     /* addc/subc: read the carry */
     PM_SHIFTR = 1u << 10, /* shf.r */
     PM_CLAMP = 1u << 11,  /* shf.clamp */
     PM_ABS = 1u << 12,
@@ -155,21 +155,21 @@ enum {
 typedef enum ptx_rnd { PR_NONE, PR_RN, PR_RZ, PR_RM, PR_RP, PR_RNI, PR_RZI, PR_RMI, PR_RPI } ptx_rnd;
 
 typedef struct ptx_insn {
-    uint16_t op;    /* ptx_op */
-    uint8_t type;   /* the instruction's (destination) type */
-    uint8_t type2;  /* cvt's source type; setp/set/slct's comparison type */
-    uint8_t space;  /* ld/st/atom/red/cvta */
-    uint8_t vec;    /* 1, 2 or 4 */
-    uint8_t rnd;    /* ptx_rnd */
-    uint8_t sub;    /* per opcode: comparison, atomic operation, shfl mode, vote mode */
-    uint8_t sub2;   /* setp/set: combining boolean operation (0 none) */
+    uint16_t op;   /* ptx_op */
+    uint8_t type;  /* the instruction's (destination) type */
+    uint8_t type2; /* cvt's source type; setp/set/slct's comparison type */
+    uint8_t space; /* ld/st/atom/red/cvta */
+    uint8_t vec;   /* 1, 2 or 4 */
+    uint8_t rnd;   /* ptx_rnd */
+    uint8_t sub;   /* per opcode: comparison, atomic operation, shfl mode, vote mode */
+    uint8_t sub2;  /* setp/set: combining boolean operation (0 none) */
     uint8_t nops;
     uint16_t mods; /* PM_* */
     int32_t pred;  /* guard predicate register, or -1 */
     bool pred_neg;
     ptx_opnd o[PTX_MAX_OPS];
-    uint32_t line;     /* in the PTX text, for messages */
-    const char *text;  /* PI_UNSUPPORTED: the instruction as written (owned by the module) */
+    uint32_t line;    /* in the PTX text, for messages */
+    const char *text; /* PI_UNSUPPORTED: the instruction as written (owned by the module) */
 } ptx_insn;
 
 /* Comparisons (setp, set, slct's sign test). */
@@ -243,8 +243,8 @@ typedef struct ptx_func {
     uint32_t nparams;
     ptx_param *ret; /* .func return values (frame offsets) */
     uint32_t nret;
-    uint64_t param_bytes; /* kernel: the parameter block's size */
-    uint64_t frame_bytes; /* per-thread frame: .local variables, .param slots */
+    uint64_t param_bytes;   /* kernel: the parameter block's size */
+    uint64_t frame_bytes;   /* per-thread frame: .local variables, .param slots */
     uint64_t shared_static; /* not used per function: module-wide */
     char *error;            /* why the function cannot run, or NULL */
 } ptx_func;

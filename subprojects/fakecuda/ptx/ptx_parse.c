@@ -67,8 +67,8 @@ static size_t word_len(const char *p, const char *end)
         else if (*q == ':' && q + 1 < end && q[1] == ':')
             q += 2;
         else if ((*q == '-' || *q == '+') && q > p && (q[-1] == 'e' || q[-1] == 'E') && isdigit((unsigned char)*p) &&
-                 !(p[0] == '0' && (p[1] == 'x' || p[1] == 'X' || p[1] == 'f' || p[1] == 'F' || p[1] == 'd' ||
-                                   p[1] == 'D')))
+                 !(p[0] == '0' &&
+                   (p[1] == 'x' || p[1] == 'X' || p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')))
             q++;
         else
             break;
@@ -141,7 +141,7 @@ typedef struct parser {
     struct fixup {
         uint32_t insn, opnd;
         tok name;
-    } *fix;
+    } * fix;
     size_t nfix, fix_cap;
 } parser;
 
@@ -300,7 +300,8 @@ static literal parse_number(const char *s, size_t len)
 
 static bool is_number_start(const tok *t)
 {
-    return t->len && (isdigit((unsigned char)t->s[0]) || (t->s[0] == '.' && t->len > 1 && isdigit((unsigned char)t->s[1])));
+    return t->len &&
+           (isdigit((unsigned char)t->s[0]) || (t->s[0] == '.' && t->len > 1 && isdigit((unsigned char)t->s[1])));
 }
 
 static float f32_from_bits(uint32_t b)
@@ -314,15 +315,14 @@ static float f32_from_bits(uint32_t b)
 static uint64_t literal_bits(literal l, ptx_type ty, bool neg)
 {
     if (ty == PT_F32) {
-        float f = l.fbits == 32 ? f32_from_bits((uint32_t)l.bits)
-                  : l.fbits == 64
-                      ? (float)({
-                            double d;
-                            memcpy(&d, &l.bits, 8);
-                            d;
-                        })
-                  : l.is_float ? (float)l.value
-                               : (float)(int64_t)l.bits;
+        float f = l.fbits == 32   ? f32_from_bits((uint32_t)l.bits)
+                  : l.fbits == 64 ? (float)({
+                        double d;
+                        memcpy(&d, &l.bits, 8);
+                        d;
+                    })
+                  : l.is_float    ? (float)l.value
+                                  : (float)(int64_t)l.bits;
         if (neg)
             f = -f;
         uint32_t b;
@@ -331,9 +331,9 @@ static uint64_t literal_bits(literal l, ptx_type ty, bool neg)
     }
     if (ty == PT_F64) {
         double d = l.fbits == 64   ? ({
-            double x;
-            memcpy(&x, &l.bits, 8);
-            x;
+              double x;
+              memcpy(&x, &l.bits, 8);
+              x;
         })
                    : l.fbits == 32 ? (double)f32_from_bits((uint32_t)l.bits)
                    : l.is_float    ? l.value
@@ -345,8 +345,8 @@ static uint64_t literal_bits(literal l, ptx_type ty, bool neg)
         return b;
     }
     if (l.is_float && l.fbits == 0) /* a decimal float where bits are wanted */
-        return neg ? (uint64_t)-(int64_t)l.value : (uint64_t)(int64_t)l.value;
-    return neg ? (uint64_t)-(int64_t)l.bits : l.bits;
+        return neg ? (uint64_t) - (int64_t)l.value : (uint64_t)(int64_t)l.value;
+    return neg ? (uint64_t) - (int64_t)l.bits : l.bits;
 }
 
 /* ---- types and modifiers ------------------------------------------------------- */
@@ -355,10 +355,10 @@ static const struct {
     const char *name;
     ptx_type type;
 } type_names[] = {
-    {"b8", PT_B8},     {"b16", PT_B16},   {"b32", PT_B32},     {"b64", PT_B64},       {"u8", PT_U8},
-    {"u16", PT_U16},   {"u32", PT_U32},   {"u64", PT_U64},     {"s8", PT_S8},         {"s16", PT_S16},
-    {"s32", PT_S32},   {"s64", PT_S64},   {"f16", PT_F16},     {"f16x2", PT_F16X2},   {"bf16", PT_BF16},
-    {"bf16x2", PT_BF16X2}, {"f32", PT_F32}, {"f64", PT_F64},   {"pred", PT_PRED},     {"b128", PT_B128},
+    {"b8", PT_B8},         {"b16", PT_B16}, {"b32", PT_B32}, {"b64", PT_B64},     {"u8", PT_U8},
+    {"u16", PT_U16},       {"u32", PT_U32}, {"u64", PT_U64}, {"s8", PT_S8},       {"s16", PT_S16},
+    {"s32", PT_S32},       {"s64", PT_S64}, {"f16", PT_F16}, {"f16x2", PT_F16X2}, {"bf16", PT_BF16},
+    {"bf16x2", PT_BF16X2}, {"f32", PT_F32}, {"f64", PT_F64}, {"pred", PT_PRED},   {"b128", PT_B128},
 };
 
 static ptx_type type_of(const char *s, size_t len)
@@ -372,8 +372,8 @@ static ptx_type type_of(const char *s, size_t len)
 unsigned ptx_type_size(int ty)
 {
     static const unsigned char size[] = {
-        [PT_B8] = 1,  [PT_B16] = 2,   [PT_B32] = 4, [PT_B64] = 8,    [PT_U8] = 1,    [PT_U16] = 2, [PT_U32] = 4,
-        [PT_U64] = 8, [PT_S8] = 1,    [PT_S16] = 2, [PT_S32] = 4,    [PT_S64] = 8,   [PT_F16] = 2, [PT_F16X2] = 4,
+        [PT_B8] = 1,   [PT_B16] = 2,    [PT_B32] = 4, [PT_B64] = 8, [PT_U8] = 1,   [PT_U16] = 2,   [PT_U32] = 4,
+        [PT_U64] = 8,  [PT_S8] = 1,     [PT_S16] = 2, [PT_S32] = 4, [PT_S64] = 8,  [PT_F16] = 2,   [PT_F16X2] = 4,
         [PT_BF16] = 2, [PT_BF16X2] = 4, [PT_F32] = 4, [PT_F64] = 8, [PT_PRED] = 1, [PT_B128] = 16,
     };
     return ty > 0 && ty < (int)sizeof size ? size[ty] : 0;
@@ -382,30 +382,37 @@ unsigned ptx_type_size(int ty)
 static const struct {
     const char *name;
     uint8_t value;
-} cmp_names[] = {
-    {"eq", PC_EQ},   {"ne", PC_NE},   {"lt", PC_LT},   {"le", PC_LE},   {"gt", PC_GT},   {"ge", PC_GE},
-    {"lo", PC_LO},   {"ls", PC_LS},   {"hi", PC_HI},   {"hs", PC_HS},   {"equ", PC_EQU}, {"neu", PC_NEU},
-    {"ltu", PC_LTU}, {"leu", PC_LEU}, {"gtu", PC_GTU}, {"geu", PC_GEU}, {"num", PC_NUM}, {"nan", PC_NAN},
-}, aop_names[] = {
-    {"add", PA_ADD}, {"min", PA_MIN},   {"max", PA_MAX}, {"inc", PA_INC}, {"dec", PA_DEC},
-    {"exch", PA_EXCH}, {"cas", PA_CAS}, {"and", PA_AND}, {"or", PA_OR},   {"xor", PA_XOR},
-}, rnd_names[] = {
-    {"rn", PR_RN}, {"rz", PR_RZ}, {"rm", PR_RM}, {"rp", PR_RP}, {"rni", PR_RNI}, {"rzi", PR_RZI}, {"rmi", PR_RMI},
-    {"rpi", PR_RPI},
-}, space_names[] = {
-    {"global", PS_GLOBAL}, {"const", PS_CONST}, {"shared", PS_SHARED}, {"local", PS_LOCAL}, {"param", PS_PARAM},
-    {"shared::cta", PS_SHARED}, {"shared::cluster", PS_SHARED}, {"param::entry", PS_PARAM}, {"param::func", PS_PARAM},
+} cmp_names[] =
+    {
+        {"eq", PC_EQ},   {"ne", PC_NE},   {"lt", PC_LT},   {"le", PC_LE},   {"gt", PC_GT},   {"ge", PC_GE},
+        {"lo", PC_LO},   {"ls", PC_LS},   {"hi", PC_HI},   {"hs", PC_HS},   {"equ", PC_EQU}, {"neu", PC_NEU},
+        {"ltu", PC_LTU}, {"leu", PC_LEU}, {"gtu", PC_GTU}, {"geu", PC_GEU}, {"num", PC_NUM}, {"nan", PC_NAN},
+},
+  aop_names[] =
+      {
+          {"add", PA_ADD},   {"min", PA_MIN}, {"max", PA_MAX}, {"inc", PA_INC}, {"dec", PA_DEC},
+          {"exch", PA_EXCH}, {"cas", PA_CAS}, {"and", PA_AND}, {"or", PA_OR},   {"xor", PA_XOR},
+},
+  rnd_names[] =
+      {
+          {"rn", PR_RN},   {"rz", PR_RZ},   {"rm", PR_RM},   {"rp", PR_RP},
+          {"rni", PR_RNI}, {"rzi", PR_RZI}, {"rmi", PR_RMI}, {"rpi", PR_RPI},
+},
+  space_names[] = {
+      {"global", PS_GLOBAL},     {"const", PS_CONST},        {"shared", PS_SHARED},          {"local", PS_LOCAL},
+      {"param", PS_PARAM},       {"shared::cta", PS_SHARED}, {"shared::cluster", PS_SHARED}, {"param::entry", PS_PARAM},
+      {"param::func", PS_PARAM},
 };
 
-#define LOOKUP(table, s, len, out)                                                                     \
-    ({                                                                                                 \
-        bool found_ = false;                                                                           \
-        for (size_t i_ = 0; i_ < sizeof(table) / sizeof *(table) && !found_; i_++)                     \
+#define LOOKUP(table, s, len, out)                                                                \
+    ({                                                                                            \
+        bool found_ = false;                                                                      \
+        for (size_t i_ = 0; i_ < sizeof(table) / sizeof *(table) && !found_; i_++)                \
             if (strlen((table)[i_].name) == (len) && memcmp((table)[i_].name, (s), (len)) == 0) { \
-                *(out) = (table)[i_].value;                                                            \
-                found_ = true;                                                                         \
-            }                                                                                          \
-        found_;                                                                                        \
+                *(out) = (table)[i_].value;                                                       \
+                found_ = true;                                                                    \
+            }                                                                                     \
+        found_;                                                                                   \
     })
 
 /* Modifiers that change nothing fakecuda computes: cache and eviction
@@ -413,10 +420,11 @@ static const struct {
    program order), .sync/.aligned (the warp runs in lockstep). */
 static bool ignored_mod(const char *s, size_t len)
 {
-    static const char *const words[] = {"ca",  "cg",      "cs",      "lu",     "cv",      "wb",  "wt",  "nc",
-                                        "volatile", "relaxed", "acquire", "release", "acq_rel", "sc",  "gpu", "sys",
-                                        "cta", "cluster", "weak",    "sync",    "aligned", "noftz", "full", "mmio",
-                                        "uni", "L2::128B", "L2::64B", "L2::256B", "global"};
+    static const char *const words[] = {"ca",      "cg",       "cs",       "lu",       "cv",      "wb",
+                                        "wt",      "nc",       "volatile", "relaxed",  "acquire", "release",
+                                        "acq_rel", "sc",       "gpu",      "sys",      "cta",     "cluster",
+                                        "weak",    "sync",     "aligned",  "noftz",    "full",    "mmio",
+                                        "uni",     "L2::128B", "L2::64B",  "L2::256B", "global"};
     if (len > 4 && (memcmp(s, "L1::", 4) == 0 || memcmp(s, "L2::", 4) == 0))
         return true;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -525,12 +533,12 @@ static bool apply_mod(ptx_insn *in, const char *s, size_t len, unsigned *ntypes)
         break;
     case PI_TESTP:
         if (IS("finite") || IS("infinite") || IS("number") || IS("notanumber") || IS("normal") || IS("subnormal")) {
-            in->sub = IS("finite")     ? 1
-                      : IS("infinite") ? 2
-                      : IS("number")   ? 3
+            in->sub = IS("finite")       ? 1
+                      : IS("infinite")   ? 2
+                      : IS("number")     ? 3
                       : IS("notanumber") ? 4
-                      : IS("normal")   ? 5
-                                       : 6;
+                      : IS("normal")     ? 5
+                                         : 6;
             return true;
         }
         break;
@@ -763,7 +771,10 @@ static bool module_var(parser *p, ptx_space space, bool is_extern)
         return false;
     m->var = vars;
     ptx_var *v = &m->var[m->nvars];
-    *v = (ptx_var){.name = dup_tok(&d.name), .space = (uint8_t)space, .align = d.align, .size = decl_bytes(&d),
+    *v = (ptx_var){.name = dup_tok(&d.name),
+                   .space = (uint8_t)space,
+                   .align = d.align,
+                   .size = decl_bytes(&d),
                    .is_extern = is_extern && !(space == PS_SHARED && d.count == 0)};
     if (!v->name)
         return false;
@@ -912,7 +923,7 @@ static bool addr_operand(parser *p, ptx_opnd *o, uint32_t insn, uint32_t opnd)
                 fail(p, n->line, "address offset '%.*s' not supported", (int)n->len, n->s);
                 return false;
             }
-            o->imm += neg ? (uint64_t)-(int64_t)l.bits : l.bits;
+            o->imm += neg ? (uint64_t) - (int64_t)l.bits : l.bits;
         }
     }
     return expect(p, "]");

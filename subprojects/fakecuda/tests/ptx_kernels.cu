@@ -1,0 +1,162 @@
+// ptx_kernels.cu: kernels of our own for fakecuda's PTX executor
+// (test_ptx.c). nvcc compiles them to PTX text and to a fatbin at build
+// time; the test runs them on fakecuda and checks every result against
+// the same computation on the host. extern "C" keeps the names plain.
+#include <cstdio>
+#include <cassert>
+#include <cuda_fp16.h>
+
+__device__ unsigned g_counter;
+__constant__ int c_table[4] = {3, 5, 7, 11};
+
+// Integer and float arithmetic, conversions, selects.
+extern "C" __global__ void arith(const int *a, const float *b, int *oi, float *of, unsigned *ou, double *od, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    int x = a[i];
+    float y = b[i];
+    oi[i * 4 + 0] = x * 7 - (x >> 2) + (x % 5) + c_table[i & 3];
+    oi[i * 4 + 1] = __float2int_rn(y * 3.5f) ^ __popc(x) ^ (__clz(x | 1) << 8);
+    oi[i * 4 + 2] = x > 10 ? min(x, 100) : max(x, -100);
+    oi[i * 4 + 3] = __brev(x) ^ __byte_perm(x, 0x12345678, 0x3210 + (i & 7));
+    of[i * 2 + 0] = fmaf(y, 1.5f, -2.0f) / (1.0f + fabsf(y));
+    of[i * 2 + 1] = sqrtf(fabsf(y)) + (float)x * 0.25f + __half2float(__float2half(y));
+    ou[i] = (unsigned)x * 2654435761u + __umulhi((unsigned)x, 2654435761u);
+    od[i] = (double)y * (double)x + 1.0 / (double)(i + 1);
+}
+
+// A block's sum: dynamic shared memory, barriers, then a warp shuffle.
+extern "C" __global__ void block_sum(const float *in, float *out, int n)
+{
+    extern __shared__ float s[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    s[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k >= 32; k >>= 1) {
+        if (t < k)
+            s[t] += s[t + k];
+        __syncthreads();
+    }
+    if (t < 32) {
+        float v = s[t];
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+        if (t == 0)
+            out[blockIdx.x] = v;
+    }
+}
+
+// Divergent loops: each lane its own trip count.
+extern "C" __global__ void collatz(const unsigned *in, unsigned *steps, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned long long v = in[i];
+    unsigned s = 0;
+    while (v != 1) {
+        v = (v & 1) ? 3 * v + 1 : v / 2;
+        s++;
+    }
+    steps[i] = s;
+}
+
+// Warp votes, ballots, matches and shuffles, some inside a divergent branch.
+extern "C" __global__ void warp_ops(const int *in, unsigned *out)
+{
+    int t = threadIdx.x, v = in[t];
+    unsigned *o = out + t * 6;
+    o[0] = __ballot_sync(0xffffffffu, v & 1);
+    o[1] = __any_sync(0xffffffffu, v == 7) | (__all_sync(0xffffffffu, v >= 0) << 1);
+    o[2] = __match_any_sync(0xffffffffu, v % 3);
+    o[3] = (unsigned)__shfl_xor_sync(0xffffffffu, v, 5);
+    o[4] = (unsigned)__shfl_sync(0xffffffffu, v, (t * 7) & 31);
+    if (v & 1)
+        o[5] = __activemask();
+    else
+        o[5] = (unsigned)__shfl_up_sync(__activemask(), v, 1);
+}
+
+// Atomics on global and shared memory.
+extern "C" __global__ void histogram(const unsigned *in, unsigned *bins, float *fsum, int n)
+{
+    __shared__ unsigned local[16];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    if (t < 16)
+        local[t] = 0;
+    __syncthreads();
+    if (i < n) {
+        atomicAdd(&local[in[i] & 15], 1u);
+        atomicAdd(fsum, 0.5f);
+        atomicInc(&g_counter, 1000000u);
+    }
+    __syncthreads();
+    if (t < 16)
+        atomicAdd(&bins[t], local[t]);
+}
+
+// Device functions, recursion and a local array indexed at run time.
+__device__ __noinline__ unsigned long long fact(unsigned k)
+{
+    return k <= 1 ? 1ull : k * fact(k - 1);
+}
+
+extern "C" __global__ void calls(const int *in, unsigned long long *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    int local[16];
+    for (int k = 0; k < 16; k++)
+        local[k] = k * in[i];
+    out[i] = fact(in[i] % 20) + local[in[i] & 15];
+}
+
+// 2D launch: every thread writes its coordinates.
+extern "C" __global__ void coords(unsigned *out)
+{
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    unsigned w = gridDim.x * blockDim.x;
+    out[y * w + x] = (y << 16) | x | (threadIdx.z << 30);
+}
+
+extern "C" __global__ void say(int v)
+{
+    if (threadIdx.x < 2)
+        printf("lane %u says %d %5.2f %s %c %llx\n", threadIdx.x, v, v * 0.5, "hi", 'A' + (int)threadIdx.x,
+               0x1234567890ull);
+}
+
+extern "C" __global__ void check(int v)
+{
+    assert(v != 3);
+}
+
+extern "C" __global__ void poke(int *p, int v)
+{
+    p[threadIdx.x] = v;
+}
+
+extern "C" __global__ void stop(int v)
+{
+    if (v)
+        __trap();
+}
+
+extern "C" __global__ void heap(unsigned *out)
+{
+    unsigned *p = (unsigned *)malloc(64 * sizeof(unsigned));
+    if (!p) {
+        out[threadIdx.x] = 0xdead;
+        return;
+    }
+    for (int k = 0; k < 64; k++)
+        p[k] = threadIdx.x + k;
+    unsigned s = 0;
+    for (int k = 0; k < 64; k++)
+        s += p[k];
+    free(p);
+    out[threadIdx.x] = s;
+}

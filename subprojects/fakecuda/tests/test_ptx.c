@@ -1,0 +1,417 @@
+/*
+ * test_ptx.c: fakecuda runs the PTX of modules (tools/fakecuda/ptx/):
+ * kernels of our own (ptx_kernels.cu, compiled by nvcc at build time to
+ * PTX text, FC_PTX, and to a fatbin, FC_FATBIN) compute what the same
+ * computation on the host gives; device printf prints, assert, trap and bad
+ * addresses fault as a GPU's would (sticky, at the next sync); an
+ * instruction the executor lacks fails the launch naming it; and
+ * FAKECUDA_PTX=off leaves PTX kernels unknown.
+ */
+#include "fc_test.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void *file_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    cr_assert(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static CUmodule load(const char *path)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, file_bytes(path)));
+    return m;
+}
+
+static CUfunction fn(CUmodule m, const char *name)
+{
+    CUfunction f;
+    OK(cuModuleGetFunction(&f, m, name));
+    return f;
+}
+
+static CUdeviceptr zeros(size_t bytes)
+{
+    CUdeviceptr d;
+    OK(cuMemAlloc(&d, bytes));
+    OK(cuMemsetD8(d, 0, bytes));
+    return d;
+}
+
+static void launch(CUfunction f, unsigned grid, unsigned block, unsigned smem, void **args)
+{
+    OK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, NULL, args, NULL));
+    OK(cuCtxSynchronize());
+}
+
+static bool close_to(double got, double want)
+{
+    return fabs(got - want) <= 1e-6 * fmax(1.0, fabs(want));
+}
+
+/* ---- arithmetic -------------------------------------------------------------- */
+
+static unsigned brev32(unsigned v)
+{
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++)
+        r |= ((v >> i) & 1u) << (31 - i);
+    return r;
+}
+
+static unsigned byte_perm(unsigned x, unsigned y, unsigned s)
+{
+    unsigned long long b = (unsigned long long)y << 32 | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++)
+        r |= (unsigned)((b >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
+}
+
+static void check_arith(const char *image)
+{
+    CUmodule m = load(image);
+    enum { N = 300 };
+    static const int table[4] = {3, 5, 7, 11};
+    int a[N];
+    float b[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (i * 2654435761u) % 1000 - 300;
+        b[i] = (float)(i - 150) * 0.37f;
+    }
+    CUdeviceptr da = fc_upload(a, sizeof a), db = fc_upload(b, sizeof b), oi = zeros(N * 16), of = zeros(N * 8),
+                ou = zeros(N * 4), od = zeros(N * 8);
+    int n = N;
+    void *args[] = {&da, &db, &oi, &of, &ou, &od, &n};
+    launch(fn(m, "arith"), (N + 127) / 128, 128, 0, args);
+    int gi[N * 4];
+    float gf[N * 2];
+    unsigned gu[N];
+    double gd[N];
+    OK(cuMemcpyDtoH(gi, oi, sizeof gi));
+    OK(cuMemcpyDtoH(gf, of, sizeof gf));
+    OK(cuMemcpyDtoH(gu, ou, sizeof gu));
+    OK(cuMemcpyDtoH(gd, od, sizeof gd));
+    for (int i = 0; i < N; i++) {
+        int x = a[i];
+        float y = b[i];
+        cr_expect_eq(gi[i * 4], x * 7 - (x >> 2) + (x % 5) + table[i & 3], "arith[%d].0", i);
+        cr_expect_eq(gi[i * 4 + 1], (int)lrintf(y * 3.5f) ^ __builtin_popcount((unsigned)x) ^ (__builtin_clz((unsigned)x | 1) << 8),
+                     "arith[%d].1", i);
+        cr_expect_eq(gi[i * 4 + 2], x > 10 ? (x < 100 ? x : 100) : (x > -100 ? x : -100), "arith[%d].2", i);
+        cr_expect_eq((unsigned)gi[i * 4 + 3], brev32((unsigned)x) ^ byte_perm((unsigned)x, 0x12345678u, 0x3210u + (unsigned)(i & 7)),
+                     "arith[%d].3", i);
+        cr_expect(close_to(gf[i * 2], fmaf(y, 1.5f, -2.0f) / (1.0f + fabsf(y))), "arith[%d].f0 %g", i, gf[i * 2]);
+        cr_expect(close_to(gf[i * 2 + 1], sqrtf(fabsf(y)) + (float)x * 0.25f + (float)(_Float16)y), "arith[%d].f1 %g", i,
+                  gf[i * 2 + 1]);
+        unsigned ux = (unsigned)x;
+        cr_expect_eq(gu[i], ux * 2654435761u + (unsigned)(((unsigned long long)ux * 2654435761u) >> 32), "arith[%d].u", i);
+        cr_expect(close_to(gd[i], (double)y * (double)x + 1.0 / (double)(i + 1)), "arith[%d].d %g", i, gd[i]);
+    }
+}
+
+Test(ptx, arithmetic_from_ptx_text)
+{
+    check_arith(FC_PTX);
+}
+
+/* The same kernels from the fatbin nvcc makes by default (compressed PTX beside SASS). */
+Test(ptx, arithmetic_from_a_fatbin)
+{
+    check_arith(FC_FATBIN);
+}
+
+/* ---- shared memory, barriers, divergence, warps ------------------------------ */
+
+Test(ptx, block_sum_with_dynamic_shared_memory)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 1000, B = 256, G = (N + B - 1) / B };
+    float in[N], out[G];
+    for (int i = 0; i < N; i++)
+        in[i] = (float)(i % 13);
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof out);
+    int n = N;
+    void *args[] = {&din, &dout, &n};
+    launch(fn(m, "block_sum"), G, B, B * sizeof(float), args);
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    for (int g = 0; g < G; g++) {
+        float want = 0;
+        for (int i = g * B; i < (g + 1) * B && i < N; i++)
+            want += in[i];
+        cr_expect_eq(out[g], want, "block %d: %g, want %g", g, out[g], want);
+    }
+}
+
+Test(ptx, divergent_loops)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 200 };
+    unsigned in[N], steps[N];
+    for (int i = 0; i < N; i++)
+        in[i] = (unsigned)i + 1;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof steps);
+    int n = N;
+    void *args[] = {&din, &dout, &n};
+    launch(fn(m, "collatz"), 2, 128, 0, args);
+    OK(cuMemcpyDtoH(steps, dout, sizeof steps));
+    for (int i = 0; i < N; i++) {
+        unsigned long long v = in[i];
+        unsigned s = 0;
+        for (; v != 1; s++)
+            v = (v & 1) ? 3 * v + 1 : v / 2;
+        cr_expect_eq(steps[i], s, "collatz(%u): %u, want %u", in[i], steps[i], s);
+    }
+}
+
+Test(ptx, warp_votes_matches_and_shuffles)
+{
+    CUmodule m = load(FC_PTX);
+    int in[32];
+    for (int t = 0; t < 32; t++)
+        in[t] = (t * 5 + 3) % 11;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(32 * 6 * 4);
+    void *args[] = {&din, &dout};
+    launch(fn(m, "warp_ops"), 1, 32, 0, args);
+    unsigned o[32 * 6];
+    OK(cuMemcpyDtoH(o, dout, sizeof o));
+    unsigned ballot = 0, odd = 0;
+    bool any7 = false;
+    for (int t = 0; t < 32; t++) {
+        ballot |= (unsigned)(in[t] & 1) << t;
+        any7 = any7 || in[t] == 7;
+    }
+    odd = ballot;
+    for (int t = 0; t < 32; t++) {
+        unsigned same = 0;
+        for (int u = 0; u < 32; u++)
+            same |= (unsigned)(in[u] % 3 == in[t] % 3) << u;
+        cr_expect_eq(o[t * 6], ballot, "ballot at %d", t);
+        cr_expect_eq(o[t * 6 + 1], (unsigned)any7 | 2u, "any/all at %d", t);
+        cr_expect_eq(o[t * 6 + 2], same, "match at %d", t);
+        cr_expect_eq(o[t * 6 + 3], (unsigned)in[t ^ 5], "shfl_xor at %d", t);
+        cr_expect_eq(o[t * 6 + 4], (unsigned)in[(t * 7) & 31], "shfl idx at %d", t);
+        if (in[t] & 1) {
+            cr_expect_eq(o[t * 6 + 5], odd, "activemask of the odd lanes at %d", t);
+        } else { /* shfl.up among the even lanes: from lane t-1 if it is even (active), else its own */
+            int src = t > 0 && !(in[t - 1] & 1) ? t - 1 : t;
+            cr_expect_eq(o[t * 6 + 5], (unsigned)in[src], "shfl_up in a branch at %d", t);
+        }
+    }
+}
+
+Test(ptx, atomics_on_global_and_shared_memory)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 700 };
+    unsigned in[N], bins[16] = {0};
+    for (int i = 0; i < N; i++)
+        in[i] = (unsigned)(i * 7919) % 97;
+    CUdeviceptr din = fc_upload(in, sizeof in), dbins = zeros(sizeof bins), dsum = zeros(4);
+    int n = N;
+    void *args[] = {&din, &dbins, &dsum, &n};
+    launch(fn(m, "histogram"), (N + 127) / 128, 128, 0, args);
+    unsigned got[16];
+    float sum;
+    OK(cuMemcpyDtoH(got, dbins, sizeof got));
+    OK(cuMemcpyDtoH(&sum, dsum, 4));
+    for (int i = 0; i < N; i++)
+        bins[in[i] & 15]++;
+    for (int b = 0; b < 16; b++)
+        cr_expect_eq(got[b], bins[b], "bin %d: %u, want %u", b, got[b], bins[b]);
+    cr_expect_eq(sum, N * 0.5f);
+    CUdeviceptr counter;
+    size_t size;
+    OK(cuModuleGetGlobal(&counter, &size, m, "g_counter"));
+    cr_assert_eq(size, 4);
+    unsigned c;
+    OK(cuMemcpyDtoH(&c, counter, 4));
+    cr_expect_eq(c, N, "the __device__ counter: %u", c);
+}
+
+Test(ptx, calls_recursion_and_local_arrays)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 64 };
+    int in[N];
+    for (int i = 0; i < N; i++)
+        in[i] = i * 3 + 1;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(N * 8);
+    int n = N;
+    void *args[] = {&din, &dout, &n};
+    launch(fn(m, "calls"), 1, N, 0, args);
+    unsigned long long out[N];
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    for (int i = 0; i < N; i++) {
+        unsigned long long f = 1;
+        for (int k = 2; k <= in[i] % 20; k++)
+            f *= (unsigned long long)k;
+        cr_expect_eq(out[i], f + (unsigned long long)((in[i] & 15) * in[i]), "calls[%d]", i);
+    }
+}
+
+Test(ptx, two_dimensional_grids)
+{
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(16 * 12 * 4);
+    void *args[] = {&d};
+    OK(cuLaunchKernel(fn(m, "coords"), 2, 3, 1, 8, 4, 1, 0, NULL, args, NULL));
+    OK(cuCtxSynchronize());
+    unsigned out[16 * 12];
+    OK(cuMemcpyDtoH(out, d, sizeof out));
+    for (unsigned y = 0; y < 12; y++)
+        for (unsigned x = 0; x < 16; x++)
+            cr_expect_eq(out[y * 16 + x], y << 16 | x, "(%u, %u)", x, y);
+}
+
+Test(ptx, device_malloc_and_free)
+{
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(64 * 4);
+    void *args[] = {&d};
+    launch(fn(m, "heap"), 1, 64, 0, args);
+    unsigned out[64];
+    OK(cuMemcpyDtoH(out, d, sizeof out));
+    for (unsigned t = 0; t < 64; t++)
+        cr_expect_eq(out[t], 64 * t + 63 * 64 / 2, "thread %u: %u", t, out[t]);
+}
+
+/* ---- printf, faults, what the executor lacks ------------------------------------ */
+
+/* What a stream (1 or 2) receives between capture_begin and capture_end. */
+typedef struct capture {
+    int stream, fd, saved;
+} capture;
+
+static capture capture_begin(int stream)
+{
+    char path[] = "/tmp/fc_ptx_capture_XXXXXX";
+    capture c = {stream, mkstemp(path), -1};
+    cr_assert_geq(c.fd, 0);
+    unlink(path);
+    fflush(stream == 1 ? stdout : stderr);
+    c.saved = dup(stream);
+    dup2(c.fd, stream);
+    return c;
+}
+
+static void capture_end(capture c, char *buf, size_t n)
+{
+    fflush(c.stream == 1 ? stdout : stderr);
+    dup2(c.saved, c.stream);
+    close(c.saved);
+    ssize_t got = pread(c.fd, buf, n - 1, 0);
+    buf[got > 0 ? got : 0] = '\0';
+    close(c.fd);
+}
+
+Test(ptx, device_printf_prints_at_the_sync)
+{
+    CUmodule m = load(FC_PTX);
+    int v = 42;
+    void *args[] = {&v};
+    capture c = capture_begin(1);
+    launch(fn(m, "say"), 1, 32, 0, args);
+    char buf[512];
+    capture_end(c, buf, sizeof buf);
+    cr_expect_str_eq(buf, "lane 0 says 42 21.00 hi A 1234567890\nlane 1 says 42 21.00 hi B 1234567890\n");
+}
+
+Test(ptx, assert_is_a_sticky_assert_fault)
+{
+    CUmodule m = load(FC_PTX);
+    int v = 3;
+    void *args[] = {&v};
+    OK(cuLaunchKernel(fn(m, "check"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ASSERT);
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ASSERT);
+}
+
+Test(ptx, assert_that_holds_passes)
+{
+    CUmodule m = load(FC_PTX);
+    int v = 4;
+    void *args[] = {&v};
+    launch(fn(m, "check"), 1, 32, 0, args);
+}
+
+Test(ptx, bad_address_is_illegal_address)
+{
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(64);
+    CUdeviceptr past = d + (1u << 20); /* beyond every allocation */
+    int v = 1;
+    void *args[] = {&past, &v};
+    OK(cuLaunchKernel(fn(m, "poke"), 1, 1, 1, 4, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+Test(ptx, misaligned_address_is_misaligned)
+{
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(64) + 2;
+    int v = 1;
+    void *args[] = {&d, &v};
+    OK(cuLaunchKernel(fn(m, "poke"), 1, 1, 1, 4, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_MISALIGNED_ADDRESS);
+}
+
+Test(ptx, trap_is_an_illegal_instruction)
+{
+    CUmodule m = load(FC_PTX);
+    int v = 1;
+    void *args[] = {&v};
+    OK(cuLaunchKernel(fn(m, "stop"), 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+}
+
+/* PTX the executor lacks an instruction of: the launch fails, the line names it. */
+static const char lacking[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry lacks(.param .u64 p)\n{\n"
+                              "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n"
+                              "  cp.async.commit_group;\n  ret;\n}\n";
+
+Test(ptx, unknown_instruction_fails_the_launch)
+{
+    fc_schedule_sync(); /* the launch runs at the sync, inside the capture */
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, lacking));
+    CUdeviceptr d = zeros(4);
+    void *args[] = {&d};
+    OK(cuLaunchKernel(fn(m, "lacks"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    capture c = capture_begin(2);
+    CUresult r = cuCtxSynchronize();
+    char buf[512];
+    capture_end(c, buf, sizeof buf);
+    cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
+    cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: cp.async.commit_group "
+                            "(unknown instruction); the launch fails\n");
+}
+
+Test(ptx, off_leaves_ptx_kernels_unknown)
+{
+    setenv("FAKECUDA_PTX", "off", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, file_bytes(FC_PTX)));
+    CUfunction f;
+    FAILS(cuModuleGetFunction(&f, m, "arith"), CUDA_ERROR_NOT_FOUND);
+}
