@@ -283,6 +283,7 @@ static CUresult fc_plugin_result(int rc)
     case FAKECUDA_KERNEL_MISALIGNED_ADDRESS: return CUDA_ERROR_MISALIGNED_ADDRESS;
     case CUDA_ERROR_ASSERT: return CUDA_ERROR_ASSERT;                           /* the PTX executor's */
     case CUDA_ERROR_ILLEGAL_INSTRUCTION: return CUDA_ERROR_ILLEGAL_INSTRUCTION; /* faults (ptx/ptx.h) */
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return CUDA_ERROR_LAUNCH_TIMEOUT;
     default: return CUDA_ERROR_LAUNCH_FAILED;
     }
 }

@@ -24,6 +24,7 @@ typedef struct fc_ptx_module fc_ptx_module;
 /* The faults a launch returns beyond the ABI's (CUresult values). */
 #define FC_PTX_ASSERT 710              /* CUDA_ERROR_ASSERT */
 #define FC_PTX_ILLEGAL_INSTRUCTION 715 /* CUDA_ERROR_ILLEGAL_INSTRUCTION */
+#define FC_PTX_TIMEOUT 702             /* CUDA_ERROR_LAUNCH_TIMEOUT: past FAKECUDA_PTX_STEPS */
 
 /* The text's module, or NULL with the reason in err. */
 fc_ptx_module *fc_ptx_parse(const char *text, size_t n, char *err, size_t errlen);

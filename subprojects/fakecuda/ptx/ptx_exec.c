@@ -84,6 +84,7 @@ typedef struct run {
     uint64_t shared_bytes;
     unsigned char *local; /* FC_LOCAL_BYTES per thread of the block */
     int fault;
+    uint64_t steps, step_limit; /* warp-instructions run; FAKECUDA_PTX_STEPS (0: no limit) */
     /* the write log (FAKECUDA_WRITE_LOG), or NULL */
     wrange *writes;
     size_t nwrites, wcap;
@@ -1626,6 +1627,12 @@ static void warp_run(run *x, warp *w)
         const ptx_insn *in = &f->fn->insn[f->cur_pc];
         uint32_t act = f->cur_mask, exec = act;
         w->clock += 2;
+        if (++x->steps > x->step_limit && x->step_limit) {
+            fprintf(stderr, "fakecuda: PTX kernel %s ran past FAKECUDA_PTX_STEPS=%llu warp-instructions\n",
+                    x->kernel->name, (unsigned long long)x->step_limit);
+            x->fault = FC_PTX_TIMEOUT;
+            return;
+        }
         if (in->pred >= 0) {
             exec = 0;
             LANES(act) if ((f->r[(size_t)in->pred * 32 + l] != 0) != in->pred_neg) exec |= 1u << l;
@@ -1796,6 +1803,8 @@ int fc_ptx_launch(const struct fakecuda_launch *L)
     run x = {.m = m, .kernel = &m->func[k->func], .l = L};
     const char *log = getenv("FAKECUDA_WRITE_LOG");
     x.logging = log && *log;
+    const char *steps = getenv("FAKECUDA_PTX_STEPS");
+    x.step_limit = steps ? strtoull(steps, NULL, 10) : 0;
     if (x.kernel->error) {
         fprintf(stderr, "fakecuda: PTX kernel %s cannot run: %s; the launch fails\n", x.kernel->name, x.kernel->error);
         return FAKECUDA_KERNEL_LAUNCH_FAILED;

@@ -112,16 +112,19 @@ static void check_arith(const char *image)
         int x = a[i];
         float y = b[i];
         cr_expect_eq(gi[i * 4], x * 7 - (x >> 2) + (x % 5) + table[i & 3], "arith[%d].0", i);
-        cr_expect_eq(gi[i * 4 + 1], (int)lrintf(y * 3.5f) ^ __builtin_popcount((unsigned)x) ^ (__builtin_clz((unsigned)x | 1) << 8),
+        cr_expect_eq(gi[i * 4 + 1],
+                     (int)lrintf(y * 3.5f) ^ __builtin_popcount((unsigned)x) ^ (__builtin_clz((unsigned)x | 1) << 8),
                      "arith[%d].1", i);
         cr_expect_eq(gi[i * 4 + 2], x > 10 ? (x < 100 ? x : 100) : (x > -100 ? x : -100), "arith[%d].2", i);
-        cr_expect_eq((unsigned)gi[i * 4 + 3], brev32((unsigned)x) ^ byte_perm((unsigned)x, 0x12345678u, 0x3210u + (unsigned)(i & 7)),
+        cr_expect_eq((unsigned)gi[i * 4 + 3],
+                     brev32((unsigned)x) ^ byte_perm((unsigned)x, 0x12345678u, 0x3210u + (unsigned)(i & 7)),
                      "arith[%d].3", i);
         cr_expect(close_to(gf[i * 2], fmaf(y, 1.5f, -2.0f) / (1.0f + fabsf(y))), "arith[%d].f0 %g", i, gf[i * 2]);
-        cr_expect(close_to(gf[i * 2 + 1], sqrtf(fabsf(y)) + (float)x * 0.25f + (float)(_Float16)y), "arith[%d].f1 %g", i,
-                  gf[i * 2 + 1]);
+        cr_expect(close_to(gf[i * 2 + 1], sqrtf(fabsf(y)) + (float)x * 0.25f + (float)(_Float16)y), "arith[%d].f1 %g",
+                  i, gf[i * 2 + 1]);
         unsigned ux = (unsigned)x;
-        cr_expect_eq(gu[i], ux * 2654435761u + (unsigned)(((unsigned long long)ux * 2654435761u) >> 32), "arith[%d].u", i);
+        cr_expect_eq(gu[i], ux * 2654435761u + (unsigned)(((unsigned long long)ux * 2654435761u) >> 32), "arith[%d].u",
+                     i);
         cr_expect(close_to(gd[i], (double)y * (double)x + 1.0 / (double)(i + 1)), "arith[%d].d %g", i, gd[i]);
     }
 }
@@ -403,7 +406,7 @@ Test(ptx, unknown_instruction_fails_the_launch)
     capture_end(c, buf, sizeof buf);
     cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
     cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: cp.async.commit_group "
-                            "(unknown instruction); the launch fails\n");
+                          "(unknown instruction); the launch fails\n");
 }
 
 Test(ptx, off_leaves_ptx_kernels_unknown)
