@@ -145,7 +145,6 @@ static bool check_kernel(CUmodule m, const char *ptx, size_t len, const char *na
     return s == CUDA_SUCCESS;
 }
 
-
 /* One kernel, in a child process of its own (a fault is sticky for the
    process, as on a GPU): exits 1 on a misread, 2 when a parameter was stored
    through and read right, 0 when nothing was stored through one. */

@@ -85,6 +85,7 @@ typedef struct run {
     unsigned char *local; /* FC_LOCAL_BYTES per thread of the block */
     int fault;
     uint64_t steps, step_limit; /* warp-instructions run; FAKECUDA_PTX_STEPS (0: no limit) */
+    uint64_t thread_steps;      /* thread-instructions run (lanes of each warp-instruction) */
     /* the write log (FAKECUDA_WRITE_LOG), or NULL */
     wrange *writes;
     size_t nwrites, wcap;
@@ -302,6 +303,23 @@ static void log_write(run *x, uint64_t a, uint64_t n)
     x->writes[x->nwrites++] = (wrange){a, a + n};
 }
 
+/* Maps n bytes at device address a through device(), and remembers the
+   largest window around them it confirms (one allocation's bytes are
+   contiguous on the host), so neighbouring lanes need no lookup. */
+static unsigned char *device_window(run *x, uint64_t a, unsigned n)
+{
+    for (uint64_t span = 64 * 1024; span > n; span /= 2) {
+        unsigned char *h = x->l->device(a, (size_t)span);
+        if (h) {
+            x->cache_lo = a;
+            x->cache_hi = a + span;
+            x->cache_host = h;
+            return h;
+        }
+    }
+    return x->l->device(a, n);
+}
+
 /* The host bytes of n bytes at address a of space sp for lane l, or NULL with the fault set. */
 static unsigned char *mem(run *x, unsigned thread, int sp, uint64_t a, unsigned n, bool write)
 {
@@ -324,23 +342,10 @@ static unsigned char *mem(run *x, unsigned thread, int sp, uint64_t a, unsigned 
             if (sp == PS_CONST && write)
                 goto bad;
             unsigned char *p;
-            if (a >= x->cache_lo && a + n <= x->cache_hi && a + n > a) {
+            if (a >= x->cache_lo && a + n <= x->cache_hi && a + n > a)
                 p = x->cache_host + (a - x->cache_lo);
-            } else {
-                p = x->l->device(a, n);
-                if (!p)
-                    goto bad;
-                /* remember the page-sized neighbourhood device() confirms */
-                uint64_t lo = a & ~(uint64_t)4095;
-                unsigned char *q = lo < a ? x->l->device(lo, (size_t)(a - lo) + n) : p;
-                if (q) {
-                    x->cache_lo = lo;
-                    x->cache_hi = a + n;
-                    x->cache_host = q == p ? p : q;
-                    if (q == p)
-                        x->cache_lo = a;
-                }
-            }
+            else if (!(p = device_window(x, a, n)))
+                goto bad;
             if (write && x->logging)
                 log_write(x, a, n);
             return p;
@@ -467,6 +472,71 @@ static inline uint64_t addr_of(const run *x, const frame *f, const ptx_opnd *o, 
     return a;
 }
 
+/* Operand o of every lane of exec, into out[lane]: one dispatch per warp, not per lane. */
+static inline void gather(const run *x, const warp *w, const frame *f, const ptx_opnd *o, uint32_t exec, uint64_t *out)
+{
+    if (o->kind == PO_REG) {
+        const uint64_t *r = &f->r[(size_t)o->reg * 32];
+        LANES(exec) out[l] = r[l];
+    } else if (o->kind == PO_IMM) {
+        LANES(exec) out[l] = o->imm;
+    } else {
+        LANES(exec) out[l] = val(x, w, f, o, l);
+    }
+}
+
+/* The common integer operations (no carry, saturation, high or wide
+   halves) on whole warps: what -O3 address arithmetic is made of. */
+static bool int_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    if (in->mods & (PM_CC | PM_SAT | PM_HI | PM_WIDE) || in->o[0].kind != PO_REG || in->type == PT_PRED)
+        return false;
+    unsigned bits = tbits(in->type);
+    if (bits != 32 && bits != 64)
+        return false;
+    uint64_t mask = bits == 64 ? ~0ull : 0xffffffffull, a[32], b[32], c[32];
+    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    switch (in->op) {
+    case PI_ADD:
+    case PI_SUB:
+    case PI_MUL:
+    case PI_AND:
+    case PI_OR:
+    case PI_XOR:
+        gather(x, w, f, &in->o[1], exec, a);
+        gather(x, w, f, &in->o[2], exec, b);
+        break;
+    case PI_MAD:
+        gather(x, w, f, &in->o[1], exec, a);
+        gather(x, w, f, &in->o[2], exec, b);
+        gather(x, w, f, &in->o[3], exec, c);
+        break;
+    case PI_SHL:
+        gather(x, w, f, &in->o[1], exec, a);
+        gather(x, w, f, &in->o[2], exec, b);
+        LANES(exec) d[l] = (b[l] & 0xffffffffu) >= bits ? 0 : (a[l] << (b[l] & 0xffffffffu)) & mask;
+        return true;
+    case PI_SHR:
+        if (tsigned(in->type))
+            return false;
+        gather(x, w, f, &in->o[1], exec, a);
+        gather(x, w, f, &in->o[2], exec, b);
+        LANES(exec) d[l] = (b[l] & 0xffffffffu) >= bits ? 0 : (a[l] & mask) >> (b[l] & 0xffffffffu);
+        return true;
+    default: return false;
+    }
+    switch (in->op) {
+    case PI_ADD: LANES(exec) d[l] = (a[l] + b[l]) & mask; break;
+    case PI_SUB: LANES(exec) d[l] = (a[l] - b[l]) & mask; break;
+    case PI_MUL: LANES(exec) d[l] = (a[l] * b[l]) & mask; break;
+    case PI_MAD: LANES(exec) d[l] = (a[l] * b[l] + c[l]) & mask; break;
+    case PI_AND: LANES(exec) d[l] = a[l] & b[l] & mask; break;
+    case PI_OR: LANES(exec) d[l] = (a[l] | b[l]) & mask; break;
+    default: LANES(exec) d[l] = (a[l] ^ b[l]) & mask; break;
+    }
+    return true;
+}
+
 /* ---- arithmetic ------------------------------------------------------------------------------- */
 
 static inline float ftz32(float v, bool ftz)
@@ -556,13 +626,18 @@ static double fop(const ptx_insn *in, int ty, double a, double b, double c, bool
 }
 
 /* Float arithmetic on scalar or packed types: unary, binary or ternary by opcode. */
+static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec);
+
 static bool float_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
+    if (float_fast(x, w, f, in, exec))
+        return true;
     unsigned count;
     int et = elem_type(in->type, &count);
     unsigned eb = tbits(et);
-    int saved = fegetround();
-    if (in->rnd)
+    bool directed = in->rnd > PR_RN;
+    int saved = directed ? fegetround() : 0;
+    if (directed)
         fesetround(fe_mode(in->rnd));
     bool bad = false;
     LANES(exec)
@@ -577,7 +652,8 @@ static bool float_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
         }
         put(f, &in->o[0], l, out);
     }
-    fesetround(saved);
+    if (directed)
+        fesetround(saved);
     if (bad)
         unsupported(x, in);
     return !bad;
@@ -634,6 +710,71 @@ static bool compare(const ptx_insn *in, int ty, uint64_t a, uint64_t b)
     return cmp_int(in->sub, a, b, tsigned(ty), tbits(ty));
 }
 
+/* f32 and f64 arithmetic without .ftz/.sat/.relu or a directed rounding, on whole warps. */
+static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    if ((in->mods & (PM_FTZ | PM_SAT | PM_RELU)) || in->rnd > PR_RN || in->o[0].kind != PO_REG ||
+        (in->type != PT_F32 && in->type != PT_F64))
+        return false;
+    uint64_t a[32], b[32], c[32];
+    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    switch (in->op) {
+    case PI_FMA:
+    case PI_MAD: gather(x, w, f, &in->o[3], exec, c); /* fall through */
+    case PI_ADD:
+    case PI_SUB:
+    case PI_MUL:
+    case PI_DIV:
+    case PI_MIN:
+    case PI_MAX: gather(x, w, f, &in->o[2], exec, b); /* fall through */
+    case PI_NEG:
+    case PI_ABS: gather(x, w, f, &in->o[1], exec, a); break;
+    default: return false;
+    }
+#define FLOAT_CASES(T, AS, OF, FMA, MIN, MAX, ABS)                                \
+    switch (in->op) {                                                             \
+    case PI_ADD: LANES(exec) d[l] = OF(AS(a[l]) + AS(b[l])); break;               \
+    case PI_SUB: LANES(exec) d[l] = OF(AS(a[l]) - AS(b[l])); break;               \
+    case PI_MUL: LANES(exec) d[l] = OF(AS(a[l]) * AS(b[l])); break;               \
+    case PI_DIV: LANES(exec) d[l] = OF(AS(a[l]) / AS(b[l])); break;               \
+    case PI_FMA:                                                                  \
+    case PI_MAD: LANES(exec) d[l] = OF(FMA(AS(a[l]), AS(b[l]), AS(c[l]))); break; \
+    case PI_MIN: LANES(exec) d[l] = OF(MIN(AS(a[l]), AS(b[l]))); break;           \
+    case PI_MAX: LANES(exec) d[l] = OF(MAX(AS(a[l]), AS(b[l]))); break;           \
+    case PI_NEG: LANES(exec) d[l] = OF(-AS(a[l])); break;                         \
+    default: LANES(exec) d[l] = OF(ABS(AS(a[l]))); break;                         \
+    }
+    if (in->type == PT_F32) {
+        FLOAT_CASES(float, as_f, of_f, fmaf, fminf, fmaxf, fabsf)
+    } else {
+        FLOAT_CASES(double, as_d, of_d, fma, fmin, fmax, fabs)
+    }
+#undef FLOAT_CASES
+    return true;
+}
+
+/* setp without a combining operation on 32- and 64-bit integers and f32. */
+static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    int ty = in->type;
+    if (in->sub2 || in->o[PTX_MAX_OPS - 1].kind != PO_NONE || in->o[0].kind != PO_REG)
+        return false;
+    uint64_t a[32], b[32];
+    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    gather(x, w, f, &in->o[1], exec, a);
+    gather(x, w, f, &in->o[2], exec, b);
+    if (ty == PT_F32 && !(in->mods & PM_FTZ)) {
+        LANES(exec) d[l] = cmp_float(in->sub, as_f(a[l]), as_f(b[l]));
+        return true;
+    }
+    unsigned bits = tbits(ty);
+    if (tfloat(ty) || (bits != 32 && bits != 64))
+        return false;
+    bool sgn = tsigned(ty);
+    LANES(exec) d[l] = cmp_int(in->sub, a[l], b[l], sgn, bits);
+    return true;
+}
+
 static uint64_t sat_signed(__int128 v, unsigned bits)
 {
     __int128 hi = ((__int128)1 << (bits - 1)) - 1, lo = -hi - 1;
@@ -643,6 +784,8 @@ static uint64_t sat_signed(__int128 v, unsigned bits)
 /* Integer add/sub/mul/mad/min/max/div/rem/abs/neg and the bit operations. */
 static bool int_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
+    if (int_fast(x, w, f, in, exec))
+        return true;
     int ty = in->type;
     unsigned bits = tbits(ty);
     bool sgn = tsigned(ty);
@@ -828,10 +971,11 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
         uint64_t r = v <= 0 ? 0 : v >= hi ? (db == 64 ? UINT64_MAX : (uint64_t)hi - 1) : (uint64_t)v;
         return r;
     }
-    int saved = fegetround();
+    bool directed = in->rnd != PR_NONE && in->rnd != PR_RN && in->rnd != PR_RNI;
+    int saved = directed ? fegetround() : 0;
     uint64_t out;
     if (!tfloat(st)) { /* integer to float */
-        if (in->rnd)
+        if (directed)
             fesetround(fe_mode(in->rnd));
         double v;
         if (dt == PT_F32)
@@ -847,7 +991,7 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
         case PR_RMI: v = floor(v); break;
         case PR_RPI: v = ceil(v); break;
         default:
-            if (in->rnd)
+            if (directed)
                 fesetround(fe_mode(in->rnd));
             break;
         }
@@ -855,7 +999,8 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
             v = (double)(float)v;
         out = fout(in, dt, v);
     }
-    fesetround(saved);
+    if (directed)
+        fesetround(saved);
     (void)bad;
     return out;
 }
@@ -879,6 +1024,21 @@ static void ld_st(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec, 
     const ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
     if (es == 0 || es > 8) {
         unsupported(x, in);
+        return;
+    }
+    if (n == 1 && vo->kind == PO_REG) { /* a scalar: one register per lane */
+        uint64_t *r = &f->r[(size_t)vo->reg * 32];
+        bool sgn = tsigned(in->type);
+        LANES(exec)
+        {
+            unsigned char *p = mem(x, thread_of(w, l), in->space, addr_of(x, f, ao, l), es, store);
+            if (!p)
+                return;
+            if (store)
+                memcpy(p, &r[l], es);
+            else
+                r[l] = sgn ? (uint64_t)sx(load_n(p, es), es * 8) : load_n(p, es);
+        }
         return;
     }
     LANES(exec)
@@ -1518,6 +1678,8 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_SETP:
     case PI_SET: {
         int ct = in->op == PI_SETP ? ty : in->type2;
+        if (in->op == PI_SETP && setp_fast(x, w, f, in, exec))
+            return;
         if (ct == PT_F16X2 || ct == PT_BF16X2) {
             unsupported(x, in);
             return;
@@ -1627,6 +1789,7 @@ static void warp_run(run *x, warp *w)
         const ptx_insn *in = &f->fn->insn[f->cur_pc];
         uint32_t act = f->cur_mask, exec = act;
         w->clock += 2;
+        x->thread_steps += (unsigned)__builtin_popcount(act);
         if (++x->steps > x->step_limit && x->step_limit) {
             fprintf(stderr, "fakecuda: PTX kernel %s ran past FAKECUDA_PTX_STEPS=%llu warp-instructions\n",
                     x->kernel->name, (unsigned long long)x->step_limit);
@@ -1834,6 +1997,12 @@ int fc_ptx_launch(const struct fakecuda_launch *L)
     fflush(stdout);
     if (x.logging)
         write_log(&x);
+    const char *stats = getenv("FAKECUDA_PTX_STATS");
+    FILE *sf = stats && *stats ? fopen(stats, "a") : NULL;
+    if (sf) { /* one line per launch: name, warp- and thread-instructions (tools/bench/exec_bench.c) */
+        fprintf(sf, "%s %llu %llu\n", x.kernel->name, (unsigned long long)x.steps, (unsigned long long)x.thread_steps);
+        fclose(sf);
+    }
     for (unsigned i = 0; warps && i < nwarps; i++)
         free(warps[i].stack[0].r);
     free(warps);
