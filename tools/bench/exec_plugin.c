@@ -80,7 +80,7 @@ static int reduce(const struct fakecuda_launch *l)
 int fakecuda_kernels_register(const struct fakecuda_host *host)
 {
     static const struct fakecuda_param p_arith[] = {{0, 8}, {8, 4}}, p_copy[] = {{0, 8}, {8, 8}, {16, 4}},
-                                        p_reduce[] = {{0, 8}, {8, 8}};
+                                       p_reduce[] = {{0, 8}, {8, 8}};
     const struct fakecuda_kernel k[] = {
         {"arith", arith, 2, p_arith, NULL},
         {"copy", copy, 3, p_copy, NULL},

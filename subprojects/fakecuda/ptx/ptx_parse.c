@@ -980,6 +980,12 @@ static bool operand(parser *p, ptx_opnd *o, literal *lit, bool *lit_neg, uint32_
         o->kind = PO_SINK;
         return true;
     }
+    if (is(t, "WARP_SZ")) { /* PTX's predefined constant */
+        *lit = (literal){.ok = true, .bits = 32};
+        *lit_neg = neg;
+        o->kind = PO_IMM;
+        return true;
+    }
     if (neg) {
         fail(p, t->line, "negated operand '%.*s' not supported", (int)t->len, t->s);
         return false;
@@ -1279,7 +1285,8 @@ static void skip_statement(parser *p)
     next(p);
 }
 
-static bool body(parser *p)
+/* Reads a body after its "{"; returns the braces left open (0: read whole). */
+static int body(parser *p)
 {
     int depth = 1;
     while (depth > 0 && !p->failed) {
@@ -1316,7 +1323,7 @@ static bool body(parser *p)
             instruction(p);
         }
     }
-    return !p->failed;
+    return depth;
 }
 
 /* "(.param .type name, ...)": the parameters, laid out from offset 0. */
@@ -1420,7 +1427,7 @@ static bool function(parser *p, bool entry)
         goto out;
     if (!expect(p, "{"))
         goto out;
-    body(p);
+    int open = body(p);
     if (!p->failed)
         resolve_labels(p);
     ptx_func *f = &m->func[idx];
@@ -1435,7 +1442,7 @@ static bool function(parser *p, bool entry)
     if (p->failed) {
         f->error = strdup(p->err);
         p->failed = false;
-        int depth = 1; /* skip the rest of the body */
+        int depth = open; /* skip the rest of the body, if any */
         while (depth > 0 && p->lx.at < p->lx.n) {
             const tok *t = next(p);
             depth += is(t, "{") - is(t, "}");

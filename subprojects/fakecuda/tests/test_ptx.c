@@ -418,3 +418,34 @@ Test(ptx, off_leaves_ptx_kernels_unknown)
     CUfunction f;
     FAILS(cuModuleGetFunction(&f, m, "arith"), CUDA_ERROR_NOT_FOUND);
 }
+
+/* A function the parser cannot read fails alone: the next one still runs;
+   WARP_SZ is PTX's predefined 32. */
+static const char two[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                          ".visible .entry broken(.param .u64 p)\n{\n  bra nowhere;\n}\n"
+                          ".visible .entry warp_size(.param .u64 p)\n{\n"
+                          "  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
+                          "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, WARP_SZ;\n"
+                          "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n";
+
+Test(ptx, a_broken_function_fails_alone)
+{
+    fc_schedule_sync();
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, two));
+    CUdeviceptr d = zeros(4);
+    void *args[] = {&d};
+    launch(fn(m, "warp_size"), 1, 1, 0, args);
+    unsigned v;
+    OK(cuMemcpyDtoH(&v, d, 4));
+    cr_expect_eq(v, 32);
+    capture c = capture_begin(2);
+    OK(cuLaunchKernel(fn(m, "broken"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CUresult r = cuCtxSynchronize();
+    char buf[512];
+    capture_end(c, buf, sizeof buf);
+    cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
+    cr_expect_str_eq(buf, "fakecuda: PTX kernel broken cannot run: line 6: unknown name 'nowhere'; the launch fails\n");
+}
