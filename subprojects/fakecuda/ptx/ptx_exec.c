@@ -323,7 +323,7 @@ static unsigned char *device_window(run *x, uint64_t a, unsigned n)
 /* The host bytes of n bytes at address a of space sp for lane l, or NULL with the fault set. */
 static unsigned char *mem(run *x, unsigned thread, int sp, uint64_t a, unsigned n, bool write)
 {
-    if (n > 1 && (a & (n - 1))) {
+    if (n > 1 && !(n & (n - 1)) && (a & (n - 1))) {
         x->fault = FAKECUDA_KERNEL_MISALIGNED_ADDRESS;
         return NULL;
     }
@@ -1557,6 +1557,29 @@ static bool testp(int sub, double v)
     }
 }
 
+/* cp.async [dst], [src], cp-size[, src-size]: done at once (the launch runs
+   in program order, so a copy is complete before any wait for it); bytes
+   past src-size are zeros. */
+static void cp_async(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    LANES(exec)
+    {
+        unsigned size = (unsigned)val(x, w, f, &in->o[2], l);
+        unsigned from = in->nops > 3 && in->o[3].kind != PO_SINK ? (unsigned)val(x, w, f, &in->o[3], l) : size;
+        if ((size != 4 && size != 8 && size != 16) || from > size) {
+            launch_error(x, in, "cp.async with a size other than 4, 8 or 16");
+            return;
+        }
+        unsigned char *d = mem(x, thread_of(w, l), PS_SHARED, addr_of(x, f, &in->o[0], l), size, true);
+        const unsigned char *s =
+            from ? mem(x, thread_of(w, l), PS_GLOBAL, addr_of(x, f, &in->o[1], l), from, false) : d;
+        if (!d || !s)
+            return;
+        memmove(d, s, from);
+        memset(d + from, 0, size - from);
+    }
+}
+
 /* Every instruction but the control flow (warp_run's). */
 static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
@@ -1725,6 +1748,12 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
             put(f, &in->o[0], l, r);
         }
         return;
+    case PI_CP:
+        if (in->sub == 1)
+            cp_async(x, w, f, in, exec);
+        else if (in->sub < 2) /* other copies (bulk, tensor) */
+            unsupported(x, in);
+        return; /* commit and wait: every copy is already complete */
     case PI_TRAP:
     case PI_BRKPT:
         fprintf(stderr, "fakecuda: PTX kernel %s: line %u: %s\n", x->kernel->name, in->line,

@@ -553,6 +553,14 @@ static bool apply_mod(ptx_insn *in, const char *s, size_t len, unsigned *ntypes)
         if (IS("gl") || IS("proxy") || IS("async") || IS("alias") || IS("generic"))
             return true;
         break;
+    case PI_CP: /* cp.async: 1 a copy; 2 commit_group; 3 wait_group; 4 wait_all */
+        if (IS("async") || IS("commit_group") || IS("wait_group") || IS("wait_all")) {
+            in->sub = IS("async") ? (in->sub ? in->sub : 1) : IS("commit_group") ? 2 : IS("wait_group") ? 3 : 4;
+            return true;
+        }
+        if (in->sub == 1 && (IS("shared") || IS("shared::cta") || IS("global")))
+            return true; /* cp.async's spaces are fixed: shared from global */
+        break;
     case PI_CVTA:
         if (IS("to")) {
             in->mods |= PM_TO;

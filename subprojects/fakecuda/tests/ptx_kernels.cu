@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cassert>
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 
 __device__ unsigned g_counter;
 __constant__ int c_table[4] = {3, 5, 7, 11};
@@ -159,4 +160,16 @@ extern "C" __global__ void heap(unsigned *out)
         s += p[k];
     free(p);
     out[threadIdx.x] = s;
+}
+
+// cp.async through the pipeline primitives: global to shared, then back doubled.
+extern "C" __global__ void async_copy(const float4 *in, float4 *out)
+{
+    __shared__ float4 s[64];
+    __pipeline_memcpy_async(&s[threadIdx.x], &in[threadIdx.x], sizeof(float4));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    float4 v = s[63 - threadIdx.x];
+    out[threadIdx.x] = make_float4(2 * v.x, 2 * v.y, 2 * v.z, 2 * v.w);
 }

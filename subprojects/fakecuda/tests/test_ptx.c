@@ -295,6 +295,22 @@ Test(ptx, device_malloc_and_free)
         cr_expect_eq(out[t], 64 * t + 63 * 64 / 2, "thread %u: %u", t, out[t]);
 }
 
+Test(ptx, cp_async_copies_into_shared_memory)
+{
+    CUmodule m = load(FC_PTX);
+    float in[64 * 4];
+    for (int i = 0; i < 64 * 4; i++)
+        in[i] = (float)i;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof in);
+    void *args[] = {&din, &dout};
+    launch(fn(m, "async_copy"), 1, 64, 0, args);
+    float out[64 * 4];
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    for (int t = 0; t < 64; t++)
+        for (int c = 0; c < 4; c++)
+            cr_expect_eq(out[t * 4 + c], 2 * in[(63 - t) * 4 + c], "thread %d component %d", t, c);
+}
+
 /* ---- printf, faults, what the executor lacks ------------------------------------ */
 
 /* What a stream (1 or 2) receives between capture_begin and capture_end. */
@@ -388,7 +404,7 @@ Test(ptx, trap_is_an_illegal_instruction)
 static const char lacking[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                               ".visible .entry lacks(.param .u64 p)\n{\n"
                               "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n"
-                              "  cp.async.commit_group;\n  ret;\n}\n";
+                              "  mbarrier.init.shared.b64 [%rd1], 1;\n  ret;\n}\n";
 
 Test(ptx, unknown_instruction_fails_the_launch)
 {
@@ -405,8 +421,8 @@ Test(ptx, unknown_instruction_fails_the_launch)
     char buf[512];
     capture_end(c, buf, sizeof buf);
     cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
-    cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: cp.async.commit_group "
-                          "(unknown instruction); the launch fails\n");
+    cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: mbarrier.init.shared.b64 "
+                          "[%rd1], 1 (unknown instruction); the launch fails\n");
 }
 
 Test(ptx, off_leaves_ptx_kernels_unknown)
