@@ -623,6 +623,13 @@ CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void
                         bool cooperative);
 CUresult fc_launch(CUfunction f, fc_dims d, unsigned smem, CUstream s, void **params, void **extra, bool cooperative);
 CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra);
+/* Occupancy on fakecuda's device: 8 SMs of 2048 threads, 32 blocks and
+   228 KiB of shared memory each. */
+CUresult fc_occupancy_blocks(int *n, CUfunction f, int block_size, size_t smem);
+CUresult fc_occupancy_block_size(int *grid, int *block_size, CUfunction f, CUoccupancyB2DSize b2d, size_t smem,
+                                 int limit);
+/* cuFuncSetCacheConfig / cuFuncSetSharedMemConfig: checked, then ignored. */
+CUresult fc_func_set_config(CUfunction f, int v, int max);
 
 /* ---- graphs (graph.c) and executable graphs (graph_exec.c) ------------- */
 

@@ -142,3 +142,53 @@ CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, vo
     fc_dims d = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
     return fc_launch(f, d, cfg->sharedMemBytes, cfg->hStream, params, extra, cooperative);
 }
+
+#define FC_SMS 8
+#define FC_SM_THREADS 2048
+#define FC_SM_BLOCKS 32
+#define FC_SM_SMEM (228u * 1024u)
+
+CUresult fc_occupancy_blocks(int *n, CUfunction f, int block_size, size_t smem)
+{
+    if (!n || block_size <= 0 || block_size > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_func_resolve(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    int warps = (block_size + 31) / 32, blocks = FC_SM_THREADS / (32 * warps);
+    if (blocks > FC_SM_BLOCKS)
+        blocks = FC_SM_BLOCKS;
+    if (smem && smem <= FC_SM_SMEM && (int)(FC_SM_SMEM / smem) < blocks)
+        blocks = (int)(FC_SM_SMEM / smem);
+    *n = smem > FC_SM_SMEM ? 0 : blocks;
+    return CUDA_SUCCESS;
+}
+
+/* The block size (a multiple of 32, at most limit) that keeps the most threads resident. */
+CUresult fc_occupancy_block_size(int *grid, int *block_size, CUfunction f, CUoccupancyB2DSize b2d, size_t smem,
+                                 int limit)
+{
+    if (!grid || !block_size)
+        return CUDA_ERROR_INVALID_VALUE;
+    int best = 0, best_threads = -1, best_blocks = 0;
+    for (int bs = 32; bs <= 1024 && (limit <= 0 || bs <= limit); bs += 32) {
+        int blocks;
+        CUresult r = fc_occupancy_blocks(&blocks, f, bs, b2d ? b2d(bs) : smem);
+        if (r != CUDA_SUCCESS)
+            return r;
+        if (blocks * bs >= best_threads) {
+            best_threads = blocks * bs;
+            best = bs;
+            best_blocks = blocks;
+        }
+    }
+    *block_size = best;
+    *grid = best_blocks * FC_SMS;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_func_set_config(CUfunction f, int v, int max)
+{
+    if (!fc_func_resolve(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return v < 0 || v > max ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}

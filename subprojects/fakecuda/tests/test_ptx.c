@@ -465,3 +465,29 @@ Test(ptx, a_broken_function_fails_alone)
     cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
     cr_expect_str_eq(buf, "fakecuda: PTX kernel broken cannot run: line 6: unknown name 'nowhere'; the launch fails\n");
 }
+
+/* The queries the runtime makes of a PTX kernel before launching it
+   (cudaOccupancyMaxPotentialBlockSize, cudaFuncSetCacheConfig). */
+Test(ptx, occupancy_and_cache_config)
+{
+    CUmodule m = load(FC_PTX);
+    CUfunction f = fn(m, "arith");
+    int blocks, grid, block;
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 256, 0));
+    cr_expect_eq(blocks, 8, "2048 threads an SM: %d blocks of 256", blocks);
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 32, 64 * 1024));
+    cr_expect_eq(blocks, 3, "228 KiB of shared memory an SM: %d blocks of 64 KiB", blocks);
+    OK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0));
+    cr_expect_eq(block, 1024);
+    cr_expect_eq(grid, 16);
+    OK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
+    FAILS(cuFuncSetCacheConfig(f, (CUfunc_cache)99), CUDA_ERROR_INVALID_VALUE);
+    CUlibrary lib;
+    CUkernel k;
+    OK(cuLibraryLoadData(&lib, file_bytes(FC_PTX), NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "arith"));
+    OK(cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_SHARED, 0));
+    int v;
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0));
+    cr_expect_eq(v, 1024);
+}
