@@ -1181,7 +1181,7 @@ static void vote(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 
 static void match(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    uint64_t a[32];
+    uint64_t a[32] = {0};
     unsigned bits = tbits(in->type);
     LANES(exec) a[l] = zx(val(x, w, f, &in->o[1], l), bits);
     bool all = true;

@@ -311,37 +311,31 @@ static float f32_from_bits(uint32_t b)
     return f;
 }
 
+static double f64_from_bits(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
 /* A literal as the raw bits of an operand of type ty. */
 static uint64_t literal_bits(literal l, ptx_type ty, bool neg)
 {
-    if (ty == PT_F32) {
-        float f = l.fbits == 32   ? f32_from_bits((uint32_t)l.bits)
-                  : l.fbits == 64 ? (float)({
-                        double d;
-                        memcpy(&d, &l.bits, 8);
-                        d;
-                    })
-                  : l.is_float    ? (float)l.value
-                                  : (float)(int64_t)l.bits;
-        if (neg)
-            f = -f;
+    double v = l.fbits == 32   ? (double)f32_from_bits((uint32_t)l.bits)
+               : l.fbits == 64 ? f64_from_bits(l.bits)
+               : l.is_float    ? l.value
+                               : (double)(int64_t)l.bits;
+    if (neg)
+        v = -v;
+    if (ty == PT_F32) { /* an f32 literal (0f...) is exact as a double, so this rounds nothing */
+        float f = (float)v;
         uint32_t b;
         memcpy(&b, &f, 4);
         return b;
     }
     if (ty == PT_F64) {
-        double d = l.fbits == 64   ? ({
-              double x;
-              memcpy(&x, &l.bits, 8);
-              x;
-        })
-                   : l.fbits == 32 ? (double)f32_from_bits((uint32_t)l.bits)
-                   : l.is_float    ? l.value
-                                   : (double)(int64_t)l.bits;
-        if (neg)
-            d = -d;
         uint64_t b;
-        memcpy(&b, &d, 8);
+        memcpy(&b, &v, 8);
         return b;
     }
     if (l.is_float && l.fbits == 0) /* a decimal float where bits are wanted */
@@ -871,7 +865,7 @@ static bool name_operand(parser *p, ptx_opnd *o, const tok *t, uint32_t insn, ui
         o->sym = e->index;
         return true;
     }
-    uint8_t sr;
+    uint8_t sr = 0;
     if (t->s[0] == '%' && LOOKUP(sreg_names, t->s, t->len, &sr)) {
         o->kind = PO_SREG;
         o->reg = sr;
@@ -1395,6 +1389,8 @@ static ptx_builtin builtin_of(const char *name)
 static bool function(parser *p, bool entry)
 {
     ptx_func tmp = {0};
+    /* the function being read; reset by the next function(), never used after it returns */
+    // cppcheck-suppress autoVariables
     p->fn = &tmp;
     p->sym_cap = p->insn_cap = 0;
     p->nfix = 0;
