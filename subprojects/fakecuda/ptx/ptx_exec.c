@@ -1162,17 +1162,19 @@ static void shfl(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
     }
 }
 
+/* vote.sync d, p, membermask: over the lanes of the membermask that run it. */
 static void vote(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    uint32_t ballot = 0;
-    LANES(exec) if (pval(x, w, f, &in->o[1], l)) ballot |= 1u << l;
+    uint32_t votes = 0;
+    LANES(exec) if (pval(x, w, f, &in->o[1], l)) votes |= 1u << l;
     LANES(exec)
     {
+        uint32_t group = in->nops > 2 ? (uint32_t)val(x, w, f, &in->o[2], l) & exec : exec, ballot = votes & group;
         uint64_t r;
         switch (in->sub) {
-        case PV_ALL: r = ballot == exec; break;
+        case PV_ALL: r = ballot == group; break;
         case PV_ANY: r = ballot != 0; break;
-        case PV_UNI: r = ballot == 0 || ballot == exec; break;
+        case PV_UNI: r = ballot == 0 || ballot == group; break;
         default: r = ballot; break;
         }
         put(f, &in->o[0], l, r);
@@ -1198,30 +1200,31 @@ static void match(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
     }
 }
 
+/* redux.sync d, a, membermask: each lane reduces over the lanes of its
+   membermask that run it (labeled partitions pass a subset of the warp). */
 static void redux(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     bool sgn = tsigned(in->type);
-    uint64_t acc = 0;
-    bool first = true;
+    uint64_t v[32] = {0};
+    LANES(exec) v[l] = zx(val(x, w, f, &in->o[1], l), 32);
     LANES(exec)
     {
-        uint64_t v = zx(val(x, w, f, &in->o[1], l), 32);
-        if (first) {
-            acc = v;
-            first = false;
-            continue;
+        uint32_t group = (uint32_t)val(x, w, f, &in->o[2], l) & exec;
+        uint64_t acc = v[l];
+        for (uint32_t m = group & ~(1u << l); m; m &= m - 1) {
+            uint64_t e = v[__builtin_ctz(m)];
+            switch (in->sub) {
+            case PA_ADD: acc += e; break;
+            case PA_AND: acc &= e; break;
+            case PA_OR: acc |= e; break;
+            case PA_XOR: acc ^= e; break;
+            case PA_MIN: acc = sgn ? ((int32_t)e < (int32_t)acc ? e : acc) : (e < acc ? e : acc); break;
+            case PA_MAX: acc = sgn ? ((int32_t)e > (int32_t)acc ? e : acc) : (e > acc ? e : acc); break;
+            default: unsupported(x, in); return;
+            }
         }
-        switch (in->sub) {
-        case PA_ADD: acc += v; break;
-        case PA_AND: acc &= v; break;
-        case PA_OR: acc |= v; break;
-        case PA_XOR: acc ^= v; break;
-        case PA_MIN: acc = sgn ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc); break;
-        case PA_MAX: acc = sgn ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc); break;
-        default: unsupported(x, in); return;
-        }
+        put(f, &in->o[0], l, zx(acc, 32));
     }
-    LANES(exec) put(f, &in->o[0], l, zx(acc, 32));
 }
 
 /* ---- device printf and assert ---------------------------------------------------------------- */

@@ -173,3 +173,12 @@ extern "C" __global__ void async_copy(const float4 *in, float4 *out)
     float4 v = s[63 - threadIdx.x];
     out[threadIdx.x] = make_float4(2 * v.x, 2 * v.y, 2 * v.z, 2 * v.w);
 }
+
+// Warp-wide operations over a subset of the warp (a labeled partition's mask).
+extern "C" __global__ void partition_ops(const int *in, unsigned *out)
+{
+    int t = threadIdx.x, v = in[t];
+    unsigned group = __match_any_sync(0xffffffffu, v % 4);
+    out[t * 2] = (unsigned)__reduce_max_sync(group, v);
+    out[t * 2 + 1] = __ballot_sync(group, v > 50);
+}

@@ -219,6 +219,30 @@ Test(ptx, warp_votes_matches_and_shuffles)
     }
 }
 
+Test(ptx, warp_operations_over_a_partition)
+{
+    CUmodule m = load(FC_PTX);
+    int in[32];
+    for (int t = 0; t < 32; t++)
+        in[t] = (t * 37 + 11) % 101;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(32 * 2 * 4);
+    void *args[] = {&din, &dout};
+    launch(fn(m, "partition_ops"), 1, 32, 0, args);
+    unsigned o[64];
+    OK(cuMemcpyDtoH(o, dout, sizeof o));
+    for (int t = 0; t < 32; t++) {
+        int max = 0;
+        unsigned ballot = 0;
+        for (int u = 0; u < 32; u++)
+            if (in[u] % 4 == in[t] % 4) {
+                max = in[u] > max ? in[u] : max;
+                ballot |= (unsigned)(in[u] > 50) << u;
+            }
+        cr_expect_eq(o[t * 2], (unsigned)max, "redux.max of lane %d's partition", t);
+        cr_expect_eq(o[t * 2 + 1], ballot, "ballot of lane %d's partition", t);
+    }
+}
+
 Test(ptx, atomics_on_global_and_shared_memory)
 {
     CUmodule m = load(FC_PTX);
