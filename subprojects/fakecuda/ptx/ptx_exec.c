@@ -1487,7 +1487,8 @@ static void mov(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
             if (a->kind == PO_VEC) {
                 uint64_t r = 0;
                 for (unsigned i = 0; i < v->vec; i++)
-                    r |= zx(f->r[(size_t)v->regs[i] * 32 + l], eb) << (i * eb);
+                    if (v->regs[i] >= 0) /* a sink "_" reads as 0 */
+                        r |= zx(f->r[(size_t)v->regs[i] * 32 + l], eb) << (i * eb);
                 put(f, d, l, r);
             } else {
                 uint64_t s = val(x, w, f, a, l);

@@ -1181,6 +1181,15 @@ static bool instruction(parser *p)
             }
         } while (accept(p, ","));
     in->nops = (uint8_t)n;
+    /* an access's address must be one: the executor reads it as [base+offset] */
+    unsigned at = in->op == PI_ST || in->op == PI_RED || in->op == PI_CP ? 0 : 1;
+    bool access = in->op == PI_LD || in->op == PI_LDU || in->op == PI_ST || in->op == PI_ATOM || in->op == PI_RED ||
+                  (in->op == PI_CP && in->sub == 1);
+    if (access && (n <= at || in->o[at].kind != PO_ADDR || (in->op == PI_CP && (n < 3 || in->o[1].kind != PO_ADDR)))) {
+        p->lx.at = first;
+        unsupported(p, in, first, "operands");
+        return true;
+    }
     for (unsigned i = 0; i < n; i++)
         if (in->o[i].kind == PO_IMM)
             in->o[i].imm = literal_bits(lits[i], imm_type(in, i), lneg[i]);

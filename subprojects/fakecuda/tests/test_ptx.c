@@ -515,3 +515,20 @@ Test(ptx, occupancy_and_cache_config)
     OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0));
     cr_expect_eq(v, 1024);
 }
+
+/* A malformed access (no [address]) is refused, never read through. */
+static const char malformed[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                ".visible .entry bad_access(.param .u64 p)\n{\n"
+                                "  .reg .b32 %r<2>;\n  ld.global.u32 %r1, 5;\n  ret;\n}\n";
+
+Test(ptx, malformed_access_fails_the_launch)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, malformed));
+    CUdeviceptr d = zeros(4);
+    void *args[] = {&d};
+    OK(cuLaunchKernel(fn(m, "bad_access"), 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+}
