@@ -55,8 +55,9 @@ typedef struct frame {
     uint32_t returned; /* lanes that left it by ret */
     uint32_t cur_mask; /* the lanes at cur_pc, which run next */
     uint32_t cur_pc;
-    bool conv;       /* cur_mask is every runnable lane (no other PC to look at) */
-    uint32_t pc[32]; /* PCs of lanes outside cur_mask */
+    bool conv;          /* cur_mask and other_min are current (false: pick again) */
+    uint32_t other_min; /* the lowest PC of the runnable lanes outside cur_mask */
+    uint32_t pc[32];    /* PCs of lanes outside cur_mask */
     uint64_t local_base;
     int32_t ret_sym; /* the caller's slot for the return value, or -1 */
 } frame;
@@ -1454,6 +1455,7 @@ static bool push_frame(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t e
     *c = (frame){.fn = g,
                  .r = r,
                  .live = exec,
+                 .other_min = UINT32_MAX,
                  .cur_mask = exec,
                  .cur_pc = 0,
                  .conv = true,
@@ -1774,19 +1776,24 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
 static void reselect(frame *f, uint32_t runnable)
 {
     LANES(f->cur_mask) f->pc[l] = f->cur_pc;
-    uint32_t best = UINT32_MAX, mask = 0;
+    uint32_t best = UINT32_MAX, second = UINT32_MAX, mask = 0;
     LANES(runnable)
     {
-        if (f->pc[l] < best) {
-            best = f->pc[l];
+        uint32_t pc = f->pc[l];
+        if (pc < best) {
+            second = best;
+            best = pc;
             mask = 1u << l;
-        } else if (f->pc[l] == best) {
+        } else if (pc == best) {
             mask |= 1u << l;
+        } else if (pc < second) {
+            second = pc;
         }
     }
     f->cur_pc = best;
     f->cur_mask = mask;
-    f->conv = mask == runnable;
+    f->other_min = second;
+    f->conv = true;
 }
 
 /* Lanes leave for good (exit, or ret from the kernel). */
@@ -1813,7 +1820,9 @@ static void warp_run(run *x, warp *w)
         uint32_t runnable = f->live & ~w->blocked;
         if (!runnable)
             return;
-        if (!f->conv || f->cur_mask != runnable)
+        /* the running lanes stay the lowest PC until they reach another group's */
+        if (!f->conv || (f->cur_mask & ~runnable) || f->cur_pc >= f->other_min ||
+            (f->cur_mask != runnable && f->other_min == UINT32_MAX))
             reselect(f, runnable);
         if (f->cur_pc >= f->fn->ninsn) { /* fell off the end: as ret */
             launch_error(x, NULL, "control reached the end of a function");
@@ -1915,8 +1924,13 @@ static void run_block(run *x, warp *warps, unsigned nwarps, unsigned threads)
         unsigned n = threads - i * 32 < 32 ? threads - i * 32 : 32;
         uint32_t lanes = n == 32 ? 0xffffffffu : (1u << n) - 1;
         memset(w->stack[0].pc, 0, sizeof w->stack[0].pc);
-        w->stack[0] =
-            (frame){.fn = k, .r = w->stack[0].r, .live = lanes, .cur_mask = lanes, .conv = true, .ret_sym = -1};
+        w->stack[0] = (frame){.fn = k,
+                              .r = w->stack[0].r,
+                              .live = lanes,
+                              .cur_mask = lanes,
+                              .conv = true,
+                              .other_min = UINT32_MAX,
+                              .ret_sym = -1};
         w->depth = 1;
         w->blocked = 0;
         w->carry = 0;
