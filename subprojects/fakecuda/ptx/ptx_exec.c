@@ -1983,7 +1983,8 @@ static void write_log(run *x)
     const char *path = getenv("FAKECUDA_WRITE_LOG");
     if (!path || !*path)
         return;
-    qsort(x->writes, x->nwrites, sizeof *x->writes, wrange_cmp);
+    if (x->nwrites)
+        qsort(x->writes, x->nwrites, sizeof *x->writes, wrange_cmp);
     size_t n = 0;
     for (size_t i = 0; i < x->nwrites; i++) {
         if (n && x->writes[i].lo <= x->writes[n - 1].hi) {
