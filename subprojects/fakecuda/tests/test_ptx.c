@@ -1,5 +1,5 @@
 /*
- * test_ptx.c: fakecuda runs the PTX of modules (tools/fakecuda/ptx/):
+ * test_ptx.c: fakecuda runs the PTX of modules (ptx/):
  * kernels of our own (ptx_kernels.cu, compiled by nvcc at build time to
  * PTX text, FC_PTX, and to a fatbin, FC_FATBIN) compute what the same
  * computation on the host gives; device printf prints, assert, trap and bad
