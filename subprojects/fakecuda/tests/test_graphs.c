@@ -89,6 +89,7 @@ static CUdeviceptr device_floats(void)
 
 Test(graphs, nodes_run_in_dependency_order_not_creation_order)
 {
+    fc_schedule_sync(); /* it asserts what has not run before the sync */
     fc_setup();
     CUdeviceptr x = device_floats(), y = device_floats();
     static float host[N];
