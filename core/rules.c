@@ -11,13 +11,18 @@
  * - Overflow is checked, never wrapped: a span that would pass 2^64 is
  *   malformed, not a short one.
  * - A read is refused only when a byte of its own rows carries a failure
- *   and the whole of it lies inside one known allocation; a failed read's
- *   host rows are poisoned only when it lay inside one too.
+ *   and it does not run past the end of the known allocation it starts in
+ *   (a read starting outside every known one is judged by its bytes
+ *   alone); a failed read's host rows are poisoned only when it lay
+ *   wholly inside one known allocation.  Both are decided from one look
+ *   at the allocation (fits, ct_failed_read_poisons): a rule runs without
+ *   the store's lock, so a second look may see another thread's free.
  */
 #include "rules.h"
 
 #include "ct_status.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* The first byte to one past the last of the rows; false when a size is one
@@ -31,6 +36,7 @@ static bool span_of(const ct_rows *r, ct_range *span)
         __builtin_add_overflow(rows_end, slices_end, &span->len) ||
         __builtin_add_overflow(span->len, r->width, &span->len))
         return false;
+    assert(span->len >= r->width && "a span that would pass 2^64 is malformed, never wrapped short");
     span->addr = r->addr;
     return true;
 }
