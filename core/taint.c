@@ -178,6 +178,8 @@ static void lock(ct_store *s)
 }
 static void unlock(ct_store *s)
 {
+    assert((!s->hot || s->hot->refs > 0 || s->hot == s->pinner) &&
+           "a record in the id table outside a store call is live: a claim carries it or a scope pins it");
     pthread_rwlock_unlock(&s->lock);
 }
 /* Showing a scope changes the store: a looker meeting one locks alone. */
@@ -243,8 +245,12 @@ static ct_failure_id take_id(ct_store *s, id_space *space)
             space->next = space->first;
             space->wrapped = true;
         }
-        if (!space->wrapped || !lookup(s, id))
+        if (!space->wrapped || !lookup(s, id)) {
+            assert(id != 0 && "id 0 is the anchor's, never handed out");
+            assert((space == &s->provisional_ids) == (id >= FIRST_PROVISIONAL_ID) &&
+                   "real ids lie below the provisional half of the id space");
             return id;
+        }
     }
 }
 
@@ -355,6 +361,7 @@ static void release(ct_store *s, failure *f)
         HASH_DELETE(hh_fold, s->by_fold, f);
     if (s->hot == f)
         s->hot = NULL;
+    assert(f->refs == 0 && "a record leaves the table only once its count is zero");
     if (f == &s->oom) {
         s->oom_active = false;
     } else {
@@ -547,6 +554,7 @@ static void each_range(ct_store *s, const ct_range *r, size_t n, span_fn fn, voi
 static void note_claims(ct_store *s, ct_alloc *a, uint64_t had_end)
 {
     uint64_t lo, hi = ct_claims_end(ct_alloc_claims(a), &lo);
+    assert((ct_alloc_claims(a)->n == 0) == (hi == 0) && "the summary learns a hull exactly when claims exist");
     ct_summary_note(&s->summary, ct_alloc_base(a), had_end, lo, hi);
 }
 
@@ -1005,6 +1013,8 @@ static ct_region_verdict take_region(ct_store *s, const ct_alloc *a, uint64_t ba
         return CT_REGION_NO_MEMORY;
     if (ct_allocmap_insert(s->regions, base, size, ct_alloc_owner(a)) != CT_OK)
         return CT_REGION_NO_MEMORY;
+    assert(base >= ct_alloc_base(a) && base + size <= ct_alloc_base(a) + ct_alloc_size(a) &&
+           "a region lies wholly inside one allocation");
     each_span(s, &(ct_range){base, size}, clear_span, NULL);
     return CT_REGION_DONE;
 }
@@ -1251,6 +1261,7 @@ static ct_failure_id taint_locked(ct_store *s, const ct_failure_desc *failed, co
     if (occ)
         *occ = (ct_occurrence){fresh, f->occurrences, f->desc.launch_seq};
     f->intact = over_intact && f != &s->oom && (fresh || f->intact);
+    assert(!s->oom.intact && "the out-of-memory stand-in is never intact");
     if (key)
         keep_attempt(f, key);
     each_range(s, w, n, set_span, f);
