@@ -16,6 +16,7 @@
 #ifndef CT_HASH_H
 #define CT_HASH_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,8 +32,12 @@ static inline uint64_t ct_fnv1a(uint64_t h, const void *bytes, size_t n)
     return h;
 }
 
+#ifdef UTHASH_H
+#error "<uthash.h> was included before ct_hash.h: in its fatal mode, a full table exits the host"
+#endif
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
+_Static_assert(HASH_NONFATAL_OOM == 1, "uthash runs in non-fatal out-of-memory mode");
 /* uthash doubles its buckets when any chain reaches this length.  At its
  * default of 10 the bucket array costs up to 20 bytes per allocation just
  * after a doubling, which breaks the 128-byte budget at some counts; at 20
@@ -45,6 +50,7 @@ static inline uint64_t ct_fnv1a(uint64_t h, const void *bytes, size_t n)
 /* Did the HASH_ADD just made on this element's handle succeed? */
 static inline bool ct_hash_added(const UT_hash_handle *hh)
 {
+    assert(hh && "a handle an add was just made on");
     return hh->tbl != NULL;
 }
 

@@ -17,6 +17,8 @@
 
 #include "ct_hash.h"
 
+_Static_assert(HASH_NONFATAL_OOM == 1, "uthash comes from ct_hash.h, in non-fatal out-of-memory mode");
+
 static inline size_t ct_heap_cost(size_t bytes)
 {
     size_t chunk = (bytes + 8 + 15) & ~(size_t)15;

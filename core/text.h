@@ -14,6 +14,7 @@
 #ifndef CT_TEXT_H
 #define CT_TEXT_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -86,7 +87,9 @@ static inline size_t ct_utf8_boundary(const char *text, size_t len)
         return len; /* ends in ASCII (or only continuation bytes: leave) */
     unsigned char lead = (unsigned char)text[start - 1];
     size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    return len - (start - 1) >= want ? len : start - 1;
+    size_t cut = len - (start - 1) >= want ? len : start - 1;
+    assert(cut <= len && "a cut never reads past the text it was given");
+    return cut;
 }
 
 /* Copy as much of s as fits in a NUL-terminated field of cap (> 0) bytes,
@@ -95,6 +98,7 @@ static inline void ct_text_copy_cut(char *dst, size_t cap, ct_text s)
 {
     size_t n = s.n < cap - 1 ? s.n : cap - 1;
     n = ct_utf8_boundary(s.p, n);
+    assert(cap > 0 && n < cap && "a cut copy leaves room for its NUL");
     if (n)
         memcpy(dst, s.p, n);
     dst[n] = '\0';
