@@ -443,6 +443,7 @@ static failure *mint_or_fold(ct_store *s, const ct_failure_desc *desc, bool *is_
     failure *f;
     HASH_FIND(hh_fold, s->by_fold, &key, sizeof(key), f);
     if (f && same_kind(&f->desc, desc)) {
+        assert(!f->provisional && f != &s->oom && "only real failures fold (failures.h)");
         fold_into(f, desc);
         *is_new = false;
         return f;
@@ -685,6 +686,7 @@ static void keep_attempt(failure *f, const ct_launch_key *key)
     } else {
         f->n_attempts++;
     }
+    assert(f->n_attempts <= CT_ATTEMPTS_KEPT && i < f->n_attempts && "at most CT_ATTEMPTS_KEPT keys kept");
     memmove(&f->attempts[i], &f->attempts[i + 1], (f->n_attempts - 1 - i) * sizeof *f->attempts);
     f->attempts[f->n_attempts - 1] = kept;
 }
