@@ -29,6 +29,7 @@
  * - A refusal made while malloc fails is described all the same (one spare
  *   description, taken in turn), poisoned, counted and reported.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -564,12 +565,16 @@ __attribute__((noinline)) static bool refuse_checked(ct_call *call, const ct_sid
     bool refused = true;
     if (!refusal) {
         refusal = refusal_get();
+        assert(refusal && "a refusal made while malloc fails has the spare description");
         refused = ct_check_rows_written(ct_g.store, rows, refusal) != 0;
     }
     if (refused) {
+        assert(refusal->n_kept > 0 && refusal->failures[0].desc.error != CUDA_SUCCESS &&
+               "a refused read returns its root failure's error, never success");
         call->result = (CUresult)refusal->failures[0].desc.error;
         call->answered = true;
         bool poisoned = host_memory && poison(host);
+        assert((!poisoned || (host_memory && !host->device)) && "only memory known to be host memory is poisoned");
         atomic_fetch_add(&ct_g.refused_reads, 1);
         ct_pool_met(&(ct_range){rows->addr, 1}, 1, NULL, 0);
         ct_event_refused(ct_entries[call->id].name, rows->addr, rows->width * rows->height * rows->depth, refusal,
