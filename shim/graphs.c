@@ -50,6 +50,7 @@
  *   or else its allocation's, as the regions were at decoding, and
  *   addresses outside every allocation are dropped.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,8 @@ static bool exact(ct_range *r, uint64_t *base)
     uint64_t left = (r->len == CT_TO_END ? e.end : e.allocation + e.size) - r->addr;
     if (r->len > left)
         r->len = left;
+    assert(r->addr >= e.allocation && r->len <= e.allocation + e.size - r->addr &&
+           "a set holds exact ranges of an allocation known at decoding");
     return true;
 }
 
