@@ -21,6 +21,7 @@
  *   takes that slow path once and the child is a process that reached the
  *   driver only when it calls it.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -52,6 +53,11 @@ static int driver_version_of(void *handle)
 
 static void load_driver(void)
 {
+#ifndef NDEBUG
+    static atomic_bool loaded_before;
+    bool again = atomic_exchange(&loaded_before, true);
+    assert(!again && "the driver is loaded at most once");
+#endif
     driver_handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!driver_handle)
         driver_handle = dlopen("libcuda.so.1", RTLD_NOW);
@@ -112,6 +118,7 @@ __attribute__((noinline)) static void *resolve_slot(int id)
             fn = CT_MISSING;
         atomic_store_explicit(&known[id], fn, memory_order_release);
     }
+    assert(fn && "a missing function is remembered as missing, so its lookup is paid once");
     atomic_store_explicit(&slots[id], fn, memory_order_release);
     return fn;
 }
