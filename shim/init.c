@@ -31,6 +31,7 @@
  * - After fork, the child's locks are usable and its thread ids fresh; it
  *   has reached the driver only once it calls it.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,9 @@ static void env_diag(const char *message, void *ctx)
 static const char *secure_get(const char *name, void *ctx)
 {
     (void)ctx;
-    return secure_getenv(name);
+    const char *value = secure_getenv(name);
+    assert((!value || getauxval(AT_SECURE) == 0) && "no CUTAINT_ variable is read under secure execution");
+    return value;
 }
 
 /* A configured path made absolute against cwd; one that cannot be is
@@ -102,6 +105,8 @@ static void resolve_paths(void)
     const char *at = getcwd(cwd, sizeof cwd);
     for (size_t i = 0; i < N_OUTPUT_PATHS; i++) {
         absolute_path(output_paths[i].path, at, output_paths[i].variable);
+        assert((!output_paths[i].path[0] || output_paths[i].path[0] == '/') &&
+               "every output path is made absolute at load, or dropped");
         memcpy(path_templates[i], output_paths[i].path, CT_PATH_MAX);
     }
 }
