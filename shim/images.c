@@ -40,6 +40,7 @@
  *   load forgets the lifetime its handle had before (a module gone with its
  *   context, unseen): the registry holds at most one lifetime a handle.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -75,8 +76,11 @@ static ct_image *new_image(void)
 
 static ct_image *hold(ct_image *img)
 {
-    if (img)
-        atomic_fetch_add(&((shared_image *)(void *)img)->holders, 1);
+    if (img) {
+        unsigned had = atomic_fetch_add(&((shared_image *)(void *)img)->holders, 1);
+        assert(had > 0 && "only a held image is lent: the last holder may have freed it");
+        (void)had;
+    }
     return img;
 }
 
@@ -84,7 +88,11 @@ static ct_image *hold(ct_image *img)
 static void release(ct_image *img)
 {
     shared_image *s = (shared_image *)(void *)img;
-    if (!s || atomic_fetch_sub(&s->holders, 1) != 1)
+    if (!s)
+        return;
+    unsigned had = atomic_fetch_sub(&s->holders, 1);
+    assert(had > 0 && "an image is released once per holder");
+    if (had != 1)
         return;
     ct_image_free(&s->img);
     free(s);
