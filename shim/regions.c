@@ -19,6 +19,7 @@
  *   pointers met in it (counted past POINTERS_KEPT, not kept); core's
  *   ct_pool_rule decides when one is said, once.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -94,6 +95,7 @@ static void met(watch *w, uint64_t addr)
     if (f->pointers < POINTERS_KEPT)
         w->pointers[f->pointers] = addr;
     f->pointers++;
+    assert(f->pointers > 0 && "distinct pointers are counted past POINTERS_KEPT, never wrapped");
 }
 
 /* A failure id's kernel pointer r covers the rest of its allocation from
@@ -106,6 +108,8 @@ static void watch_cover(ct_failure_id id, const ct_range *r)
         watch_of(r->addr))
         return;
     unsigned n = atomic_load_explicit(&pools.n, memory_order_relaxed);
+    assert(r->addr > e.allocation && r->addr - e.allocation < e.size &&
+           "a watch is of an allocation covered from an interior pointer");
     pools.w[n % WATCHED] =
         (watch){/* past WATCHED, the oldest gives way */
                 .failure = id,
