@@ -18,6 +18,7 @@
  * - Nothing here ever decides: which launch is a suspect is core's
  *   ct_suspect_rule.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ ct_flight_ring *ct_inflight_ring_first(void)
 void ct_inflight_commit_slow(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
 {
     ct_flight_ring *r = ct_inflight_mine;
+    assert((r || s == &ct_inflight_unkept) && "a launch stores only into its own thread's ring or slot");
     if (r) /* else s is ct_inflight_unkept */
         ct_flight_commit(r, s, seq, ct_current_context(), (uint32_t)id, kind);
 }
