@@ -22,6 +22,7 @@
  * - While an exit interrupted cutaint on its thread (ct_g.exit_interrupted),
  *   the lock is only tried: the interrupted code may hold it.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,10 +38,19 @@ static bool failed_logged;
 static atomic_uint_fast64_t write_errors[CT_OUTPUTS]; /* the marked files' (health, metrics) */
 static ct_metrics m;
 static char text[CT_METRICS_TEXT_MAX];
+/* Debug builds remember whether this thread holds the lock, for write_file's
+ * assert; release builds keep nothing. */
+#ifndef NDEBUG
+static _Thread_local bool holding;
+#define HOLDING(held) (holding = (held))
+#else
+#define HOLDING(held) ((void)0)
+#endif
 
 void ct_metrics_atfork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
+    HOLDING(false);
     started = false;
     failed_logged = false;
 }
@@ -53,6 +63,7 @@ void ct_metrics_output_failed(int output)
 /* With the lock held. */
 static void write_file(void)
 {
+    assert(holding && "one lock orders the updates and the writes");
     ct_events_output_counts(&m);
     m.outputs[CT_OUTPUT_HEALTH].write_errors = atomic_load(&write_errors[CT_OUTPUT_HEALTH]);
     m.outputs[CT_OUTPUT_METRICS].write_errors = atomic_load(&write_errors[CT_OUTPUT_METRICS]);
@@ -77,9 +88,13 @@ static void write_file(void)
 /* The lock, unless an interrupted exit finds it taken. */
 static bool take_lock(void)
 {
-    if (atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed))
-        return pthread_mutex_trylock(&lock) == 0;
-    pthread_mutex_lock(&lock);
+    if (atomic_load_explicit(&ct_g.exit_interrupted, memory_order_relaxed)) {
+        if (pthread_mutex_trylock(&lock) != 0)
+            return false;
+    } else {
+        pthread_mutex_lock(&lock);
+    }
+    HOLDING(true);
     return true;
 }
 
@@ -95,6 +110,7 @@ static bool take_lock(void)
             update;                    \
             write_file();              \
         }                              \
+        HOLDING(false);                \
         pthread_mutex_unlock(&lock);   \
         return true;                   \
     } while (0)
@@ -107,9 +123,11 @@ void ct_metrics_start(int driver_version)
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
     pthread_mutex_lock(&lock);
+    HOLDING(true);
     ct_metrics_init(&m, CT_VERSION, driver_version, (long)getpid(), host);
     started = true;
     write_file();
+    HOLDING(false);
     pthread_mutex_unlock(&lock);
 }
 
