@@ -235,6 +235,7 @@ static bool apply(ct_claims *c, const edit *e, ct_claim_env *env)
         }
     }
     assert_ordered_around(c, e->lo, e->n_pieces);
+    assert(c->n == new_n && "up to one claim inline; two or more in one block, freed below two");
     add_live(env, n, new_n);
     return true;
 }
@@ -276,7 +277,9 @@ void ct_claims_set(ct_claims *c, uint64_t off, uint64_t end, ct_failure_id id, c
      * tainted, at the price of naming only the newest failure. */
     edit hull = {.lo = 0, .hi = c->n, .n_pieces = 0};
     add_piece(&hull, min_u64(off, v[0].off), max_u64(end, v[c->n - 1].end), id);
-    apply(c, &hull, env);
+    bool kept = apply(c, &hull, env);
+    assert(kept && c->n == 1 && "out of memory never loses taint: the hull needs no memory");
+    (void)kept;
 }
 
 void ct_claims_clear(ct_claims *c, uint64_t off, uint64_t end, ct_claim_env *env)
