@@ -275,9 +275,11 @@ static scope *scope_locked(ct_flight *f, scope_key k)
 
 static void prove_locked(ct_flight *f, scope_key k, uint64_t upto, unsigned depth)
 {
+    assert(depth <= CT_FLIGHT_CHAIN && "a wait propagates a proof at most CT_FLIGHT_CHAIN hops");
     scope *s = scope_locked(f, k);
     if (!s || s->proven >= upto)
         return;
+    assert(upto > s->proven && "proofs only grow");
     s->proven = upto;
     atomic_fetch_add_explicit(&ct_flight_clock_now.generation, 1, memory_order_relaxed);
     if (depth >= CT_FLIGHT_CHAIN)
@@ -327,6 +329,7 @@ static void raise_to(atomic_uint_fast64_t *proven, uint64_t upto)
     uint64_t now = atomic_load_explicit(proven, memory_order_relaxed);
     while (now < upto && !atomic_compare_exchange_weak(proven, &now, upto))
         ;
+    assert(atomic_load_explicit(proven, memory_order_relaxed) >= upto && "proofs only grow: max, never less");
     if (now < upto)
         atomic_fetch_add_explicit(&ct_flight_clock_now.generation, 1, memory_order_relaxed);
 }
