@@ -101,6 +101,7 @@ static void label(text *t, const char *name, const char *value)
             put(t, "\\n");
         else
             put(t, "%c", *p >= 0x20 && *p < 0x7f ? *p : '?');
+        assert((t->full || (unsigned char)t->out[t->len - 1] < 0x80) && "a label value is ASCII once escaped");
     }
     put(t, "\"");
 }
@@ -115,9 +116,13 @@ static void sample_start(text *t, const ct_metrics *m, const char *name)
 {
     char pid[24];
     snprintf(pid, sizeof pid, "%ld", m->pid);
+    size_t start = t->len;
     put(t, "%s{", name);
     label(t, "host", m->host);
     label(t, "pid", pid);
+    assert((t->full || (strstr(t->out + start, "{host=\"") && strstr(t->out + start, ",pid=\""))) &&
+           "every sample carries host and pid labels");
+    (void)start;
 }
 
 static void plain(text *t, const ct_metrics *m, const char *name, const char *type, const char *help, uint64_t value)
@@ -209,5 +214,6 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
         out[0] = '\0';
         return 0;
     }
+    assert(t.len < cap && out[t.len] == '\0' && "all or nothing: a whole text, NUL-terminated");
     return t.len;
 }
