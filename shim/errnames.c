@@ -15,6 +15,7 @@
 
 #include "ct_status.h"
 
+#include <assert.h>
 #include <cuda.h>
 #include <limits.h>
 #include <stdio.h>
@@ -199,6 +200,7 @@ static int parse_decimal(const char *text, int *code)
         if (value > INT_MAX)
             return CT_EPARSE;
     }
+    assert(value >= 0 && value <= INT_MAX && "a whole decimal token, no sign, no overflow");
     *code = (int)value;
     return CT_OK;
 }
