@@ -119,6 +119,7 @@ __attribute__((noinline)) static void *resolve_slot(int id)
         atomic_store_explicit(&known[id], fn, memory_order_release);
     }
     assert(fn && "a missing function is remembered as missing, so its lookup is paid once");
+    assert((id >= CT_N_ENTRIES || fn != ct_entries[id].wrapper) && "the shim calls real functions, never its own");
     atomic_store_explicit(&slots[id], fn, memory_order_release);
     return fn;
 }

@@ -11,6 +11,7 @@
  * - The real cuGetProcAddress always answers first, with the caller's
  *   version, flags and status; cutaint only swaps the pointer it returned.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ static CUresult proc_address(int id, const char *symbol, void **pfn, int cudaVer
     void *real = ct_real(id);
     if (!real)
         return ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
+    assert(real != ct_entries[id].wrapper && "the real cuGetProcAddress answers first, never our own wrapper");
     CUresult result = id == CT_ID_cuGetProcAddress_v2
                           ? ((proc_address_v2_fn *)real)(symbol, pfn, cudaVersion, flags, symbolStatus)
                           : ((proc_address_fn *)real)(symbol, pfn, cudaVersion, flags);
