@@ -18,6 +18,7 @@
  * - A failure keeps the keys of its newest CT_ATTEMPTS_KEPT distinct
  *   attempts (launches the driver refused at once), for recognising a
  *   retry; a cap drops a key, which only makes a retry of it skipped.
+ * Asserted in: taint.c.
  */
 #ifndef CT_FAILURES_H
 #define CT_FAILURES_H

@@ -6,7 +6,9 @@
 # sentence where it has no bullets.  The asserts counted are the file's
 # assert( and _Static_assert( calls (an invariant of the build is backed
 # at compile time); for a header, those of its .c twin too (a header
-# states what its implementation keeps).  Prints one line per file
+# states what its implementation keeps), and for a file whose opening
+# comment has an "Asserted in: a.c, b.c." line, those files' too (a
+# header without a twin, kept by other files).  Prints one line per file
 # (invariants, asserts, path), then the totals; -u lists only the files
 # whose invariants have no assert behind them.  (An assert per invariant
 # is not required - one check may keep several - so the last figure only
@@ -48,6 +50,13 @@ asserts() {
     if [[ $1 == *.h && -f $twin ]]; then
         n=$((n + $(grep -cE "$assert_call" "$twin" || true)))
     fi
+    local keeper keepers
+    mapfile -t keepers < <(awk '/\*\//{exit} /Asserted in:/{sub(/.*Asserted in:/, ""); n = split($0, w, /[ ,]+/);
+        for (i = 1; i <= n; i++) if (w[i] ~ /\.c\.?$/) { sub(/\.$/, "", w[i]); print w[i] } }' "$1")
+    for keeper in "${keepers[@]}"; do
+        keeper=$(dirname "$1")/$keeper
+        [ -f "$keeper" ] && n=$((n + $(grep -cE "$assert_call" "$keeper" || true)))
+    done
     echo "$n"
 }
 

@@ -36,6 +36,7 @@
  *   (configuration is read once, at load).
  * - A device pointer is a number: the shim never dereferences one.
  * - The shim never calls its own exported wrappers: real functions only.
+ * Asserted in: driver.c, entry.c.
  */
 #ifndef CT_SHIM_H
 #define CT_SHIM_H
