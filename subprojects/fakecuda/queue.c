@@ -57,6 +57,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,7 @@ static void *fc_worker_main(void *arg)
             pthread_mutex_lock(&q->exec);
         pthread_mutex_lock(&q->lock);
         fc_work w = q->ring[q->head];
+        assert(q->count > 0 && w.seq == atomic_load(&q->done_seq) + 1 && "items run exactly once, in seq order");
         q->head = (q->head + 1) % FC_QUEUE_CAP;
         q->count--;
         q->running = w.seq;
@@ -479,6 +481,7 @@ static CUresult fc_drain_here(CUcontext ctx, uint64_t target)
     while (atomic_load(&q->done_seq) < target) {
         pthread_mutex_lock(&q->lock);
         fc_work w = q->ring[q->head];
+        assert(q->count > 0 && w.seq == atomic_load(&q->done_seq) + 1 && "items run exactly once, in seq order");
         q->head = (q->head + 1) % FC_QUEUE_CAP;
         q->count--;
         pthread_mutex_unlock(&q->lock);
@@ -544,6 +547,7 @@ static uint64_t fc_enqueue(CUcontext ctx, CUstream st, fc_work *w)
         fc_drain(ctx, oldest);
         pthread_mutex_lock(&q->lock);
     }
+    assert(q->count < FC_QUEUE_CAP && "a full queue waits for its oldest item before taking one");
     w->seq = ++q->next_seq;
     q->ring[(q->head + q->count) % FC_QUEUE_CAP] = *w;
     q->count++;
