@@ -8,18 +8,18 @@
  * reader racing a writer reads values, never a torn word, and throws them
  * away.
  *
- * Past CT_SUMMARY_MAX allocations the entries give way to the filter: made
- * (calloc: pages of zeros, touched only where counted) at the first
- * overflow, the listed entries counted into it, then every edit counts the
- * change of an allocation's span [base, base + hull end) - a change of the
- * hull's start changes nothing it answers.  When the last claim goes the
- * overflow ends and the filter is empty again (zeroed if a slot saturated).
+ * The filter is made (calloc: pages of zeros, touched only where counted)
+ * when the first allocation comes to carry claims; then every edit counts
+ * the change of an allocation's span [base, base + hull end) - a change of
+ * the hull's start changes nothing it answers.  When the last claim goes
+ * the filter is empty again (zeroed if a slot saturated).  There is no
+ * exact list beside it: a list scanned by every look made each tainted
+ * allocation cost every launch and copy more (docs/PERFORMANCE.md).
  */
 #include "summary.h"
 
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
@@ -30,8 +30,10 @@ void ct_summary_init(ct_summary *sm)
     atomic_init(&sm->n, 0);
     atomic_init(&sm->open_scopes, 0);
     atomic_init(&sm->filter, NULL);
-    sm->tainted = 0;
     sm->saturated = false;
+#ifndef NDEBUG
+    sm->counted = 0;
+#endif
 }
 
 void ct_summary_destroy(ct_summary *sm)
@@ -39,8 +41,6 @@ void ct_summary_destroy(ct_summary *sm)
     free(atomic_load_explicit(&sm->filter, memory_order_relaxed));
     atomic_store_explicit(&sm->filter, NULL, memory_order_relaxed);
 }
-
-/* ---- the filter ---------------------------------------------------------- */
 
 /* A saturated slot stays: counting it down could undercount. */
 static void bump(ct_summary *sm, _Atomic unsigned char *slot, int delta)
@@ -51,6 +51,9 @@ static void bump(ct_summary *sm, _Atomic unsigned char *slot, int delta)
     assert((delta > 0 || v > 0) && "a slot is never counted below the allocations covering it");
     v += (unsigned)delta;
     sm->saturated |= v == 255;
+#ifndef NDEBUG
+    sm->counted = v == 255 ? sm->counted - 254 : sm->counted + (uint64_t)(int64_t)delta;
+#endif
     STORE(*slot, (unsigned char)v);
 }
 
@@ -75,23 +78,20 @@ static void count_span(ct_summary *sm, ct_summary_filter *f, uint64_t base, uint
         bump(sm, &f->coarse[g & (CT_FILTER_COARSE_SLOTS - 1)], delta);
 }
 
-/* At the first overflow: the filter (made once) takes the listed entries.
- * NULL when it cannot be made: readers then ask the store. */
-static ct_summary_filter *start_filter(ct_summary *sm)
+/* The first allocation comes to carry claims: the filter, made once (or
+ * tried again, where it could not be); NULL when it cannot be made, and
+ * readers then ask the store until no claim is left. */
+static ct_summary_filter *first_claim_filter(ct_summary *sm)
 {
     ct_summary_filter *f = LOAD(sm->filter);
     if (!f) {
         f = calloc(1, sizeof(*f));
-        if (!f)
-            return NULL;
         STORE(sm->filter, f);
     }
-    for (unsigned i = 0; i < LOAD(sm->n); i++)
-        count_span(sm, f, LOAD(sm->e[i].base), LOAD(sm->e[i].hi), +1);
     return f;
 }
 
-/* The overflow has ended: every count is back to 0, unless one saturated. */
+/* The last claim has gone: every count is back to 0, unless one saturated. */
 static void empty_filter(ct_summary *sm)
 {
     ct_summary_filter *f = LOAD(sm->filter);
@@ -112,22 +112,17 @@ static void begin_edit(ct_summary *sm)
 
 #ifndef NDEBUG
 /* The invariants of summary.h, checked by the writer after each edit (debug
- * builds): one entry an allocation, every listed hull a proper range, never
- * more listed than tainted; an overflow lasts while any allocation carries
- * claims, and ends with the last. */
+ * builds): with no allocation carrying claims, nothing is counted and no
+ * slot is saturated; claims are counted in a filter, or readers ask the
+ * store. */
 static void assert_consistent(const ct_summary *sm)
 {
-    unsigned n = LOAD(sm->n);
-    if (n > CT_SUMMARY_MAX) {
-        assert(sm->tainted > 0 && "an overflow ends with the last tainted allocation");
+    if (LOAD(sm->n) == 0) {
+        assert(sm->counted == 0 && !sm->saturated && "no claim, nothing counted");
         return;
     }
-    assert(n <= sm->tainted && "every listed allocation carries claims");
-    for (unsigned i = 0; i < n; i++) {
-        assert(LOAD(sm->e[i].lo) < LOAD(sm->e[i].hi) && "a listed hull is not empty");
-        for (unsigned j = i + 1; j < n; j++)
-            assert(LOAD(sm->e[i].base) != LOAD(sm->e[j].base) && "one entry an allocation");
-    }
+    if (!LOAD(sm->filter))
+        assert(sm->counted == 0 && "without a filter nothing is counted");
 }
 #else
 #define assert_consistent(sm) ((void)0)
@@ -139,98 +134,33 @@ static void end_edit(ct_summary *sm)
     assert_consistent(sm);
 }
 
-/* More allocations carry claims than entries fit: n says so to readers
- * (CT_SUMMARY_MAX + 1), and entries are no longer kept. */
-static bool overflowed(const ct_summary *sm)
-{
-    return LOAD(sm->n) > CT_SUMMARY_MAX;
-}
-
-static unsigned find(const ct_summary *sm, uint64_t base)
-{
-    unsigned n = LOAD(sm->n), i = 0;
-    while (i < n && LOAD(sm->e[i].base) != base)
-        i++;
-    return i;
-}
-
-static void set_entry(ct_summary_entry *e, uint64_t base, uint64_t lo, uint64_t hi)
-{
-    STORE(e->base, base);
-    STORE(e->lo, lo);
-    STORE(e->hi, hi);
-}
-
-/* Entry i leaves: the last takes its place. */
-static void remove_at(ct_summary *sm, unsigned i)
-{
-    unsigned last = LOAD(sm->n) - 1;
-    ct_summary_entry *e = &sm->e[last];
-    if (i != last)
-        set_entry(&sm->e[i], LOAD(e->base), LOAD(e->lo), LOAD(e->hi));
-    STORE(sm->n, last);
-}
-
-/* One allocation fewer carries claims (its hull ended at end); an overflow
- * ends with the last. */
+/* One allocation fewer carries claims (its hull ended at end). */
 static void untaint(ct_summary *sm, uint64_t base, uint64_t end)
 {
     begin_edit(sm);
-    if (!overflowed(sm)) {
-        unsigned i = find(sm, base);
-        if (i < LOAD(sm->n))
-            remove_at(sm, i);
-    } else {
-        count_span(sm, LOAD(sm->filter), base, end, -1);
-    }
-    if (--sm->tainted == 0) {
-        if (overflowed(sm))
-            empty_filter(sm);
-        STORE(sm->n, 0);
-    }
-    end_edit(sm);
-}
-
-/* An edit while overflowed: only the span's end matters to the filter. */
-static void note_overflowed(ct_summary *sm, uint64_t base, uint64_t had_end, uint64_t hi)
-{
-    sm->tainted += !had_end;
-    if (had_end == hi)
-        return;
-    ct_summary_filter *f = LOAD(sm->filter);
-    begin_edit(sm);
-    count_span(sm, f, base, hi, +1);
-    count_span(sm, f, base, had_end, -1);
+    count_span(sm, LOAD(sm->filter), base, end, -1);
+    size_t n = LOAD(sm->n) - 1;
+    if (n == 0)
+        empty_filter(sm);
+    STORE(sm->n, n);
     end_edit(sm);
 }
 
 void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t had_end, uint64_t lo, uint64_t hi)
 {
-    bool has = lo < hi;
-    if (had_end && !has) {
-        untaint(sm, base, had_end);
+    if (lo >= hi) {
+        if (had_end)
+            untaint(sm, base, had_end);
         return;
     }
-    if (!has)
-        return;
-    if (overflowed(sm)) {
-        note_overflowed(sm, base, had_end, hi);
-        return;
-    }
-    unsigned n = LOAD(sm->n);
-    unsigned i = had_end ? find(sm, base) : n;
-    if (i < n && LOAD(sm->e[i].lo) == lo && LOAD(sm->e[i].hi) == hi)
-        return; /* an edit inside the hull: nothing a reader sees changes */
+    if (had_end == hi)
+        return; /* the span's end is all the filter answers from */
+    size_t n = LOAD(sm->n);
+    ct_summary_filter *f = n == 0 ? first_claim_filter(sm) : LOAD(sm->filter);
     begin_edit(sm);
-    sm->tainted += !had_end;
-    if (i < CT_SUMMARY_MAX) {
-        set_entry(&sm->e[i], base, lo, hi);
-        if (i == n)
-            STORE(sm->n, n + 1);
-    } else {
-        count_span(sm, start_filter(sm), base, hi, +1);
-        STORE(sm->n, CT_SUMMARY_MAX + 1);
-    }
+    count_span(sm, f, base, hi, +1);
+    count_span(sm, f, base, had_end, -1);
+    STORE(sm->n, n + !had_end);
     end_edit(sm);
 }
 

@@ -1,36 +1,37 @@
 /*
- * summary.h - which allocations carry any claim, readable without the
- * store's lock: core's checks read it, and so does a launch while it binds
- * its pointer words (ct_store_summary, taint.h), through the inline looks
- * below only.
+ * summary.h - which address granules the allocations carrying claims
+ * cover, readable without the store's lock: core's checks read it, and so
+ * does a launch while it binds its pointer words (ct_store_summary,
+ * taint.h), through the inline looks below only.
  *
- * Owns: one entry per allocation whose claims are not empty - its range and
- * the hull of its claims (offsets from its base) - and a sequence number;
- * past CT_SUMMARY_MAX such allocations, a filter instead: a counter per
- * address granule (4 KiB, or 2 MiB for a span of more than
- * CT_FILTER_FINE_SPAN granules), counting the allocations whose bytes from
- * their base to their hull's end cover it (several granules to one slot,
- * modulo the filter's size).  The
- * store edits it under its lock whenever an allocation's claims change
+ * Owns: a filter - a counter per address granule (4 KiB, or 2 MiB for a
+ * span of more than CT_FILTER_FINE_SPAN granules), counting the
+ * allocations whose bytes from their base to their hull's end cover it
+ * (several granules to one slot, modulo the filter's size) - made at the
+ * first claim and kept until the store goes, so an untainted process pays
+ * neither its memory nor its reads; the number of allocations carrying
+ * claims; and a sequence number.  A look costs the same one or two byte
+ * loads per pointer however many allocations carry claims.  The store
+ * edits it under its lock whenever an allocation's claims change
  * (ct_summary_note) or an allocation carrying claims is forgotten; checks
  * read it lock-free (a seqlock: readers write nothing shared, so threads
  * checking at once do not take cache lines from each other).
  *
  * Invariants:
- * - Entries never overlap (allocations never do) and every hull lies inside
- *   its allocation.
- * - An allocation not listed carries no claim, unless the summary has
- *   overflowed (more than CT_SUMMARY_MAX allocations carried claims at
- *   once): the filter then answers until none carries any (or, where it
- *   could not be allocated, "ask the store").
+ * - n is the number of allocations carrying claims: 0 means none does.
+ * - While n > 0, the filter exists or the look answers "ask the store":
+ *   it is made when n leaves 0 (retried there when it could not be), so
+ *   it counts every allocation carrying claims or none.
  * - A filter slot is never below the number of allocations covering a
  *   granule of it: a slot that reached 255 stays there (it only answers
- *   "ask the store" more often) until the overflow ends.
+ *   "ask the store" more often) until n is back to 0, when the filter is
+ *   zeroed; with n at 0 every slot is 0 (debug builds count the sum).
  * - A reader's answer "clean" is exact: every range it was given starts
- *   outside every listed allocation, or ends in its allocation before that
- *   allocation's hull begins, or starts after it ends.  Anything else, a
- *   writer caught at work, and a write scope open but not yet shown in the
- *   store (open_scopes), is "ask the store".
+ *   in a granule no allocation carrying claims counts, so it starts
+ *   outside every such allocation or past its hull's end (ranges are
+ *   clipped to the allocation they start in).  Anything else, a writer
+ *   caught at work, and a write scope open but not yet shown in the store
+ *   (open_scopes), is "ask the store".
  */
 #ifndef CT_SUMMARY_H
 #define CT_SUMMARY_H
@@ -42,38 +43,31 @@
 
 #include "taint.h"
 
-#define CT_SUMMARY_MAX 64
-
 #define CT_FILTER_FINE_SHIFT 12 /* 4 KiB granules */
 #define CT_FILTER_FINE_SLOTS (1u << 22)
 #define CT_FILTER_COARSE_SHIFT 21 /* 2 MiB granules */
 #define CT_FILTER_COARSE_SLOTS (1u << 16)
 #define CT_FILTER_FINE_SPAN 512 /* longer spans are counted in coarse granules */
 
-/* Made at the first overflow, kept until the store goes: one byte read per
- * level for a pointer, two lines at most. */
+/* Made at the first claim, kept until the store goes (calloc: pages of
+ * zeros, touched only where counted): one byte read per level for a
+ * pointer, two lines at most. */
 typedef struct ct_summary_filter {
     _Atomic unsigned char fine[CT_FILTER_FINE_SLOTS];
     _Atomic unsigned char coarse[CT_FILTER_COARSE_SLOTS];
 } ct_summary_filter;
 
-/* The allocation's end is not kept: its hull lies inside it, so a range
- * starting at most hi bytes past base starts in it. */
-typedef struct ct_summary_entry {
-    atomic_uint_fast64_t base;   /* the allocation */
-    atomic_uint_fast64_t lo, hi; /* the hull of its claims, offsets from base */
-} ct_summary_entry;
-
-/* The sequence number is the line every reader reads: it sits with the
- * entries, written only by writers, apart from the store's busy fields (the
- * struct is 64-aligned). */
+/* The sequence number is the line every reader reads: it sits with n and
+ * the filter, written only by writers, apart from the store's busy fields
+ * (the struct is 64-aligned). */
 typedef struct ct_summary {
     _Alignas(64) atomic_uint seq;        /* odd while a writer edits */
-    atomic_uint n;                       /* entries in use */
-    _Atomic(ct_summary_filter *) filter; /* past CT_SUMMARY_MAX, when it could be made */
-    size_t tainted;                      /* allocations carrying claims (writers only) */
+    atomic_size_t n;                     /* allocations carrying claims */
+    _Atomic(ct_summary_filter *) filter; /* NULL until the first claim, or when it could not be made */
     bool saturated;                      /* a filter slot reached 255 (writers only) */
-    ct_summary_entry e[CT_SUMMARY_MAX];
+#ifndef NDEBUG
+    uint64_t counted; /* the sum of the unsaturated slots (writers only) */
+#endif
     /* Write scopes open and not yet shown in the store (taint.c): while any
      * is, no look answers "clean".  Its own line: every copy writes it. */
     _Alignas(64) atomic_uint open_scopes;
@@ -89,13 +83,16 @@ void ct_summary_note(ct_summary *sm, uint64_t base, uint64_t had_end, uint64_t l
 /* Under the store's lock: the allocation at base, which carried claims
  * ending at offset end, is gone. */
 void ct_summary_forget(ct_summary *sm, uint64_t base, uint64_t end);
+
 /* Lock-free looks: begin (false: a writer is at work, a write scope is
- * open but not shown in the store, or the summary has overflowed - ask the
- * store), ask about any number of ranges, end (false:
- * a writer changed it meanwhile - ask the store).  Inline: they are most of
- * what a launch or a read pays while taint exists elsewhere. */
+ * open but not shown in the store, or claims exist without a filter - ask
+ * the store), ask about any number of ranges, end (false: a writer changed
+ * it meanwhile - ask the store).  Inline: they are most of what a launch or
+ * a read pays while taint exists elsewhere.  filter: NULL when no
+ * allocation carried claims as the look began (everything is clean). */
 typedef struct ct_summary_look {
-    unsigned seq, listed;
+    unsigned seq;
+    const ct_summary_filter *filter;
 } ct_summary_look;
 
 /* Does any allocation carry a claim, or any write scope wait?  The one
@@ -112,26 +109,15 @@ static inline bool ct_summary_tainted(const ct_summary *sm)
 static inline bool ct_summary_look_claims(const ct_summary *sm, ct_summary_look *look)
 {
     look->seq = atomic_load_explicit(&sm->seq, memory_order_acquire);
-    look->listed = atomic_load_explicit(&sm->n, memory_order_relaxed);
-    return !(look->seq & 1) &&
-           (look->listed <= CT_SUMMARY_MAX || atomic_load_explicit(&sm->filter, memory_order_relaxed));
+    bool claims = atomic_load_explicit(&sm->n, memory_order_relaxed) != 0;
+    look->filter = claims ? atomic_load_explicit(&sm->filter, memory_order_relaxed) : NULL;
+    return !(look->seq & 1) && (!claims || look->filter);
 }
 
-/* An overflowed look (listed > CT_SUMMARY_MAX): the filter answers. */
-static inline bool ct_summary_filtered(const ct_summary_look *look)
-{
-    return look->listed > CT_SUMMARY_MAX;
-}
-
-/* Under a filtered look: may a range starting at addr reach a claim?
- * Ranges are clipped to the allocation they start in, and an allocation's
- * granules from its base to its hull's end are counted, so a range that
- * can reach one starts in a counted granule. */
-static inline const ct_summary_filter *ct_summary_filter_of(const ct_summary *sm)
-{
-    return atomic_load_explicit(&sm->filter, memory_order_relaxed);
-}
-
+/* Under a look whose filter is not NULL: may a range starting at addr
+ * reach a claim?  Ranges are clipped to the allocation they start in, and
+ * an allocation's granules from its base to its hull's end are counted, so
+ * a range that can reach one starts in a counted granule. */
 static inline bool ct_summary_filter_hit(const ct_summary_filter *f, uint64_t addr)
 {
     return atomic_load_explicit(&f->fine[(addr >> CT_FILTER_FINE_SHIFT) & (CT_FILTER_FINE_SLOTS - 1)],
@@ -145,17 +131,6 @@ static inline bool ct_summary_look_begin(const ct_summary *sm, ct_summary_look *
     return !atomic_load_explicit(&sm->open_scopes, memory_order_acquire) && ct_summary_look_claims(sm, look);
 }
 
-/* The one reach test: can [addr, addr+len), clipped to the allocation of
- * addr as the store clips it, reach the claims of an entry whose hull is
- * [base+lo, base+hi)?  Only if it starts in that allocation before the
- * hull's end, and at or past the hull's start or long enough to get there
- * (a kernel pointer, len CT_TO_END, always is). */
-static inline bool ct_summary_entry_reaches(uint64_t base, uint64_t lo, uint64_t hi, uint64_t addr, uint64_t len)
-{
-    uint64_t off = addr - base;
-    return off < hi && (off >= lo || len > lo - off);
-}
-
 static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_look *look)
 {
     atomic_thread_fence(memory_order_acquire);
@@ -163,26 +138,13 @@ static inline bool ct_summary_look_end(const ct_summary *sm, const ct_summary_lo
 }
 
 /* After a look began: true when no byte of r[0..n) can carry a claim;
- * false: ask the store.  Entry by entry, each one's fields loaded once:
- * most looks meet one. */
+ * false: ask the store. */
 static inline bool ct_summary_clean_in(const ct_summary *sm, ct_summary_look look, const ct_range *r, size_t n)
 {
-    if (ct_summary_filtered(&look)) {
-        const ct_summary_filter *f = ct_summary_filter_of(sm);
+    if (look.filter)
         for (size_t i = 0; i < n; i++)
-            if (ct_summary_filter_hit(f, r[i].addr))
+            if (ct_summary_filter_hit(look.filter, r[i].addr))
                 return false;
-        return ct_summary_look_end(sm, &look);
-    }
-    for (unsigned k = 0; k < look.listed; k++) {
-        const ct_summary_entry *e = &sm->e[k];
-        uint64_t base = atomic_load_explicit(&e->base, memory_order_relaxed);
-        uint64_t lo = atomic_load_explicit(&e->lo, memory_order_relaxed);
-        uint64_t hi = atomic_load_explicit(&e->hi, memory_order_relaxed);
-        for (size_t i = 0; i < n; i++)
-            if (ct_summary_entry_reaches(base, lo, hi, r[i].addr, r[i].len))
-                return false;
-    }
     return ct_summary_look_end(sm, &look);
 }
 

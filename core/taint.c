@@ -48,7 +48,7 @@
  *   and takes the lock to write.  Before any of that, a check asks the
  *   summary (summary.h), lock-free, whether its ranges can reach a claim
  *   at all: with taint elsewhere, most checks end there.
- * - The summary lists exactly the allocations whose claims are not empty:
+ * - The summary counts exactly the allocations whose claims are not empty:
  *   every claim edit (set_span, clear_span) notes the allocation's hull
  *   after it, and an allocation forgotten with claims leaves it (forget
  *   hook, called by the map).

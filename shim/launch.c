@@ -233,51 +233,22 @@ static CT_INLINE bool param_word(const ct_kernel *k, void **params, unsigned i, 
     return true;
 }
 
-/* Does some pointer word a launch passes reach the claims of a listed
- * allocation (core's ct_summary_entry_reaches, for a pointer's open
- * extent)?  Scanned parameters are left to bind(). */
-static CT_INLINE bool words_reach(const ct_kernel *k, void **params, uint64_t base, uint64_t lo, uint64_t hi)
-{
-    uint64_t word = 0;
-    bool scanned;
-    for (unsigned i = 0; i < k->n_params; i++)
-        if (param_word(k, params, i, &word, &scanned) &&
-            (scanned || ct_summary_entry_reaches(base, lo, hi, word, CT_TO_END)))
-            return true;
-    return false;
-}
-
-/* The same past CT_SUMMARY_MAX tainted allocations: no word starts in a
- * granule the summary's filter counts. */
-static bool words_miss_filter(const ct_kernel *k, void **params, const ct_summary *sm)
-{
-    const ct_summary_filter *f = ct_summary_filter_of(sm);
-    uint64_t word = 0;
-    bool scanned;
-    for (unsigned i = 0; i < k->n_params; i++)
-        if (param_word(k, params, i, &word, &scanned) && (scanned || ct_summary_filter_hit(f, word)))
-            return false;
-    return true;
-}
-
 /* The common launch while taint exists elsewhere, checked as its words are
- * read: none reaches a claim (the store's summary), so nothing needs
- * binding.  False: bind and ask the store. */
+ * read: none starts in a granule the store's summary counts (summary.h),
+ * so nothing needs binding.  Scanned parameters are left to bind().
+ * False: bind and ask the store. */
 static bool words_clean(const ct_kernel *k, void **params)
 {
     const ct_summary *sm = ct_g.summary;
     ct_summary_look look;
     if (!sm || !ct_summary_look_begin(sm, &look))
         return false;
-    if (ct_summary_filtered(&look))
-        return words_miss_filter(k, params, sm) && ct_summary_look_end(sm, &look);
-    for (unsigned e = 0; e < look.listed; e++) {
-        uint64_t base = atomic_load_explicit(&sm->e[e].base, memory_order_relaxed);
-        uint64_t lo = atomic_load_explicit(&sm->e[e].lo, memory_order_relaxed);
-        uint64_t hi = atomic_load_explicit(&sm->e[e].hi, memory_order_relaxed);
-        if (words_reach(k, params, base, lo, hi))
-            return false;
-    }
+    uint64_t word = 0;
+    bool scanned;
+    if (look.filter)
+        for (unsigned i = 0; i < k->n_params; i++)
+            if (param_word(k, params, i, &word, &scanned) && (scanned || ct_summary_filter_hit(look.filter, word)))
+                return false;
     return ct_summary_look_end(sm, &look);
 }
 

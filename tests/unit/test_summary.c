@@ -1,8 +1,9 @@
 /* The lock-free answer (core/summary.h) never hides a claim: every read the
  * summary answers "clean" is one the store, looking, finds nothing in -
  * ranges before, after and around a claim's hull, allocations freed,
- * replaced or forgotten with their owner, more tainted allocations than the
- * summary lists, and a reader on another thread that has seen a taint land. */
+ * replaced or forgotten with their owner, many tainted allocations, and a
+ * reader on another thread that has seen a taint land; and its filter,
+ * answering from the first claim, is made only then. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,7 +16,7 @@
 #define B 0x200000u
 #define SIZE 4096u
 #define ERR 719
-#define MANY 150 /* more than the summary lists */
+#define MANY 150 /* more than the list the summary once kept */
 
 static ct_store *s;
 
@@ -97,7 +98,7 @@ Test(summary, an_allocation_that_goes_takes_its_entry)
     cr_expect_eq(read_of(A, CT_TO_END), 0, "its owner's end took it");
 }
 
-Test(summary, more_tainted_allocations_than_it_lists)
+Test(summary, many_tainted_allocations)
 {
     ct_failure_id id[MANY];
     for (unsigned i = 0; i < MANY; i++) {
@@ -108,7 +109,7 @@ Test(summary, more_tainted_allocations_than_it_lists)
         cr_expect_eq(read_of(0x10000000u + i * SIZE, CT_TO_END), id[i], "allocation %u", i);
         cr_expect_eq(read_of(0x10000000u + i * SIZE + i + 1, CT_TO_END), 0, "past %u's claim", i);
     }
-    /* Down to one: the summary lists exactly what is left again. */
+    /* Down to one: the filter counts exactly what is left again. */
     for (unsigned i = 1; i < MANY; i++) {
         ct_range w = {0x10000000u + i * SIZE, SIZE};
         ct_written(s, &w, 1);
@@ -118,7 +119,7 @@ Test(summary, more_tainted_allocations_than_it_lists)
     cr_expect_eq(ct_store_forget_owner(s, 5), MANY);
     cr_expect(!ct_store_tainted(s));
     ct_failure_id again = taint(A, 1);
-    cr_expect_eq(read_of(A, 1), again, "listed again after the overflow ended");
+    cr_expect_eq(read_of(A, 1), again, "counted again after the last claim went");
     cr_expect_eq(read_of(B, 1), 0);
 }
 
@@ -128,11 +129,25 @@ static bool summary_clean(uint64_t addr)
     return ct_summary_clean(ct_store_summary(s), &r, 1);
 }
 
-/* Past the list the filter answers without the store for what it does not
- * count - a clean allocation - and never for what it does: a tainted one
- * from its base to its hull's end, in fine granules or, for a long span,
- * coarse ones. */
-Test(summary, past_the_list_its_filter_answers)
+/* From the first claim the filter answers without the store for what it
+ * does not count - a clean allocation - and never for what it does: a
+ * tainted one from its base to its hull's end, in fine granules or, for a
+ * long span, coarse ones. */
+Test(summary, its_filter_answers_from_the_first_claim)
+{
+    const ct_summary *sm = ct_store_summary(s);
+    cr_expect_null(atomic_load(&sm->filter), "an untainted store has no filter");
+    cr_expect(summary_clean(A), "nothing tainted: clean without a filter");
+    taint(A + 8, 8);
+    cr_expect_not_null(atomic_load(&sm->filter), "made at the first claim");
+    cr_expect(summary_clean(B), "one tainted allocation: another is the filter's");
+    cr_expect(!summary_clean(A), "the tainted one is the store's");
+    ct_range all = {A, SIZE};
+    ct_written(s, &all, 1);
+    cr_expect(summary_clean(A), "released: no longer counted");
+}
+
+Test(summary, past_a_few_claims_its_filter_answers)
 {
     const uint64_t big = 0x400000000ull, big_size = 64u << 20;
     cr_assert_eq(ct_store_alloc(s, big, big_size, 5), CT_OK);
@@ -154,7 +169,7 @@ Test(summary, past_the_list_its_filter_answers)
 /* Allocations 16 GiB apart share a fine slot: 300 of them saturate it.
  * It then answers "ask the store" (exact) for all of them, and once the
  * last claim goes the filter starts empty again. */
-Test(summary, a_saturated_slot_stays_until_the_overflow_ends)
+Test(summary, a_saturated_slot_stays_until_the_last_claim_goes)
 {
     const uint64_t apart = (uint64_t)CT_FILTER_FINE_SLOTS << CT_FILTER_FINE_SHIFT, first = 0x1000000000ull;
     enum { ALIASED = 300 };
@@ -175,7 +190,7 @@ Test(summary, a_saturated_slot_stays_until_the_overflow_ends)
         taint(0x10000000u + i * SIZE, 1);
     }
     cr_assert_eq(ct_store_alloc(s, first + apart, SIZE, 6), CT_OK);
-    cr_expect(summary_clean(first + apart), "the next overflow starts with an empty filter");
+    cr_expect(summary_clean(first + apart), "the next claims start with an empty filter");
 }
 
 /* A reader that has seen a taint land (through its own flag) sees it. */
