@@ -18,6 +18,9 @@
  *                    fakecuda's backing, which shifts with heap layout, hits
  *                    the runs with and without cutaint alike)
  *   alloc_free       cuMemAlloc of 1 KiB, then cuMemFree
+ *   launch_dtoh      launch_interior's launch, then dtoh's read of the
+ *                    memory its pointer into that buffer let it write:
+ *                    what a read of a kernel's output costs beyond the two calls alone
  *   sync             cuStreamSynchronize(0)
  *   graph_launch     cuGraphLaunch of an executable graph of one kernel node,
  *                    launch_interior's launch (made only when selected)
@@ -44,7 +47,7 @@
  *              per block fails (CUDA_ERROR_INVALID_VALUE) on an unrelated
  *              buffer: under cutaint that buffer then carries a failure.
  * --tainted N  the same on N unrelated buffers: N allocations carry a
- *              failure elsewhere (past the 64 the store's summary lists).
+ *              failure elsewhere.
  * Output, one line per operation:
  *   op=launch_interior live=100000 threads=1 taint=0 iters=... ns=<median>
  * ns is the median over reps of: wall time of the whole parallel loop x
@@ -111,15 +114,17 @@ enum op {
     OP_GRAPH_LAUNCH4,
     OP_MODULE_LOAD,
     OP_FIRST_USE,
+    OP_LAUNCH_DTOH,
     N_OPS
 };
 static const char *const op_names[N_OPS] = {"launch_base",  "launch_interior", "dtoh",
                                             "htod",         "alloc_free",      "sync",
                                             "graph_launch", "graph_launch4",   "module_load",
-                                            "first_use"};
+                                            "first_use",    "launch_dtoh"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
-static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000, 100000, 100000, 50000, 2000};
+static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000,
+                                          100000, 100000, 50000, 2000,  40000};
 static const char module_image[] = "fakecuda accepts any module image";
 
 static CUcontext ctx;
@@ -282,6 +287,13 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
     case OP_DTOH:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
             r = cuMemcpyDtoH(w->host + (i & 7) * 528, w->big[1] + 8192 + (i & 7) * 528, COPY_BYTES);
+        break;
+    case OP_LAUNCH_DTOH:
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++) {
+            r = cuLaunchKernel(k_empty, 1, 1, 1, 32, 1, 1, 0, NULL, w->interior_params, NULL);
+            if (r == CUDA_SUCCESS)
+                r = cuMemcpyDtoH(w->host + (i & 7) * 528, w->big[1] + 8192 + (i & 7) * 528, COPY_BYTES);
+        }
         break;
     case OP_HTOD:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)

@@ -2,6 +2,7 @@
 # tools/bench/run.sh - what cutaint adds per hot driver call, on fakecuda.
 #
 #   tools/bench/run.sh [--quick] [--build DIR] [--rounds N] [--reps R] [--scale F] [--no-callgrind]
+#                      [--instr-only]
 #
 # Builds DIR (default build-bench, -Dbuildtype=release) if needed, then runs
 # tools/bench/bench for every case - launch (base and interior pointers),
@@ -31,8 +32,17 @@
 # - at scale (stub driver): alloc+free at 1M and 5M live allocations, the
 #   slowest single step of growing to 1M (the median over 5 runs of each
 #   run's maximum, so that one preemption does not decide it), and bytes per
-#   live allocation at 5M; launch and DtoH instructions with 10,000
-#   allocations carrying taint elsewhere (past the 64 the summary lists).
+#   live allocation at 5M.
+# - the tainted table (callgrind): launch, DtoH and HtoD instructions added
+#   with 1, 8, 32, 64, 65, 10,000 and 100,000 allocations carrying taint
+#   elsewhere (taint_counts), which must not grow with the count, and
+#   launch_dtoh (a launch, then a read of what it wrote) beside the sum of
+#   the two calls measured alone.  --instr-only runs the instruction
+#   figures alone (what CI prints), no timings, and not first_use's
+#   (instr_slow_ops: minutes under callgrind).
+# - the floor (callgrind, x86-64): what a pass-through interposer
+#   (tools/bench/floor.c, one jump a call) adds, beside every instruction
+#   row: what cutaint adds above it is its own.
 # - the one-off cost of reading a 100 MB kernel image (tools/bench/image_bench:
 #   core/image.c on synthesized fatbins of SASS, of PTX, of zstd PTX).
 # The last line is key=value, built from two tables below (instr_rows,
@@ -40,7 +50,9 @@
 # instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint,
 # graph_launch, graph_launch_taint, module_load, first_use: the first use of
 # a kernel the driver has no code for, in a 4 MB image loaded as NVIDIA's
-# runtime loads its own),
+# runtime loads its own, launch_dtoh, <op>_taint_<N> for the tainted table,
+# and <op>_floor_instr: what a pass-through interposer, tools/bench/floor.c,
+# adds - the floor, x86-64 only),
 # <row>_added_ns for every timing row, at 100000 live allocations, interior
 # pointers, 1 thread, no taint (launch8: 8 threads; *_taint: taint elsewhere;
 # *_stub: on the stub driver, the same code with a driver that does nothing,
@@ -62,13 +74,17 @@ callgrind=1
 cg_iters=2000
 big=100000  # the live allocations of the headline figures
 tainted_many=10000 # allocations carrying taint elsewhere, for the *_taint_many rows
+taint_counts="1 8 32 64 65 10000 100000" # the tainted table's columns
+taint_ops="launch_interior dtoh htod"     # and its rows
+instr_only=0
+instr_slow_ops="first_use" # left out by --instr-only (CI): minutes under callgrind
 scale_lives="1000000 5000000" # the scale rows' live allocations
 lives="0 1000 $big"
 threads_list="1 8"
 
 # The figures of the last line, one entry each (a new row is one more line).
-# Instructions added per call (callgrind): name op taint (0, 1, or many:
-# $tainted_many allocations carrying taint).
+# Instructions added per call (callgrind): name op taint (0, or N
+# allocations carrying taint elsewhere; many: $tainted_many).
 instr_rows=(
     "htod htod 0"
     "dtoh dtoh 0"
@@ -82,6 +98,7 @@ instr_rows=(
     "graph_launch_taint graph_launch 1"
     "module_load module_load 0"
     "first_use first_use 0"
+    "launch_dtoh launch_dtoh 0"
 )
 # Nanoseconds added per call: name op threads taint table (main: fakecuda,
 # stub: the stub driver), at $big live allocations.
@@ -112,6 +129,7 @@ while [ $# -gt 0 ]; do
         --reps) reps=$2; shift ;;
         --scale) scale=$2; shift ;;
         --no-callgrind) callgrind=0 ;;
+        --instr-only) instr_only=1 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -125,10 +143,14 @@ if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" -Dbuildtype=release \
         -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}" >/dev/null
 fi
-ninja -C "$build" tools/bench/bench tools/bench/image_bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so >/dev/null
+floor_target=()
+[ "$(uname -m)" = x86_64 ] && floor_target=(tools/bench/libbench_floor.so)
+ninja -C "$build" tools/bench/bench tools/bench/image_bench tools/bench/stub/libcuda.so.1 shim/libcutaint.so \
+    "${floor_target[@]}" >/dev/null
 
 bench=$build/tools/bench/bench
 shim=$build/shim/libcutaint.so
+floor_lib=$build/tools/bench/libbench_floor.so # x86-64 only
 fakecuda_dir=$build/subprojects/fakecuda
 stub_dir=$build/tools/bench/stub
 work=$(mktemp -d)
@@ -146,8 +168,9 @@ export CUTAINT_LOG=off
 # adds.
 export FAKECUDA_SCHEDULE=sync
 
-preload_for() { # SHIM(0|1) -> LD_PRELOAD value
+preload_for() { # SHIM(0|1|floor) -> LD_PRELOAD value
     if [ "$1" = 1 ]; then echo "$shim"; fi
+    if [ "$1" = floor ]; then echo "$floor_lib"; fi
 }
 
 # run_bench SHIM(0|1) ARGS...: one bench process on fakecuda (or on the
@@ -215,6 +238,119 @@ echo "cutaint bench: $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/c
 echo "build: $build ($(meson introspect --buildoptions "$build" 2>/dev/null | grep -o '"name": "buildtype", "value": "[a-z]*"' | grep -o '[a-z]*"$' | tr -d '"' || echo '?'))"
 echo "rounds=$rounds reps=$reps scale=$scale"
 
+# ---- instructions per call (callgrind, stub driver) ----
+declare -A ins bare floor
+callgrind_run() { # op taint shim(0|1|floor) -> bench_loop's instructions
+    local op=$1 taint=$2 with=$3 out="$work/cg.$1.$2.$3"
+    local args=(--callgrind --ops "$op" --live "$big" --iters "$cg_iters")
+    [ "$taint" != 0 ] && args+=(--tainted "$taint")
+    LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$(preload_for "$with") valgrind --tool=callgrind --instr-atstart=no \
+        --toggle-collect=bench_loop --dump-instr=yes \
+        --callgrind-out-file="$out" "$bench" "${args[@]}" >/dev/null 2>>"$work/stderr"
+    awk '/^totals:/ { print $2 }' "$out"
+}
+instr() { # op taint(0, N or many) -> added instructions per call
+    local op=$1 taint=${2/many/$tainted_many} with
+    # Without the shim the loop does the same whatever the taint (the stub
+    # keeps nothing): one bare run per op serves every column.
+    [ -n "${bare[$op]:-}" ] || bare[$op]=$(callgrind_run "$op" 0 0)
+    with=$(callgrind_run "$op" "$taint" 1)
+    [ "$taint" = "$2" ] || cp "$work/cg.$op.$taint.1" "$work/cg.$op.$2.1"
+    awk -v a="${bare[$op]}" -v b="$with" -v n="$cg_iters" 'BEGIN { printf "%.0f", (b - a) / n }'
+}
+floor_instr() { # op -> what the pass-through interposer adds per call (na off x86-64)
+    local op=$1 with
+    [ -f "$floor_lib" ] || { echo na; return; }
+    [ -n "${bare[$op]:-}" ] || bare[$op]=$(callgrind_run "$op" 0 0)
+    with=$(callgrind_run "$op" 0 floor)
+    awk -v a="${bare[$op]}" -v b="$with" -v n="$cg_iters" 'BEGIN { printf "%.0f", (b - a) / n }'
+}
+
+breakdown() { # op taint: cutaint's functions, self instructions per call
+    callgrind_annotate --inclusive=no --threshold=100 "$work/cg.$1.$2.1" 2>/dev/null |
+        awk -v n="$cg_iters" '/libcutaint/ {
+            gsub(",", "", $1); c = $1 / n
+            if (c >= 1) { sub(/^[ 0-9,]+(\([ 0-9.%]+\))? */, ""); printf "    %8.1f  %s\n", c, $0 }
+        }' | head -25
+}
+
+# The table of instructions added per call, then the tainted table (every
+# count of taint_counts beside 0); fills ins[op.taint].
+instr_tables() {
+    local op many t
+    echo
+    echo "instructions added per call (callgrind, $big live, 1 thread, $cg_iters calls):"
+    # every op of a row, once, in the rows' order, then the extra ones
+    cg_ops=$(for row in "${instr_rows[@]}"; do echo "${row#* }"; done | awk '!seen[$1]++ { print $1 }')
+    printf '%-16s %10s %10s %10s %10s\n' op floor "no taint" "taint" "taint x$tainted_many"
+    for op in $cg_ops $instr_extra_ops; do
+        if [ "$instr_only" = 1 ] && [[ " $instr_slow_ops " == *" $op "* ]]; then
+            printf '%-16s (not with --instr-only: minutes under callgrind)\n' "$op"
+            continue
+        fi
+        floor[$op]=$(floor_instr "$op")
+        ins[$op.0]=$(instr "$op" 0)
+        ins[$op.1]=$(instr "$op" 1)
+        many=$(printf '%s\n' "${instr_rows[@]}" | awk -v op="$op" '$2 == op && $3 == "many" { print "yes" }' | head -1)
+        [ -n "$many" ] && ins[$op.many]=$(instr "$op" many)
+        printf '%-16s %10s %10s %10s %10s\n' "$op" "${floor[$op]}" "${ins[$op.0]}" "${ins[$op.1]}" "${ins[$op.many]:--}"
+    done
+    echo "launch_dtoh: ${ins[launch_dtoh.0]}, the two calls alone: $((${ins[launch_interior.0]} + ${ins[dtoh.0]}))"
+    echo
+    echo "instructions added per call with N allocations carrying taint elsewhere:"
+    printf '%-16s' op
+    for t in 0 $taint_counts; do printf ' %8s' "$t"; done
+    echo
+    for op in $taint_ops; do
+        printf '%-16s' "$op"
+        for t in 0 $taint_counts; do
+            [ -n "${ins[$op.$t]:-}" ] || ins[$op.$t]=$(instr "$op" "$t")
+            printf ' %8s' "${ins[$op.$t]}"
+        done
+        echo
+    done
+}
+
+instr_breakdowns() {
+    local op t
+    for op in launch_interior graph_launch; do
+        for t in 0 1; do
+            echo
+            echo "where cutaint's instructions go, $op, taint=$t (self Ir per call):"
+            breakdown "$op" "$t"
+        done
+    done
+    for op in htod dtoh alloc_free launch_dtoh; do
+        echo
+        echo "$op, taint=0 (self Ir per call):"
+        breakdown "$op" 0
+    done
+    echo
+    echo "dtoh, taint=1 (self Ir per call):"
+    breakdown dtoh 1
+}
+
+# key=value of the instruction rows and the tainted table, on one line.
+instr_line() {
+    local row name op taint t
+    for row in "${instr_rows[@]}"; do
+        read -r name op taint <<<"$row"
+        printf '%s ' "${name}_added_instr=${ins[$op.$taint]:-na}"
+    done
+    for op in $taint_ops; do
+        for t in $taint_counts; do printf '%s ' "${op%_interior}_taint_${t}_added_instr=${ins[$op.$t]:-na}"; done
+    done
+    for op in $taint_ops alloc_free; do printf '%s ' "${op%_interior}_floor_instr=${floor[$op]:-na}"; done
+    echo
+}
+
+if [ "$instr_only" = 1 ]; then
+    command -v valgrind >/dev/null || { echo "run.sh: --instr-only needs valgrind" >&2; exit 2; }
+    instr_tables
+    instr_line
+    exit 0
+fi
+
 sweep "$work/times" "$threads_list" "$lives"
 
 if grep -q 'shim=1 taint refused_read=0' "$work/times"; then
@@ -244,58 +380,9 @@ stub_scaling() { # op taint -> added at 8 threads / added at 1 thread
         'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
 }
 
-# ---- instructions per call (callgrind, stub driver) ----
-instr() { # op taint -> added instructions per call
-    local op=$1 taint=$2 with
-    local args=(--callgrind --ops "$op" --live "$big" --iters "$cg_iters")
-    [ "$taint" = 1 ] && args+=(--taint)
-    [ "$taint" = many ] && args+=(--tainted "$tainted_many")
-    for with in 0 1; do
-        LD_LIBRARY_PATH=$stub_dir LD_PRELOAD=$(preload_for "$with") valgrind --tool=callgrind --instr-atstart=no \
-            --toggle-collect=bench_loop --dump-instr=yes \
-            --callgrind-out-file="$work/cg.$op.$taint.$with" "$bench" "${args[@]}" >/dev/null 2>>"$work/stderr"
-    done
-    awk -v n="$cg_iters" '/^totals:/ { t[FILENAME ~ /\.1$/] = $2 } END { printf "%.0f", (t[1] - t[0]) / n }' \
-        "$work/cg.$op.$taint.0" "$work/cg.$op.$taint.1"
-}
-
-breakdown() { # op taint: cutaint's functions, self instructions per call
-    callgrind_annotate --inclusive=no --threshold=100 "$work/cg.$1.$2.1" 2>/dev/null |
-        awk -v n="$cg_iters" '/libcutaint/ {
-            gsub(",", "", $1); c = $1 / n
-            if (c >= 1) { sub(/^[ 0-9,]+(\([ 0-9.%]+\))? */, ""); printf "    %8.1f  %s\n", c, $0 }
-        }' | head -25
-}
-
-declare -A ins
 if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
-    echo
-    echo "instructions added per call (callgrind, $big live, 1 thread, $cg_iters calls):"
-    # every op of a row, once, in the rows' order, then the extra ones
-    cg_ops=$(for row in "${instr_rows[@]}"; do echo "${row#* }"; done | awk '!seen[$1]++ { print $1 }')
-    printf '%-16s %10s %10s %10s\n' op "no taint" "taint" "taint x$tainted_many"
-    for op in $cg_ops $instr_extra_ops; do
-        ins[$op.0]=$(instr "$op" 0)
-        ins[$op.1]=$(instr "$op" 1)
-        many=$(printf '%s\n' "${instr_rows[@]}" | awk -v op="$op" '$2 == op && $3 == "many" { print "yes" }' | head -1)
-        [ -n "$many" ] && ins[$op.many]=$(instr "$op" many)
-        printf '%-16s %10s %10s %10s\n' "$op" "${ins[$op.0]}" "${ins[$op.1]}" "${ins[$op.many]:--}"
-    done
-    for op in launch_interior graph_launch; do
-        for t in 0 1; do
-            echo
-            echo "where cutaint's instructions go, $op, taint=$t (self Ir per call):"
-            breakdown "$op" "$t"
-        done
-    done
-    for op in htod dtoh alloc_free; do
-        echo
-        echo "$op, taint=0 (self Ir per call):"
-        breakdown "$op" 0
-    done
-    echo
-    echo "dtoh, taint=1 (self Ir per call):"
-    breakdown dtoh 1
+    instr_tables
+    instr_breakdowns
 else
     echo "(valgrind not found or --no-callgrind: no instruction counts)"
 fi
@@ -364,10 +451,8 @@ for row in "${ns_rows[@]}"; do
     read -r name op thr taint table <<<"$row"
     line+=("${name}_added_ns=$(added "$op" "$big" "$thr" "$taint" "$work/${table}_table")")
 done
-for row in "${instr_rows[@]}"; do
-    read -r name op taint <<<"$row"
-    line+=("${name}_added_instr=${ins[$op.$taint]:-na}")
-done
+read -ra instr_fields <<<"$(instr_line)"
+line+=("${instr_fields[@]}")
 line+=("bytes_per_alloc=$bytes_per_alloc" "launch8_stub_scaling=$(stub_scaling launch_interior 0)"
        "launch8_taint_stub_scaling=$(stub_scaling launch_interior 1)"
        "alloc_free_1m_added_ns=${scale_ns[$first_scale]}" "alloc_free_5m_added_ns=${scale_ns[$last_scale]}"
