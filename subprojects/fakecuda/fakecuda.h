@@ -449,6 +449,9 @@ void fc_work_discard(fc_work *w);
 CUresult fc_work_clone(fc_work *dst, const fc_work *src);
 
 CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority);
+int fc_priority_clamp(int priority);
+CUresult fc_ctx_priority_range(int *least, int *greatest);
+CUresult fc_stream_get(CUstream s, int *priority, unsigned *flags);
 CUresult fc_stream_destroy(CUstream s);
 CUresult fc_stream_sync(CUstream s);
 CUresult fc_stream_query(CUstream s);

@@ -609,8 +609,49 @@ CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority)
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     s->flags = flags;
-    s->priority = priority;
+    s->priority = fc_priority_clamp(priority);
     *ps = s;
+    return CUDA_SUCCESS;
+}
+
+/* The range a Hopper reports: 0 (least, the default) down to -5 (greatest).
+   One queue runs every stream in submission order, so a priority is kept and
+   answered, and changes no schedule: a legal one, as priorities are hints. */
+#define FC_PRIORITY_LEAST 0
+#define FC_PRIORITY_GREATEST (-5)
+
+int fc_priority_clamp(int priority)
+{
+    if (priority > FC_PRIORITY_LEAST)
+        return FC_PRIORITY_LEAST;
+    return priority < FC_PRIORITY_GREATEST ? FC_PRIORITY_GREATEST : priority;
+}
+
+CUresult fc_ctx_priority_range(int *least, int *greatest)
+{
+    CUcontext ctx;
+    CUresult r = fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (least)
+        *least = FC_PRIORITY_LEAST;
+    if (greatest)
+        *greatest = FC_PRIORITY_GREATEST;
+    return CUDA_SUCCESS;
+}
+
+/* The default streams have the least priority and no flags but their own. */
+CUresult fc_stream_get(CUstream s, int *priority, unsigned *flags)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (priority)
+        *priority = st ? st->priority : FC_PRIORITY_LEAST;
+    if (flags)
+        *flags = st ? st->flags : 0;
     return CUDA_SUCCESS;
 }
 
