@@ -250,6 +250,10 @@ CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size
 CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned width, unsigned height, unsigned elem);
 CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags);
 CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s);
+CUresult fc_managed_attach(CUstream s, CUdeviceptr p, size_t length, unsigned flags);
+CUresult fc_managed_hint(CUdeviceptr p, size_t bytes, CUmemLocation loc, CUstream s, bool stream);
+CUresult fc_managed_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemLocation loc);
+CUmemLocation fc_location_of_device(CUdevice d);
 CUresult fc_mem_free(CUdeviceptr p);
 CUresult fc_mem_free_async(CUdeviceptr p, CUstream s);
 CUresult fc_mem_free_now(CUdeviceptr p);

@@ -404,6 +404,73 @@ CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags)
     return fc_mem_alloc(dptr, bytes, FC_MEM_MANAGED);
 }
 
+/* Whether [p, p + bytes) lies in one managed allocation (bytes 0: p is the base of one). */
+static bool fc_managed_span(CUdeviceptr p, size_t bytes)
+{
+    pthread_once(&mem_once, fc_mem_setup);
+    pthread_rwlock_rdlock(&mem.lock);
+    const fc_range *e = tbl_find(&mem.dev, p);
+    bool ok = e && e->kind == FC_MEM_MANAGED && (bytes ? bytes <= e->size - (p - e->base) : e->base == p);
+    pthread_rwlock_unlock(&mem.lock);
+    return ok;
+}
+
+/* Managed memory is the host's and the device's at once (mapped at its
+   device address), so where it is attached, prefetched or advised to live
+   changes nothing: each call is checked as the driver checks it, then kept
+   as the hint it is. cuStreamAttachMemAsync: length 0 (the whole
+   allocation) or the allocation's size, from its base (a GPU without
+   concurrent managed access allows nothing else); one flag. */
+CUresult fc_managed_attach(CUstream s, CUdeviceptr p, size_t length, unsigned flags)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = fc_resolve_stream(s, &ctx, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_managed_span(p, 0) || (length && !fc_managed_span(p, length)))
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_capture_refuse(ctx, s);
+}
+
+/* cuMemPrefetchAsync (_v2 and the legacy device form) and cuMemAdvise:
+   a managed range and a host or device location. */
+CUresult fc_managed_hint(CUdeviceptr p, size_t bytes, CUmemLocation loc, CUstream s, bool stream)
+{
+    CUcontext ctx;
+    CUstream st;
+    CUresult r = stream ? fc_resolve_stream(s, &ctx, &st) : fc_current(&ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!bytes || !fc_managed_span(p, bytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    bool host = loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT ||
+                loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    if (!host && (loc.type != CU_MEM_LOCATION_TYPE_DEVICE || fc_device_check(loc.id) != CUDA_SUCCESS))
+        return CUDA_ERROR_INVALID_DEVICE;
+    return stream ? fc_capture_refuse(ctx, s) : CUDA_SUCCESS;
+}
+
+/* Read-mostly advice ignores the location; the others name one. */
+CUresult fc_managed_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemLocation loc)
+{
+    if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (advice == CU_MEM_ADVISE_SET_READ_MOSTLY || advice == CU_MEM_ADVISE_UNSET_READ_MOSTLY)
+        loc = (CUmemLocation){.type = CU_MEM_LOCATION_TYPE_HOST};
+    return fc_managed_hint(p, bytes, loc, NULL, false);
+}
+
+/* The legacy forms name a device ordinal, CU_DEVICE_CPU for the host. */
+CUmemLocation fc_location_of_device(CUdevice d)
+{
+    CUmemLocation loc = {.type = d == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                         .id = d == CU_DEVICE_CPU ? 0 : d};
+    return loc;
+}
+
 /* Stream-ordered allocation is usable at once: allocating early is a legal schedule. */
 CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s)
 {
