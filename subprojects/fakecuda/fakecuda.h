@@ -137,6 +137,7 @@ typedef enum fc_kind {
     FC_K_GNODE,
     FC_K_GEXEC,
     FC_K_LINK,
+    FC_K_MEMPOOL,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -155,6 +156,7 @@ typedef enum fc_pool_id {
     FC_P_GNODE,
     FC_P_GEXEC,
     FC_P_LINK,
+    FC_P_MEMPOOL,
     FC_P_COUNT
 } fc_pool_id;
 
@@ -250,6 +252,21 @@ CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size
 CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned width, unsigned height, unsigned elem);
 CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags);
 CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s);
+/* memory pools (mempool.c) */
+struct CUmemPoolHandle_st {
+    fc_obj hdr;
+    CUmemPoolProps props;
+    cuuint64_t release_threshold;
+    int reuse[3]; /* FOLLOW_EVENT_DEPENDENCIES, ALLOW_OPPORTUNISTIC, ALLOW_INTERNAL_DEPENDENCIES */
+};
+CUresult fc_pool_get_default(CUmemoryPool *pool, CUdevice d, bool current);
+CUresult fc_pool_set_current(CUdevice d, CUmemoryPool pool);
+CUresult fc_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props);
+CUresult fc_pool_destroy(CUmemoryPool pool);
+CUresult fc_pool_check(CUmemoryPool pool);
+CUresult fc_pool_trim(CUmemoryPool pool, size_t keep);
+CUresult fc_pool_attribute(CUmemoryPool pool, CUmemPool_attribute a, void *v, bool set);
+CUresult fc_pool_alloc_async(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s);
 CUresult fc_managed_attach(CUstream s, CUdeviceptr p, size_t length, unsigned flags);
 CUresult fc_managed_hint(CUdeviceptr p, size_t bytes, CUmemLocation loc, CUstream s, bool stream);
 CUresult fc_managed_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemLocation loc);

@@ -1,7 +1,7 @@
 /*
  * handles.c: fixed pools of handle objects (contexts, streams, events,
  * modules and libraries, functions and kernels, physical memory handles,
- * graphs, graph nodes, executable graphs and link states).
+ * graphs, graph nodes, executable graphs, link states and memory pools).
  *
  * A handle is the address of a pool slot, so checking one never
  * dereferences a foreign pointer: it must fall inside the pool, on a slot
@@ -37,6 +37,7 @@ static fc_pool pools[FC_P_COUNT] = {
     [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),      [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
     [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),     [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
     [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096), [FC_P_LINK] = FC_POOL(struct CUlinkState_st, 1024),
+    [FC_P_MEMPOOL] = FC_POOL(struct CUmemPoolHandle_st, 256),
 };
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 
