@@ -74,6 +74,8 @@ static void fc_ctx_release(CUcontext c)
     fc_obj_free_owned(FC_P_EVENT, c, fc_capture_event_gone);
     fc_obj_free_owned(FC_P_FUNC, c, NULL);
     fc_obj_free_owned(FC_P_MODULE, c, fc_module_release);
+    fc_obj_free_owned(FC_P_TEXOBJ, c, NULL); /* their memory is the context's */
+    fc_obj_free_owned(FC_P_ARRAY, c, NULL);
     fc_mem_release_ctx(c);
     fc_queue_fini(c);
     fc_obj_free(c);

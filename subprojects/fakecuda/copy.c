@@ -132,11 +132,14 @@ CUresult fc_copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontex
 }
 
 /* One side of a 2D/3D descriptor, its origin (x, y, z) applied. */
-static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
-                            size_t z, size_t pitch, size_t height)
+static CUresult fc_end_from(fc_end *e, CUmemorytype type, const void *host, CUdeviceptr dev, CUarray array, size_t x,
+                            size_t y, size_t z, size_t pitch, size_t height)
 {
-    if (type == CU_MEMORYTYPE_ARRAY)
-        return CUDA_ERROR_NOT_SUPPORTED;
+    if (type == CU_MEMORYTYPE_ARRAY) { /* the array's memory, rows unpadded (texture.c) */
+        if (fc_array_memory(array, &dev, &pitch, &height) != CUDA_SUCCESS)
+            return CUDA_ERROR_INVALID_VALUE;
+        type = CU_MEMORYTYPE_DEVICE;
+    }
     if (type == CU_MEMORYTYPE_UNIFIED) {
         type = fc_mem_is_device(dev) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
         host = (const void *)(uintptr_t)dev;
@@ -158,11 +161,11 @@ CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p)
     if (!p || p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
         return CUDA_ERROR_INVALID_VALUE;
     *c = (fc_copy){.width = p->WidthInBytes, .rows = p->Height, .depth = p->Depth};
-    CUresult r = fc_end_from(&c->dst, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
-                             p->dstPitch, p->dstHeight);
+    CUresult r = fc_end_from(&c->dst, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY,
+                             p->dstZ, p->dstPitch, p->dstHeight);
     if (r == CUDA_SUCCESS)
-        r = fc_end_from(&c->src, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
-                        p->srcPitch, p->srcHeight);
+        r = fc_end_from(&c->src, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY,
+                        p->srcZ, p->srcPitch, p->srcHeight);
     return r;
 }
 

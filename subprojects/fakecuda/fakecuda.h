@@ -138,6 +138,8 @@ typedef enum fc_kind {
     FC_K_GEXEC,
     FC_K_LINK,
     FC_K_MEMPOOL,
+    FC_K_ARRAY,
+    FC_K_TEXOBJ,
 } fc_kind;
 
 typedef struct fc_obj {
@@ -157,6 +159,8 @@ typedef enum fc_pool_id {
     FC_P_GEXEC,
     FC_P_LINK,
     FC_P_MEMPOOL,
+    FC_P_ARRAY,
+    FC_P_TEXOBJ,
     FC_P_COUNT
 } fc_pool_id;
 
@@ -252,6 +256,31 @@ CUresult fc_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size
 CUresult fc_mem_alloc_pitch_v1(CUdeviceptr_v1 *dptr, unsigned *pitch, unsigned width, unsigned height, unsigned elem);
 CUresult fc_mem_alloc_managed(CUdeviceptr *dptr, size_t bytes, unsigned flags);
 CUresult fc_mem_alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s);
+/* arrays and texture objects (texture.c) */
+struct CUarray_st {
+    fc_obj hdr;
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    CUdeviceptr data; /* the texels, row after row, slice after slice */
+    size_t pitch;     /* bytes per row: Width * texel size */
+    size_t rows;      /* rows per slice: Height, or 1 */
+};
+struct CUtexobj_st {
+    fc_obj hdr;
+    CUdeviceptr at; /* the descriptor (ptx/ptx_tex.h): the handle */
+    CUDA_RESOURCE_DESC res;
+    CUDA_TEXTURE_DESC tex;
+};
+CUresult fc_array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d);
+CUresult fc_array_create_2d(CUarray *out, const CUDA_ARRAY_DESCRIPTOR *d);
+CUresult fc_array_destroy(CUarray a);
+CUresult fc_array_descriptor(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a);
+CUresult fc_array_descriptor_2d(CUDA_ARRAY_DESCRIPTOR *d, CUarray a);
+CUresult fc_array_memory(CUarray a, CUdeviceptr *data, size_t *pitch, size_t *rows);
+CUresult fc_tex_create(CUtexObject *out, const CUDA_RESOURCE_DESC *res, const CUDA_TEXTURE_DESC *td,
+                       const CUDA_RESOURCE_VIEW_DESC *view);
+CUresult fc_tex_destroy(CUtexObject h);
+CUresult fc_tex_get(CUDA_RESOURCE_DESC *res, CUDA_TEXTURE_DESC *td, CUtexObject h);
+
 /* memory pools (mempool.c) */
 struct CUmemPoolHandle_st {
     fc_obj hdr;

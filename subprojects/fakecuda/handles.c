@@ -1,7 +1,8 @@
 /*
  * handles.c: fixed pools of handle objects (contexts, streams, events,
  * modules and libraries, functions and kernels, physical memory handles,
- * graphs, graph nodes, executable graphs, link states and memory pools).
+ * graphs, graph nodes, executable graphs, link states, memory pools,
+ * arrays and texture objects).
  *
  * A handle is the address of a pool slot, so checking one never
  * dereferences a foreign pointer: it must fall inside the pool, on a slot
@@ -32,12 +33,19 @@ typedef struct fc_pool {
     }
 
 static fc_pool pools[FC_P_COUNT] = {
-    [FC_P_CTX] = FC_POOL(struct CUctx_st, 64),           [FC_P_STREAM] = FC_POOL(struct CUstream_st, 4096),
-    [FC_P_EVENT] = FC_POOL(struct CUevent_st, 65536),    [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
-    [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),      [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
-    [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),     [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
-    [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096), [FC_P_LINK] = FC_POOL(struct CUlinkState_st, 1024),
+    [FC_P_CTX] = FC_POOL(struct CUctx_st, 64),
+    [FC_P_STREAM] = FC_POOL(struct CUstream_st, 4096),
+    [FC_P_EVENT] = FC_POOL(struct CUevent_st, 65536),
+    [FC_P_MODULE] = FC_POOL(struct CUmod_st, 4096),
+    [FC_P_FUNC] = FC_POOL(struct CUfunc_st, 65536),
+    [FC_P_MEMHANDLE] = FC_POOL(struct fc_memhandle, 65536),
+    [FC_P_GRAPH] = FC_POOL(struct CUgraph_st, 4096),
+    [FC_P_GNODE] = FC_POOL(struct CUgraphNode_st, 65536),
+    [FC_P_GEXEC] = FC_POOL(struct CUgraphExec_st, 4096),
+    [FC_P_LINK] = FC_POOL(struct CUlinkState_st, 1024),
     [FC_P_MEMPOOL] = FC_POOL(struct CUmemPoolHandle_st, 256),
+    [FC_P_ARRAY] = FC_POOL(struct CUarray_st, 4096),
+    [FC_P_TEXOBJ] = FC_POOL(struct CUtexobj_st, 4096),
 };
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 

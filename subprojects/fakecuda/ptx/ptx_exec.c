@@ -26,6 +26,7 @@
  */
 #include "ptx.h"
 #include "ptx_ir.h"
+#include "ptx_tex.h"
 
 #include <ctype.h>
 #include <fenv.h>
@@ -1397,6 +1398,24 @@ static bool builtin_call(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t
     return true;
 }
 
+/* tex: each lane's fetch (ptx_tex.c) into the destination vector. */
+static void tex(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    LANES(exec)
+    {
+        uint32_t c[3] = {0, 0, 0}, out[4];
+        for (unsigned k = 0; k < in->sub; k++)
+            c[k] = (uint32_t)f->r[(size_t)in->o[2].regs[k] * 32 + l];
+        x->fault = fc_ptx_tex_fetch(x->l, val(x, w, f, &in->o[1], l), in->sub, c, in->type2 == PT_S32,
+                                    in->type == PT_F32, out);
+        if (x->fault)
+            return;
+        for (unsigned k = 0; k < 4; k++)
+            if (in->o[0].regs[k] >= 0)
+                f->r[(size_t)in->o[0].regs[k] * 32 + l] = out[k];
+    }
+}
+
 /* Copies n bytes between two frame addresses in each lane's local memory. */
 static bool frame_copy(run *x, warp *w, uint32_t lanes, uint64_t to, uint64_t from, uint64_t n)
 {
@@ -1596,6 +1615,7 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_LDU: ld_st(x, w, f, in, exec, false); return;
     case PI_ST: ld_st(x, w, f, in, exec, true); return;
     case PI_CVTA: cvta(x, w, f, in, exec); return;
+    case PI_TEX: tex(x, w, f, in, exec); return;
     case PI_CVT: {
         bool bad = false;
         LANES(exec) put(f, &in->o[0], l, convert(in, val(x, w, f, &in->o[1], l), &bad));

@@ -513,6 +513,12 @@ static bool apply_mod(ptx_insn *in, const char *s, size_t len, unsigned *ntypes)
             return true;
         }
         break;
+    case PI_TEX: /* the geometry; arrays, cubes, mipmap levels and gradients are not read */
+        if (IS("1d") || IS("2d") || IS("3d")) {
+            in->sub = (uint8_t)(s[0] - '0');
+            return true;
+        }
+        break;
     case PI_SHF:
         if (IS("l") || IS("r") || IS("wrap") || IS("clamp")) {
             in->mods |= IS("r") ? PM_SHIFTR : IS("clamp") ? PM_CLAMP : 0;
@@ -1057,6 +1063,31 @@ static void unsupported(parser *p, ptx_insn *in, size_t first, const char *why)
     p->failed = false;
 }
 
+/* tex.geom.v4.dtype.ctype {d, d, d, d}, [handle, {coordinates}]; a 64-bit
+   register handle (a texture object), as many coordinates as dimensions
+   (3d: four, the last unused). */
+static bool tex_operands(parser *p, ptx_insn *in, uint32_t index)
+{
+    literal lit;
+    bool neg;
+    if (!in->sub || in->vec != 4 || !operand(p, &in->o[0], &lit, &neg, index, 0) || in->o[0].kind != PO_VEC ||
+        !expect(p, ",") || !expect(p, "["))
+        return false;
+    const tok *t = next(p);
+    if (!name_operand(p, &in->o[1], t, index, 1) || in->o[1].kind != PO_REG) {
+        fail(p, t->line, "texture '%.*s' is not a register (texture references are not supported)", (int)t->len, t->s);
+        return false;
+    }
+    if (!expect(p, ",") || !operand(p, &in->o[2], &lit, &neg, index, 2) || in->o[2].kind != PO_VEC ||
+        in->o[2].vec < in->sub || !expect(p, "]"))
+        return false;
+    for (unsigned k = 0; k < in->sub; k++)
+        if (in->o[2].regs[k] < 0)
+            return false;
+    in->nops = 3;
+    return expect(p, ";");
+}
+
 /* call[.uni] [(ret),] func[, (args)]; */
 static bool call_operands(parser *p, ptx_insn *in)
 {
@@ -1150,6 +1181,11 @@ static bool instruction(parser *p)
             return true;
         }
         dot = e;
+    }
+    if (in->op == PI_TEX) {
+        if (!tex_operands(p, in, index))
+            unsupported(p, in, first, "texture fetch form");
+        return true;
     }
     if (in->op == PI_CALL) {
         if (!call_operands(p, in)) {

@@ -36,11 +36,11 @@ Test(entry_points, every_name_links_and_is_exported)
     dlclose(lib);
 }
 
-/* cuArrayCreate_v2 and cuTexObjectCreate are entry points fakecuda leaves unemulated. */
+/* cuMipmappedArrayCreate and cuSurfObjectCreate are entry points fakecuda leaves unemulated. */
 Test(entry_points, unemulated_names_are_not_supported)
 {
-    cr_assert_eq(cuArrayCreate_v2(), 801);
-    cr_assert_eq(cuTexObjectCreate(), 801);
+    cr_assert_eq(cuMipmappedArrayCreate(), 801);
+    cr_assert_eq(cuSurfObjectCreate(), 801);
 }
 
 static void debug_log(void)
@@ -51,18 +51,18 @@ static void debug_log(void)
 
 Test(entry_points, debug_log_names_each_unemulated_call_once, .init = debug_log)
 {
-    cuArrayCreate_v2();
-    cuArrayCreate_v2();
-    cuTexObjectCreate();
+    cuMipmappedArrayCreate();
+    cuMipmappedArrayCreate();
+    cuSurfObjectCreate();
     fflush(stderr);
-    cr_assert_stderr_eq_str("fakecuda: cuArrayCreate_v2 is not emulated: CUDA_ERROR_NOT_SUPPORTED\n"
-                            "fakecuda: cuTexObjectCreate is not emulated: CUDA_ERROR_NOT_SUPPORTED\n");
+    cr_assert_stderr_eq_str("fakecuda: cuMipmappedArrayCreate is not emulated: CUDA_ERROR_NOT_SUPPORTED\n"
+                            "fakecuda: cuSurfObjectCreate is not emulated: CUDA_ERROR_NOT_SUPPORTED\n");
 }
 
 Test(entry_points, silent_without_debug_log, .init = cr_redirect_stderr)
 {
     unsetenv("FAKECUDA_LOG");
-    cr_assert_eq(cuArrayCreate_v2(), 801);
+    cr_assert_eq(cuMipmappedArrayCreate(), 801);
     fflush(stderr);
     cr_assert_stderr_eq_str("");
 }
