@@ -15,6 +15,7 @@
  */
 #include "ptx_tex.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -95,6 +96,8 @@ static int tex_texel(const struct fakecuda_launch *L, const fc_tex_desc *d, cons
             memcpy(out, d->border, 4 * sizeof *out);
             return FAKECUDA_KERNEL_OK;
         }
+    for (unsigned k = 0; k < 3; k++)
+        assert(idx[k] >= 0 && (uint64_t)idx[k] < n[k] && "an address mode keeps a texel index inside its dimension");
     uint32_t elem = d->channel_bytes * d->channels;
     uint64_t a = d->data + (uint64_t)idx[2] * d->slice + (uint64_t)idx[1] * d->pitch + (uint64_t)idx[0] * elem;
     const unsigned char *p = L->device(a, elem);
@@ -140,7 +143,8 @@ int fc_ptx_tex_fetch(const struct fakecuda_launch *L, uint64_t handle, unsigned 
             frac[k] = roundf((x - fl) * 256.0f) / 256.0f; /* 1.8 fixed point */
             x = fl;
         }
-        base[k] = isfinite(x) ? (int64_t)floorf(x) : 0;
+        /* bounded so the conversion is defined; every address mode maps it inside */
+        base[k] = isfinite(x) ? (int64_t)floorf(fmaxf(fminf(x, 0x1p40f), -0x1p40f)) : 0;
     }
     if (!linear)
         return tex_texel(L, &d, base, float_result, out);
