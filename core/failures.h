@@ -11,7 +11,8 @@
  *   for ever: pass string literals or names returned by ct_store_intern().
  *   Core copies pointers, never text, so recording a failure allocates at
  *   most one record.
- * - Identical repeats (same api, same kernel, same error, both real) fold
+ * - Identical repeats (same api, same kernel, same error and library status,
+ *   both real) fold
  *   into the live failure with an occurrence count instead of a new id; it
  *   keeps its first occurrence's description and its latest launch number.
  * - A failure keeps its newest CT_SKIPS_KEPT skip records and a total count.
@@ -50,6 +51,11 @@ typedef struct ct_failure_desc {
     uint64_t stream; /* the CUstream handle as a number */
     uint64_t thread; /* OS thread id of the caller */
     int64_t time_ns; /* CLOCK_REALTIME */
+    /* A library call's failure (shim/libcalls.def): the status it returned
+     * and that status's name ("CUBLAS_STATUS_INVALID_VALUE"); NULL and 0 for
+     * driver work.  error is then what a read of its outputs is refused with. */
+    const char *status;
+    int lib_status;
 } ct_failure_desc;
 
 /* What makes a launch the same work again: the function launched, its

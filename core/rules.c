@@ -394,3 +394,72 @@ bool ct_suspect_rule(uint64_t epoch, const ct_proven *p)
         return false;
     return p->nonblocking || p->blocking < epoch;
 }
+
+/* ---- library calls ------------------------------------------------------ */
+
+/* a * b, or CT_TO_END past 2^64. */
+static uint64_t mul_or_end(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? CT_TO_END : r;
+}
+
+static uint64_t add_or_end(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return a == CT_TO_END || b == CT_TO_END || __builtin_add_overflow(a, b, &r) ? CT_TO_END : r;
+}
+
+uint64_t ct_lib_matrix_bytes(int64_t rows, int64_t cols, int64_t ld, uint64_t esize)
+{
+    if (rows < 0 || cols < 0 || ld < rows)
+        return CT_TO_END;
+    if (rows == 0 || cols == 0)
+        return 0;
+    uint64_t elements = add_or_end(mul_or_end((uint64_t)cols - 1, (uint64_t)ld), (uint64_t)rows);
+    return elements == CT_TO_END ? CT_TO_END : mul_or_end(elements, esize);
+}
+
+uint64_t ct_lib_op_matrix_bytes(bool transposed, int64_t rows, int64_t cols, int64_t ld, uint64_t esize)
+{
+    return transposed ? ct_lib_matrix_bytes(cols, rows, ld, esize) : ct_lib_matrix_bytes(rows, cols, ld, esize);
+}
+
+uint64_t ct_lib_vector_bytes(int64_t n, int64_t inc, uint64_t esize)
+{
+    if (n <= 0)
+        return 0;
+    uint64_t step = inc < 0 ? 0 - (uint64_t)inc : (uint64_t)inc;
+    uint64_t elements = add_or_end(mul_or_end((uint64_t)n - 1, step), 1);
+    return elements == CT_TO_END ? CT_TO_END : mul_or_end(elements, esize);
+}
+
+uint64_t ct_lib_count_bytes(int64_t n, uint64_t esize)
+{
+    return n < 0 ? CT_TO_END : mul_or_end((uint64_t)n, esize);
+}
+
+uint64_t ct_lib_strided_bytes(uint64_t one_bytes, int64_t stride, int64_t batch, uint64_t esize)
+{
+    if (batch < 0 || stride < 0)
+        return CT_TO_END;
+    if (batch == 0)
+        return 0;
+    uint64_t apart = mul_or_end(mul_or_end((uint64_t)batch - 1, (uint64_t)stride), esize);
+    return apart == CT_TO_END ? CT_TO_END : add_or_end(apart, one_bytes);
+}
+
+ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in, size_t n, ct_failure_id *root,
+                                int *error)
+{
+    if (depth > 0) {
+        root_of(s, NULL, 0, root, error);
+        return CT_LIB_PASS;
+    }
+    return root_of(s, in, n, root, error) ? CT_LIB_SKIP : CT_LIB_RUN;
+}
+
+bool ct_lib_wrote(int status, int success)
+{
+    return status == success;
+}

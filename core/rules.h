@@ -402,4 +402,43 @@ ct_answer_verdict ct_answer_rule(const ct_answer_kinds *k, int answer);
  * not a driver tearing down, not a capture's own rules. */
 bool ct_probe_rule(const ct_answer_kinds *k, int error);
 
+/* ---- library calls: cuBLAS, cuRAND, cuFFT, cuSOLVER (shim/libcalls.def) ----
+ * A library entry point is work like a launch: what it reads and writes are
+ * the extents its table row names, computed here from plain numbers.  An
+ * extent an invalid argument makes unknowable (a negative size, a leading
+ * dimension under the rows, a product past 2^64) is CT_TO_END: the rest of
+ * the allocation the pointer lies in, where the store clips every range, so
+ * a garbage size never reaches a neighbour's bytes. */
+
+/* A column-major rows x cols matrix, columns ld elements apart:
+ * ((cols - 1) * ld + rows) * esize bytes; 0 when rows or cols is 0. */
+uint64_t ct_lib_matrix_bytes(int64_t rows, int64_t cols, int64_t ld, uint64_t esize);
+/* The same of op(X): a transposed operand is stored cols x rows. */
+uint64_t ct_lib_op_matrix_bytes(bool transposed, int64_t rows, int64_t cols, int64_t ld, uint64_t esize);
+/* n elements inc apart (either sign: the extent is the same): (1 + (n - 1) * |inc|) * esize; 0 when n <= 0
+ * (the libraries do nothing then). */
+uint64_t ct_lib_vector_bytes(int64_t n, int64_t inc, uint64_t esize);
+/* n elements side by side. */
+uint64_t ct_lib_count_bytes(int64_t n, uint64_t esize);
+/* batch operands of one_bytes each, stride elements apart:
+ * (batch - 1) * stride * esize + one_bytes; 0 when batch is 0. */
+uint64_t ct_lib_strided_bytes(uint64_t one_bytes, int64_t stride, int64_t batch, uint64_t esize);
+
+typedef enum ct_lib_verdict {
+    CT_LIB_PASS, /* inside another wrapped library call of the thread: the outermost accounts */
+    CT_LIB_RUN,  /* no input carries a failure: the library runs */
+    CT_LIB_SKIP, /* an input carries *root: not run, its outputs take *root (ct_propagate) */
+} ct_lib_verdict;
+/* A library call reading in[n], made at depth (how many wrapped library
+ * calls the thread is already inside: a cuBLAS call into cuBLASLt).
+ * *root and *error (may be NULL) as ct_launch_rule's.  The store is looked
+ * at only at depth 0. */
+ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in, size_t n, ct_failure_id *root,
+                                int *error);
+/* A library call that ran returned status: did it write its outputs
+ * (released exactly on their extents), or fail (they take a failure naming
+ * the call and its status)?  Only its success status is success: a
+ * library's warnings do not exist in these APIs. */
+bool ct_lib_wrote(int status, int success);
+
 #endif

@@ -412,7 +412,7 @@ static uint64_t hash_str(uint64_t h, const char *str)
 static uint64_t fold_key(const ct_failure_desc *d)
 {
     uint64_t h = hash_str(hash_str(CT_FNV_OFFSET, d->api), d->kernel);
-    return (h ^ (uint32_t)d->error) * 0x100000001b3ULL;
+    return (h ^ (uint32_t)d->error ^ ((uint64_t)(uint32_t)d->lib_status << 32)) * 0x100000001b3ULL;
 }
 
 static bool same_str(const char *a, const char *b)
@@ -422,7 +422,8 @@ static bool same_str(const char *a, const char *b)
 
 static bool same_kind(const ct_failure_desc *a, const ct_failure_desc *b)
 {
-    return a->error == b->error && same_str(a->api, b->api) && same_str(a->kernel, b->kernel);
+    return a->error == b->error && a->lib_status == b->lib_status && same_str(a->api, b->api) &&
+           same_str(a->kernel, b->kernel);
 }
 
 /* Index f for folding; a hash collision only costs the fold, never taint. */

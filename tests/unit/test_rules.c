@@ -829,3 +829,90 @@ Test(rules, a_bypass_is_proven_by_either_moment_of_asking)
     f.forked = true;
     cr_assert_not(ct_bypass_rule(&f), "a fork child stays silent whatever the moment");
 }
+
+/* ---- library calls: extents from their arguments, skip, nesting ---------- */
+
+Test(rules, a_library_matrix_spans_its_columns_ld_apart)
+{
+    cr_assert_eq(ct_lib_matrix_bytes(3, 2, 5, 4), (5 + 3) * 4u, "column 0 at 0, column 1 at ld");
+    cr_assert_eq(ct_lib_matrix_bytes(3, 1, 3, 8), 3 * 8u);
+    cr_assert_eq(ct_lib_op_matrix_bytes(true, 3, 2, 5, 4), (2 * 5 + 2) * 4u, "transposed: stored 2 x 3");
+    cr_assert_eq(ct_lib_op_matrix_bytes(false, 3, 2, 5, 4), (5 + 3) * 4u);
+    cr_assert_eq(ct_lib_matrix_bytes(0, 7, 0, 4), 0u, "no rows: nothing touched");
+    cr_assert_eq(ct_lib_matrix_bytes(7, 0, 7, 4), 0u, "no columns: nothing touched");
+}
+
+Test(rules, a_library_extent_from_invalid_arguments_runs_to_the_allocations_end)
+{
+    cr_assert_eq(ct_lib_matrix_bytes(4, 4, 3, 4), CT_TO_END, "ld under the rows");
+    cr_assert_eq(ct_lib_matrix_bytes(-1, 4, 4, 4), CT_TO_END, "negative rows");
+    cr_assert_eq(ct_lib_matrix_bytes(4, -2, 4, 4), CT_TO_END, "negative columns");
+    cr_assert_eq(ct_lib_matrix_bytes(INT64_MAX, 3, INT64_MAX, 8), CT_TO_END, "past 2^64");
+    cr_assert_eq(ct_lib_count_bytes(-5, 4), CT_TO_END);
+    cr_assert_eq(ct_lib_strided_bytes(64, -1, 3, 4), CT_TO_END, "negative stride");
+    cr_assert_eq(ct_lib_strided_bytes(64, 16, -3, 4), CT_TO_END, "negative batch");
+    /* The store clips CT_TO_END to the allocation the pointer lies in: a
+     * failure through it taints A's rest, never B. */
+    ct_failure_desc d = {.error = ERR_UNKNOWN,
+                         .api = "cublasSgemm_v2",
+                         .status = "CUBLAS_STATUS_INVALID_VALUE",
+                         .lib_status = 7};
+    ct_range w = {A + 64, ct_lib_matrix_bytes(4, 4, 3, 4)};
+    cr_assert_neq(ct_taint(s, &d, &w, 1, NULL), 0u);
+    ct_range rest = {A + 64, SIZE - 64}, before = {A, 64}, other = {B, SIZE};
+    cr_assert_eq(ct_check_written(s, &rest, 1, NULL), CT_ETAINTED);
+    cr_assert_eq(ct_check_written(s, &before, 1, NULL), CT_OK);
+    cr_assert_eq(ct_check_written(s, &other, 1, NULL), CT_OK);
+}
+
+Test(rules, a_library_vector_and_batch_span_their_strides)
+{
+    cr_assert_eq(ct_lib_vector_bytes(4, 3, 4), (1 + 3 * 3) * 4u);
+    cr_assert_eq(ct_lib_vector_bytes(4, -3, 4), (1 + 3 * 3) * 4u, "a negative increment walks back: same extent");
+    cr_assert_eq(ct_lib_vector_bytes(0, 1, 4), 0u);
+    cr_assert_eq(ct_lib_vector_bytes(-3, 1, 4), 0u, "n <= 0: the library does nothing");
+    cr_assert_eq(ct_lib_count_bytes(10, 8), 80u);
+    cr_assert_eq(ct_lib_strided_bytes(48, 100, 3, 4), 2 * 100 * 4u + 48);
+    cr_assert_eq(ct_lib_strided_bytes(48, 0, 3, 4), 48u, "stride 0: one operand shared");
+    cr_assert_eq(ct_lib_strided_bytes(48, 100, 0, 4), 0u);
+}
+
+Test(rules, a_library_call_reading_a_failure_is_skipped_only_at_the_outermost)
+{
+    ct_range in[2] = {{A, 64}, {B, 64}};
+    ct_failure_id root = 99;
+    int error = -1;
+    cr_assert_eq(ct_lib_call_rule(s, 0, in, 2, &root, &error), CT_LIB_RUN);
+    cr_assert_eq(root, 0u);
+    ct_failure_id f = taint(B + 32, 8);
+    cr_assert_eq(ct_lib_call_rule(s, 0, in, 2, &root, &error), CT_LIB_SKIP);
+    cr_assert_eq(root, f);
+    cr_assert_eq(error, ERR_LAUNCH);
+    cr_assert_eq(ct_lib_call_rule(s, 1, in, 2, &root, &error), CT_LIB_PASS, "nested: the outer call accounts");
+    cr_assert_eq(root, 0u);
+    cr_assert_eq(ct_lib_call_rule(s, 0, in, 1, &root, NULL), CT_LIB_RUN, "A carries nothing");
+}
+
+Test(rules, a_library_call_wrote_only_on_its_success_status)
+{
+    cr_assert(ct_lib_wrote(0, 0));
+    cr_assert_not(ct_lib_wrote(7, 0), "CUBLAS_STATUS_INVALID_VALUE");
+    cr_assert_not(ct_lib_wrote(201, 0), "CURAND_STATUS_LAUNCH_FAILURE");
+    cr_assert_eq(ct_skip_result(CT_SKIP_ERROR, 13, 0), 13, "a skip under error: the library's execution failure");
+    cr_assert_eq(ct_skip_result(CT_SKIP_PROPAGATE, 13, 0), 0);
+}
+
+Test(rules, library_failures_of_one_call_fold_only_with_the_same_status)
+{
+    ct_failure_desc bad = {.error = ERR_UNKNOWN,
+                           .api = "cublasSgemm_v2",
+                           .status = "CUBLAS_STATUS_INVALID_VALUE",
+                           .lib_status = 7};
+    ct_failure_desc failed = bad;
+    failed.status = "CUBLAS_STATUS_EXECUTION_FAILED";
+    failed.lib_status = 13;
+    ct_range w1 = {A, 8}, w2 = {A + 8, 8}, w3 = {A + 16, 8};
+    ct_failure_id first = ct_taint(s, &bad, &w1, 1, NULL);
+    cr_assert_eq(ct_taint(s, &bad, &w2, 1, NULL), first, "the same call and status folds");
+    cr_assert_neq(ct_taint(s, &failed, &w3, 1, NULL), first, "another status is another failure");
+}
