@@ -4,7 +4,8 @@
  *
  * Owns: the metric names, their HELP and TYPE lines, the label sets, label
  * escaping.  The families: cutaint_info, cutaint_failures_total{api,kernel,
- * error}, cutaint_skips_total, cutaint_refused_reads_total,
+ * error}, cutaint_library_failures_total{library}, cutaint_skips_total,
+ * cutaint_refused_reads_total,
  * cutaint_refused_bytes_total, cutaint_context_lost, cutaint_unprotected;
  * docs/METRICS.md
  * describes them for operators.
@@ -162,6 +163,32 @@ static void failures(text *t, const ct_metrics *m)
     }
 }
 
+void ct_metrics_library_failure(ct_metrics *m, const char *library)
+{
+    unsigned i = 0;
+    while (i < m->n_libraries && strcmp(m->libraries[i].library, library) != 0)
+        i++;
+    if (i == m->n_libraries) {
+        if (i == CT_METRICS_LIBRARIES)
+            return;
+        copy_field(m->libraries[i].library, sizeof m->libraries[i].library, library);
+        m->n_libraries++;
+    }
+    m->libraries[i].count++;
+}
+
+static void library_failures(text *t, const ct_metrics *m)
+{
+    family(t, "cutaint_library_failures_total", "counter",
+           "Calls into a CUDA library (cuBLAS, cuRAND, cuFFT, cuSOLVER) that returned an error status, each "
+           "occurrence, by library.");
+    for (unsigned i = 0; i < m->n_libraries; i++) {
+        sample_start(t, m, "cutaint_library_failures_total");
+        label(t, "library", m->libraries[i].library);
+        put(t, "} %" PRIu64 "\n", m->libraries[i].count);
+    }
+}
+
 /* One family over cutaint's output files; field picks the counter. */
 static void outputs(text *t, const ct_metrics *m, const char *name, const char *help, size_t field)
 {
@@ -184,6 +211,7 @@ size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap)
     text t = {out, cap, 0, false};
     info(&t, m);
     failures(&t, m);
+    library_failures(&t, m);
     plain(&t, m, "cutaint_skips_total", "counter",
           "Launches and device copies not given to the driver because an input carries a failure.", m->skips);
     plain(&t, m, "cutaint_refused_reads_total", "counter",

@@ -29,6 +29,8 @@
 #define CT_METRICS_HOST_MAX 128
 /* Enough for every family with a full table of the longest labels. */
 #define CT_METRICS_TEXT_MAX 81920
+#define CT_METRICS_LIBRARIES 8
+#define CT_METRICS_LIBRARY_MAX 16
 
 typedef struct ct_metrics_set {
     char api[CT_METRICS_API_MAX];
@@ -54,6 +56,13 @@ typedef struct ct_metrics {
     unsigned n_sets;
     ct_metrics_set sets[CT_METRICS_SETS + 1]; /* the last one: "(other)" */
     uint64_t skips, refused_reads, refused_bytes;
+    /* Library calls (cuBLAS, cuRAND, ...) that returned an error status, by
+     * library, in the order first met. */
+    unsigned n_libraries;
+    struct {
+        char library[CT_METRICS_LIBRARY_MAX];
+        uint64_t count;
+    } libraries[CT_METRICS_LIBRARIES];
     bool context_lost;
     bool unprotected; /* the driver was used and no call reached cutaint */
     ct_metrics_output outputs[CT_OUTPUTS];
@@ -64,6 +73,9 @@ void ct_metrics_init(ct_metrics *m, const char *version, int driver_version, lon
 /* One distinct failure (a report "failure" event); kernel NULL for a copy. */
 void ct_metrics_failure(ct_metrics *m, const char *api, const char *kernel, const char *error);
 /* The text exposition; its length, or 0 when it does not fit in cap. */
+/* A library call failed; past CT_METRICS_LIBRARIES libraries, not counted
+ * (there are five). */
+void ct_metrics_library_failure(ct_metrics *m, const char *library);
 size_t ct_metrics_format(const ct_metrics *m, char *out, size_t cap);
 
 #endif

@@ -272,10 +272,13 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
                id, d->kernel, ct_cu_error_name((CUresult)d->error), d->api, (unsigned long long)d->launch_seq,
                d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1], d->block[2],
                injected ? " [injected]" : "");
+    else if (d->status)
+        ct_log(CT_LOG_WARN, "failure #%u: %s returned %s (%d); the bytes it was to write hold no data until rewritten",
+               id, d->api, d->status, d->lib_status);
     else
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s%s; the bytes it was to write hold no data until rewritten",
                id, d->api, ct_cu_error_name((CUresult)d->error), injected ? " [injected]" : "");
-    ct_metrics_failure_event(d->api, d->kernel, d->error);
+    ct_metrics_failure_event(d);
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(failure)))
@@ -285,6 +288,9 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
     if (repro)
         ct_repro_line(d->launch_seq, repro_line, sizeof repro_line);
     host_frames frames;
+    char status[128];
+    if (d->status)
+        snprintf(status, sizeof status, "%s (%d)", d->status, d->lib_status);
     ct_write_failure(&j,
                      &(ct_out_failure){.absent =
                                            (d->kernel ? 0
@@ -293,12 +299,14 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
                                            (roles ? 0
                                                   : CT_FIELD_BIT(failure, roles) | CT_FIELD_BIT(failure, roles_from)),
                                        .nulls = (d->image ? 0 : CT_FIELD_BIT(failure, image)) |
-                                                (pool ? 0 : CT_FIELD_BIT(failure, pool)),
+                                                (pool ? 0 : CT_FIELD_BIT(failure, pool)) |
+                                                (d->status ? 0 : CT_FIELD_BIT(failure, status)),
                                        .id = id,
                                        .api = d->api,
                                        .kernel = d->kernel,
                                        .error = ct_cu_error_name((CUresult)d->error),
                                        .code = d->error,
+                                       .status = status,
                                        .launch = (int64_t)d->launch_seq,
                                        .grid = dims(d->grid),
                                        .block = dims(d->block),
@@ -334,7 +342,7 @@ void ct_event_repeat(ct_failure_id id, const ct_failure_desc *d, const ct_occurr
     ct_log(ct_log_nth_level(&repeats_logged, CT_REPEATS_SHOWN, "repeated failures"),
            "failure #%u repeated: %s failed again with %s (%s, %s)%s", id, d->kernel ? d->kernel : d->api,
            ct_cu_error_name((CUresult)d->error), d->api, where, injected ? " [injected]" : "");
-    ct_metrics_failure_event(d->api, d->kernel, d->error); /* each occurrence is failed work */
+    ct_metrics_failure_event(d); /* each occurrence is failed work */
     char buf[CT_EVENT_MAX];
     ct_jsonl j;
     if (!begin(&j, buf, CT_EVENT(repeat)))

@@ -340,9 +340,12 @@ static void forget_stories(void)
 }
 
 /* What the root did to the bytes, as a refusal's first line says it. */
+/* A library call's failure is told by its own status. */
 static const char *root_outcome(const ct_failure_info *root)
 {
-    return root->provisional ? "had not finished writing them" : ct_cu_error_name((CUresult)root->desc.error);
+    if (root->provisional)
+        return "had not finished writing them";
+    return root->desc.status ? root->desc.status : ct_cu_error_name((CUresult)root->desc.error);
 }
 
 void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
@@ -372,6 +375,9 @@ void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_ref
     if (root->provisional)
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s had not finished writing them (it never returned)",
                root->id, subject(root));
+    else if (root->desc.status)
+        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s returned %s (%d%s)", root->id, subject(root),
+               root->desc.status, root->desc.lib_status, occurrences_text(root, occurrences, sizeof occurrences));
     else
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
                ct_cu_error_name((CUresult)root->desc.error), root->desc.api,

@@ -131,9 +131,16 @@ void ct_metrics_start(int driver_version)
     pthread_mutex_unlock(&lock);
 }
 
-bool ct_metrics_failure_event(const char *api, const char *kernel, int error)
+bool ct_metrics_failure_event(const ct_failure_desc *d)
 {
-    CT_METRICS_EVENT(ct_metrics_failure(&m, api, kernel, ct_cu_error_name((CUresult)error)));
+    /* A library call's failure is labelled with its own status. */
+    CT_METRICS_EVENT(
+        ct_metrics_failure(&m, d->api, d->kernel, d->status ? d->status : ct_cu_error_name((CUresult)d->error)));
+}
+
+bool ct_metrics_library_failure_event(const char *library)
+{
+    CT_METRICS_EVENT(ct_metrics_library_failure(&m, library));
 }
 
 bool ct_metrics_skip_event(void)

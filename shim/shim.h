@@ -7,6 +7,7 @@
  * no CUDA (error codes reach it as integers).  Its files:
  *   driver.c    the real libcuda: handle, real dlsym, the slot of each real function
  *   wrappers.c  every exported cu* wrapper, generated from intercept.def
+ *   libcalls.c  the CUDA libraries' wrappers (cuBLAS, cuRAND, ...), from libcalls.def
  *   regions.c   include/cutaint.h's entry points: a pool's tensors, said
  *   memory.c    allocations, frees, host writes, reads, device copies
  *   settle.c    what a call's end does: write scopes closed, refused launches, skips
@@ -716,8 +717,10 @@ void ct_metrics_atfork_child(void);
 void ct_metrics_start(int driver_version); /* zero counts, first file */
 /* Each event: false when an interrupted exit found the lock taken and the
  * file was not written. */
-bool ct_metrics_failure_event(const char *api, const char *kernel, int error);
+bool ct_metrics_failure_event(const ct_failure_desc *d);
 bool ct_metrics_skip_event(void);
+/* A library call (libcalls.c) returned an error status. */
+bool ct_metrics_library_failure_event(const char *library);
 bool ct_metrics_refused_event(uint64_t bytes);
 bool ct_metrics_context_lost_event(void);
 bool ct_metrics_exit_event(void);

@@ -58,7 +58,28 @@ Test(metrics, no_driver_and_no_failure)
     ct_metrics_init(&m, "0.1.0", 0, 7, "h");
     const char *t = format(&m);
     cr_expect(strstr(t, "driver_version=\"none\"} 1\n"), "%s", t);
-    cr_expect(strstr(t, "# TYPE cutaint_failures_total counter\n# HELP cutaint_skips_total"), "%s", t);
+    cr_expect(strstr(t, "# TYPE cutaint_failures_total counter\n# HELP cutaint_library_failures_total"), "%s", t);
+    cr_expect(strstr(t, "# TYPE cutaint_library_failures_total counter\n# HELP cutaint_skips_total"), "%s", t);
+}
+
+Test(metrics, library_failures_by_library_in_order_first_met)
+{
+    static ct_metrics m;
+    ct_metrics_init(&m, "0.1.0", 1, 7, "h");
+    ct_metrics_library_failure(&m, "curand");
+    ct_metrics_library_failure(&m, "cublas");
+    ct_metrics_library_failure(&m, "curand");
+    const char *t = format(&m);
+    cr_expect(strstr(t, "# TYPE cutaint_library_failures_total counter\n"
+                        "cutaint_library_failures_total{host=\"h\",pid=\"7\",library=\"curand\"} 2\n"
+                        "cutaint_library_failures_total{host=\"h\",pid=\"7\",library=\"cublas\"} 1\n"),
+              "%s", t);
+    for (int i = 0; i < 2 * CT_METRICS_LIBRARIES; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "lib%d", i);
+        ct_metrics_library_failure(&m, name);
+    }
+    cr_expect_eq(m.n_libraries, (unsigned)CT_METRICS_LIBRARIES, "past the cap, not counted");
 }
 
 Test(metrics, own_output_troubles_per_file)
@@ -135,6 +156,13 @@ Test(metrics, the_largest_exposition_fits)
         kernel[sizeof kernel - 1] = '\0';
         ct_metrics_failure(&m, "cuLaunchKernelEx_ptsz_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", kernel,
                            "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING_xxxxxxxxxxxxxxxxxxxxxxx");
+    }
+    for (int i = 0; i < CT_METRICS_LIBRARIES; i++) {
+        char library[CT_METRICS_LIBRARY_MAX];
+        memset(library, '"', sizeof library - 1);
+        library[sizeof library - 1] = '\0';
+        library[0] = (char)('a' + i);
+        ct_metrics_library_failure(&m, library);
     }
     cr_assert_gt(ct_metrics_format(&m, text, sizeof text), 0);
 }

@@ -27,7 +27,7 @@ const char *ct_failure_what(const ct_failure *f)
 
 void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
 {
-    unsigned long long launches = c->skips - c->skipped_copies;
+    unsigned long long launches = c->skips - c->skipped_copies - c->skipped_calls;
     int n = snprintf(buf, cap, "%llu root failure%s", (unsigned long long)c->failures, ct_plural(c->failures));
     if (c->occurrences > c->failures && n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, " (%llu occurrences)", (unsigned long long)c->occurrences);
@@ -36,6 +36,9 @@ void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
     if (c->skipped_copies && n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped cop%s", (unsigned long long)c->skipped_copies,
                       c->skipped_copies == 1 ? "y" : "ies");
+    if (c->skipped_calls && n >= 0 && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, ", %llu skipped library call%s", (unsigned long long)c->skipped_calls,
+                      ct_plural(c->skipped_calls));
     if (c->retries && n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n, ", %llu retried launch%s", (unsigned long long)c->retries,
                       c->retries == 1 ? "" : "es");
@@ -56,6 +59,7 @@ ct_counts ct_report_counts(const ct_report *r)
         total.occurrences += c.occurrences;
         total.skips += c.skips;
         total.skipped_copies += c.skipped_copies;
+        total.skipped_calls += c.skipped_calls;
         total.retries += c.retries;
         total.refused_reads += c.refused_reads;
         total.unusable_images += c.unusable_images;

@@ -42,6 +42,7 @@ static void counts(ct_jsonl *j, const void *items, size_t i)
                                                         .occurrences = (int64_t)c->occurrences,
                                                         .skips = (int64_t)c->skips,
                                                         .skipped_copies = (int64_t)c->skipped_copies,
+                                                        .skipped_library_calls = (int64_t)c->skipped_calls,
                                                         .retries = (int64_t)c->retries,
                                                         .refused_reads = (int64_t)c->refused_reads,
                                                         .unusable_images = (int64_t)c->unusable_images});

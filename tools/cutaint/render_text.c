@@ -70,8 +70,12 @@ static void failure_line(tree *t, const ct_failure *f)
     }
     ct_put_text(t->out, ct_failure_what(f), "");
     fputs(" -> ", t->out);
-    ct_put_text(t->out, f->error, "unknown error");
-    fprintf(t->out, " (%" PRId64 ")", f->code);
+    if (f->status) { /* a library call: its own status, with its value */
+        ct_put_text(t->out, f->status, "");
+    } else {
+        ct_put_text(t->out, f->error, "unknown error");
+        fprintf(t->out, " (%" PRId64 ")", f->code);
+    }
     if (f->occurrences > 1)
         fprintf(t->out, ", %" PRIu64 " occurrences", f->occurrences);
     if (f->injected)
@@ -177,8 +181,13 @@ static void skip_line(tree *t, const ct_skip_group *g, bool last)
 {
     node(t, 2, last);
     const char *what = g->kernel ? g->kernel : g->api;
+    bool call = !g->kernel && ct_is_library_call(g->api);
     if (g->count == 1 && g->kernel)
         fprintf(t->out, "skipped launch #%" PRId64 ": ", g->first_launch);
+    else if (call && g->count == 1)
+        fputs("skipped library call: ", t->out);
+    else if (call)
+        fprintf(t->out, "skipped %" PRIu64 " library calls: ", g->count);
     else if (g->count == 1)
         fputs("skipped copy: ", t->out);
     else if (g->kernel)

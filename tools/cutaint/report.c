@@ -208,6 +208,7 @@ static void describe_failure(ct_failure *f, const jsonr_doc *doc, const ct_in_fa
     f->api = dup_text(v->api);
     f->kernel = dup_text(v->kernel);
     f->error = dup_text(v->error);
+    f->status = dup_text(v->status);
     f->code = v->code;
     f->launch = v->launch;
     f->has_dims =
@@ -655,7 +656,11 @@ ct_counts ct_process_counts(const ct_process *p)
         const ct_failure *f = &p->failures[i];
         c.occurrences += f->occurrences;
         for (size_t k = 0; k < f->n_skips; k++)
-            if (!f->skips[k].kernel)
+            if (f->skips[k].kernel)
+                continue;
+            else if (ct_is_library_call(f->skips[k].api))
+                c.skipped_calls += f->skips[k].count;
+            else
                 c.skipped_copies += f->skips[k].count;
     }
     if (p->has_exit) {
@@ -671,7 +676,20 @@ ct_counts ct_process_counts(const ct_process *p)
     }
     if (c.skipped_copies > c.skips)
         c.skipped_copies = c.skips;
+    if (c.skipped_calls > c.skips - c.skipped_copies)
+        c.skipped_calls = c.skips - c.skipped_copies;
     return c;
+}
+
+bool ct_is_library_call(const char *api)
+{
+    static const char *const prefixes[] = {"cublas", "curand", "cufft", "cusolver", "cusparse"};
+    for (size_t i = 0; api && i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(api, prefixes[i], n) == 0 && api[n] >= 'A' && api[n] <= 'Z')
+            return true;
+    }
+    return false;
 }
 
 const ct_failure *ct_process_failure(const ct_process *p, int64_t id)
@@ -717,6 +735,7 @@ static void failure_free(ct_failure *f)
     free(f->api);
     free(f->kernel);
     free(f->error);
+    free(f->status);
     free(f->stream);
     free(f->repro);
     strv_free(&f->backtrace);

@@ -74,6 +74,7 @@ typedef struct ct_failure {
     char *api;
     char *kernel;
     char *error;
+    char *status; /* a library call's status and value ("CUBLAS_STATUS_INVALID_VALUE (7)"), else NULL */
     int64_t code;
     int64_t launch;
     bool has_dims;
@@ -213,7 +214,11 @@ void ct_report_free(ct_report *r);
 typedef struct ct_counts {
     uint64_t failures, occurrences, skips, retries, refused_reads, unusable_images;
     uint64_t skipped_copies; /* of skips: device copies rather than launches */
+    uint64_t skipped_calls;  /* of skips: library calls (ct_is_library_call) */
 } ct_counts;
+/* A CUDA library's entry point (cublas..., curand..., shim/libcalls.def),
+ * not the driver's: the report names both by their api alone. */
+bool ct_is_library_call(const char *api);
 ct_counts ct_process_counts(const ct_process *p);
 /* The failure with that id, or NULL. */
 const ct_failure *ct_process_failure(const ct_process *p, int64_t id);

@@ -1,0 +1,247 @@
+/*
+ * libcalls.c - the CUDA libraries' entry points (cuBLAS, cuRAND, cuFFT,
+ * cuSOLVER) as work, generated from libcalls.def: a call whose inputs carry
+ * a failure is skipped (its outputs take the root failure, it answers
+ * CUTAINT_ON_SKIP in the library's own codes); one that returns an error
+ * status taints what it was to write with a failure naming the call and the
+ * status; one that succeeds releases exactly its outputs' extents.  Core
+ * decides (rules.h, ct_lib_*); this file translates.
+ *
+ * Only the dynamically linked libraries are reachable: an exported
+ * definition here comes before the library's own in the program's lookup,
+ * and the real one is the next definition (dlsym RTLD_NEXT).  A library
+ * linked statically into the program binds its calls at link time.
+ *
+ * Invariants:
+ * - The real function is never this library's own wrapper (asserted).
+ * - Only the outermost wrapped library call of a thread is accounted
+ *   (lib_depth: cuBLAS calls cuBLASLt); nested calls pass through, and so
+ *   does every call under CUTAINT_DISABLE=1.
+ * - A call has at most CT_LIB_RANGES extents each way (asserted).
+ * - No heap allocation, lock or system call on the clean path; the driver
+ *   calls the library makes inside are the driver wrappers' own.
+ */
+#include <assert.h>
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <cublas_api.h>
+#include <cufft.h>
+#include <curand.h>
+#include <cusolverDn.h>
+
+#include "shim.h"
+
+#define CT_LIB_RANGES 8
+
+enum ct_lib_id {
+#define CT_LIBRARY(lib, ...) CT_LIB_##lib,
+#include "libcalls.def"
+    CT_N_LIBS
+};
+
+/* A library's status type, success and execution failure, by its name. */
+#define CT_LIBRARY(lib, status_type, success, exec_failure) \
+    typedef status_type ct_status_##lib;                    \
+    enum { ct_success_##lib = success, ct_exec_failure_##lib = exec_failure };
+#include "libcalls.def"
+
+static const char *const lib_names[CT_N_LIBS] = {
+#define CT_LIBRARY(lib, ...) [CT_LIB_##lib] = #lib,
+#include "libcalls.def"
+};
+
+/* What one call reads and writes, gathered from its row's extents. */
+typedef struct ct_lib_call {
+    const char *api;
+    int library;
+    unsigned n_in, n_out;
+    ct_range in[CT_LIB_RANGES], out[CT_LIB_RANGES];
+} ct_lib_call;
+
+/* Library calls the thread is inside. */
+static CT_HOT_TLS unsigned lib_depth;
+
+static void *lib_real(void *_Atomic *slot, const char *name, void *self)
+{
+    void *real = atomic_load_explicit(slot, memory_order_acquire);
+    if (CT_UNLIKELY(!real)) {
+        real = ct_real_dlsym(RTLD_NEXT, name);
+        assert(real != self && "the next definition is the library's, never our wrapper");
+        atomic_store_explicit(slot, real, memory_order_release);
+    }
+    return real;
+}
+
+static void add_range(ct_range *to, unsigned *n, uint64_t addr, uint64_t len)
+{
+    if (!addr || !len)
+        return;
+    assert(*n < CT_LIB_RANGES && "a row names at most CT_LIB_RANGES extents each way");
+    to[(*n)++] = (ct_range){addr, len};
+}
+
+static void read_extent(ct_lib_call *c, const void *p, uint64_t len)
+{
+    add_range(c->in, &c->n_in, (uint64_t)(uintptr_t)p, len);
+}
+
+static void write_extent(ct_lib_call *c, const void *p, uint64_t len)
+{
+    add_range(c->out, &c->n_out, (uint64_t)(uintptr_t)p, len);
+}
+
+/* beta a host scalar of size bytes, all zero: C is not read.  A device
+ * pointer (CUBLAS_POINTER_MODE_DEVICE) is never dereferenced here. */
+static bool host_zero(const void *beta, size_t size)
+{
+    static const unsigned char zero[16];
+    assert(size <= sizeof zero);
+    return beta && !ct_store_resolve(ct_g.store, (uint64_t)(uintptr_t)beta, NULL, NULL) &&
+           memcmp(beta, zero, size) == 0;
+}
+
+/* An element of a cudaDataType, in bytes. */
+static uint64_t ct_lib_data_type_size(cudaDataType type)
+{
+    switch (type) {
+    case CUDA_R_8I:
+    case CUDA_R_8U: return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+    case CUDA_C_8I:
+    case CUDA_C_8U: return 2;
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+    case CUDA_R_32U:
+    case CUDA_C_16F:
+    case CUDA_C_16BF: return 4;
+    case CUDA_R_64F:
+    case CUDA_C_32F: return 8;
+    case CUDA_C_64F: return 16;
+    default: return CT_TO_END; /* unknown: its matrices run to their allocations' ends */
+    }
+}
+
+/* The name of a library's status, for the failure and the log. */
+static const char *status_name(int lib, int status)
+{
+#define CT_LIB_STATUS(lib_, status_)                      \
+    if (lib == CT_LIB_##lib_ && status == (int)(status_)) \
+        return #status_;
+#include "libcalls.def"
+    return "an unknown status";
+}
+
+/* An input carries a failure: the call is not made; its outputs take the
+ * root, and the answer is CUTAINT_ON_SKIP's in the library's codes. */
+static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int exec_failure)
+{
+    unsigned carrying = 0; /* the input the skip names: the first carrying a failure */
+    while (carrying + 1 < c->n_in && !ct_read_failure(ct_g.store, &c->in[carrying], 1, NULL))
+        carrying++;
+    ct_skip_desc skip = {
+        .api = c->api,
+        .needed = c->in[carrying].addr,
+        .produced = c->n_out,
+        .thread = ct_thread_id(),
+        .time_ns = ct_now_ns(),
+    };
+    ct_propagate(ct_g.store, root, &skip, c->out, c->n_out);
+    ct_tell_if_host_visible(c->out, c->n_out);
+    atomic_fetch_add(&ct_g.skips, 1);
+    ct_event_skip(root, &skip);
+    return ct_skip_result(ct_g.cfg.on_skip, exec_failure, success);
+}
+
+/* The call ran and returned status. */
+static void lib_settle(const ct_lib_call *c, int status, int success)
+{
+    if (ct_lib_wrote(status, success)) {
+        if (c->n_out)
+            ct_written(ct_g.store, c->out, c->n_out);
+        return;
+    }
+    ct_failure_desc failed = {
+        .error = CUDA_ERROR_UNKNOWN,
+        .api = c->api,
+        .status = status_name(c->library, status),
+        .lib_status = status,
+        .thread = ct_thread_id(),
+        .time_ns = ct_now_ns(),
+    };
+    ct_occurrence occ;
+    ct_failure_id id = ct_taint(ct_g.store, &failed, c->out, c->n_out, &occ);
+    ct_tell_if_host_visible(c->out, c->n_out);
+    atomic_fetch_add(&ct_g.occurrences, 1);
+    ct_metrics_library_failure_event(lib_names[c->library]);
+    if (occ.is_new && id) {
+        atomic_fetch_add(&ct_g.failures, 1);
+        ct_event_failure(id, &failed, false, NULL, NULL);
+    } else if (id) {
+        ct_event_repeat(id, &failed, &occ, false);
+    } else {
+        ct_log(CT_LOG_WARN, "%s returned %s (%d); it was to write no memory cutaint tracks", c->api, failed.status,
+               status);
+    }
+}
+
+/* Whether the call is made (*verdict RUN, or PASS inside another library
+ * call); false: it was skipped, and *answer is what it returns. */
+static bool lib_begin(const ct_lib_call *c, int success, int exec_failure, ct_lib_verdict *verdict, int *answer)
+{
+    ct_failure_id root = 0;
+    *verdict = ct_lib_call_rule(ct_g.store, lib_depth, c->in, c->n_in, &root, NULL);
+    if (*verdict != CT_LIB_SKIP)
+        return true;
+    *answer = lib_skip(c, root, success, exec_failure);
+    return false;
+}
+
+/* CUTAINT_DISABLE=1: a plain pass-through. */
+static bool lib_tracked(void)
+{
+    ct_ensure_ready();
+    return !ct_g.cfg.disable;
+}
+
+#define CT_R(p, bytes) read_extent(&c, p, bytes);
+#define CT_W(p, bytes) write_extent(&c, p, bytes);
+#define CT_RW(p, bytes) CT_R(p, bytes) CT_W(p, bytes)
+#define CT_RW_BETA(p, bytes, beta, T) \
+    if (!host_zero(beta, sizeof(T)))  \
+        CT_R(p, bytes)                \
+    CT_W(p, bytes)
+#define CT_NONE
+#define CT_MAT(rows, cols, ld, esize) ct_lib_matrix_bytes(rows, cols, ld, esize)
+#define CT_OPMAT(op, rows, cols, ld, esize) ct_lib_op_matrix_bytes((op) != CUBLAS_OP_N, rows, cols, ld, esize)
+#define CT_VEC(n, inc, esize) ct_lib_vector_bytes(n, inc, esize)
+#define CT_COUNT(n, esize) ct_lib_count_bytes((int64_t)(n), esize)
+#define CT_STRIDED(one, stride, batch, esize) ct_lib_strided_bytes(one, stride, batch, esize)
+#define CT_ONE(T) sizeof(T)
+#define CT_WHOLE CT_TO_END
+
+#define CT_LIBCALL(lib, name, params, args, extents)                                     \
+    typedef ct_status_##lib ct_libfn_##name params;                                      \
+    CT_EXPORT ct_status_##lib name params                                                \
+    {                                                                                    \
+        static void *_Atomic slot;                                                       \
+        ct_libfn_##name *real = (ct_libfn_##name *)lib_real(&slot, #name, (void *)name); \
+        if (CT_UNLIKELY(!real))                                                          \
+            return (ct_status_##lib)ct_exec_failure_##lib;                               \
+        if (!lib_tracked())                                                              \
+            return real args;                                                            \
+        ct_lib_call c = {.api = #name, .library = CT_LIB_##lib};                         \
+        extents ct_lib_verdict verdict;                                                  \
+        int answer;                                                                      \
+        if (!lib_begin(&c, ct_success_##lib, ct_exec_failure_##lib, &verdict, &answer))  \
+            return (ct_status_##lib)answer;                                              \
+        lib_depth++;                                                                     \
+        ct_status_##lib status = real args;                                              \
+        lib_depth--;                                                                     \
+        if (verdict == CT_LIB_RUN)                                                       \
+            lib_settle(&c, (int)status, ct_success_##lib);                               \
+        return status;                                                                   \
+    }
+#include "libcalls.def"
