@@ -52,10 +52,13 @@ static const char *const lib_names[CT_N_LIBS] = {
 #include "libcalls.def"
 };
 
-/* What one call reads and writes, gathered from its row's extents. */
+/* What one call reads and writes, gathered from its row's extents.  Its
+ * inputs are computed only while something is tainted anywhere
+ * (ct_inputs_checked): a clean store has nothing for them to carry. */
 typedef struct ct_lib_call {
     const char *api;
     int library;
+    bool inputs_checked;
     unsigned n_in, n_out;
     ct_range in[CT_LIB_RANGES], out[CT_LIB_RANGES];
 } ct_lib_call;
@@ -69,6 +72,7 @@ static void *lib_real(void *_Atomic *slot, const char *name, void *self)
     if (CT_UNLIKELY(!real)) {
         real = ct_real_dlsym(RTLD_NEXT, name);
         assert(real != self && "the next definition is the library's, never our wrapper");
+        (void)self;
         atomic_store_explicit(slot, real, memory_order_release);
     }
     return real;
@@ -159,7 +163,8 @@ static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int e
 static void lib_settle(const ct_lib_call *c, int status, int success)
 {
     if (ct_lib_wrote(status, success)) {
-        if (c->n_out)
+        /* Nothing tainted anywhere: nothing to release. */
+        if (c->n_out && ct_store_tainted(ct_g.store))
             ct_written(ct_g.store, c->out, c->n_out);
         return;
     }
@@ -199,6 +204,16 @@ static bool lib_begin(const ct_lib_call *c, int success, int exec_failure, ct_li
     return false;
 }
 
+/* The call's record, its ranges left for its extents to fill (no zeroing:
+ * the clean path writes only what it uses). */
+static void lib_call_begin(ct_lib_call *c, const char *api, int library)
+{
+    c->api = api;
+    c->library = library;
+    c->inputs_checked = ct_inputs_checked(ct_store_tainted(ct_g.store), false);
+    c->n_in = c->n_out = 0;
+}
+
 /* CUTAINT_DISABLE=1: a plain pass-through. */
 static bool lib_tracked(void)
 {
@@ -206,12 +221,14 @@ static bool lib_tracked(void)
     return !ct_g.cfg.disable;
 }
 
-#define CT_R(p, bytes) read_extent(&c, p, bytes);
+#define CT_R(p, bytes)    \
+    if (c.inputs_checked) \
+        read_extent(&c, p, bytes);
 #define CT_W(p, bytes) write_extent(&c, p, bytes);
 #define CT_RW(p, bytes) CT_R(p, bytes) CT_W(p, bytes)
-#define CT_RW_BETA(p, bytes, beta, T) \
-    if (!host_zero(beta, sizeof(T)))  \
-        CT_R(p, bytes)                \
+#define CT_RW_BETA(p, bytes, beta, T)                    \
+    if (c.inputs_checked && !host_zero(beta, sizeof(T))) \
+        read_extent(&c, p, bytes);                       \
     CT_W(p, bytes)
 #define CT_NONE
 #define CT_MAT(rows, cols, ld, esize) ct_lib_matrix_bytes(rows, cols, ld, esize)
@@ -232,7 +249,8 @@ static bool lib_tracked(void)
             return (ct_status_##lib)ct_exec_failure_##lib;                               \
         if (!lib_tracked())                                                              \
             return real args;                                                            \
-        ct_lib_call c = {.api = #name, .library = CT_LIB_##lib};                         \
+        ct_lib_call c;                                                                   \
+        lib_call_begin(&c, #name, CT_LIB_##lib);                                         \
         extents ct_lib_verdict verdict;                                                  \
         int answer;                                                                      \
         if (!lib_begin(&c, ct_success_##lib, ct_exec_failure_##lib, &verdict, &answer))  \
