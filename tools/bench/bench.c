@@ -21,6 +21,9 @@
  *   launch_dtoh      launch_interior's launch, then dtoh's read of the
  *                    memory its pointer into that buffer let it write:
  *                    what a read of a kernel's output costs beyond the two calls alone
+ *   libcall          cublasSgemm_v2 (64 x 64 x 64, over three of the 64 KiB
+ *                    buffers) of a library that does nothing (benchlib.c):
+ *                    what the wrapper of a library call adds
  *   sync             cuStreamSynchronize(0)
  *   graph_launch     cuGraphLaunch of an executable graph of one kernel node,
  *                    launch_interior's launch (made only when selected)
@@ -73,6 +76,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <cublas_api.h>
 #include <cuda.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -115,16 +119,17 @@ enum op {
     OP_MODULE_LOAD,
     OP_FIRST_USE,
     OP_LAUNCH_DTOH,
+    OP_LIBCALL,
     N_OPS
 };
 static const char *const op_names[N_OPS] = {"launch_base",  "launch_interior", "dtoh",
                                             "htod",         "alloc_free",      "sync",
                                             "graph_launch", "graph_launch4",   "module_load",
-                                            "first_use",    "launch_dtoh"};
+                                            "first_use",    "launch_dtoh",     "libcall"};
 /* Calls per rep (all threads together) at --iters-scale 1: about 10-30 ms
  * per rep on fakecuda. */
 static const long default_iters[N_OPS] = {100000, 100000, 60000, 60000, 50000, 300000,
-                                          100000, 100000, 50000, 2000,  40000};
+                                          100000, 100000, 50000, 2000,  40000, 100000};
 static const char module_image[] = "fakecuda accepts any module image";
 
 static CUcontext ctx;
@@ -307,6 +312,15 @@ __attribute__((noinline)) CUresult bench_loop(worker *w, enum op op, long iters)
                 r = cuMemFree(p);
         }
         break;
+    case OP_LIBCALL: {
+        const float one = 1, zero = 0;
+        const float *a = (const float *)(uintptr_t)w->big[0], *b = (const float *)(uintptr_t)w->big[1];
+        float *c = (float *)(uintptr_t)w->big[2];
+        for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
+            if (cublasSgemm_v2(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a, 64, b, 64, &zero, c, 64))
+                r = CUDA_ERROR_UNKNOWN;
+        break;
+    }
     case OP_SYNC:
         for (long i = 0; i < iters && r == CUDA_SUCCESS; i++)
             r = cuStreamSynchronize(NULL);

@@ -22,7 +22,8 @@
     X(cuStreamSynchronize) \
     X(cuGraphLaunch)       \
     X(cuModuleLoadData)    \
-    X(cuModuleUnload)
+    X(cuModuleUnload)      \
+    X(cublasSgemm_v2)
 
 #define NEXT(name) __attribute__((visibility("hidden"))) void *floor_next_##name;
 FLOOR_CALLS(NEXT)

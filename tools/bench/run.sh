@@ -48,7 +48,8 @@
 # The last line is key=value, built from two tables below (instr_rows,
 # ns_rows: a new figure is one more entry): <row>_added_instr for every
 # instruction row (htod, dtoh, dtoh_taint, alloc_free, launch, launch_taint,
-# graph_launch, graph_launch_taint, module_load, first_use: the first use of
+# graph_launch, graph_launch_taint, module_load, libcall (cublasSgemm_v2 of a
+# library that does nothing, through the wrapper), first_use: the first use of
 # a kernel the driver has no code for, in a 4 MB image loaded as NVIDIA's
 # runtime loads its own, launch_dtoh, <op>_taint_<N> for the tainted table,
 # and <op>_floor_instr: what a pass-through interposer, tools/bench/floor.c,
@@ -99,6 +100,9 @@ instr_rows=(
     "module_load module_load 0"
     "first_use first_use 0"
     "launch_dtoh launch_dtoh 0"
+    "libcall libcall 0"
+    "libcall_taint libcall 1"
+    "libcall_taint_many libcall many"
 )
 # Nanoseconds added per call: name op threads taint table (main: fakecuda,
 # stub: the stub driver), at $big live allocations.
