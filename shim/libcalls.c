@@ -9,8 +9,11 @@
  *
  * Only the dynamically linked libraries are reachable: an exported
  * definition here comes before the library's own in the program's lookup,
- * and the real one is the next definition (dlsym RTLD_NEXT).  A library
- * linked statically into the program binds its calls at link time.
+ * and the real one is the next definition (dlsym RTLD_NEXT), or, where the
+ * library was loaded into a local scope (a Python extension module is
+ * dlopened RTLD_LOCAL, and the libcublas it needs with it), the one a
+ * loaded object's own scope finds.  A library linked statically into the
+ * program binds its calls at link time.
  *
  * Invariants:
  * - The real function is never this library's own wrapper (asserted).
@@ -23,7 +26,9 @@
  */
 #include <assert.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cublas_api.h>
@@ -66,11 +71,55 @@ typedef struct ct_lib_call {
 /* Library calls the thread is inside. */
 static CT_HOT_TLS unsigned lib_depth;
 
+/* The loaded objects' names, gathered under the loader's lock and opened
+ * after it (dlopen inside dl_iterate_phdr's callback could wait on it). */
+typedef struct loaded_objects {
+    unsigned n, cap;
+    char **names;
+} loaded_objects;
+
+static int gather_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    loaded_objects *l = data;
+    if (info->dlpi_name && info->dlpi_name[0] && l->n < l->cap) {
+        char *copy = strdup(info->dlpi_name);
+        if (copy)
+            l->names[l->n++] = copy;
+    }
+    return 0;
+}
+
+/* A definition of name no global lookup past this library finds: the one
+ * a loaded object's own scope (itself and what it needs) finds, never this
+ * library's.  Once per entry point at most, then cached. */
+static void *local_definition(const char *name, const void *self)
+{
+    loaded_objects l = {0, 1024, calloc(1024, sizeof(char *))};
+    if (!l.names)
+        return NULL;
+    dl_iterate_phdr(gather_object, &l);
+    void *found = NULL;
+    for (unsigned i = 0; i < l.n; i++) {
+        void *handle = found ? NULL : dlopen(l.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (handle) {
+            void *f = ct_real_dlsym(handle, name);
+            found = f != self ? f : NULL;
+            dlclose(handle);
+        }
+        free(l.names[i]);
+    }
+    free(l.names);
+    return found;
+}
+
 static void *lib_real(void *_Atomic *slot, const char *name, void *self)
 {
     void *real = atomic_load_explicit(slot, memory_order_acquire);
     if (CT_UNLIKELY(!real)) {
         real = ct_real_dlsym(RTLD_NEXT, name);
+        if (!real)
+            real = local_definition(name, self);
         assert(real != self && "the next definition is the library's, never our wrapper");
         (void)self;
         atomic_store_explicit(slot, real, memory_order_release);

@@ -6,7 +6,8 @@
  * correctly; a successful call releases exactly its extent; a GEMM reading a failed generation's output is skipped (its
  * answer per CUTAINT_ON_SKIP, in cuBLAS's codes) and the read of its output
  * names the path; a call the library makes into another wrapped one is not
- * accounted (only the outermost is); metrics count failures by library.
+ * accounted (only the outermost is); a library loaded into a local scope
+ * (RTLD_LOCAL) is reached; metrics count failures by library.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -148,6 +149,24 @@ Test(libcalls, a_call_inside_another_library_call_is_not_accounted)
     cr_expect_eq(h_count(&rep, "failure"), 0, "the probe cublasGemmEx made and recovered from is its own: %s",
                  h_events(&rep));
     h_report_free(&rep);
+    h_free(&r);
+}
+
+/* The library reached only through a local scope (a Python extension's
+ * libcurand): its calls are still the library's, and still accounted. */
+Test(libcalls, a_library_in_a_local_scope_is_reached)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIBCALLS_LOCAL, .args = {CT_LOCAL_USER}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "generate x: 201",
+        "read x: CUDA_ERROR_UNKNOWN " POISONED,
+        "generate x again: 0",
+        "read x: CUDA_SUCCESS bits=0x3d000000",
+        NULL,
+    };
+    h_expect_lines(&r, lines);
     h_free(&r);
 }
 
