@@ -50,6 +50,14 @@ memory=$build/tests/integration/client_memory
 for sc in vmm_remap vmm_release batch_mixed managed; do
     run "memory-$sc" "$(status_without_valgrind "$memory" "$sc")" "$memory" "$sc"
 done
+# Library calls (shim/libcalls.def) on the test-double libraries: failed,
+# skipped, released, nested, and reached in a local scope.
+libcalls=$build/tests/integration/client_libcalls
+for sc in rand_fail gemm skip release nested; do
+    run "libcalls-$sc" "$(status_without_valgrind "$libcalls" "$sc")" "$libcalls" "$sc"
+done
+local_user=$build/tests/integration/liblocal_user.so
+run libcalls-local 0 "$build/tests/integration/client_libcalls_local" "$local_user"
 # NVIDIA's runtime (static, nvcc-built where nvcc was found) answered with
 # stand-ins: refused at the load (sm_80 code on fakecuda's 9.0 device), and
 # at the lookup; a small device arena, as valgrind cannot map fakecuda's
