@@ -24,8 +24,9 @@
  * nodes.  Each merged read remembers the first node reading it, for the
  * skip event.  cuGraphExec*SetParams re-decode the node they change;
  * cuGraphExecUpdate re-decodes from the new graph; cuGraphExecDestroy
- * (before the driver may hand the handle out again) and the end of the
- * owning context forget the exec.
+ * (once the driver destroyed it, only the lifetime it ended: the driver
+ * may have handed the handle to another thread's instantiate meanwhile)
+ * and the end of the owning context forget the exec.
  *
  * At cuGraphLaunch, with no taint anywhere nothing is looked up.  Otherwise
  * a read set carrying a failure skips the whole graph launch when core's
@@ -45,6 +46,10 @@
  *   checked nor tainted, logged once per exec; the decoded nodes keep
  *   their checks.  A kernel without a known layout touches no tracked
  *   memory, as its launches do.
+ * - An exec's sets are filed under its handle's lifetime (core/lifetimes.h,
+ *   ct_g.execs): an instantiate starts a new one and replaces what the
+ *   handle held; a destroy forgets only the lifetime it took before the
+ *   driver's call, and only when the driver destroyed it.
  * - Sets hold exact ranges of allocations known at decoding: a kernel
  *   pointer's open extent (CT_TO_END) is cut at its region's end (taint.h)
  *   or else its allocation's, as the regions were at decoding, and
@@ -154,7 +159,8 @@ typedef struct ct_read { /* a merged read and the first node reading it */
 
 typedef struct ct_exec {
     uint64_t handle, context;
-    bool opaque; /* some node was of a kind not followed */
+    uint64_t lifetime; /* the handle's (ct_g.execs) when the sets were decoded */
+    bool opaque;       /* some node was of a kind not followed */
     unsigned n_nodes;
     ct_node_uses *nodes;
     uint64_t *ancestors; /* n_nodes rows of words(n_nodes) bits: node j runs before node i; NULL unknown */
@@ -508,7 +514,7 @@ static bool merge(ct_exec *x)
 
 /* A new exec record decoded from graph g (no lock held: driver calls).
  * NULL when out of memory or the driver cannot list the nodes. */
-static ct_exec *decode_graph(CUgraph g, uint64_t handle)
+static ct_exec *decode_graph(CUgraph g, uint64_t handle, uint64_t lifetime)
 {
     __typeof__(&cuGraphGetNodes) get_nodes = CT_HELPER(cuGraphGetNodes);
     size_t n = 0;
@@ -521,6 +527,7 @@ static ct_exec *decode_graph(CUgraph g, uint64_t handle)
     if (!x || !nodes || !x->nodes || get_nodes(g, nodes, &n) != CUDA_SUCCESS)
         goto fail;
     x->handle = handle;
+    x->lifetime = lifetime;
     x->context = ct_current_context();
     for (size_t i = 0; i < n; i++) {
         if (!decode_node(&x->nodes[i], nodes[i], &x->opaque))
@@ -561,9 +568,9 @@ static void replace(uint64_t handle, ct_exec *x)
     exec_free(old);
 }
 
-static void learn(uint64_t handle, CUgraph g, const char *api)
+static void learn(uint64_t handle, uint64_t lifetime, CUgraph g, const char *api)
 {
-    ct_exec *x = decode_graph(g, handle);
+    ct_exec *x = decode_graph(g, handle, lifetime);
     if (!x)
         ct_log(CT_LOG_WARN,
                "%s: could not decode graph exec 0x%llx (out of memory, or the driver would not "
@@ -579,8 +586,12 @@ static void learn(uint64_t handle, CUgraph g, const char *api)
 
 void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g)
 {
-    if (call->result == CUDA_SUCCESS && exec)
-        learn(exec, g, ct_entries[call->id].name);
+    if (call->result != CUDA_SUCCESS || !exec)
+        return;
+    /* The lifetime it replaced has ended (the driver handed its handle out
+     * again): what it filed is replaced below. */
+    uint64_t replaced;
+    learn(exec, ct_lifetime_born(ct_g.execs, exec, &replaced), g, ct_entries[call->id].name);
 }
 
 void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g)
@@ -588,7 +599,7 @@ void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g)
     if (call->result != CUDA_SUCCESS || !exec)
         return;
     uint64_t handle = (uint64_t)(uintptr_t)exec;
-    ct_exec *x = decode_graph(g, handle);
+    ct_exec *x = decode_graph(g, handle, ct_lifetime_of(ct_g.execs, handle));
     /* SetParams names the nodes of the graph the exec was instantiated
      * from: the new graph's nodes pair with them in order. */
     pthread_rwlock_rdlock(&execs_lock);
@@ -603,17 +614,33 @@ void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g)
     replace(handle, x);
 }
 
-/* Forgotten before the driver destroys it, as a free is (memory.c): once
- * the driver has, another thread's cuGraphInstantiate may be handed the
- * same handle, and forgetting it afterwards would forget that thread's new
- * exec, whose launches would then go unchecked.  A destroy the driver
- * refuses (a handle it does not know) was not a live exec to begin with. */
+/* The exec's lifetime is taken before the driver destroys it and
+ * forgotten after, only when the driver destroyed it: a destroy it refuses
+ * keeps the exec checked.  Once the driver has destroyed it, another
+ * thread's cuGraphInstantiate may be handed the same handle (bug 8): that
+ * one's sets are filed under a new lifetime, which this forget leaves. */
 bool ct_before_exec_destroy(ct_call *call, CUgraphExec exec)
 {
-    (void)call;
-    if (exec)
-        replace((uint64_t)(uintptr_t)exec, NULL);
+    call->subject = (uint64_t)(uintptr_t)exec;
+    call->lifetime = ct_lifetime_ending(ct_g.execs, call->subject);
     return true;
+}
+
+void ct_after_exec_destroy(ct_call *call)
+{
+    bool gone = call->result == CUDA_SUCCESS;
+    ct_exec *x = NULL;
+    if (gone && call->subject) {
+        pthread_rwlock_wrlock(&execs_lock);
+        x = find_locked(call->subject);
+        if (x && x->lifetime == call->lifetime)
+            HASH_DELETE(hh, execs, x);
+        else
+            x = NULL;
+        pthread_rwlock_unlock(&execs_lock);
+    }
+    exec_free(x);
+    ct_lifetime_ended(ct_g.execs, call->subject, call->lifetime, gone);
 }
 
 size_t ct_graphs_forget_context(uint64_t context)

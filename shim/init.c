@@ -183,6 +183,9 @@ static void atfork_child(void)
     ct_store_atfork_child(ct_g.store);
     ct_lifetimes_atfork_child(ct_g.contexts);
     ct_lifetimes_atfork_child(ct_g.images);
+    ct_lifetimes_atfork_child(ct_g.execs);
+    ct_lifetimes_atfork_child(ct_g.events);
+    ct_lifetimes_atfork_child(ct_g.streams);
     ct_kernels_atfork_child();
     ct_images_atfork_child();
     ct_stand_ins_atfork_child();
@@ -239,7 +242,10 @@ static void load(void)
     ct_g.flight = ct_flight_new(ct_inflight_streams);
     ct_g.contexts = ct_lifetimes_new();
     ct_g.images = ct_lifetimes_new();
-    if (!ct_g.store || !ct_g.flight || !ct_g.contexts || !ct_g.images) {
+    ct_g.execs = ct_lifetimes_new();
+    ct_g.events = ct_lifetimes_new();
+    ct_g.streams = ct_lifetimes_new();
+    if (!ct_g.store || !ct_g.flight || !ct_g.contexts || !ct_g.images || !ct_g.execs || !ct_g.events || !ct_g.streams) {
         env_diag("cutaint: out of memory at start; running as a pure pass-through", NULL);
         ct_g.cfg.disable = true;
         return;

@@ -177,6 +177,9 @@ typedef struct ct_shim {
                                          and execs belong to (core/lifetimes.h) */
     struct ct_lifetimes *images;      /* module and library handles' lifetimes: what kernels
                                          and read images belong to */
+    struct ct_lifetimes *execs;       /* graph exec handles' lifetimes: their exec sets */
+    struct ct_lifetimes *events;      /* event handles' lifetimes: their records (inflight.c) */
+    struct ct_lifetimes *streams;     /* created streams' lifetimes: their flags (inflight.c) */
     ct_latch *latch;
     atomic_bool exiting;              /* exit() has begun: teardown errors are not faults */
     atomic_bool simulated_loss;       /* CUTAINT_INJECT simulated a destroyed context */
@@ -446,6 +449,7 @@ void ct_after_end_capture(ct_call *call, CUstream s);
 void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g);
 void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g);
 bool ct_before_exec_destroy(ct_call *call, CUgraphExec exec);
+void ct_after_exec_destroy(ct_call *call);
 void ct_after_exec_kernel_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p);
 void ct_after_exec_kernel_set_v1(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
 void ct_after_exec_memcpy_set(ct_call *call, CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p);

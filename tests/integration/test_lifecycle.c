@@ -149,3 +149,25 @@ ParameterizedTest(int *row, lifecycle, a_reused_function_handle_is_the_new_kerne
     h_report_free(&rep);
     h_free(&r);
 }
+
+/* Issue 40: a graph exec whose destroy the driver refuses is still alive,
+ * and keeps its exec sets: its launch reading a stale x is skipped and its
+ * output refused.  (Forgotten before the driver's call, its launch went
+ * unchecked and y was served.) */
+Test(lifecycle, a_refused_exec_destroy_keeps_the_exec_checked)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LINKED,
+                    .args = {"exec_destroy"},
+                    .env = {"FAKECUDA_FAULTS=api:cuGraphExecDestroy#1=CUDA_ERROR_NOT_PERMITTED"}},
+           &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {
+        "launch fill x: CUDA_ERROR_INVALID_VALUE",     "instantiate: CUDA_SUCCESS",
+        "exec destroy: CUDA_ERROR_NOT_PERMITTED",      "graph: CUDA_SUCCESS",
+        "read y: CUDA_ERROR_INVALID_VALUE bytes=0xff", NULL,
+    };
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 0, "status %d", r.status);
+    h_free(&r);
+}

@@ -1145,6 +1145,34 @@ static int sc_graph_reuse(int argc, char **argv)
     return 0;
 }
 
+/* x left stale by a failed fill, a graph reading x into y instantiated,
+ * its destroy tried (FAKECUDA_FAULTS may make the driver refuse it), y
+ * cleaned, then the exec launched and y read.  An exec still alive must
+ * still be checked: its launch skipped and y refused. */
+static int sc_exec_destroy(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr x = alloc(BYTES), y = alloc(BYTES);
+    int n = N;
+    float a = 2.0f;
+    say("write x", write_floats(x, N, 1.0f));
+    say("launch fill x", fill(x, N, 3.0f, BAD_BLOCK));
+    CUgraphNode node;
+    CUgraph g = saxpy_graph(&x, &y, &n, &a, &node);
+    CUgraphExec e;
+    say("instantiate", CU(cuGraphInstantiateWithFlags)(&e, g, 0));
+    CUresult destroyed = CU(cuGraphExecDestroy)(e);
+    say("exec destroy", destroyed);
+    if (destroyed == CUDA_SUCCESS)
+        return 0;
+    say("write y", write_floats(y, N, 0.0f));
+    graph_launch("graph", e);
+    show_read("y", y, BYTES);
+    CU(cuGraphExecDestroy)(e);
+    CU(cuGraphDestroy)(g);
+    return 0;
+}
+
 /* reduce(const float *in, float *out, int n) as PTX whose code stores
  * through `in` as well (a const_cast): read with its image, `in` is an
  * output, tainted when a launch fails; described from its signature alone
@@ -1324,6 +1352,7 @@ static const client_scenario scenarios[] = {
     {"spin", sc_spin},
     {"graph_update", sc_graph_update},
     {"graph_reuse", sc_graph_reuse},
+    {"exec_destroy", sc_exec_destroy},
     {"churn", sc_churn},
     {"graph_host", sc_graph_host},
     {"after_loss", sc_after_loss},
