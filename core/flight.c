@@ -13,6 +13,9 @@
  *   seq again has read one whole launch.
  * - Proofs only grow (max); a wait propagates a proof to the stream it
  *   waited on, at most CT_FLIGHT_CHAIN hops deep, under the table's mutex.
+ * - A created stream's scope and an event's record are forgotten only by
+ *   the lifetime that made them (core/lifetimes.h): an end seen after the
+ *   handle was made again leaves the new one's.
  * - The ring list and the spare list change under the mutex; a ring is in
  *   exactly one of "in use" (its thread alive) and spare.
  */
@@ -53,6 +56,7 @@ typedef struct scope {
     scope_key key;
     uint64_t proven; /* 0: nothing */
     bool nonblocking;
+    uint64_t lifetime; /* a created stream's, from its create; 0: not known */
     unsigned n_waits, next_wait;
     wait_link waits[CT_FLIGHT_WAITS];
     UT_hash_handle hh;
@@ -60,6 +64,7 @@ typedef struct scope {
 
 typedef struct event_rec {
     uint64_t event;
+    uint64_t lifetime; /* the event's when recorded */
     scope_key stream;
     uint64_t at;
     UT_hash_handle hh;
@@ -359,16 +364,38 @@ void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto)
         raise_to(&c->blocking, upto);
 }
 
-void ct_flight_nonblocking(ct_flight *f, uint64_t stream)
+/* Removes a created stream's scope when lifetime made it (any lifetime
+ * when `any`). */
+static void drop_stream_locked(ct_flight *f, uint64_t stream, uint64_t lifetime, bool any)
+{
+    scope *s = find_locked(f, (scope_key){stream, 0, 0});
+    if (!s || (!any && s->lifetime != lifetime))
+        return;
+    HASH_DELETE(hh, f->scopes, s);
+    f->n_scopes--;
+    free(s);
+}
+
+void ct_flight_stream_created(ct_flight *f, uint64_t stream, uint64_t lifetime, bool nonblocking)
 {
     pthread_mutex_lock(&f->lock);
+    drop_stream_locked(f, stream, 0, true); /* the handle's earlier stream has ended */
     scope *s = scope_locked(f, (scope_key){stream, 0, 0});
-    if (s)
-        s->nonblocking = true;
+    if (s) {
+        s->nonblocking = nonblocking;
+        s->lifetime = lifetime;
+    }
     pthread_mutex_unlock(&f->lock);
 }
 
-void ct_flight_record_event(ct_flight *f, uint64_t event, const ct_flight_stream *s, uint64_t at)
+void ct_flight_forget_stream(ct_flight *f, uint64_t stream, uint64_t lifetime)
+{
+    pthread_mutex_lock(&f->lock);
+    drop_stream_locked(f, stream, lifetime, false);
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ct_flight_record_event(ct_flight *f, uint64_t event, uint64_t lifetime, const ct_flight_stream *s, uint64_t at)
 {
     pthread_mutex_lock(&f->lock);
     event_rec *e;
@@ -384,6 +411,7 @@ void ct_flight_record_event(ct_flight *f, uint64_t event, const ct_flight_stream
         }
     }
     if (e) {
+        e->lifetime = lifetime;
         e->stream = stream_key(s);
         e->at = at;
     }
@@ -415,11 +443,13 @@ void ct_flight_wait_event(ct_flight *f, const ct_flight_stream *s, uint64_t even
     pthread_mutex_unlock(&f->lock);
 }
 
-void ct_flight_forget_event(ct_flight *f, uint64_t event)
+void ct_flight_forget_event(ct_flight *f, uint64_t event, uint64_t lifetime)
 {
     pthread_mutex_lock(&f->lock);
     event_rec *e;
     HASH_FIND(hh, f->events, &event, sizeof event, e);
+    if (e && e->lifetime != lifetime)
+        e = NULL; /* a later lifetime's record */
     if (e) {
         HASH_DELETE(hh, f->events, e);
         f->n_events--;

@@ -264,17 +264,25 @@ void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t up
 /* All work of the blocking streams of context through upto finished: a
  * synchronous copy on the legacy default stream waited for them. */
 void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto);
-/* A stream created non-blocking: no legacy ordering proves it. */
-void ct_flight_nonblocking(ct_flight *f, uint64_t stream);
-/* Event `event` recorded on s at epoch `at` (a begin_proof value). */
-void ct_flight_record_event(ct_flight *f, uint64_t event, const ct_flight_stream *s, uint64_t at);
+/* A stream created under handle `stream`, its lifetime `lifetime`
+ * (core/lifetimes.h): whatever the handle's earlier stream proved, waited
+ * on or was flagged goes; a non-blocking one no legacy ordering proves. */
+void ct_flight_stream_created(ct_flight *f, uint64_t stream, uint64_t lifetime, bool nonblocking);
+/* The stream's lifetime `lifetime` ended (its destroy): its scope goes,
+ * unless the handle names a stream created since. */
+void ct_flight_forget_stream(ct_flight *f, uint64_t stream, uint64_t lifetime);
+/* Event `event`, in its lifetime `lifetime`, recorded on s at epoch `at`
+ * (a begin_proof value). */
+void ct_flight_record_event(ct_flight *f, uint64_t event, uint64_t lifetime, const ct_flight_stream *s, uint64_t at);
 /* Event found complete (its synchronise, a successful query): what it
  * was recorded after finished. */
 void ct_flight_event_done(ct_flight *f, uint64_t event);
 /* Stream s waits, from epoch at, for event's record: once s is proven
  * past at, so is the stream the event was recorded on, through its record. */
 void ct_flight_wait_event(ct_flight *f, const ct_flight_stream *s, uint64_t event, uint64_t at);
-void ct_flight_forget_event(ct_flight *f, uint64_t event);
+/* The event's lifetime `lifetime` ended (its destroy, or its handle made
+ * again): its record goes, unless it is a later lifetime's. */
+void ct_flight_forget_event(ct_flight *f, uint64_t event, uint64_t lifetime);
 
 /* ---- suspects -------------------------------------------------------------- */
 

@@ -127,7 +127,8 @@ void ct_after_event_record(ct_call *call, CUevent e, CUstream s)
 {
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
-        ct_flight_record_event(ct_g.flight, (uint64_t)(uintptr_t)e, &k, proof_upto);
+        uint64_t event = (uint64_t)(uintptr_t)e;
+        ct_flight_record_event(ct_g.flight, event, ct_lifetime_of(ct_g.events, event), &k, proof_upto);
     }
 }
 
@@ -145,16 +146,59 @@ void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e)
     }
 }
 
-void ct_after_event_destroy(ct_call *call, CUevent e)
+/* ---- lifetimes: events and created streams ------------------------------------ */
+/* The driver hands a destroyed event's or stream's handle out again at
+ * once, maybe to another thread before this one's after hook: what the
+ * flight recorder knows of each is filed under the handle's lifetime,
+ * taken before the destroy and forgotten after the driver's success, and
+ * a create starts a new one (the lifetime it replaced has ended). */
+
+void ct_after_event_create(ct_call *call, uint64_t event)
 {
-    if (call->result == CUDA_SUCCESS)
-        ct_flight_forget_event(ct_g.flight, (uint64_t)(uintptr_t)e);
+    uint64_t replaced = 0;
+    if (call->result == CUDA_SUCCESS && event) {
+        ct_lifetime_born(ct_g.events, event, &replaced);
+        if (replaced)
+            ct_flight_forget_event(ct_g.flight, event, replaced);
+    }
+}
+
+bool ct_before_event_destroy(ct_call *call, CUevent e)
+{
+    call->subject = (uint64_t)(uintptr_t)e;
+    call->lifetime = ct_lifetime_ending(ct_g.events, call->subject);
+    return true;
+}
+
+void ct_after_event_destroy(ct_call *call)
+{
+    bool gone = call->result == CUDA_SUCCESS;
+    if (gone && call->subject)
+        ct_flight_forget_event(ct_g.flight, call->subject, call->lifetime);
+    ct_lifetime_ended(ct_g.events, call->subject, call->lifetime, gone);
 }
 
 void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags)
 {
-    if (call->result == CUDA_SUCCESS && stream && (flags & CU_STREAM_NON_BLOCKING))
-        ct_flight_nonblocking(ct_g.flight, stream);
+    uint64_t replaced;
+    if (call->result == CUDA_SUCCESS && stream)
+        ct_flight_stream_created(ct_g.flight, stream, ct_lifetime_born(ct_g.streams, stream, &replaced),
+                                 (flags & CU_STREAM_NON_BLOCKING) != 0);
+}
+
+bool ct_before_stream_destroy(ct_call *call, CUstream s)
+{
+    call->subject = (uint64_t)(uintptr_t)s;
+    call->lifetime = ct_lifetime_ending(ct_g.streams, call->subject);
+    return true;
+}
+
+void ct_after_stream_destroy(ct_call *call)
+{
+    bool gone = call->result == CUDA_SUCCESS;
+    if (gone && call->subject)
+        ct_flight_forget_stream(ct_g.flight, call->subject, call->lifetime);
+    ct_lifetime_ended(ct_g.streams, call->subject, call->lifetime, gone);
 }
 
 void ct_sync_copy_done(ct_call *call)

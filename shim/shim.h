@@ -526,7 +526,11 @@ void ct_after_stream_sync(ct_call *call, CUstream s); /* and a successful query 
 void ct_after_event_record(ct_call *call, CUevent e, CUstream s);
 void ct_after_event_done(ct_call *call, CUevent e); /* a synchronise or a successful query */
 void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e);
-void ct_after_event_destroy(ct_call *call, CUevent e);
+void ct_after_event_create(ct_call *call, uint64_t event);
+bool ct_before_event_destroy(ct_call *call, CUevent e);
+void ct_after_event_destroy(ct_call *call);
+bool ct_before_stream_destroy(ct_call *call, CUstream s);
+void ct_after_stream_destroy(ct_call *call);
 void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags);
 /* A synchronous copy's after hook: done, it proves what it was ordered after. */
 void ct_sync_copy_done(ct_call *call);

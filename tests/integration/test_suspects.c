@@ -102,6 +102,9 @@ static const sus_case cases[] = {
      NULL,
      2,
      {{FILL, 2, "s", "main", true}, {CRASH, 3, "0", "main", true}}},
+    /* s blocking, under the handle of a non-blocking stream destroyed
+     * before it (issue 40): the flag is not inherited */
+    {"sync copy recycled stream", L, LK, {"sus_sync_copy", "recycled"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     /* through _ptds the copy is on the thread's per-thread default stream,
      * which does not wait for s: only that stream is proven */
     {"sync copy ptds",
@@ -217,6 +220,8 @@ ParameterizedTest(int *row, suspects, named_exactly)
     cr_expect_eq(r.status, 70, "%s: exit status %d, want 70\n--- stdout\n%s--- stderr\n%s", c->name, r.status, r.out,
                  r.err);
     cr_expect(h_has_line(r.out, "sync: " ILLEGAL), "%s:\n%s", c->name, r.out);
+    if (c->args[1] && strcmp(c->args[1], "recycled") == 0)
+        cr_expect(h_has_line(r.out, "handle recycled: yes"), "%s: the driver made a new handle:\n%s", c->name, r.out);
     if (c->inject) {
         cr_expect(h_has_line(r.out, "launch fill y: " ILLEGAL), "%s: the injected launch's answer:\n%s", c->name,
                   r.out);

@@ -119,7 +119,7 @@ Test(flight, work_queued_behind_the_oldest_is_listed_after_it_per_stream)
 Test(flight, the_legacy_ordering_proves_blocking_streams_not_nonblocking_ones)
 {
     const ct_flight_stream nb = {0x53, CTX, 0};
-    ct_flight_nonblocking(f, nb.handle);
+    ct_flight_stream_created(f, nb.handle, 1, true);
     launch(&s1, 0xa);
     uint64_t free_running = launch(&nb, 0xb);
     ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f)); /* a synchronous copy */
@@ -131,21 +131,63 @@ Test(flight, the_legacy_ordering_proves_blocking_streams_not_nonblocking_ones)
 Test(flight, a_completed_event_proves_what_was_recorded_before_it)
 {
     launch(&s1, 0xa);
-    ct_flight_record_event(f, 0xe1, &s1, ct_flight_begin_proof(f));
+    ct_flight_record_event(f, 0xe1, 1, &s1, ct_flight_begin_proof(f));
     uint64_t after = launch(&s1, 0xb);
     ct_flight_event_done(f, 0xe1);
     ct_suspect s[4];
     cr_assert_eq(suspects(s, 4), 1);
     cr_assert_eq(s[0].work.seq, after, "launched after the record: the event says nothing of it");
-    ct_flight_forget_event(f, 0xe1);
+    ct_flight_forget_event(f, 0xe1, 1);
     ct_flight_event_done(f, 0xe1); /* a destroyed event proves nothing more */
     cr_assert_eq(suspects(s, 4), 1);
+}
+
+/* Issue 40: a stream made again under a destroyed one's handle is a new
+ * stream (created blocking, the legacy ordering proves it), and the old
+ * one's end, seen late, leaves it. */
+Test(flight, a_stream_made_again_under_a_handle_is_a_new_stream)
+{
+    const ct_flight_stream s = {0x53, CTX, 0};
+    ct_flight_stream_created(f, s.handle, 1, true);
+    ct_flight_stream_created(f, s.handle, 2, false); /* the handle handed out again */
+    ct_flight_forget_stream(f, s.handle, 1);         /* the first one's destroy, seen late */
+    launch(&s, 0xa);
+    ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f));
+    ct_suspect out[4];
+    cr_assert_eq(suspects(out, 4), 0, "a blocking stream: the synchronous copy proved its launch");
+}
+
+Test(flight, a_stream_end_seen_late_leaves_the_new_stream_of_its_handle)
+{
+    const ct_flight_stream s = {0x53, CTX, 0};
+    ct_flight_stream_created(f, s.handle, 1, false);
+    ct_flight_stream_created(f, s.handle, 2, true);
+    ct_flight_forget_stream(f, s.handle, 1);
+    uint64_t free_running = launch(&s, 0xa);
+    ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f));
+    ct_suspect out[4];
+    cr_assert_eq(suspects(out, 4), 1, "still non-blocking: the late end was of lifetime 1");
+    cr_assert_eq(out[0].work.seq, free_running);
+}
+
+/* Issue 40: an event's record is forgotten only by the lifetime that made
+ * it: a destroy seen after the handle was made again and recorded leaves
+ * the new record, whose completion still proves what came before it. */
+Test(flight, an_event_record_is_forgotten_only_by_its_own_lifetime)
+{
+    ct_flight_record_event(f, 0xe1, 1, &s1, ct_flight_begin_proof(f));
+    launch(&s1, 0xa);
+    ct_flight_record_event(f, 0xe1, 2, &s1, ct_flight_begin_proof(f)); /* made again, recorded */
+    ct_flight_forget_event(f, 0xe1, 1);                                /* the first destroy, seen late */
+    ct_flight_event_done(f, 0xe1);
+    ct_suspect s[4];
+    cr_assert_eq(suspects(s, 4), 0, "the second record proves the launch");
 }
 
 Test(flight, a_wait_on_an_event_carries_a_proof_across_streams)
 {
     uint64_t producer = launch(&s1, 0xa);
-    ct_flight_record_event(f, 0xe1, &s1, ct_flight_begin_proof(f));
+    ct_flight_record_event(f, 0xe1, 1, &s1, ct_flight_begin_proof(f));
     ct_flight_wait_event(f, &s2, 0xe1, ct_flight_begin_proof(f));
     launch(&s2, 0xb);
     ct_suspect s[4];

@@ -522,12 +522,20 @@ static int sc_sus_events(int argc, char **argv)
 /* A synchronous read on the legacy default stream after fills on it and on
  * a created stream, then crash on the legacy stream.  argv[0]
  * "nonblocking": the created stream is CU_STREAM_NON_BLOCKING, which the
- * legacy stream does not wait for. */
+ * legacy stream does not wait for.  "recycled": a blocking one, made under
+ * the handle of a non-blocking stream destroyed just before (fakecuda hands
+ * the handle out again): a new stream, which the legacy stream waits for. */
 static int sc_sus_sync_copy(int argc, char **argv)
 {
     bool nonblocking = argc > 0 && strcmp(argv[0], "nonblocking") == 0;
+    bool recycled = argc > 0 && strcmp(argv[0], "recycled") == 0;
     show_thread("main");
+    CUstream old = recycled ? new_stream("old", CU_STREAM_NON_BLOCKING) : NULL;
+    if (recycled)
+        say("destroy old", CU(cuStreamDestroy)(old));
     CUstream s = new_stream("s", nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT);
+    if (recycled)
+        printf("handle recycled: %s\n", s == old ? "yes" : "no");
     CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
     say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
     say("launch fill s", fill_on(s, y, N, 2.0f, OK_BLOCK));
