@@ -71,8 +71,6 @@ static void load_driver(void)
     }
     driver_version = driver_version_of(driver_handle);
     atomic_store_explicit(&loaded_flag, driver_handle != NULL, memory_order_release);
-    if (driver_handle)
-        ct_arm_exit_check();
 }
 
 bool ct_driver_loaded(void)

@@ -264,11 +264,18 @@ void ct_simulate_context_loss(const char *api, const char *kernel)
 }
 
 /* Nothing latched, the process leaving: one non-blocking look, for a loss
- * the program saw only through calls cutaint does not wrap.  An atexit
- * handler registered once the driver is loaded (ct_arm_exit_check): the C
- * runtime registered the library destructors (_dl_fini) before main, so it
- * runs before them, while the driver still answers; the on_exit handler
- * that decides the status runs after them. */
+ * the program saw only through calls cutaint does not wrap.  It must come
+ * while the driver still answers, and a driver tears itself down either in
+ * its destructor or in an atexit handler it registers at cuInit, during
+ * main (docs/LAYERS.md has the order, measured): an atexit handler of
+ * cutaint's, registered when it loaded the driver (before the program's
+ * cuInit), ran after the second kind of teardown and saw nothing.  So the
+ * look is made from a thread-exit destructor of the thread that loaded
+ * cutaint (the main thread: exit() there, or a return from main, runs it
+ * before every exit handler), and again from cutaint's destructor, for an
+ * exit from another thread (it comes before the driver's destructor; a
+ * driver torn down by atexit is gone then, and answers no loss).  The
+ * on_exit handler that decides the status runs after both. */
 static void check_at_exit(void)
 {
     if (ct_g.cfg.disable || ct_latch_is_set(ct_g.latch) || !ct_driver_used_here())
@@ -294,11 +301,27 @@ static void check_at_exit(void)
     latch(reason, false, true, NULL);
 }
 
+static void check_as_exit_begins(void *unused)
+{
+    (void)unused;
+    check_at_exit();
+}
+
+/* glibc's registration of thread_local destructors (the C++ ABI's). */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
 void ct_arm_exit_check(void)
 {
-    if (atexit(check_at_exit) != 0)
-        ct_log(CT_LOG_WARN, "cannot register the check made at exit: a loss seen only by calls cutaint "
-                            "does not check will not change the exit status");
+    if (__cxa_thread_atexit_impl(check_as_exit_begins, NULL, &__dso_handle) != 0)
+        ct_log(CT_LOG_DEBUG, "cannot look for a loss as exit begins: it is looked for at unload only, after "
+                             "a driver that tears itself down at exit");
+}
+
+__attribute__((destructor)) static void check_at_unload(void)
+{
+    if (atomic_load(&ct_g.ready) == 2)
+        check_at_exit();
 }
 
 void ct_on_exit(int status, void *unused)

@@ -271,6 +271,8 @@ __attribute__((constructor)) static void ct_shim_load(int argc, char **argv, cha
     (void)envp;
     ct_events_set_argv(argc, argv);
     ct_ensure_ready();
-    if (!ct_g.cfg.disable)
+    if (!ct_g.cfg.disable) {
         ct_chain_arm_bypass_check();
+        ct_arm_exit_check();
+    }
 }

@@ -621,7 +621,7 @@ static inline bool ct_context_simulated_lost(void)
     return atomic_load_explicit(&ct_g.simulated_loss, memory_order_relaxed);
 }
 void ct_on_exit(int status, void *unused);
-/* Once the driver is loaded: register the check made at exit (fault.c). */
+/* From cutaint's constructor: register the check made as exit begins (fault.c). */
 void ct_arm_exit_check(void);
 /* Is a context current on the calling thread?  (a driver call: only on the
  * paths where something is already wrong) */

@@ -262,6 +262,51 @@ ParameterizedTest(int *row, context, a_loss_first_seen_by_a_query_then_exit_1)
     h_free(&r);
 }
 
+/* Issue 40: the check made at exit comes while the driver still answers,
+ * whichever way it tears itself down (fakecuda's FAKECUDA_TEARDOWN), on
+ * both loading paths: a loss seen only by calls cutaint does not wrap is
+ * latched, reported, and the exit status is 70.  (Registered with atexit
+ * when cutaint loaded the driver - on the runtime's path before the
+ * program's cuInit - it ran after an atexit teardown and the loss went
+ * unsaid, status 1.) */
+static const struct exit_check_case {
+    const char *client, *teardown, *from;
+} exit_check_cases[] = {
+    {CT_CLIENT_LINKED, "FAKECUDA_TEARDOWN=destructor", "main"},
+    {CT_CLIENT_LINKED, "FAKECUDA_TEARDOWN=atexit", "main"},
+    {CT_CLIENT_RUNTIME, "FAKECUDA_TEARDOWN=destructor", "main"},
+    {CT_CLIENT_RUNTIME, "FAKECUDA_TEARDOWN=atexit", "main"},
+    /* exit() from another thread runs no thread-exit destructor of the main
+     * thread: cutaint's destructor looks, before the driver's.  (A driver
+     * torn down by atexit is gone by then: docs/LAYERS.md.) */
+    {CT_CLIENT_RUNTIME, "FAKECUDA_TEARDOWN=destructor", "thread"},
+};
+
+ParameterizedTestParameters(context, a_loss_seen_only_at_exit_is_latched_on_both_teardowns)
+{
+    return H_ROWS(exit_check_cases);
+}
+
+ParameterizedTest(int *row, context, a_loss_seen_only_at_exit_is_latched_on_both_teardowns)
+{
+    const struct exit_check_case *c = &exit_check_cases[*row];
+    h_result r;
+    h_exec(&(h_run){.client = c->client, .args = {"loss_at_exit", c->from}, .env = {H_SYNC, c->teardown}}, &r);
+    h_expect_ended(&r);
+    static const char *const lines[] = {"launch crash: CUDA_SUCCESS", "cuMemGetInfo: CUDA_SUCCESS", NULL};
+    h_expect_lines(&r, lines);
+    cr_expect_eq(r.status, 70, "%s %s %s: exit status %d, want 70\n--- stderr\n%s", c->client, c->teardown, c->from,
+                 r.status, r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_str_eq(h_events(&rep), "start,probe,context_lost,exit", "%s %s", c->client, c->teardown);
+    int p = h_find(&rep, "probe", 0);
+    cr_expect(p >= 0 && strcmp(h_str(rep.line[p], "after"), "exit") == 0, "%s %s: %s", c->client, c->teardown,
+              h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
 Test(context, the_check_at_exit_does_not_exit_twice)
 {
     h_result r;

@@ -37,6 +37,7 @@
     X(cuCtxSetCurrent, 12000)           \
     X(cuCtxGetCurrent, 12000)           \
     X(cuCtxSynchronize, 12000)          \
+    X(cuMemGetInfo, 12000)              \
     X(cuCtxCreate, 12050)               \
     X(cuCtxDestroy, 12000)              \
     X(cuModuleLoadData, 12000)          \

@@ -1153,6 +1153,32 @@ static int sc_graph_reuse(int argc, char **argv)
     return 0;
 }
 
+/* The check at exit looks from the exiting thread, on its context. */
+static void *exit_1(void *unused)
+{
+    (void)unused;
+    check("cuCtxSetCurrent", CU(cuCtxSetCurrent)(ctx));
+    exit(1);
+}
+
+/* A kernel that faults at execution, a call cutaint does not check
+ * (cuMemGetInfo), then exit(1), from main or (argv[0] "thread") from
+ * another thread: the loss is seen only by the check made at exit.  On the
+ * runtime's loading path cutaint loads the driver before the program's
+ * cuInit. */
+static int sc_loss_at_exit(int argc, char **argv)
+{
+    CUdeviceptr x = alloc(BYTES);
+    say("launch crash", crash_on(0, x));
+    size_t free_bytes, total;
+    say("cuMemGetInfo", CU(cuMemGetInfo)(&free_bytes, &total));
+    fflush(stdout);
+    pthread_t t;
+    if (argc > 0 && strcmp(argv[0], "thread") == 0 && pthread_create(&t, NULL, exit_1, NULL) == 0)
+        pthread_join(t, NULL);
+    exit(1);
+}
+
 /* x left stale by a failed fill, a graph reading x into y instantiated,
  * its destroy tried (FAKECUDA_FAULTS may make the driver refuse it), y
  * cleaned, then the exec launched and y read.  An exec still alive must
@@ -1361,6 +1387,7 @@ static const client_scenario scenarios[] = {
     {"graph_update", sc_graph_update},
     {"graph_reuse", sc_graph_reuse},
     {"exec_destroy", sc_exec_destroy},
+    {"loss_at_exit", sc_loss_at_exit},
     {"churn", sc_churn},
     {"graph_host", sc_graph_host},
     {"after_loss", sc_after_loss},
