@@ -1,7 +1,8 @@
 /*
  * lifetimes.h - the lifetimes of driver handles: the id cutaint keys what it
- * knows of a context or a module by, one per lifetime of its handle, never
- * given twice.
+ * knows of a context, a module or library, a graph exec, an event or a
+ * created stream by, one per lifetime of its handle, never given twice
+ * (one table per kind of handle: RELIABILITY.md lists them).
  *
  * The driver hands a handle out again as soon as it destroyed what the
  * handle named, and a destroy's forgetting can only follow the driver's
