@@ -672,8 +672,8 @@ static bool read_decl(parser *p, decl *d)
             break;
         next(p);
         if (is(t, ".align")) {
-            literal l = parse_number(next(p)->s, p->lx.t[p->lx.at - 1].len);
-            d->align = (uint32_t)l.bits;
+            const tok *n = next(p); /* one statement each: argument order is unspecified */
+            d->align = (uint32_t)parse_number(n->s, n->len).bits;
         } else if (is(t, ".v2") || is(t, ".v4")) {
             d->vec = (uint32_t)(t->s[2] - '0');
         } else if (type_of(t->s + 1, t->len - 1u) != PT_NONE) {
