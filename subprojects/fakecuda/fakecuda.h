@@ -394,8 +394,9 @@ typedef struct fc_dims {
    found through fc_kwork_params(), never through a pointer into the item. */
 typedef struct fc_kwork {
     const fc_kernel *k;
-    CUfunction func; /* the handle the launch or node named, for graph nodes to report */
-    bool by_kernel;  /* a node named it as a CUkernel (CUDA_KERNEL_NODE_PARAMS.kern) */
+    CUfunction func;  /* the handle the launch or node named, for graph nodes to report */
+    bool by_kernel;   /* a node named it as a CUkernel (CUDA_KERNEL_NODE_PARAMS.kern) */
+    bool cooperative; /* cuLaunchCooperativeKernel, or the cooperative launch attribute */
     fc_dims dims;
     unsigned smem;
     CUstream stream;     /* as the launch named it, for plugin kernels to see */

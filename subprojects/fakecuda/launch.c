@@ -99,7 +99,8 @@ CUresult fc_kernel_work(fc_work *w, CUfunction f, fc_dims d, unsigned smem, void
         return CUDA_ERROR_INVALID_VALUE;
     if (cooperative && !fc_fits_device(d))
         return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    *w = (fc_work){.kind = FC_W_KERNEL, .u.kernel = {.k = fn->k, .func = f, .dims = d, .smem = smem}};
+    *w = (fc_work){.kind = FC_W_KERNEL,
+                   .u.kernel = {.k = fn->k, .func = f, .cooperative = cooperative, .dims = d, .smem = smem}};
     if ((r = fc_param_buffer(&w->u.kernel)) != CUDA_SUCCESS)
         return r;
     r = fc_pack_params(fn->k, params, extra, fc_kwork_params(&w->u.kernel));

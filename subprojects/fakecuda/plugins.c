@@ -18,6 +18,7 @@
  *   points into the kept copy of FAKECUDA_KERNELS.
  */
 #include "fakecuda.h"
+#include "ptx/ptx.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -304,5 +305,7 @@ CUresult fc_kernel_run(fc_kwork *kw)
         .device = fc_plugin_device,
         .user = k->user,
     };
-    return fc_plugin_result(k->host(&l));
+    /* a cooperative launch of a PTX kernel has every block resident (ptx/ptx_sync.c) */
+    fakecuda_kernel_fn host = kw->cooperative && k->host == fc_ptx_launch ? fc_ptx_launch_cooperative : k->host;
+    return fc_plugin_result(host(&l));
 }

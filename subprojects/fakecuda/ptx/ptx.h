@@ -54,6 +54,9 @@ void fc_ptx_kernel_at(const fc_ptx_module *m, unsigned i, fc_ptx_kernel *k);
 
 /* Runs one launch of the kernel launch->user names (a fc_ptx_kernel). */
 int fc_ptx_launch(const struct fakecuda_launch *launch);
+/* The same for a cooperative launch: every block resident at once, and
+   the grid workspace cooperative groups' grid sync uses (ptx_sync.h). */
+int fc_ptx_launch_cooperative(const struct fakecuda_launch *launch);
 
 /* The byte size of a ptx_type (ptx_ir.h). */
 unsigned ptx_type_size(int type);

@@ -27,6 +27,7 @@
 #include "ptx.h"
 #include "ptx_ir.h"
 #include "ptx_tex.h"
+#include "ptx_sync.h"
 
 #include <ctype.h>
 #include <fenv.h>
@@ -42,6 +43,7 @@
 #define FC_WIN_LOCAL (2ull << 48)
 #define FC_WIN_PARAM (3ull << 48)
 #define FC_WIN_HEAP (4ull << 48)
+#define FC_WIN_GRID (5ull << 48) /* a cooperative grid's workspace */
 #define FC_WIN_SIZE (1ull << 48)
 #define FC_LOCAL_BYTES (32u * 1024u) /* per thread: frames of .local and .param */
 #define FC_MAX_DEPTH 64u             /* call depth */
@@ -92,6 +94,8 @@ typedef struct run {
     wrange *writes;
     size_t nwrites, wcap;
     bool logging;
+    ptx_grid *grid; /* a cooperative launch's grid, or NULL */
+    bool yield;     /* the running warp reached a polling point: run the others */
     /* the last device range device() mapped */
     uint64_t cache_lo, cache_hi;
     unsigned char *cache_host;
@@ -338,6 +342,11 @@ static unsigned char *mem(run *x, unsigned thread, int sp, uint64_t a, unsigned 
             a -= FC_WIN_LOCAL;
         } else if (a >= FC_WIN_PARAM && a < FC_WIN_PARAM + FC_WIN_SIZE && sp == PS_GENERIC) {
             sp = PS_PARAM;
+        } else if (a >= FC_WIN_GRID && a < FC_WIN_GRID + FC_WIN_SIZE && x->grid && sp != PS_CONST) {
+            unsigned char *p = ptx_grid_workspace(x->grid, a - FC_WIN_GRID, n);
+            if (!p)
+                goto bad;
+            return p;
         } else if (a >= FC_WIN_HEAP && a < FC_WIN_HEAP + FC_HEAP_BYTES && heap.base) {
             return a - FC_WIN_HEAP + n <= FC_HEAP_BYTES ? heap.base + (a - FC_WIN_HEAP) : NULL;
         } else {
@@ -437,6 +446,8 @@ static uint64_t sreg(const run *x, const warp *w, int r, unsigned l)
     case SR_LANEMASK_GE: return ~((1u << l) - 1);
     case SR_DYN_SMEM: return L->shared_bytes;
     case SR_TOTAL_SMEM: return x->shared_bytes;
+    case SR_ENVREG1: return x->grid ? FC_WIN_GRID >> 32 : 0;
+    case SR_ENVREG2: return 0;
     default: return 0;
     }
 }
@@ -1605,6 +1616,51 @@ static void cp_async(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     }
 }
 
+/* A polling point (nanosleep, a failed mbarrier wait, a strong load in a
+   cooperative grid): the warp lets its block's other warps run, and in a
+   cooperative grid the block lets the other blocks run. */
+static void poll(run *x, bool grid)
+{
+    x->yield = true;
+    if (grid && x->grid) {
+        ptx_grid_yield(x->grid);
+        if (!x->fault)
+            x->fault = ptx_grid_fault(x->grid);
+    }
+}
+
+/* mbarrier.* and cp.async.mbarrier.arrive: each lane's operation on its
+   object in lane order (ptx_sync.c computes them). */
+static void mbarrier(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    int op = in->op == PI_CP ? (in->sub == 5 ? PMB_CP_ARRIVE : PMB_CP_ARRIVE_NOINC) : in->sub;
+    int at = ptx_mbarrier_addr_operand(op), arg_at = at < 0 ? 1 : at + 1;
+    bool wait = op == PMB_TEST_WAIT || op == PMB_TRY_WAIT, incomplete = false;
+    LANES(exec)
+    {
+        uint64_t obj = 0, out = 0;
+        unsigned char *p = NULL;
+        if (at >= 0) {
+            if (!(p = mem(x, thread_of(w, l), in->space, addr_of(x, f, &in->o[at], l), 8, !wait)))
+                return;
+            memcpy(&obj, p, 8);
+        }
+        uint64_t arg = arg_at < in->nops ? val(x, w, f, &in->o[arg_at], l) : 1;
+        const char *err = ptx_mbarrier_apply(op, in->sub2, &obj, arg, &out);
+        if (err) {
+            launch_error(x, in, err);
+            return;
+        }
+        if (p && !wait)
+            memcpy(p, &obj, 8);
+        if (at != 0)
+            put(f, &in->o[0], l, out);
+        incomplete |= wait && !out;
+    }
+    if (incomplete)
+        poll(x, true);
+}
+
 /* Every instruction but the control flow (warp_run's). */
 static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
@@ -1612,7 +1668,11 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     switch (in->op) {
     case PI_MOV: mov(x, w, f, in, exec); return;
     case PI_LD:
-    case PI_LDU: ld_st(x, w, f, in, exec, false); return;
+    case PI_LDU:
+        ld_st(x, w, f, in, exec, false);
+        if ((in->mods & PM_STRONG) && x->grid && in->space != PS_SHARED)
+            poll(x, true);
+        return;
     case PI_ST: ld_st(x, w, f, in, exec, true); return;
     case PI_CVTA: cvta(x, w, f, in, exec); return;
     case PI_TEX: tex(x, w, f, in, exec); return;
@@ -1759,9 +1819,10 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_MATCH: match(x, w, f, in, exec); return;
     case PI_REDUX: redux(x, w, f, in, exec); return;
     case PI_ACTIVEMASK: LANES(exec) put(f, &in->o[0], l, exec); return;
+    case PI_NANOSLEEP: poll(x, true); return;
+    case PI_MBARRIER: mbarrier(x, w, f, in, exec); return;
     case PI_MEMBAR:
     case PI_FENCE:
-    case PI_NANOSLEEP:
     case PI_PREFETCH:
     case PI_PREFETCHU: return;
     case PI_ISSPACEP:
@@ -1777,6 +1838,8 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_CP:
         if (in->sub == 1)
             cp_async(x, w, f, in, exec);
+        else if (in->sub >= 5)
+            mbarrier(x, w, f, in, exec);
         else if (in->sub < 2) /* other copies (bulk, tensor) */
             unsupported(x, in);
         return; /* commit and wait: every copy is already complete */
@@ -1915,6 +1978,11 @@ static void warp_run(run *x, warp *w)
         default:
             if (exec)
                 ptx_step(x, w, f, in, exec);
+            if (x->yield) { /* a polling point: the block's other warps run first */
+                x->yield = false;
+                f->cur_pc = next_pc;
+                return;
+            }
             break;
         }
         f->cur_pc = next_pc;
@@ -2027,7 +2095,112 @@ static void write_log(run *x)
     pthread_mutex_unlock(&lock);
 }
 
-int fc_ptx_launch(const struct fakecuda_launch *L)
+/* One block's memory: its warps' register files, shared and local memory. */
+static bool block_alloc(run *x, unsigned threads, unsigned nwarps, warp **warps)
+{
+    *warps = calloc(nwarps, sizeof **warps);
+    x->shared = calloc(1, x->shared_bytes ? x->shared_bytes : 1);
+    x->local = mmap(NULL, (size_t)threads * FC_LOCAL_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool ok = *warps && x->shared && x->local != MAP_FAILED;
+    for (unsigned i = 0; ok && i < nwarps; i++)
+        ok = ((*warps)[i].stack[0].r = calloc((size_t)x->kernel->nregs * 32 + 1, sizeof(uint64_t))) != NULL;
+    if (!ok)
+        fprintf(stderr, "fakecuda: PTX kernel %s: out of memory; the launch fails\n", x->kernel->name);
+    return ok;
+}
+
+static void block_free(run *x, unsigned threads, unsigned nwarps, warp *warps)
+{
+    for (unsigned i = 0; warps && i < nwarps; i++)
+        free(warps[i].stack[0].r);
+    free(warps);
+    free(x->shared);
+    if (x->local != MAP_FAILED)
+        munmap(x->local, (size_t)threads * FC_LOCAL_BYTES);
+}
+
+/* Blocks one after another, reusing one block's memory. */
+static void run_blocks_in_turn(run *x, unsigned threads, unsigned nwarps)
+{
+    const struct fakecuda_launch *L = x->l;
+    warp *warps;
+    if (!block_alloc(x, threads, nwarps, &warps))
+        x->fault = FAKECUDA_KERNEL_LAUNCH_FAILED;
+    for (unsigned z = 0; z < L->grid.z && !x->fault; z++)
+        for (unsigned y = 0; y < L->grid.y && !x->fault; y++)
+            for (unsigned b = 0; b < L->grid.x && !x->fault; b++) {
+                x->ctaid[0] = b;
+                x->ctaid[1] = y;
+                x->ctaid[2] = z;
+                if (x->shared_bytes)
+                    memset(x->shared, 0, x->shared_bytes);
+                run_block(x, warps, nwarps, threads);
+            }
+    block_free(x, threads, nwarps, warps);
+}
+
+/* A block of a cooperative grid: its own state and memory. */
+typedef struct grid_member {
+    run x;
+    warp *warps;
+    unsigned threads, nwarps;
+} grid_member;
+
+static void grid_member_run(void *arg, ptx_grid *g)
+{
+    grid_member *b = arg;
+    b->x.grid = g;
+    run_block(&b->x, b->warps, b->nwarps, b->threads);
+    if (b->x.fault)
+        ptx_grid_fail(g, b->x.fault);
+}
+
+/* A cooperative launch: every block resident at once (ptx_sync.c), each
+   with its own memory; their writes and counts are the launch's. */
+static void run_blocks_resident(run *x, unsigned threads, unsigned nwarps)
+{
+    const struct fakecuda_launch *L = x->l;
+    unsigned n = L->grid.x * L->grid.y * L->grid.z, made = 0;
+    grid_member *b = calloc(n, sizeof *b);
+    void **args = calloc(n, sizeof *args);
+    bool ok = b && args;
+    for (; ok && made < n; made++) {
+        b[made].x = *x;
+        b[made].x.ctaid[0] = made % L->grid.x;
+        b[made].x.ctaid[1] = made / L->grid.x % L->grid.y;
+        b[made].x.ctaid[2] = made / L->grid.x / L->grid.y;
+        b[made].threads = threads;
+        b[made].nwarps = nwarps;
+        args[made] = &b[made];
+        if (!block_alloc(&b[made].x, threads, nwarps, &b[made].warps)) {
+            block_free(&b[made].x, threads, nwarps, b[made].warps);
+            ok = false;
+            break;
+        }
+    }
+    if (ok && !ptx_grid_run(n, grid_member_run, args)) {
+        fprintf(stderr, "fakecuda: PTX kernel %s: cannot make its blocks' threads; the launch fails\n",
+                x->kernel->name);
+        ok = false;
+    }
+    if (!ok)
+        x->fault = FAKECUDA_KERNEL_LAUNCH_FAILED;
+    for (unsigned i = 0; i < made; i++) {
+        run *y = &b[i].x;
+        if (!x->fault)
+            x->fault = y->fault; /* every block that stopped stopped on the grid's first fault */
+        x->steps += y->steps;
+        x->thread_steps += y->thread_steps;
+        for (size_t k = 0; k < y->nwrites; k++)
+            log_write(x, y->writes[k].lo, y->writes[k].hi - y->writes[k].lo);
+        free(y->writes);
+        block_free(y, threads, nwarps, b[i].warps);
+    }
+    free(b);
+    free(args);
+}
+
+static int launch(const struct fakecuda_launch *L, bool cooperative)
 {
     const fc_ptx_kernel *k = L->user;
     const fc_ptx_module *m = k->module;
@@ -2042,26 +2215,10 @@ int fc_ptx_launch(const struct fakecuda_launch *L)
     }
     unsigned threads = L->block.x * L->block.y * L->block.z, nwarps = (threads + 31) / 32;
     x.shared_bytes = m->shared_align + L->shared_bytes;
-    warp *warps = calloc(nwarps, sizeof *warps);
-    x.shared = calloc(1, x.shared_bytes ? x.shared_bytes : 1);
-    x.local = mmap(NULL, (size_t)threads * FC_LOCAL_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    bool ok = warps && x.shared && x.local != MAP_FAILED;
-    for (unsigned i = 0; ok && i < nwarps; i++)
-        ok = (warps[i].stack[0].r = calloc((size_t)x.kernel->nregs * 32 + 1, sizeof(uint64_t))) != NULL;
-    if (!ok) {
-        fprintf(stderr, "fakecuda: PTX kernel %s: out of memory; the launch fails\n", x.kernel->name);
-        x.fault = FAKECUDA_KERNEL_LAUNCH_FAILED;
-    }
-    for (unsigned z = 0; z < L->grid.z && !x.fault; z++)
-        for (unsigned y = 0; y < L->grid.y && !x.fault; y++)
-            for (unsigned b = 0; b < L->grid.x && !x.fault; b++) {
-                x.ctaid[0] = b;
-                x.ctaid[1] = y;
-                x.ctaid[2] = z;
-                if (x.shared_bytes)
-                    memset(x.shared, 0, x.shared_bytes);
-                run_block(&x, warps, nwarps, threads);
-            }
+    if (cooperative)
+        run_blocks_resident(&x, threads, nwarps);
+    else
+        run_blocks_in_turn(&x, threads, nwarps);
     fflush(stdout);
     if (x.logging)
         write_log(&x);
@@ -2071,14 +2228,18 @@ int fc_ptx_launch(const struct fakecuda_launch *L)
         fprintf(sf, "%s %llu %llu\n", x.kernel->name, (unsigned long long)x.steps, (unsigned long long)x.thread_steps);
         fclose(sf);
     }
-    for (unsigned i = 0; warps && i < nwarps; i++)
-        free(warps[i].stack[0].r);
-    free(warps);
-    free(x.shared);
-    if (x.local != MAP_FAILED)
-        munmap(x.local, (size_t)threads * FC_LOCAL_BYTES);
     free(x.writes);
     return x.fault;
+}
+
+int fc_ptx_launch(const struct fakecuda_launch *L)
+{
+    return launch(L, false);
+}
+
+int fc_ptx_launch_cooperative(const struct fakecuda_launch *L)
+{
+    return launch(L, true);
 }
 
 /* ---- the module, as fakecuda sees it ------------------------------------------------------------ */

@@ -95,6 +95,8 @@ typedef enum ptx_sreg {
     SR_LANEMASK_GE,
     SR_DYN_SMEM,
     SR_TOTAL_SMEM,
+    SR_ENVREG1, /* a cooperative grid's workspace address, high half */
+    SR_ENVREG2, /* and low half (0 outside a cooperative launch) */
     SR_COUNT
 } ptx_sreg;
 
@@ -149,6 +151,7 @@ enum {
     PM_CLAMP = 1u << 11,  /* shf.clamp */
     PM_ABS = 1u << 12,
     PM_RELU = 1u << 13,
+    PM_STRONG = 1u << 14, /* ld.volatile/.relaxed/.acquire: a load that may poll (ptx_sync.h) */
 };
 
 /* Rounding modes (.rn is the default). */

@@ -17,6 +17,7 @@
  */
 #include "ptx.h"
 #include "ptx_ir.h"
+#include "ptx_sync.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -553,13 +554,54 @@ static bool apply_mod(ptx_insn *in, const char *s, size_t len, unsigned *ntypes)
         if (IS("gl") || IS("proxy") || IS("async") || IS("alias") || IS("generic"))
             return true;
         break;
-    case PI_CP: /* cp.async: 1 a copy; 2 commit_group; 3 wait_group; 4 wait_all */
+    case PI_CP: /* cp.async: 1 a copy; 2 commit_group; 3 wait_group; 4 wait_all; 5 (6) mbarrier.arrive(.noinc) */
+        if (IS("mbarrier") && in->sub == 1) {
+            in->sub = 5;
+            return true;
+        }
+        if ((IS("arrive") || IS("noinc")) && in->sub >= 5) {
+            in->sub = IS("noinc") ? 6 : in->sub;
+            return true;
+        }
         if (IS("async") || IS("commit_group") || IS("wait_group") || IS("wait_all")) {
             in->sub = IS("async") ? (in->sub ? in->sub : 1) : IS("commit_group") ? 2 : IS("wait_group") ? 3 : 4;
             return true;
         }
         if (in->sub == 1 && (IS("shared") || IS("shared::cta") || IS("global")))
             return true; /* cp.async's spaces are fixed: shared from global */
+        break;
+    case PI_MBARRIER: {
+        static const struct {
+            const char *name;
+            uint8_t value;
+        } mbar_names[] = {
+            {"init", PMB_INIT},
+            {"arrive", PMB_ARRIVE},
+            {"arrive_drop", PMB_ARRIVE_DROP},
+            {"expect_tx", PMB_EXPECT_TX},
+            {"complete_tx", PMB_COMPLETE_TX},
+            {"test_wait", PMB_TEST_WAIT},
+            {"try_wait", PMB_TRY_WAIT},
+            {"pending_count", PMB_PENDING_COUNT},
+            {"inval", PMB_INVAL},
+        };
+        if (IS("parity")) {
+            in->sub2 |= PMBF_PARITY;
+            return true;
+        }
+        if (IS("expect_tx") && (in->sub == PMB_ARRIVE || in->sub == PMB_ARRIVE_DROP)) {
+            in->sub2 |= PMBF_EXPECT_TX;
+            return true;
+        }
+        if (!in->sub && LOOKUP(mbar_names, s, len, &in->sub))
+            return true;
+        break;
+    }
+    case PI_LD:
+        if (IS("volatile") || IS("relaxed") || IS("acquire")) {
+            in->mods |= PM_STRONG;
+            return true;
+        }
         break;
     case PI_CVTA:
         if (IS("to")) {
@@ -826,6 +868,8 @@ static const struct {
     {"%lanemask_ge", SR_LANEMASK_GE},
     {"%dynamic_smem_size", SR_DYN_SMEM},
     {"%total_smem_size", SR_TOTAL_SMEM},
+    {"%envreg1", SR_ENVREG1},
+    {"%envreg2", SR_ENVREG2},
     {"%tid", SR_TID_X}, /* the vector forms are not supported: caught by the .x check below */
 };
 

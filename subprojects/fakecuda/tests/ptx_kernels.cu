@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
+#include <cooperative_groups.h>
 
 __device__ unsigned g_counter;
 __constant__ int c_table[4] = {3, 5, 7, 11};
@@ -181,4 +182,107 @@ extern "C" __global__ void partition_ops(const int *in, unsigned *out)
     unsigned group = __match_any_sync(0xffffffffu, v % 4);
     out[t * 2] = (unsigned)__reduce_max_sync(group, v);
     out[t * 2 + 1] = __ballot_sync(group, v > 50);
+}
+
+// ---- mbarrier (PTX ISA's mbarrier.*), written as inline PTX to name each operation ----
+
+__device__ __forceinline__ unsigned smem(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ unsigned long long mb_arrive(unsigned long long *bar)
+{
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(smem(bar)) : "memory");
+    return state;
+}
+
+__device__ __forceinline__ void mb_wait(unsigned long long *bar, unsigned long long state)
+{
+    unsigned done;
+    do
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(smem(bar)), "l"(state)
+                     : "memory");
+    while (!done);
+}
+
+__device__ __forceinline__ unsigned mb_test_parity(unsigned long long *bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(smem(bar)), "r"(parity)
+                 : "memory");
+    return done;
+}
+
+// Two phases of one mbarrier among the block's warps (each thread reads what a
+// thread of another warp stored before arriving), cp.async arriving on a second
+// one (.noinc), and one thread's transaction count on a third: info[] records
+// what its waits and pending_count saw.
+extern "C" __global__ void mbarrier_phases(const int *in, int *out, unsigned *info)
+{
+    __shared__ unsigned long long bar, copies, tx;
+    __shared__ int s[256], s2[256];
+    __shared__ __align__(16) int4 staged[256];
+    int t = threadIdx.x, n = blockDim.x;
+    if (t == 0) {
+        asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(smem(&bar)), "r"(n));
+        asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(smem(&copies)), "r"(2 * n));
+        asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(smem(&tx)), "r"(1));
+    }
+    __syncthreads();
+    s[t] = in[t] * 3;
+    unsigned long long st = mb_arrive(&bar);
+    mb_wait(&bar, st);
+    out[t] = s[(t + 37) % n];
+    s2[t] = in[t] + t;
+    mb_arrive(&bar);
+    while (!mb_test_parity(&bar, 1)) // the second phase's parity is 1
+        __nanosleep(10);
+    out[n + t] = s2[(t + 65) % n];
+    // cp.async with the mbarrier tracking it: 2n arrivals, n of them the copies'
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(smem(&staged[t])),
+                 "l"((const int4 *)in + (t % (n / 4))));
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(smem(&copies)));
+    mb_wait(&copies, mb_arrive(&copies));
+    int4 v = staged[(t + 99) % n];
+    out[2 * n + t] = v.x + v.y + v.z + v.w;
+    if (t == 0) {
+        unsigned long long a;
+        unsigned pending, before, after, count;
+        asm volatile("mbarrier.expect_tx.shared.b64 [%0], 16;" ::"r"(smem(&tx)));
+        asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(a) : "r"(smem(&tx)));
+        asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(count) : "l"(a));
+        asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(before)
+                     : "r"(smem(&tx)), "l"(a));
+        asm volatile("mbarrier.complete_tx.shared.b64 [%0], 16;" ::"r"(smem(&tx)));
+        asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(after)
+                     : "r"(smem(&tx)), "l"(a));
+        pending = mb_test_parity(&bar, 0); // two phases done: the third, parity 0 again, is pending
+        info[0] = count;
+        info[1] = before;
+        info[2] = after;
+        info[3] = pending;
+        asm volatile("mbarrier.inval.shared.b64 [%0];" ::"r"(smem(&tx)));
+    }
+}
+
+// Cooperative groups' grid sync (cuLaunchCooperativeKernel): each round every
+// thread reads what a thread of another block wrote before the sync.
+extern "C" __global__ void grid_rounds(int *a, int *b, int n, int rounds)
+{
+    cooperative_groups::grid_group g = cooperative_groups::this_grid();
+    int i = (int)g.thread_rank();
+    for (int r = 0; r < rounds; r++) {
+        b[i] = a[(i + blockDim.x + 1) % n] + r;
+        g.sync();
+        a[i] = b[i] * 2;
+        g.sync();
+    }
 }

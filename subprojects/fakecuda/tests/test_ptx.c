@@ -337,6 +337,75 @@ Test(ptx, cp_async_copies_into_shared_memory)
 
 /* ---- printf, faults, what the executor lacks ------------------------------------ */
 
+/* mbarrier: phases shared by a block's warps, cp.async arriving on one,
+   a transaction count, pending_count and parity waits (ptx/ptx_sync.c). */
+Test(ptx, mbarrier_phases_copies_and_transactions)
+{
+    setenv("FAKECUDA_PTX_STEPS", "20000000", 1); /* a wait that never completes fails, not hangs */
+    CUmodule m = load(FC_PTX);
+    enum { N = 128 };
+    int in[N], out[3 * N];
+    unsigned info[4];
+    for (int i = 0; i < N; i++)
+        in[i] = i * 7 - 300;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof out), dinfo = zeros(sizeof info);
+    void *args[] = {&din, &dout, &dinfo};
+    launch(fn(m, "mbarrier_phases"), 1, N, 0, args);
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    OK(cuMemcpyDtoH(info, dinfo, sizeof info));
+    for (int t = 0; t < N; t++) {
+        int c = (t + 99) % N % (N / 4);
+        cr_expect_eq(out[t], in[(t + 37) % N] * 3, "phase 0, thread %d", t);
+        cr_expect_eq(out[N + t], in[(t + 65) % N] + (t + 65) % N, "phase 1, thread %d", t);
+        cr_expect_eq(out[2 * N + t], in[4 * c] + in[4 * c + 1] + in[4 * c + 2] + in[4 * c + 3], "copy, thread %d", t);
+    }
+    cr_expect_eq(info[0], 1u, "pending_count of the state before the only arrival");
+    cr_expect_eq(info[1], 0u, "a phase with a transaction pending is not complete");
+    cr_expect_eq(info[2], 1u, "complete_tx completes it");
+    cr_expect_eq(info[3], 0u, "after two phases, the current one (parity 0 again) is not complete");
+}
+
+/* Cooperative groups' grid sync: a cooperative launch has every block
+   resident, so blocks wait for each other (ptx_sync.c's grid). */
+Test(ptx, grid_sync_in_a_cooperative_launch)
+{
+    setenv("FAKECUDA_PTX_STEPS", "50000000", 1);
+    CUmodule m = load(FC_PTX);
+    enum { BLOCKS = 8, THREADS = 64, N = BLOCKS * THREADS, ROUNDS = 3 };
+    int a[N], b[N], want_a[N], want_b[N];
+    for (int i = 0; i < N; i++)
+        want_a[i] = a[i] = i * 3 + 1;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++)
+            want_b[i] = want_a[(i + THREADS + 1) % N] + r;
+        for (int i = 0; i < N; i++)
+            want_a[i] = want_b[i] * 2;
+    }
+    CUdeviceptr da = fc_upload(a, sizeof a), db = zeros(sizeof b);
+    int n = N, rounds = ROUNDS;
+    void *args[] = {&da, &db, &n, &rounds};
+    OK(cuLaunchCooperativeKernel(fn(m, "grid_rounds"), BLOCKS, 1, 1, THREADS, 1, 1, 0, NULL, args));
+    OK(cuCtxSynchronize());
+    OK(cuMemcpyDtoH(a, da, sizeof a));
+    OK(cuMemcpyDtoH(b, db, sizeof b));
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(a[i], want_a[i], "a[%d]", i);
+        cr_expect_eq(b[i], want_b[i], "b[%d]", i);
+    }
+}
+
+/* The same kernel launched plainly has no grid workspace: cooperative
+   groups trap, as on a GPU. */
+Test(ptx, grid_sync_outside_a_cooperative_launch_traps)
+{
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr da = zeros(64 * 4), db = zeros(64 * 4);
+    int n = 64, rounds = 1;
+    void *args[] = {&da, &db, &n, &rounds};
+    OK(cuLaunchKernel(fn(m, "grid_rounds"), 2, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+    cr_expect_eq(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+}
+
 /* What a stream (1 or 2) receives between capture_begin and capture_end. */
 typedef struct capture {
     int stream, fd, saved;
@@ -428,7 +497,7 @@ Test(ptx, trap_is_an_illegal_instruction)
 static const char lacking[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                               ".visible .entry lacks(.param .u64 p)\n{\n"
                               "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n"
-                              "  mbarrier.init.shared.b64 [%rd1], 1;\n  ret;\n}\n";
+                              "  mapa.u64 %rd1, %rd1, 0;\n  ret;\n}\n";
 
 Test(ptx, unknown_instruction_fails_the_launch)
 {
@@ -445,8 +514,8 @@ Test(ptx, unknown_instruction_fails_the_launch)
     char buf[512];
     capture_end(c, buf, sizeof buf);
     cr_expect_eq(r, CUDA_ERROR_LAUNCH_FAILED);
-    cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: mbarrier.init.shared.b64 "
-                          "[%rd1], 1 (unknown instruction); the launch fails\n");
+    cr_expect_str_eq(buf, "fakecuda: PTX kernel lacks: line 8: instruction not supported: mapa.u64 %rd1, %rd1, 0 "
+                          "(unknown instruction); the launch fails\n");
 }
 
 Test(ptx, off_leaves_ptx_kernels_unknown)
