@@ -459,6 +459,7 @@ static inline uint64_t val(const run *x, const warp *w, const frame *f, const pt
     case PO_IMM: return o->imm;
     case PO_SREG: return sreg(x, w, o->reg, l);
     case PO_SYM: return sym_addr(x, f, o->sym);
+    case PO_FUNC: return ptx_func_address((unsigned)o->imm);
     default: return 0;
     }
 }
@@ -1445,9 +1446,31 @@ static bool frame_copy(run *x, warp *w, uint32_t lanes, uint64_t to, uint64_t fr
     return true;
 }
 
+/* The function a call names, or through a register (ptx_call.c) the one
+   its lanes' address names; NULL with the launch failed. */
+static const ptx_func *callee(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    if (in->o[1].kind == PO_FUNC)
+        return &x->m->func[in->o[1].imm];
+    uint64_t a = val(x, w, f, &in->o[1], (unsigned)__builtin_ctz(exec));
+    LANES(exec)
+    if (val(x, w, f, &in->o[1], l) != a) {
+        launch_error(x, in, "indirect call whose lanes call different functions");
+        return NULL;
+    }
+    int32_t i = ptx_func_at(x->m, a);
+    if (i < 0) {
+        launch_error(x, in, "indirect call of an address that is no .func");
+        return NULL;
+    }
+    return &x->m->func[i];
+}
+
 static bool push_frame(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    const ptx_func *g = &x->m->func[in->o[1].imm];
+    const ptx_func *g = callee(x, w, f, in, exec);
+    if (!g)
+        return false;
     if (g->builtin)
         return builtin_call(x, w, f, in, exec, g);
     if (!g->defined || g->error) {

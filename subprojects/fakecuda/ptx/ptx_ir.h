@@ -264,4 +264,9 @@ typedef struct fc_ptx_module {
     uint32_t nstrings;
 } fc_ptx_module;
 
+/* Function addresses (ptx_call.c): function index's address, and the
+   .func an address names (-1: none). */
+uint64_t ptx_func_address(unsigned index);
+int32_t ptx_func_at(const fc_ptx_module *m, uint64_t address);
+
 #endif

@@ -765,6 +765,8 @@ static uint64_t decl_bytes(const decl *d)
 }
 
 /* "= {a, b, ...}" or "= a": the initial bytes of a variable. */
+static int32_t find_func(parser *p, const tok *t);
+
 static bool read_init(parser *p, ptx_var *v, const decl *d)
 {
     unsigned elem = ptx_type_size(d->type);
@@ -790,11 +792,14 @@ static bool read_init(parser *p, ptx_var *v, const decl *d)
         }
         bool neg = accept(p, "-");
         t = next(p);
-        if (!is_number_start(t)) {
+        int32_t fn = neg || is_number_start(t) ? -1 : find_func(p, t);
+        if (fn < 0 && !is_number_start(t)) {
             fail(p, t->line, "initializer '%.*s' not supported", (int)t->len, t->s);
             return false;
         }
-        uint64_t bits = literal_bits(parse_number(t->s, t->len), d->type, neg);
+        /* a function's name is its address (a vtable's entries) */
+        uint64_t bits =
+            fn >= 0 ? ptx_func_address((unsigned)fn) : literal_bits(parse_number(t->s, t->len), d->type, neg);
         if ((n + 1) * elem <= cap)
             memcpy(v->init + n * elem, &bits, elem);
         n++;
@@ -1146,12 +1151,13 @@ static bool call_operands(parser *p, ptx_insn *in)
         expect(p, ",");
     }
     const tok *f = next(p);
-    if (!name_operand(p, &in->o[1], f, 0, 1) || in->o[1].kind != PO_FUNC) {
-        fail(p, f->line, "indirect call through '%.*s' not supported", (int)f->len, f->s);
+    if (!name_operand(p, &in->o[1], f, 0, 1) || (in->o[1].kind != PO_FUNC && in->o[1].kind != PO_REG)) {
+        fail(p, f->line, "call of '%.*s', neither a function nor a register", (int)f->len, f->s);
         return false;
     }
+    bool indirect = in->o[1].kind == PO_REG;
     in->nops = 2;
-    if (accept(p, ",") && expect(p, "(")) {
+    if (accept(p, ",") && is(peek(p), "(") && expect(p, "(")) {
         int32_t args[64];
         unsigned n = 0;
         if (!is(peek(p), ")"))
@@ -1178,8 +1184,15 @@ static bool call_operands(parser *p, ptx_insn *in)
         }
         in->nops = (uint8_t)(2 + (n + 3) / 4);
     }
-    if (accept(p, ",")) { /* a prototype or target list: indirect calls */
-        fail(p, peek(p)->line, "call with a prototype not supported");
+    /* an indirect call names its prototype or target list: the callee's own
+       declaration says what the executor needs (push_frame checks the
+       arguments against it) */
+    if (indirect) {
+        accept(p, ","); /* after an argument list */
+        if (!is(peek(p), ";"))
+            next(p); /* the prototype's or the target list's label */
+    } else if (accept(p, ",")) {
+        fail(p, peek(p)->line, "a direct call with a prototype");
         return false;
     }
     return expect(p, ";");
@@ -1403,6 +1416,8 @@ static int body(parser *p)
             module_var(p, PS_SHARED, false);
         } else if (is(t, ".loc") || is(t, ".file")) {
             skip_line(p);
+        } else if (is(t, ".callprototype") || is(t, ".calltargets")) { /* "label: .callprototype ...;" */
+            skip_statement(p);
         } else if (is(t, ".pragma") || is(t, ".maxnreg") || is(t, ".maxntid") || is(t, ".reqntid") ||
                    is(t, ".minnctapersm")) {
             skip_statement(p);

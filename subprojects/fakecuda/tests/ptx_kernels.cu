@@ -286,3 +286,57 @@ extern "C" __global__ void grid_rounds(int *a, int *b, int n, int rounds)
         g.sync();
     }
 }
+
+// ---- indirect calls: virtual functions (a vtable of function addresses) and
+// a table of function pointers; each warp calls one target ----
+
+struct Shape {
+    int v;
+    __device__ explicit Shape(int v) : v(v)
+    {
+    }
+    __device__ virtual int grow(int k) const
+    {
+        return v + k;
+    }
+    __device__ virtual ~Shape()
+    {
+    }
+};
+
+struct Square : Shape {
+    __device__ explicit Square(int v) : Shape(v)
+    {
+    }
+    __device__ int grow(int k) const override
+    {
+        return v * v - k;
+    }
+};
+
+__device__ __noinline__ int grow_through(const Shape *s, int k)
+{
+    return s->grow(k);
+}
+
+__device__ __noinline__ int twice(int x)
+{
+    return 2 * x;
+}
+
+__device__ __noinline__ int negate(int x)
+{
+    return -x;
+}
+
+__device__ int (*g_ops[2])(int) = {twice, negate}; // not const: read at run time
+
+extern "C" __global__ void indirect_calls(const int *in, int *out)
+{
+    int t = threadIdx.x, warp = t / 32;
+    Shape *s = warp & 1 ? new Square(in[t]) : new Shape(in[t]);
+    out[2 * t] = grow_through(s, t);
+    delete s;
+    int (*op)(int) = g_ops[(warp >> 1) & 1];
+    out[2 * t + 1] = op(in[t]);
+}

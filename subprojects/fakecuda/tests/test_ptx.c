@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void *file_bytes(const char *path)
@@ -363,6 +364,30 @@ Test(ptx, mbarrier_phases_copies_and_transactions)
     cr_expect_eq(info[1], 0u, "a phase with a transaction pending is not complete");
     cr_expect_eq(info[2], 1u, "complete_tx completes it");
     cr_expect_eq(info[3], 0u, "after two phases, the current one (parity 0 again) is not complete");
+}
+
+/* Indirect calls: a virtual function through its vtable (function
+   addresses in a .global initialiser) and a table of function pointers
+   (ptx/ptx_call.c). The PTX must really call through a register. */
+Test(ptx, indirect_calls_through_vtables_and_pointers)
+{
+    char *text = file_bytes(FC_PTX);
+    cr_assert(strstr(text, ".callprototype"), "nvcc devirtualised every call: the test would test nothing");
+    free(text);
+    CUmodule m = load(FC_PTX);
+    enum { N = 128 };
+    int in[N], out[2 * N];
+    for (int i = 0; i < N; i++)
+        in[i] = i % 17 - 5;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof out);
+    void *args[] = {&din, &dout};
+    launch(fn(m, "indirect_calls"), 1, N, 0, args);
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    for (int t = 0; t < N; t++) {
+        int warp = t / 32, v = in[t];
+        cr_expect_eq(out[2 * t], warp & 1 ? v * v - t : v + t, "virtual call, thread %d", t);
+        cr_expect_eq(out[2 * t + 1], (warp >> 1) & 1 ? -v : 2 * v, "pointer call, thread %d", t);
+    }
 }
 
 /* Cooperative groups' grid sync: a cooperative launch has every block
