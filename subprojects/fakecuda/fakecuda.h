@@ -637,6 +637,7 @@ CUresult fc_library_get_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary l, co
 bool fc_ptx_on(void);
 void fc_ptx_attach(struct CUmod_st *mod, const fc_image *img);
 void fc_ptx_detach(struct CUmod_st *mod);
+void fc_ptx_free_handles(struct CUmod_st *mod); /* its PTX kernels' handles (cuModuleUnload) */
 /* The handle slot and description of the module's PTX kernel name; NULL if none. */
 struct CUfunc_st **fc_ptx_slot(struct CUmod_st *mod, const char *name, bool kernel_handle, const fc_kernel **k);
 bool fc_ptx_global(struct CUmod_st *mod, const char *name, CUdeviceptr *p, size_t *size);

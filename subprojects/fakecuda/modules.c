@@ -134,6 +134,7 @@ static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
     for (size_t i = 0; i < 2 * (size_t)fc_kernel_count(); i++)
         if (m->entry[i])
             fc_obj_free(m->entry[i]);
+    fc_ptx_free_handles(m);
     fc_module_release(m);
     fc_obj_free(m);
     pthread_mutex_unlock(&entry_lock);

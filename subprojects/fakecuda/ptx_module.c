@@ -12,8 +12,11 @@
  * the module's context at its load, initialised, and found by
  * cuModuleGetGlobal.
  * Invariants:
- * - A module's fc_ptx_image, its kernels and their handles live exactly as
- *   long as the module (freed by fc_ptx_detach from fc_module_release).
+ * - A module's fc_ptx_image and its kernels live exactly as long as the
+ *   module (freed by fc_ptx_detach from fc_module_release); their handles
+ *   are freed once, as the built-in entries' are: by fc_image_unload
+ *   (fc_ptx_free_handles), or with their context, which frees every
+ *   function handle it owns before it releases its modules.
  * - PTX that does not parse leaves the module as it was without PTX (its
  *   kernels unknown, so lookups answer NOT_FOUND), with one stderr line.
  */
@@ -109,14 +112,24 @@ static bool fc_ptx_build(struct fc_ptx_image *pi, CUcontext ctx)
     return true;
 }
 
+void fc_ptx_free_handles(struct CUmod_st *mod)
+{
+    struct fc_ptx_image *pi = mod->ptx;
+    for (size_t i = 0; pi && pi->entry && i < 2 * (size_t)pi->n; i++)
+        if (pi->entry[i]) {
+            fc_obj_free(pi->entry[i]);
+            pi->entry[i] = NULL;
+        }
+}
+
+/* Its handles are freed already (ptx_module.c's invariants): freeing one
+   again would put it on the free list twice, and two later handles would
+   be one. */
 void fc_ptx_detach(struct CUmod_st *mod)
 {
     struct fc_ptx_image *pi = mod->ptx;
     if (!pi)
         return;
-    for (size_t i = 0; pi->entry && i < 2 * (size_t)pi->n; i++)
-        if (pi->entry[i])
-            fc_obj_free(pi->entry[i]);
     for (unsigned i = 0; pi->globals && i < fc_ptx_var_count(pi->module); i++)
         if (pi->globals[i])
             fc_mem_free_now(pi->globals[i]);

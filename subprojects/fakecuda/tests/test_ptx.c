@@ -338,6 +338,34 @@ Test(ptx, cp_async_copies_into_shared_memory)
 
 /* ---- printf, faults, what the executor lacks ------------------------------------ */
 
+/* A context that goes takes its PTX module's function handles with it,
+   once: freed twice, a handle would sit twice on the free list and two
+   later functions would share it (the model check met saxpy and a PTX
+   kernel as one handle after a context was destroyed). */
+Test(ptx, a_released_context_frees_ptx_handles_once)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    char *text = file_bytes(FC_PTX);
+    static const char *const names[] = {"arith", "block_sum", "poke", "say", "check", "stop"};
+    enum { N = sizeof names / sizeof *names };
+    for (int round = 0; round < 2; round++) {
+        int count = round ? N : N / 2; /* more than the first round freed: each of those twice would show */
+        CUcontext ctx;
+        OK(cuCtxCreate(&ctx, NULL, 0, 0));
+        CUmodule m;
+        OK(cuModuleLoadData(&m, text));
+        CUfunction f[N];
+        for (int i = 0; i < count; i++)
+            f[i] = fn(m, names[i]);
+        for (int i = 0; i < count; i++)
+            for (int j = i + 1; j < count; j++)
+                cr_assert_neq(f[i], f[j], "round %d: %s and %s share one handle", round, names[i], names[j]);
+        OK(cuCtxDestroy(ctx));
+    }
+    free(text);
+}
+
 /* mbarrier: phases shared by a block's warps, cp.async arriving on one,
    a transaction count, pending_count and parity waits (ptx/ptx_sync.c). */
 Test(ptx, mbarrier_phases_copies_and_transactions)
