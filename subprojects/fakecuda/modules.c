@@ -130,6 +130,11 @@ static CUresult fc_image_unload(struct CUmod_st *m, fc_kind kind)
 {
     if (!fc_obj_valid(m, kind))
         return CUDA_ERROR_INVALID_HANDLE;
+    /* Launches of its PTX kernels still queued run first: they use the
+       code this frees (a built-in's code outlives every module). A fault
+       they raise stays sticky for the next call, as any kernel's. */
+    if (kind == FC_K_MODULE && m->ptx)
+        (void)fc_drain_all(m->hdr.ctx);
     pthread_mutex_lock(&entry_lock);
     for (size_t i = 0; i < 2 * (size_t)fc_kernel_count(); i++)
         if (m->entry[i])

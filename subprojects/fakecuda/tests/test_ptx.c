@@ -366,6 +366,25 @@ Test(ptx, a_released_context_frees_ptx_handles_once)
     free(text);
 }
 
+/* cuModuleUnload with a launch of its PTX still queued (the synchronous
+   schedule runs nothing before a sync point): the launch runs first, on
+   code the unload has not freed yet. */
+Test(ptx, unload_runs_the_module_s_queued_launches_first)
+{
+    fc_schedule_sync();
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(64 * 4);
+    int v = 4242;
+    void *args[] = {&d, &v};
+    OK(cuLaunchKernel(fn(m, "poke"), 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL));
+    OK(cuModuleUnload(m));
+    OK(cuCtxSynchronize());
+    int got[64];
+    OK(cuMemcpyDtoH(got, d, sizeof got));
+    for (int i = 0; i < 64; i++)
+        cr_expect_eq(got[i], v, "got[%d]", i);
+}
+
 /* mbarrier: phases shared by a block's warps, cp.async arriving on one,
    a transaction count, pending_count and parity waits (ptx/ptx_sync.c). */
 Test(ptx, mbarrier_phases_copies_and_transactions)
