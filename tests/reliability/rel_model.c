@@ -47,7 +47,12 @@
  * cutaint takes the parameters' roles from it (docs/IMAGES.md, "Parameter
  * directions"): outputs only stored through are no inputs and keep their
  * taint through a success that is no retry; the model follows the same
- * roles.
+ * roles. They also launch select_fill, a real kernel of that module that
+ * no built-in names, so fakecuda's PTX executor runs its code (the child
+ * turns FAKECUDA_PTX on) and its write oracle (FAKECUDA_WRITE_LOG, next to
+ * the report) logs the bytes each launch wrote: every line must be, in
+ * order, the ranges the model wrote for the next select_fill launch the
+ * driver accepted (oracle_check), or the program fails.
  * Modes:
  *   rel_model [--programs N] [--ops M] [--seed S]      parent: N programs
  *   rel_model --threads T [--ops M] [--seed S]         T threads, one process
@@ -121,14 +126,20 @@ static uint32_t rnd(uint64_t *s, uint32_t n)
 
 /* ------------------------------------------------------------ kernels -- */
 enum { K_FILL, K_SAXPY, K_GATHER, K_COPY_PAIR, K_REDUCE, K_SCALE, K_COUNT_FILL, K_EMPTY, K_N };
+/* A real kernel, no built-in's: fakecuda's PTX executor runs select_fill's
+ * code from ptx_module (PTX programs only, FAKECUDA_PTX=on), and its write
+ * oracle (FAKECUDA_WRITE_LOG) says which bytes each launch wrote. */
+enum { K_SELECT = K_N, K_ALL };
 
 /* What a "foreign" pointer points at: host memory, which no device
  * allocation can overlap (a fixed number could land in fakecuda's arena,
  * whose place moves with ASLR, and hit another thread's buffer). */
 static char foreign_bytes[4096];
-static const char *k_mangled[K_N] = {"_Z4fillPfif",     "_Z5saxpyifPKfPf", "_Z6gatherPfPKfPKii",  "_Z9copy_pair4Pair",
-                                     "_Z6reducePKfPfi", "scale",           "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_"};
-static const char *k_base[K_N] = {"fill", "saxpy", "gather", "copy_pair", "reduce", "scale", "count_fill", "empty"};
+static const char *k_mangled[K_ALL] = {"_Z4fillPfif",         "_Z5saxpyifPKfPf",  "_Z6gatherPfPKfPKii",
+                                       "_Z9copy_pair4Pair",   "_Z6reducePKfPfi",  "scale",
+                                       "_Z10count_fillPKiPf", "_Z5emptyPvS_S_S_", "select_fill"};
+static const char *k_base[K_ALL] = {"fill",  "saxpy",      "gather", "copy_pair",  "reduce",
+                                    "scale", "count_fill", "empty",  "select_fill"};
 
 /* ------------------------------------------------------- configuration -- */
 typedef struct inject_rule {
@@ -397,10 +408,16 @@ typedef struct checker {
     char err[1024];
     bool failed;
     /* threads mode */
-    CUfunction fn[K_N];
+    CUfunction fn[K_ALL];
     CUdeviceptr shared_const;
     uint64_t shared_const_size;
     uint8_t *shared_const_data;
+    /* the write oracle: its log, what was read of it, and the lines the
+       model expects there, one per select_fill launch the driver accepted */
+    const char *oracle;
+    long oracle_at;
+    char **oracle_want;
+    size_t n_oracle_want, oracle_next, oracle_cap;
 } checker;
 
 static void fail(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1384,6 +1401,8 @@ static CUresult launch_as_graph(checker *c, CUfunction f, unsigned grid, unsigne
 static bool describe_launch(checker *c, const op *o, launch_desc *d)
 {
     unsigned k = o->r[0] % K_N;
+    if (c->oracle && (o->r[0] / K_N) % 4 == 0) /* a quarter of a PTX program's launches run real code */
+        k = K_SELECT;
     uint64_t av1 = 0, av2 = 0, av3 = 0;
     unsigned char *params = d->params;
     size_t *poff = d->poff, *psz = d->psz;
@@ -1506,6 +1525,24 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
         bind[nb++] = (binding){out, true, c->ptx};
         break;
     }
+    case K_SELECT: { /* select_fill(float *out, const int *sel, int n, float v): out[i] = v where sel[i] is odd */
+        CUdeviceptr out = ptr_in(c, o->r[1], o->r[2], 0, &av1), sel = ptr_in(c, o->r[4], o->r[5], 0, &av2);
+        if (!out || !sel)
+            return false;
+        uint64_t oo, so;
+        if (slot_of(c, out, &oo) == slot_of(c, sel, &so))
+            return false; /* storing into the selectors while other threads read them: no one answer */
+        uint64_t m = av1 < av2 ? av1 : av2;
+        n = (int)(o->r[3] % (m + 1));
+        PUT(0, out);
+        PUT(8, sel);
+        PUT(16, n);
+        PUT(20, fv);
+        bind[nb++] = (binding){out, true, true}; /* its PTX only stores through it */
+        bind[nb++] = (binding){sel, false, false};
+        threads_needed = (uint64_t)n;
+        break;
+    }
     default: { /* empty(void*, void*, void*, void*): pointers may be NULL, freed or foreign */
         for (int i = 0; i < 4; i++) {
             CUdeviceptr p = 0;
@@ -1553,6 +1590,63 @@ static bool describe_launch(checker *c, const op *o, launch_desc *d)
     d->invalid = invalid;
     d->how = o->r[11] % 8; /* how the parameters are passed */
     return true;
+}
+
+/* The oracle line the model expects of a select_fill launch that runs:
+ * the bytes of out[i] for each i < m whose selector is odd, coalesced. */
+static void oracle_expect(checker *c, CUdeviceptr out, const bool *odd, uint64_t m)
+{
+    size_t cap = 32 + 48 * (m + 1), len = 0;
+    char *line = malloc(cap);
+    len += (size_t)snprintf(line, cap, "%s", k_mangled[K_SELECT]);
+    for (uint64_t i = 0; i < m;) {
+        if (!odd[i]) {
+            i++;
+            continue;
+        }
+        uint64_t j = i;
+        while (j < m && odd[j])
+            j++;
+        len += (size_t)snprintf(line + len, cap - len, " 0x%llx+%llu", (unsigned long long)(out + 4 * i),
+                                (unsigned long long)(4 * (j - i)));
+        i = j;
+    }
+    if (c->n_oracle_want == c->oracle_cap) {
+        c->oracle_cap = c->oracle_cap ? 2 * c->oracle_cap : 64;
+        c->oracle_want = realloc(c->oracle_want, c->oracle_cap * sizeof *c->oracle_want);
+    }
+    c->oracle_want[c->n_oracle_want++] = line;
+}
+
+/* Every line the oracle wrote since the last look must be the next one the
+ * model expects: the bytes the executor saw the kernel store are exactly
+ * the bytes the model wrote (a launch that ran nowhere has no line yet). */
+static void oracle_check(checker *c)
+{
+    if (!c->oracle || c->failed)
+        return;
+    FILE *f = fopen(c->oracle, "r");
+    if (!f)
+        return; /* nothing ran yet */
+    fseek(f, c->oracle_at, SEEK_SET);
+    size_t cap = 0;
+    char *line = NULL;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+        line[n - 1] = '\0';
+        c->oracle_at += (long)n;
+        if (c->oracle_next == c->n_oracle_want) {
+            fail(c, "oracle: a launch the model never made wrote: %.200s", line);
+            break;
+        }
+        const char *want = c->oracle_want[c->oracle_next++];
+        if (strcmp(line, want) != 0) {
+            fail(c, "oracle: select_fill wrote [%.200s], the model expects [%.200s]", line, want);
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
 }
 
 static void issue_launch(checker *c, const launch_desc *d)
@@ -1747,6 +1841,22 @@ static void issue_launch(checker *c, const launch_desc *d)
             }
             break;
         }
+        case K_SELECT: {
+            CUdeviceptr op_ = *(CUdeviceptr *)(void *)params;
+            float *p = fview(c, op_);
+            const int32_t *sel = (const int32_t *)(const void *)fview(c, *(CUdeviceptr *)(void *)(params + 8));
+            bool *odd = calloc(m + 1, 1);
+            for (uint64_t i = 0; i < m; i++) {
+                int32_t v;
+                memcpy(&v, sel + i, 4);
+                odd[i] = v & 1;
+                if (odd[i])
+                    memcpy(p + i, &fv, 4);
+            }
+            oracle_expect(c, op_, odd, m);
+            free(odd);
+            break;
+        }
         case K_COUNT_FILL: {
             int32_t cnt;
             memcpy(&cnt, fview(c, *(CUdeviceptr *)(void *)params), 4);
@@ -1884,7 +1994,17 @@ static const char ptx_module[] =
     " ld.param.u64 %rd1, [_Z5crashPf_param_0];\n mov.f32 %f1, 0f00000000;\n st.global.f32 [%rd1], %f1;\n"
     " ret;\n}\n"
     ".visible .entry _Z5emptyPvS_S_S_(.param .u64 _Z5emptyPvS_S_S__param_0, .param .u64 _Z5emptyPvS_S_S__param_1,"
-    " .param .u64 _Z5emptyPvS_S_S__param_2, .param .u64 _Z5emptyPvS_S_S__param_3)\n{\n ret;\n}\n";
+    " .param .u64 _Z5emptyPvS_S_S__param_2, .param .u64 _Z5emptyPvS_S_S__param_3)\n{\n ret;\n}\n"
+    /* select_fill: no built-in of that name, so the executor runs this code */
+    ".visible .entry select_fill(.param .u64 out, .param .u64 sel, .param .u32 n, .param .f32 v)\n{\n"
+    " .reg .pred %p<3>; .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<2>;\n"
+    " mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %ntid.x;\n mov.u32 %r3, %tid.x;\n mad.lo.s32 %r4, %r1, %r2, %r3;\n"
+    " ld.param.u32 %r5, [n];\n setp.ge.s32 %p1, %r4, %r5;\n @%p1 bra DONE;\n"
+    " ld.param.u64 %rd1, [sel];\n cvta.to.global.u64 %rd2, %rd1;\n mul.wide.s32 %rd3, %r4, 4;\n"
+    " add.s64 %rd4, %rd2, %rd3;\n ld.global.u32 %r6, [%rd4];\n and.b32 %r7, %r6, 1;\n"
+    " setp.eq.s32 %p2, %r7, 0;\n @%p2 bra DONE;\n ld.param.u64 %rd5, [out];\n cvta.to.global.u64 %rd6, %rd5;\n"
+    " add.s64 %rd7, %rd6, %rd3;\n ld.param.f32 %f1, [v];\n st.global.f32 [%rd7], %f1;\n"
+    "DONE:\n ret;\n}\n";
 
 static bool load_kernels(checker *c, uint32_t order)
 {
@@ -1897,7 +2017,7 @@ static bool load_kernels(checker *c, uint32_t order)
         if (cuModuleGetFunction(&c->fn[k], g_mod, k_mangled[k]) != CUDA_SUCCESS)
             return false;
     }
-    return true;
+    return !c->oracle || cuModuleGetFunction(&c->fn[K_SELECT], g_mod, k_mangled[K_SELECT]) == CUDA_SUCCESS;
 }
 
 /* The context goes (a created one destroyed, the primary one reset or
@@ -2116,6 +2236,14 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     c.f = calloc(MAX_FAIL + 1, sizeof *c.f);
     make_cfg(pseed, &c.cfg);
     const char *rep = getenv("CUTAINT_REPORT");
+    static char oracle[300];
+    if (c.ptx && rep && !nocheck) { /* they also run real PTX, and read the executor's write oracle */
+        snprintf(oracle, sizeof oracle, "%s.oracle", rep);
+        unlink(oracle);
+        setenv("FAKECUDA_PTX", "on", 1);
+        setenv("FAKECUDA_WRITE_LOG", oracle, 1);
+        c.oracle = oracle;
+    }
     init_driver(&c);
     c.rep_fd = rep ? open(rep, O_RDONLY) : -1;
     check_report(&c, "start", 0, 0, NULL);
@@ -2140,6 +2268,7 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
         if (!run[i])
             continue;
         run_op(&c, &ops[i]);
+        oracle_check(&c);
         if (c.failed && nocheck) { /* kill.sh: only the event stream matters */
             c.failed = false;
             continue;
@@ -2154,6 +2283,7 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     }
     if (status == 0 && loss_program(pseed) && !nocheck) {
         loss_tail(&c, pseed);
+        oracle_check(&c);
         if (c.failed) {
             char model[512];
             suspects_text(&c, model, sizeof model);
@@ -2164,8 +2294,9 @@ static int child_main(uint64_t pseed, unsigned nops, const char *keep)
     }
     if (status == 0)
         printf("OK reads=%" PRIu64 " refused=%" PRIu64 " launches=%" PRIu64 " skips=%" PRIu64 " failures=%" PRIu64
-               " lost=%d retries=%" PRIu64 "\n",
-               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures, c.lost ? 1 : 0, c.retries);
+               " lost=%d retries=%" PRIu64 " oracle=%zu\n",
+               c.checked_reads, c.refused_reads, c.launches, c.skips, c.failures, c.lost ? 1 : 0, c.retries,
+               c.oracle_next);
     free(run);
     free(ops);
     free(c.f);
@@ -2512,7 +2643,7 @@ int main(int argc, char **argv)
     self_path[l] = '\0';
     printf("rel_model: REL_SEED=%" PRIu64 " programs=%lu ops=%lu\n", seed, programs, nops);
     fflush(stdout);
-    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0, lost = 0, retries = 0;
+    uint64_t reads = 0, refused = 0, launches = 0, skips = 0, failures = 0, lost = 0, retries = 0, oracle = 0;
     for (unsigned long p = 0; p < programs; p++) {
         uint64_t ps = seed * 0x100000001b3ULL + p + 1;
         child_out co;
@@ -2552,9 +2683,11 @@ int main(int argc, char **argv)
                    getenv("REL_NO_LOSS") ? "REL_NO_LOSS=1 " : "", cfg.ct_env, cfg.fc_env, self_path, ps, nops, list);
             return 1;
         }
-        unsigned long a, b, cc, d, e, f, g;
-        if (sscanf(co.line, "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu retries=%lu", &a, &b,
-                   &cc, &d, &e, &f, &g) == 7) {
+        unsigned long a, b, cc, d, e, f, g, h;
+        if (sscanf(co.line,
+                   "OK reads=%lu refused=%lu launches=%lu skips=%lu failures=%lu lost=%lu retries=%lu oracle=%lu", &a,
+                   &b, &cc, &d, &e, &f, &g, &h) == 8) {
+            oracle += h;
             lost += f;
             retries += g;
             reads += a;
@@ -2566,7 +2699,7 @@ int main(int argc, char **argv)
     }
     printf("rel_model: %lu programs x %lu ops OK: %" PRIu64 " reads checked (%" PRIu64 " refused), %" PRIu64
            " launches, %" PRIu64 " skips, %" PRIu64 " retries, %" PRIu64 " failures, %" PRIu64
-           " contexts lost (suspects checked)\n",
-           programs, nops, reads, refused, launches, skips, retries, failures, lost);
+           " contexts lost (suspects checked), %" PRIu64 " real PTX launches' writes checked against the oracle\n",
+           programs, nops, reads, refused, launches, skips, retries, failures, lost, oracle);
     return 0;
 }
