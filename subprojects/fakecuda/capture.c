@@ -51,6 +51,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,7 @@ static bool fc_add_member_locked(fc_capture *c, fc_stream_cap *p, bool blocking)
         c->member = v;
         c->cap = cap;
     }
+    assert(!p->seq && "a stream is in at most one sequence");
     c->member[c->nmember++] = p;
     c->blocking += blocking;
     p->seq = c;
@@ -171,14 +173,18 @@ static void fc_remove_member_locked(fc_capture *c, fc_stream_cap *p, bool blocki
 /* Unlinks c, resets every member and frees it. */
 static void fc_drop_locked(fc_capture *c)
 {
-    for (size_t i = 0; i < c->nmember; i++)
+    for (size_t i = 0; i < c->nmember; i++) {
+        assert(c->member[i]->seq == c && "a sequence's members are the streams whose part points to it");
         fc_part_reset(c->member[i]);
+    }
     for (fc_capture **pp = &live; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
             break;
         }
-    atomic_fetch_sub(&nlive, 1);
+    unsigned was_live = atomic_fetch_sub(&nlive, 1);
+    assert(was_live > 0 && "nlive counts the live sequences, c among them");
+    (void)was_live;
     free(c->member);
     free(c);
 }
@@ -232,6 +238,7 @@ static CUresult fc_finish_locked(fc_capture *c, CUgraph *out)
                  : fc_unjoined(c) ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED
                                   : CUDA_SUCCESS;
     CUgraph g = c->graph;
+    assert(g->capturing && "a sequence's graph is marked capturing until the end");
     g->capturing = false;
     *out = r == CUDA_SUCCESS ? g : NULL;
     if (r != CUDA_SUCCESS && c->owns_graph)

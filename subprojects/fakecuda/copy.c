@@ -20,6 +20,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ CUresult fc_run_copy(fc_copy *c)
    stream-ordered copy: the driver stages pageable memory at the call). */
 CUresult fc_copy_stage(fc_copy *c)
 {
+    assert(!c->src.device && !c->staging && "only a host source is staged, once");
     size_t n = c->width * c->rows * c->depth;
     unsigned char *buf = malloc(n);
     if (!buf)
@@ -413,7 +415,9 @@ static CUresult fc_batch_run(const fc_batch *b, size_t *fail_at, CUstream s)
         }
     }
     for (size_t i = 0; i < b->n; i++) {
-        b->nth(b, i, &c, &order);
+        CUresult again = b->nth(b, i, &c, &order);
+        assert(again == CUDA_SUCCESS && "a batch is checked whole before any of its copies is queued");
+        (void)again;
         if (c.width == 0)
             continue;
         fc_work w = {.kind = FC_W_COPY, .u.copy = c};

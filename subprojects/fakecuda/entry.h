@@ -8,6 +8,7 @@
  * prototypes differ from its one-size stub, so it must not see them.
  * Invariants: fc_api_rows[FC_ID_<name>] describes <name>; the rows are
  * sorted by name and hold every name of entry_points.h, once.
+ * Asserted in: exports.c, faults.c.
  */
 #ifndef FAKECUDA_ENTRY_H
 #define FAKECUDA_ENTRY_H

@@ -12,15 +12,18 @@
 #include "fakecuda.h"
 #include "api.def"
 
-#define FC_DEFINE(name, cls, params, call)           \
-    CUresult CUDAAPI name params                     \
-    {                                                \
-        fc_calls_in++;                               \
-        CUresult fc_r = fc_enter(FC_ID_##name, cls); \
-        if (fc_r == CUDA_SUCCESS)                    \
-            fc_r = fc_leave(call);                   \
-        fc_calls_in--;                               \
-        return fc_r;                                 \
+#include <assert.h>
+
+#define FC_DEFINE(name, cls, params, call)                                                                    \
+    CUresult CUDAAPI name params                                                                              \
+    {                                                                                                         \
+        assert(fc_api_rows[FC_ID_##name].fn == (void *)name && "fc_api_rows[FC_ID_<name>] describes <name>"); \
+        fc_calls_in++;                                                                                        \
+        CUresult fc_r = fc_enter(FC_ID_##name, cls);                                                          \
+        if (fc_r == CUDA_SUCCESS)                                                                             \
+            fc_r = fc_leave(call);                                                                            \
+        fc_calls_in--;                                                                                        \
+        return fc_r;                                                                                          \
     }
 FC_API(FC_DEFINE)
 #undef FC_DEFINE

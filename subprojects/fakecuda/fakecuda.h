@@ -24,6 +24,7 @@
  * - The kernel registry (plugins.c) is complete before any entry point goes
  *   past fc_enter() and never changes afterwards, so a kernel's index and
  *   fc_kernel pointer are stable for the life of the process.
+ * Asserted in: handles.c, memory.c, queue.c, plugins.c.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H

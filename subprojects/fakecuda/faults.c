@@ -19,6 +19,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,12 @@ static _Thread_local bool pending_fault;
 
 static bool fc_known_api(const char *name)
 {
-    for (unsigned i = 0; i < FC_API_COUNT; i++)
+    for (unsigned i = 0; i < FC_API_COUNT; i++) {
+        assert((i == 0 || strcmp(fc_api_rows[i - 1].name, fc_api_rows[i].name) < 0) &&
+               "the rows are sorted by name, each name once");
         if (strcmp(fc_api_rows[i].name, name) == 0 || strcmp(fc_api_rows[i].base, name) == 0)
             return true;
+    }
     return false;
 }
 
@@ -128,6 +132,11 @@ static char *fc_trim(char *s)
 
 static void fc_parse_spec(void)
 {
+#ifndef NDEBUG
+    static bool spec_read;
+    assert(!spec_read && "FAKECUDA_FAULTS is read once");
+    spec_read = true;
+#endif
     const char *env = getenv("FAKECUDA_FAULTS");
     char *spec = env ? strdup(env) : NULL, *save = NULL;
     int n = 0;
@@ -146,6 +155,7 @@ static void fc_parse_spec(void)
         }
         n += *rule != '\0';
     }
+    assert(n >= 0 && n <= FC_MAX_RULES && "at most FC_MAX_RULES rules, none if one is malformed");
     free(spec);
     nrules = n;
 }
@@ -171,6 +181,7 @@ static fc_action fc_match(fc_target t, const char *a, const char *b)
         bool hit = r->target == t &&
                    (t == FC_T_ALLOC || (t == FC_T_LAUNCH ? fnmatch(r->name, a, 0) == 0
                                                          : strcmp(r->name, a) == 0 || strcmp(r->name, b) == 0));
+        assert(r->nth > 0 && "every rule parsed counts from its first call");
         if (hit && fc_rule_fires(r) && !fired) {
             out = r->action;
             fired = true;

@@ -43,6 +43,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,7 @@ static bool fc_text_read(fc_image *img, const unsigned char *t, size_t n)
 /* Reads the n bytes at b as a container, a cubin or PTX text. */
 static void fc_image_parse(fc_image *img, const unsigned char *b, size_t n)
 {
+    assert(n <= FC_IMAGE_MAX && "a larger image is never read");
     *img = (fc_image){0};
     if (!(img->holds = calloc(fc_kernel_count(), 1)))
         return;
@@ -456,6 +458,7 @@ static void fc_image_parse(fc_image *img, const unsigned char *b, size_t n)
         free(img->ptx);
         *img = (fc_image){0};
     }
+    assert((img->read || (!img->holds && !img->ptx)) && "an image is read whole or not at all");
 }
 
 /* The n (> 0) bytes at src, copied whole; NULL where they are not all readable. */

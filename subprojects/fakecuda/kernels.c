@@ -18,6 +18,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <string.h>
 
 struct fill_args {
@@ -68,6 +69,7 @@ static uint64_t fc_extent(int n, uint64_t threads)
 /* Host view of count elements of elem bytes at device address p, or NULL and *err. */
 static void *fc_dev(CUdeviceptr p, uint64_t count, size_t elem, CUresult *err)
 {
+    assert(*err == CUDA_SUCCESS && "a kernel asks for no range after a fault, so it has written nothing");
     if (p % elem != 0) {
         *err = CUDA_ERROR_MISALIGNED_ADDRESS;
         return NULL;

@@ -14,6 +14,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,8 @@ static CUresult fc_pack_params(const fc_kernel *k, void **params, void **extra, 
     for (unsigned i = 0; i < k->nparams; i++) {
         if (!params[i])
             return CUDA_ERROR_INVALID_VALUE;
+        assert(k->param[i].offset + k->param[i].size <= fc_kernel_param_bytes(k) &&
+               "a parameter is read only within the kernel's own layout");
         memcpy(out + k->param[i].offset, params[i], k->param[i].size);
     }
     return CUDA_SUCCESS;

@@ -29,6 +29,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,6 +142,7 @@ static CUresult fc_link_take(CUlinkState st, CUjitInputType type, const unsigned
     }
     if (!read || !img.holds)
         st->every = true;
+    assert(st->holds && "a state's holds has fc_kernel_count() entries");
     for (unsigned i = 0; read && img.holds && i < fc_kernel_count(); i++)
         st->holds[i] |= img.holds[i];
     fc_image_drop(&img);
@@ -338,6 +340,7 @@ CUresult fc_link_complete(CUlinkState st, void **cubin, size_t *size)
     st->image_size = n;
     *cubin = e;
     *size = n;
+    assert(st->inputs > 0 && *cubin == st->image && "the image handed out is the state's own");
     return CUDA_SUCCESS;
 }
 

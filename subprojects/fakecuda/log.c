@@ -9,6 +9,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,11 @@ static atomic_bool log_debug;
 
 static void fc_log_load(void)
 {
+#ifndef NDEBUG
+    static bool log_read;
+    assert(!log_read && "FAKECUDA_LOG is read once");
+    log_read = true;
+#endif
     const char *env = getenv("FAKECUDA_LOG");
     if (!env || !*env)
         return;

@@ -26,6 +26,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ static fc_image_at fc_lazy_errors_at(void)
 /* A module or library of the image img, which it takes (dropped on failure). */
 static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ctx, fc_image *img)
 {
+    assert(needs_ctx == (kind == FC_K_MODULE) && "a module belongs to its loading context, a library to none");
     CUcontext ctx = NULL;
     CUresult r = fc_current(&ctx);
     if (needs_ctx && r != CUDA_SUCCESS) {
@@ -194,6 +196,7 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
         (*slot)->owner = m;
         (*slot)->max_dyn_smem = (int)FC_DEFAULT_SMEM;
     }
+    assert((!*slot || ((*slot)->owner == m && (*slot)->k == k)) && "a slot holds the one handle of its kernel");
     if (*slot)
         *out = *slot;
     else

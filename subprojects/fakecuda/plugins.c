@@ -20,6 +20,7 @@
 #include "fakecuda.h"
 #include "ptx/ptx.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,6 +118,7 @@ static bool fc_grow(void)
 /* Appends fakecuda's own copy of k, uncommitted. */
 static int fc_stage(fc_loading *l, const struct fakecuda_kernel *k)
 {
+    assert(in_load && "the registry changes only while it loads, in the once");
     if (reg.n == reg.cap && !fc_grow())
         return fc_refuse(l, "out of memory");
     char *name = strdup(k->name);

@@ -11,7 +11,8 @@
  *   CUDA_ERROR_NOT_SUPPORTED, so a newer runtime gets an answer, not a jump
  *   through garbage.
  * - An unknown table is CUDA_ERROR_NOT_SUPPORTED with one stderr line per
- *   UUID; nothing here ever crashes on an unexpected request. A known table
+ *   UUID (for the first 32 UUIDs; each request for a later one gets its
+ *   line); nothing here ever crashes on an unexpected request. A known table
  *   deliberately not provided (its client carries on without it) is
  *   CUDA_ERROR_NOT_SUPPORTED with only the FAKECUDA_LOG=debug line.
  * - Context-local storage holds at most one value per (context, key), under
@@ -22,6 +23,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <nettle/md2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ typedef uintptr_t fc_word;
 
 #define FC_FN(f) ((fc_word)(f))
 #define FC_SIZE_WORD(n) ((fc_word)((n) * sizeof(fc_word)))
+/* Word 0 of a sized table says its size: checked against the array itself. */
+#define FC_SIZED(table, n) _Static_assert(sizeof(table) == FC_SIZE_WORD(n), "word 0 is " #table "'s size in bytes")
 
 /* ---- slots the runtime was never seen calling -------------------------- */
 
@@ -113,6 +117,7 @@ static const fc_word cudart_interface[] = {
     FC_FN(fc_CUDART_INTERFACE_6),
     FC_FN(fc_CUDART_INTERFACE_7),
 };
+FC_SIZED(cudart_interface, 8);
 
 /* ---- TOOLS_RUNTIME_CALLBACK_HOOKS: buffers the runtime writes ---------- */
 
@@ -157,6 +162,7 @@ static const fc_word tools_hooks[] = {
     FC_FN(fc_TOOLS_RUNTIME_CALLBACK_HOOKS_5),
     FC_FN(fc_hooks_6),
 };
+FC_SIZED(tools_hooks, 7);
 
 /* ---- TOOLS_TLS: must exist; the runtime calls none of it --------------- */
 
@@ -166,6 +172,7 @@ static const fc_word tools_tls[] = {
     FC_FN(fc_TOOLS_TLS_2),
     FC_FN(fc_TOOLS_TLS_3),
 };
+FC_SIZED(tools_tls, 4);
 
 /* ---- CONTEXT_LOCAL_STORAGE_INTERFACE_V0301 ----------------------------- */
 
@@ -180,6 +187,17 @@ typedef struct fc_cls_entry {
 
 static pthread_mutex_t cls_lock = PTHREAD_MUTEX_INITIALIZER;
 static fc_cls_entry *cls_head;
+
+#ifndef NDEBUG
+/* Whether (ctx, key) has at most one entry. */
+static bool fc_cls_unique_locked(CUcontext ctx, const void *key)
+{
+    unsigned n = 0;
+    for (const fc_cls_entry *e = cls_head; e; e = e->next)
+        n += e->ctx == ctx && e->key == key;
+    return n <= 1;
+}
+#endif
 
 static fc_cls_entry **fc_cls_find_locked(CUcontext ctx, const void *key)
 {
@@ -209,6 +227,7 @@ static CUresult fc_cls_put(CUcontext ctx, void *key, void *value, fc_cls_dtor dt
         cls_head = fresh;
         fresh = NULL;
     }
+    assert(fc_cls_unique_locked(ctx, key) && "at most one value per (context, key)");
     pthread_mutex_unlock(&cls_lock);
     free(fresh);
     return CUDA_SUCCESS;
@@ -306,6 +325,7 @@ static const fc_word context_checks[] = {
     FC_FN(fc_checks_2),
     FC_FN(fc_checks_3),
 };
+FC_SIZED(context_checks, 4);
 
 /* ---- INTEGRITY_CHECK ---------------------------------------------------- */
 
@@ -316,6 +336,7 @@ static const fc_word integrity_check[] = {
     FC_FN(fc_integrity),
     FC_FN(fc_INTEGRITY_CHECK_2),
 };
+FC_SIZED(integrity_check, 3);
 
 static const uint8_t integrity_key[MD2_BLOCK_SIZE] = {
     0x14, 0x6A, 0xDD, 0xAE, 0x53, 0xA9, 0xA7, 0x52, 0xAA, 0x08, 0x41, 0x36, 0x0B, 0xF5, 0x5A, 0x9F,

@@ -17,6 +17,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define FC_PROC_FLAGS (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
@@ -41,6 +42,7 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
         if (r->since <= version && (!r->per_thread || per_thread) && fc_better(r, best))
             best = r;
     }
+    assert((!best || (best->fn && best->since <= version)) && "a lookup returns a variant of that version or older");
     *pfn = best ? best->fn : NULL;
     if (status)
         *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS

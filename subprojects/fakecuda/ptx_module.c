@@ -23,6 +23,7 @@
 #include "fakecuda.h"
 #include "ptx/ptx.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,7 @@ void fc_ptx_detach(struct CUmod_st *mod)
 
 void fc_ptx_attach(struct CUmod_st *mod, const fc_image *img)
 {
+    assert(!mod->ptx && "a module's PTX is attached once, at its load");
     if (!img->ptx || !fc_ptx_on())
         return;
     char err[300];
@@ -172,7 +174,9 @@ struct CUfunc_st **fc_ptx_slot(struct CUmod_st *mod, const char *name, bool kern
     for (unsigned i = 0; pi && i < pi->n; i++)
         if (strcmp(pi->kernel[i].name, name) == 0) {
             *k = &pi->kernel[i];
-            return &pi->entry[(kernel_handle ? pi->n : 0) + i];
+            struct CUfunc_st **slot = &pi->entry[(kernel_handle ? pi->n : 0) + i];
+            assert((!*slot || (*slot)->owner == mod) && "a module's PTX handles are its own");
+            return slot;
         }
     return NULL;
 }

@@ -10,6 +10,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #define FC_CTX_API_VERSION 3020
 
 static const CUuuid fc_uuid = {{'f', 'a', 'k', 'e', 'c', 'u', 'd', 'a', '-', 'd', 'e', 'v', 'i', 'c', 'e', '0'}};
+_Static_assert(sizeof fc_uuid.bytes == sizeof "fakecuda-device0" - 1, "the UUID is the text's bytes, no NUL");
 
 CUresult fc_device_uuid(CUuuid *uuid, CUdevice d)
 {
@@ -24,6 +26,7 @@ CUresult fc_device_uuid(CUuuid *uuid, CUdevice d)
         return CUDA_ERROR_INVALID_VALUE;
     if (fc_device_check(d) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_DEVICE;
+    assert(memcmp(fc_uuid.bytes, "fakecuda-device0", sizeof fc_uuid.bytes) == 0 && "one fixed UUID");
     *uuid = fc_uuid;
     return CUDA_SUCCESS;
 }

@@ -7,8 +7,10 @@
  * values out of range are refused as the real driver refuses them.
  * Invariants:
  * - The compute capability is FAKECUDA_COMPUTE_CAPABILITY (MAJOR.MINOR,
- *   default 9.0), read once; cuDeviceComputeCapability and both
- *   cuDeviceGetAttribute answers come from it, so they never disagree.
+ *   default 9.0), read at the first call that needs it (threads racing
+ *   that call may each read it; the first value stored is kept);
+ *   cuDeviceComputeCapability and both cuDeviceGetAttribute answers come
+ *   from it, so they never disagree.
  * - The PCI address is formatted from the device attributes, so
  *   cuDeviceGetPCIBusId and cuDeviceGetAttribute never disagree.
  * - With one device, no context can access a peer: cuDeviceCanAccessPeer
@@ -18,6 +20,7 @@
  */
 #include "fakecuda.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,7 +73,9 @@ int fc_device_cc(void)
         return v;
     int none = 0;
     atomic_compare_exchange_strong(&cc, &none, fc_cc_parse());
-    return atomic_load(&cc);
+    v = atomic_load(&cc);
+    assert(v >= 10 && v <= 999 && "MAJOR (1 to 99) * 10 + MINOR (one digit)");
+    return v;
 }
 
 CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d)
@@ -78,7 +83,10 @@ CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d)
     if (!major || !minor)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_device_attribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
-    return r == CUDA_SUCCESS ? fc_device_attribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) : r;
+    if (r == CUDA_SUCCESS)
+        r = fc_device_attribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+    assert((r != CUDA_SUCCESS || *major * 10 + *minor == fc_device_cc()) && "the attributes answer the one value");
+    return r;
 }
 
 CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d)
@@ -91,8 +99,11 @@ CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d)
         r = fc_device_attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
     if (r == CUDA_SUCCESS)
         r = fc_device_attribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
-    if (r == CUDA_SUCCESS)
-        snprintf(id, (size_t)len, "%08x:%02x:%02x.0", (unsigned)domain, (unsigned)bus, (unsigned)device);
+    if (r == CUDA_SUCCESS) {
+        int n = snprintf(id, (size_t)len, "%08x:%02x:%02x.0", (unsigned)domain, (unsigned)bus, (unsigned)device);
+        assert(n == 16 && "domain, bus and device attributes fit the fixed format");
+        (void)n;
+    }
     return r;
 }
 
@@ -102,6 +113,7 @@ CUresult fc_device_can_access_peer(int *can, CUdevice d, CUdevice peer)
         return CUDA_ERROR_INVALID_VALUE;
     if (fc_device_check(d) != CUDA_SUCCESS || fc_device_check(peer) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_DEVICE;
+    assert(d == peer && "one device: any valid peer is the device itself");
     *can = 0;
     return CUDA_SUCCESS;
 }

@@ -15,7 +15,12 @@
 #include "entry.h"
 #include "log.h"
 
+#include <assert.h>
 #include <stdatomic.h>
+
+#ifdef __cuda_cuda_h__
+#error "unsupported.c must not see cuda.h: its stubs' prototype is not cuda.h's"
+#endif
 
 #define FC_NOT_SUPPORTED 801 /* CUDA_ERROR_NOT_SUPPORTED */
 
@@ -23,6 +28,7 @@ static atomic_bool logged[FC_API_COUNT];
 
 int fc_unsupported(unsigned api_id)
 {
+    assert(api_id < FC_API_COUNT && "a stub passes its own FC_ID_<name>");
     if (api_id < FC_API_COUNT && fc_debug_on() && !atomic_exchange(&logged[api_id], true))
         fc_debug("%s is not emulated: CUDA_ERROR_NOT_SUPPORTED", fc_api_rows[api_id].name);
     return FC_NOT_SUPPORTED;

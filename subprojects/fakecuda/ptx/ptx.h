@@ -8,7 +8,9 @@
  * launch's device() mapping, and depends on nothing else of fakecuda.
  * Invariants: a parsed module is read-only until fc_ptx_free, so launches
  * on several threads may share it; a launch returns FAKECUDA_KERNEL_OK or
- * one fault code (fc_ptx_fault), never crashes the host on a bad address.
+ * one fault code (FC_PTX_* or the ABI's), never crashes the host on a bad
+ * address.
+ * Asserted in: ptx_exec.c.
  */
 #ifndef FC_PTX_H
 #define FC_PTX_H

@@ -29,6 +29,7 @@
 #include "ptx_tex.h"
 #include "ptx_sync.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <fenv.h>
 #include <math.h>
@@ -2252,6 +2253,10 @@ static int launch(const struct fakecuda_launch *L, bool cooperative)
         fclose(sf);
     }
     free(x.writes);
+    assert((x.fault == FAKECUDA_KERNEL_OK || x.fault == FAKECUDA_KERNEL_ILLEGAL_ADDRESS ||
+            x.fault == FAKECUDA_KERNEL_MISALIGNED_ADDRESS || x.fault == FAKECUDA_KERNEL_LAUNCH_FAILED ||
+            x.fault == FC_PTX_ASSERT || x.fault == FC_PTX_ILLEGAL_INSTRUCTION || x.fault == FC_PTX_TIMEOUT) &&
+           "a launch returns one fault code of fakecuda_kernel.h's or ptx.h's");
     return x.fault;
 }
 

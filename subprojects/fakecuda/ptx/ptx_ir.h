@@ -14,6 +14,7 @@
  * - An instruction the parser does not know stays in the function as
  *   PI_UNSUPPORTED with its text: running it fails the launch, naming it.
  * - The IR is read-only once parsed: launches on several threads share it.
+ * Asserted in: ptx_parse.c.
  */
 #ifndef FC_PTX_IR_H
 #define FC_PTX_IR_H

@@ -19,6 +19,7 @@
 #include "ptx_ir.h"
 #include "ptx_sync.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1480,6 +1481,49 @@ static void resolve_labels(parser *p)
     }
 }
 
+#ifndef NDEBUG
+static bool reg_ok(int32_t r, const ptx_func *f)
+{
+    return r >= 0 && (uint32_t)r < f->nregs;
+}
+
+/* Whether operand o of f is resolved (ptx_ir.h's invariant). */
+static bool operand_resolved(const ptx_opnd *o, const fc_ptx_module *m, const ptx_func *f)
+{
+    switch (o->kind) {
+    case PO_REG: return reg_ok(o->reg, f);
+    case PO_SREG: return o->reg >= 0 && o->reg < SR_COUNT;
+    case PO_ADDR: return (o->reg < 0 || reg_ok(o->reg, f)) && (o->sym < 0 || (uint32_t)o->sym < f->nsym);
+    case PO_SYM: return o->sym >= 0 && (uint32_t)o->sym < f->nsym;
+    case PO_LABEL: return o->imm < f->ninsn;
+    case PO_FUNC: return o->imm < m->nfuncs;
+    case PO_VEC:
+        for (unsigned i = 0; i < o->vec && i < 4; i++)
+            if (o->regs[i] != -1 && !reg_ok(o->regs[i], f))
+                return false;
+        return o->vec <= 4;
+    default: return true;
+    }
+}
+
+/* Whether every index f holds is in range: its operands, guards and symbols. */
+static bool func_resolved(const fc_ptx_module *m, const ptx_func *f)
+{
+    for (uint32_t i = 0; i < f->ninsn; i++) {
+        const ptx_insn *in = &f->insn[i];
+        if (in->pred >= 0 && !reg_ok(in->pred, f))
+            return false;
+        for (unsigned j = 0; j < in->nops && j < PTX_MAX_OPS; j++)
+            if (!operand_resolved(&in->o[j], m, f))
+                return false;
+    }
+    for (uint32_t i = 0; i < f->nsym; i++)
+        if (f->sym[i].kind == SYM_VAR && f->sym[i].index >= m->nvars)
+            return false;
+    return true;
+}
+#endif
+
 static ptx_builtin builtin_of(const char *name)
 {
     return strcmp(name, "vprintf") == 0        ? PB_VPRINTF
@@ -1538,6 +1582,7 @@ static bool function(parser *p, bool entry)
     int open = body(p);
     if (!p->failed)
         resolve_labels(p);
+    assert((p->failed || func_resolved(m, &tmp)) && "every index the IR holds is checked here");
     ptx_func *f = &m->func[idx];
     free(f->name);
     free(f->param);
