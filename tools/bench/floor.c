@@ -10,6 +10,7 @@
  * first call (a constructor); x86-64 only (the jump is written in its
  * assembly), elsewhere the library is not built.
  */
+#include <assert.h>
 #include <dlfcn.h>
 
 /* The driver calls the bench makes, one row each. */
@@ -37,4 +38,6 @@ __attribute__((constructor)) static void floor_resolve(void)
 {
 #define RESOLVE(name) floor_next_##name = dlsym(RTLD_NEXT, #name);
     FLOOR_CALLS(RESOLVE)
+#define RESOLVED(name) assert(floor_next_##name && "every name of FLOOR_CALLS has a next definition");
+    FLOOR_CALLS(RESOLVED)
 }

@@ -5,6 +5,7 @@
  * Invariant: a usage error (bad option, bad value, missing operand) is one
  * line naming the problem plus one usage line on stderr, and status
  * CT_EXIT_USAGE; nothing is run or rendered.
+ * Asserted in: usage.c.
  */
 #ifndef CT_TOOL_COMMANDS_H
 #define CT_TOOL_COMMANDS_H

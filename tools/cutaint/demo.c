@@ -9,7 +9,8 @@
  *
  * Owns: the demo's narrative.  Invariants: exit 0 only if the report holds
  * a refused read (the story played out), 1 otherwise, 2 if something it
- * needs is missing; the report is kept (its path is printed for the next
+ * needs is missing, 126 or 127 (as `cutaint run`) if the demo program
+ * cannot be executed; the report is kept (its path is printed for the next
  * command to try), the temporary log is removed once shown.
  */
 #include "commands.h"
@@ -20,6 +21,7 @@
 #include "run.h"
 #include "textout.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,5 +188,8 @@ int ct_cmd_demo(int argc, char **argv)
     int status = play((char *)program, report, log);
     unlink(log);
     conclusion(status, report);
+    assert((status == CT_EXIT_OK || status == CT_EXIT_DEMO_FAILED || status == CT_EXIT_USAGE || status == 126 ||
+            status == 127) &&
+           "the demo exits 0, 1, 2, or 126/127 as `cutaint run` when the program cannot run");
     return status;
 }

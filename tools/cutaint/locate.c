@@ -7,6 +7,7 @@
 #include "ct_paths.h"
 #include "textout.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ static bool present(const ct_place *place, const char *path)
 
 const char *ct_locate(const ct_place *place)
 {
+    assert(place->what && place->build && place->install && "a place is looked for in its build, then install path");
     const char *override = place->env ? getenv(place->env) : NULL;
     if (override && *override) {
         if (present(place, override))

@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+_Static_assert(CT_EXIT_USAGE == 2, "a usage error exits 2, as every help page says");
+
 static const char overview[] = "NAME\n"
                                "    cutaint - make GPU failures loud, traceable and impossible to read as data\n"
                                "\n"

@@ -8,6 +8,8 @@
 #include "textout.h"
 #include "util.h"
 
+#include <assert.h>
+
 void ct_render(FILE *out, const ct_report *r, ct_format format)
 {
     static void (*const renderers[])(FILE *, const ct_report *) = {
@@ -15,6 +17,7 @@ void ct_render(FILE *out, const ct_report *r, ct_format format)
         [CT_FORMAT_DOT] = ct_render_dot,
         [CT_FORMAT_JSON] = ct_render_json,
     };
+    assert((size_t)format < sizeof renderers / sizeof renderers[0] && renderers[format] && "every format has a view");
     renderers[format](out, r);
 }
 
@@ -27,6 +30,8 @@ const char *ct_failure_what(const ct_failure *f)
 
 void ct_counts_phrase(char *buf, size_t cap, const ct_counts *c)
 {
+    assert(c->skipped_copies + c->skipped_calls <= c->skips &&
+           "the skipped copies and library calls are among the skips");
     unsigned long long launches = c->skips - c->skipped_copies - c->skipped_calls;
     int n = snprintf(buf, cap, "%llu root failure%s", (unsigned long long)c->failures, ct_plural(c->failures));
     if (c->occurrences > c->failures && n >= 0 && (size_t)n < cap)

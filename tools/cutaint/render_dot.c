@@ -16,6 +16,7 @@
 #include "textout.h"
 #include "util.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static long group_named(const ct_failure *f, const char *name)
 
 static void node_id(FILE *out, size_t proc, const ct_failure *f, char kind, long index)
 {
+    assert(index >= ROOT && "node ids are made from indices");
     uint64_t magnitude = f->id < 0 ? 0 - (uint64_t)f->id : (uint64_t)f->id;
     fprintf(out, "p%zu_f%" PRIu64, proc, magnitude);
     if (f->id < 0)
@@ -96,8 +98,11 @@ static void failure_edges(FILE *out, size_t proc, const ct_failure *f)
     for (size_t i = 0; i < f->n_skips; i++)
         if (!reached[i])
             add_edge(&e, ROOT, (long)i);
-    for (size_t i = 0; i < e.n; i++)
+    for (size_t i = 0; i < e.n; i++) {
+        assert(e.v[i].to != ROOT && e.v[i].from != e.v[i].to && (size_t)e.v[i].to < f->n_skips &&
+               "an edge goes down to a skip group of this failure");
         put_edge(out, proc, f, 's', e.v[i].from, 's', e.v[i].to);
+    }
     for (size_t i = 0; i < f->n_reads; i++)
         put_edge(out, proc, f, 's', hang[i], 'r', (long)i);
     free(e.v);

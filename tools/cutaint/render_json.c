@@ -18,6 +18,8 @@
 
 #include "schema_write.h"
 
+#include <assert.h>
+
 static void to_file(void *out, const char *piece, size_t len)
 {
     fwrite(piece, 1, len, out);
@@ -220,5 +222,6 @@ void ct_render_json(FILE *out, const ct_report *r)
                                            .processes = {r->procs, r->n_procs, process},
                                            .totals = {r, 1, totals},
                                            .counts = {&total, 1, counts}});
+    assert(!j.full && "a streamed summary is never cut");
     ct_jsonl_end(&j);
 }

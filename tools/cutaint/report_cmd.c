@@ -12,6 +12,7 @@
 #include "report.h"
 #include "textout.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -123,8 +124,10 @@ int ct_cmd_report(int argc, char **argv)
     bool ok = true;
     for (; i < argc && ok; i++)
         ok = read_one(&r, argv[i]);
-    if (ok)
+    if (ok) {
+        assert(i == argc && "every file is read before anything is rendered");
         ct_render(stdout, &r, format);
+    }
     ct_report_free(&r);
     return ok ? CT_EXIT_OK : CT_EXIT_USAGE;
 }

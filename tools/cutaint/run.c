@@ -23,6 +23,7 @@
 #include "errnames.h"
 #include "textout.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -341,6 +342,23 @@ static int parse(int argc, char **argv, ct_run_request *req)
     return check_environment(req);
 }
 
+#ifndef NDEBUG
+/* Whether every valued option set has a non-empty value, and each one the
+   shim's configuration reads is one it accepts (run.h). */
+static bool request_validated(const ct_run_request *req)
+{
+    for (int i = 0; i < CT_RUN_OPTS; i++) {
+        const run_option *o = &options[i];
+        if (!req->set[i] || !o->metavar)
+            continue;
+        if (!req->value[i] || !*req->value[i] ||
+            (o->check == check_config && !check_config(o->env, req->value[i], NULL, 0)))
+            return false;
+    }
+    return true;
+}
+#endif
+
 int ct_cmd_run(int argc, char **argv)
 {
     ct_run_request req = {0};
@@ -352,6 +370,7 @@ int ct_cmd_run(int argc, char **argv)
         print_help();
         return CT_EXIT_OK;
     }
+    assert(request_validated(&req) && "every value is validated before ct_run_execute sees it");
     rc = ct_run_execute(&req, &outcome);
     if (rc)
         return rc;

@@ -22,6 +22,7 @@
 
 #include "files.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static bool read_file(ct_report *r, const char *path)
 static size_t read_matching(ct_report *r, const char *tmpl, const struct timespec *began)
 {
     const char *slash = strrchr(tmpl, '/');
+    assert(slash && !memmem(tmpl, (size_t)(slash - tmpl), "%p", 2) && "a directory holding %p is not searched");
     char dir[PATH_MAX];
     size_t dir_len = slash ? (size_t)(slash - tmpl) : 0;
     if (dir_len >= sizeof dir)

@@ -30,6 +30,7 @@
 #include "report.h"
 #include "textout.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -89,6 +90,7 @@ static bool prepend(const char *name, const char *first)
         return false;
     snprintf(value, n, "%s%s%s", first, old && *old ? ":" : "", old ? old : "");
     bool ok = setenv(name, value, 1) == 0;
+    assert((!ok || strncmp(getenv(name), first, strlen(first)) == 0) && "ours goes ahead of what the user had");
     free(value);
     return ok;
 }
@@ -167,6 +169,7 @@ static int prepare_environment(const ct_run_request *req, char *report, size_t c
     }
     unsetenv(ct_place_shim.env);
     unsetenv(ct_place_fakecuda.env);
+    assert(!getenv(ct_place_shim.env) && !getenv(ct_place_fakecuda.env) && "the program does not inherit these");
     return 0;
 }
 
@@ -186,6 +189,7 @@ static void remove_if_empty(ct_run_outcome *out)
 
 static void exec_child(char **program, int report_fd)
 {
+    assert(program && program[0] && "no shell: the program's own argv");
     execvp(program[0], program);
     int err = errno;
     if (write(report_fd, &err, sizeof err) < 0)
@@ -272,5 +276,7 @@ int ct_run_execute(const ct_run_request *req, ct_run_outcome *out)
     out->report_temporary = !rc && *report && !req->set[CT_OPT_REPORT];
     if (out->report_temporary)
         remove_if_empty(out);
+    assert(!(out->report_removed && req->set[CT_OPT_REPORT]) && "a report the user named is always left");
+    assert(!(rc && out->ran) && "a program that did not start has no outcome");
     return rc;
 }

@@ -22,6 +22,7 @@
 #include "textout.h"
 #include "util.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -56,6 +57,7 @@ static const ct_process *main_process(const ct_report *r, long pid)
 
 static void status_part(FILE *out, const ct_run_request *req, const ct_run_outcome *o, const ct_process *p)
 {
+    assert((!o->signal || o->status == o->program_status) && "the first line names the status cutaint exits with");
     fputs(PREFIX, out);
     ct_put_text(out, req->program[0], "");
     if (o->signal) {
@@ -147,6 +149,7 @@ static void report_lines(FILE *out, const ct_run_outcome *o, const ct_report *r,
 
 void ct_run_summary(FILE *out, const ct_run_request *req, const ct_run_outcome *o)
 {
+    assert(o->ran && "a summary is of a program that ran");
     ct_report r;
     bool have = load(o, &r);
     const ct_process *p = have ? main_process(&r, o->pid) : NULL;

@@ -6,6 +6,7 @@
  */
 #include "textout.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,7 @@ static void put_visible(FILE *out, const char *s, bool quote_dot)
             written++;
             continue;
         }
+        assert(len >= 1 && len <= 4 && !is_control(cp) && "only whole, visible characters are written");
         if (quote_dot && (cp == '"' || cp == '\\'))
             fputc('\\', out);
         fwrite(p, 1, len, out);

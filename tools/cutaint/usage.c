@@ -6,8 +6,12 @@
 
 #include "textout.h"
 
+#include <assert.h>
+#include <string.h>
+
 int ct_usage_error(const char *usage_line, const char *message, const char *detail)
 {
+    assert(!strchr(message, '\n') && !strchr(usage_line, '\n') && "one line naming the problem, one usage line");
     fputs(message, stderr);
     if (detail) {
         fputs(": ", stderr);
