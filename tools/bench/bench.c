@@ -88,6 +88,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "cutaint.h"
 
 #if defined(__has_include)
@@ -157,69 +158,43 @@ static void die(const char *what, CUresult r)
 static CUlibrary first_use_library;
 static char first_use_names[FIRST_USE_KERNELS][16];
 
-typedef struct text {
-    char *p;
-    size_t n, cap;
-} text;
-
-static void put_bytes(text *t, const void *p, size_t n)
-{
-    if (t->n + n > t->cap) {
-        t->cap = (t->n + n) * 2;
-        if (!(t->p = realloc(t->p, t->cap))) {
-            fprintf(stderr, "bench: out of memory\n");
-            exit(1);
-        }
-    }
-    memcpy(t->p + t->n, p, n);
-    t->n += n;
-}
-
-static void put_le(text *t, uint64_t v, unsigned bytes)
-{
-    uint8_t le[8];
-    for (unsigned i = 0; i < bytes; i++)
-        le[i] = (uint8_t)(v >> (8 * i));
-    put_bytes(t, le, bytes);
-}
-
 /* PTX of FIRST_USE_KERNELS kernels k00(float *, int) ... whose bodies fill
  * FIRST_USE_IMAGE bytes, in a fatbin's one PTX entry for compute_90
  * (docs/IMAGES.md), in the runtime's wrapper: leaked, the library keeps it. */
 static const void *runtime_image(void)
 {
-    text ptx = {0}, fatbin = {0};
+    blob ptx = {0}, fatbin = {0};
     static const char head[] = "//\n// first_use\n//\n.version 8.0\n.target sm_90\n.address_size 64\n";
     static const char line[] = "\tadd.s32 %r1, %r1, %r2;\n";
-    put_bytes(&ptx, head, sizeof head - 1);
+    blob_put(&ptx, head, sizeof head - 1);
     for (int k = 0; k < FIRST_USE_KERNELS; k++) {
         char entry[256];
         snprintf(first_use_names[k], sizeof first_use_names[k], "_Z3k%02dPfi", k);
         int n = snprintf(entry, sizeof entry,
                          ".visible .entry %s(.param .u64 %s_p0, .param .u32 %s_p1)\n{\n\t.reg .b32 %%r<3>;\n",
                          first_use_names[k], first_use_names[k], first_use_names[k]);
-        put_bytes(&ptx, entry, (size_t)n);
+        blob_put(&ptx, entry, (size_t)n);
         for (size_t b = 0; b < FIRST_USE_IMAGE / FIRST_USE_KERNELS; b += sizeof line - 1)
-            put_bytes(&ptx, line, sizeof line - 1);
-        put_bytes(&ptx, "\tret;\n}\n", 8);
+            blob_put(&ptx, line, sizeof line - 1);
+        blob_put(&ptx, "\tret;\n}\n", 8);
     }
-    put_bytes(&ptx, "", 1);
+    blob_put(&ptx, "", 1);
     size_t padded = (ptx.n + 7) / 8 * 8;
-    put_le(&fatbin, 0xba55ed50u, 4); /* the container: magic, version, header size, size */
-    put_le(&fatbin, 1, 2);
-    put_le(&fatbin, 16, 2);
-    put_le(&fatbin, 64 + padded, 8);
-    put_le(&fatbin, 1, 2); /* the entry: PTX, version, header size, payload */
-    put_le(&fatbin, 0x0101, 2);
-    put_le(&fatbin, 64, 4);
-    put_le(&fatbin, padded, 8);
-    put_le(&fatbin, 0, 12);
-    put_le(&fatbin, 90, 4); /* the architecture */
-    put_le(&fatbin, 0, 8);
-    put_le(&fatbin, 0x11, 8); /* 64-bit, host linux */
-    put_le(&fatbin, 0, 16);
-    put_bytes(&fatbin, ptx.p, ptx.n);
-    put_le(&fatbin, 0, padded - ptx.n);
+    blob_put_le(&fatbin, 0xba55ed50u, 4); /* the container: magic, version, header size, size */
+    blob_put_le(&fatbin, 1, 2);
+    blob_put_le(&fatbin, 16, 2);
+    blob_put_le(&fatbin, 64 + padded, 8);
+    blob_put_le(&fatbin, 1, 2); /* the entry: PTX, version, header size, payload */
+    blob_put_le(&fatbin, 0x0101, 2);
+    blob_put_le(&fatbin, 64, 4);
+    blob_put_le(&fatbin, padded, 8);
+    blob_put_zero(&fatbin, 12);
+    blob_put_le(&fatbin, 90, 4); /* the architecture */
+    blob_put_le(&fatbin, 0, 8);
+    blob_put_le(&fatbin, 0x11, 8); /* 64-bit, host linux */
+    blob_put_zero(&fatbin, 16);
+    blob_put(&fatbin, ptx.p, ptx.n);
+    blob_put_zero(&fatbin, padded - ptx.n);
     free(ptx.p);
     static struct {
         uint32_t magic, version;

@@ -31,48 +31,15 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "blob.h"
 #include "clock.h"
 #include "image.h"
 
 #define MAX_REPS 64
 
-typedef struct blob {
-    uint8_t *p;
-    size_t n, cap;
-} blob;
-
-static void put(blob *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 4096;
-        if (!(b->p = realloc(b->p, b->cap))) {
-            fprintf(stderr, "image_bench: out of memory\n");
-            exit(1);
-        }
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-static void put_le(blob *b, uint64_t v, unsigned bytes)
-{
-    uint8_t le[8];
-    for (unsigned i = 0; i < bytes; i++)
-        le[i] = (uint8_t)(v >> (8 * i));
-    put(b, le, bytes);
-}
-
-static void put_zero(blob *b, size_t n)
-{
-    static const uint8_t zero[4096];
-    for (; n > sizeof zero; n -= sizeof zero)
-        put(b, zero, sizeof zero);
-    put(b, zero, n);
-}
-
 static void put_str(blob *b, const char *s)
 {
-    put(b, s, strlen(s) + 1);
+    blob_put(b, s, strlen(s) + 1);
 }
 
 /* ---- synthesized images (the layouts of docs/IMAGES.md) ------------------------ */
@@ -90,7 +57,7 @@ static void put_cubin(blob *out, size_t text)
     char kernel[64], section[80];
     put_str(&shstr, "");
     put_str(&str, "");
-    put_zero(&sym, 24);
+    blob_put_zero(&sym, 24);
     name[1] = (uint32_t)shstr.n, type[1] = 3, put_str(&shstr, ".shstrtab");
     name[2] = (uint32_t)shstr.n, type[2] = 3, put_str(&shstr, ".strtab");
     name[3] = (uint32_t)shstr.n, type[3] = 2, link[3] = 2, put_str(&shstr, ".symtab");
@@ -104,12 +71,12 @@ static void put_cubin(blob *out, size_t text)
         name[t + 1] = (uint32_t)shstr.n, type[t + 1] = 0x70000000, link[t + 1] = 3, info[t + 1] = t;
         size[t + 1] = 4;
         put_str(&shstr, section);
-        put_le(&sym, str.n, 4);
-        put_le(&sym, 0x12, 1);
-        put_le(&sym, 0x10, 1);
-        put_le(&sym, t, 2);
-        put_le(&sym, 0, 8);
-        put_le(&sym, size[t], 8);
+        blob_put_le(&sym, str.n, 4);
+        blob_put_le(&sym, 0x12, 1);
+        blob_put_le(&sym, 0x10, 1);
+        blob_put_le(&sym, t, 2);
+        blob_put_le(&sym, 0, 8);
+        blob_put_le(&sym, size[t], 8);
         put_str(&str, kernel);
     }
     size[1] = shstr.n, size[2] = str.n, size[3] = sym.n;
@@ -119,42 +86,42 @@ static void put_cubin(blob *out, size_t text)
         at += (size[i] + 7) / 8 * 8;
     }
     size_t start = out->n;
-    put_le(out, 0x464c457f, 4);
-    put_le(out, 0x41010102, 4);
-    put_le(out, 8, 8);
-    put_le(out, 2, 2);   /* ET_EXEC */
-    put_le(out, 190, 2); /* EM_CUDA */
-    put_le(out, 1, 4);
-    put_le(out, 0, 8);
-    put_le(out, 0, 8);           /* e_phoff */
-    put_le(out, at, 8);          /* e_shoff */
-    put_le(out, 0x06005a02u, 4); /* sm_90 */
-    put_le(out, 64, 2);
-    put_le(out, 56, 2);
-    put_le(out, 0, 2);
-    put_le(out, 64, 2);
-    put_le(out, N_SEC, 2);
-    put_le(out, 1, 2);
+    blob_put_le(out, 0x464c457f, 4);
+    blob_put_le(out, 0x41010102, 4);
+    blob_put_le(out, 8, 8);
+    blob_put_le(out, 2, 2);   /* ET_EXEC */
+    blob_put_le(out, 190, 2); /* EM_CUDA */
+    blob_put_le(out, 1, 4);
+    blob_put_le(out, 0, 8);
+    blob_put_le(out, 0, 8);           /* e_phoff */
+    blob_put_le(out, at, 8);          /* e_shoff */
+    blob_put_le(out, 0x06005a02u, 4); /* sm_90 */
+    blob_put_le(out, 64, 2);
+    blob_put_le(out, 56, 2);
+    blob_put_le(out, 0, 2);
+    blob_put_le(out, 64, 2);
+    blob_put_le(out, N_SEC, 2);
+    blob_put_le(out, 1, 2);
     const blob *tables[4] = {NULL, &shstr, &str, &sym};
     for (unsigned i = 1; i < N_SEC; i++) {
-        put_zero(out, start + off[i] - out->n);
+        blob_put_zero(out, start + off[i] - out->n);
         if (i < 4)
-            put(out, tables[i]->p, tables[i]->n);
+            blob_put(out, tables[i]->p, tables[i]->n);
         else
-            put_zero(out, size[i]);
+            blob_put_zero(out, size[i]);
     }
-    put_zero(out, start + at - out->n);
+    blob_put_zero(out, start + at - out->n);
     for (unsigned i = 0; i < N_SEC; i++) {
-        put_le(out, name[i], 4);
-        put_le(out, type[i], 4);
-        put_le(out, 0, 8); /* sh_flags */
-        put_le(out, 0, 8); /* sh_addr */
-        put_le(out, off[i], 8);
-        put_le(out, size[i], 8);
-        put_le(out, link[i], 4);
-        put_le(out, info[i], 4);
-        put_le(out, 1, 8);
-        put_le(out, i == 3 ? 24 : 0, 8);
+        blob_put_le(out, name[i], 4);
+        blob_put_le(out, type[i], 4);
+        blob_put_le(out, 0, 8); /* sh_flags */
+        blob_put_le(out, 0, 8); /* sh_addr */
+        blob_put_le(out, off[i], 8);
+        blob_put_le(out, size[i], 8);
+        blob_put_le(out, link[i], 4);
+        blob_put_le(out, info[i], 4);
+        blob_put_le(out, 1, 8);
+        blob_put_le(out, i == 3 ? 24 : 0, 8);
     }
     free(shstr.p);
     free(str.p);
@@ -167,17 +134,17 @@ static blob ptx_text(size_t bytes)
     blob t = {0};
     static const char head[] = ".version 9.0\n.target sm_90\n.address_size 64\n\n";
     static const char line[] = "\tfma.rn.f32 \t%f3, %f1, %f2, %f3; // accumulate\n";
-    put(&t, head, sizeof head - 1);
+    blob_put(&t, head, sizeof head - 1);
     size_t per = (bytes - sizeof head) / 1000;
     char entry[128];
     for (unsigned k = 0; k < 1000; k++) {
         int n = snprintf(entry, sizeof entry, ".visible .entry _Z8kernel%04uPf(\n\t.param .u64 p\n)\n{\n", k);
-        put(&t, entry, (size_t)n);
+        blob_put(&t, entry, (size_t)n);
         for (size_t body = (size_t)n + 2; body + sizeof line - 1 <= per; body += sizeof line - 1)
-            put(&t, line, sizeof line - 1);
-        put(&t, "}\n", 2);
+            blob_put(&t, line, sizeof line - 1);
+        blob_put(&t, "}\n", 2);
     }
-    put(&t, "", 1);
+    blob_put(&t, "", 1);
     return t;
 }
 
@@ -186,30 +153,30 @@ static blob ptx_text(size_t bytes)
 static void put_entry(blob *out, unsigned kind, const blob *payload, uint64_t flags, uint64_t inflated)
 {
     size_t padded = (payload->n + 7) / 8 * 8;
-    put_le(out, kind, 2);
-    put_le(out, 0x0101, 2);
-    put_le(out, 64, 4);
-    put_le(out, padded, 8);
-    put_le(out, flags & 0x8000 ? payload->n : 0, 4);
-    put_le(out, 0, 4);
-    put_le(out, 0, 4);
-    put_le(out, 90, 4);
-    put_le(out, 0, 8);
-    put_le(out, 0x11 | flags, 8);
-    put_le(out, 0, 8);
-    put_le(out, inflated, 8);
-    put(out, payload->p, payload->n);
-    put_zero(out, padded - payload->n);
+    blob_put_le(out, kind, 2);
+    blob_put_le(out, 0x0101, 2);
+    blob_put_le(out, 64, 4);
+    blob_put_le(out, padded, 8);
+    blob_put_le(out, flags & 0x8000 ? payload->n : 0, 4);
+    blob_put_le(out, 0, 4);
+    blob_put_le(out, 0, 4);
+    blob_put_le(out, 90, 4);
+    blob_put_le(out, 0, 8);
+    blob_put_le(out, 0x11 | flags, 8);
+    blob_put_le(out, 0, 8);
+    blob_put_le(out, inflated, 8);
+    blob_put(out, payload->p, payload->n);
+    blob_put_zero(out, padded - payload->n);
 }
 
 static blob container(const blob *entries)
 {
     blob f = {0};
-    put_le(&f, 0xba55ed50u, 4);
-    put_le(&f, 1, 2);
-    put_le(&f, 16, 2);
-    put_le(&f, entries->n, 8);
-    put(&f, entries->p, entries->n);
+    blob_put_le(&f, 0xba55ed50u, 4);
+    blob_put_le(&f, 1, 2);
+    blob_put_le(&f, 16, 2);
+    blob_put_le(&f, entries->n, 8);
+    blob_put(&f, entries->p, entries->n);
     return f;
 }
 
