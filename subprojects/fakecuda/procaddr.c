@@ -9,11 +9,12 @@
  * compete too and win a tie. So "cuMemAlloc" at 12000 is cuMemAlloc_v2,
  * below 3020 the legacy cuMemAlloc, and "cuGetProcAddress" at >= 12000 is
  * the 5-argument cuGetProcAddress_v2.
- * Invariants: a failed lookup stores NULL in *pfn; a name fakecuda does not
- * export is CUDA_ERROR_NOT_FOUND / SYMBOL_NOT_FOUND, a name whose every
- * variant is newer than the requested version CUDA_ERROR_NOT_FOUND /
- * VERSION_NOT_SUFFICIENT, and a version above the driver's
- * CUDA_ERROR_INVALID_VALUE (as documented in cuda.h).
+ * Invariants: a lookup that finds nothing stores NULL in *pfn (refused
+ * arguments, CUDA_ERROR_INVALID_VALUE, leave it untouched); a name
+ * fakecuda does not export is CUDA_ERROR_NOT_FOUND / SYMBOL_NOT_FOUND, a
+ * name whose every variant is newer than the requested version
+ * CUDA_ERROR_NOT_FOUND / VERSION_NOT_SUFFICIENT, and a version above the
+ * driver's CUDA_ERROR_INVALID_VALUE (as documented in cuda.h).
  */
 #include "fakecuda.h"
 
