@@ -499,11 +499,19 @@ CUresult fc_mem_free_now(CUdeviceptr p)
     return r;
 }
 
-/* Like the real driver, cuMemFree waits for the context's pending work first. */
+/*
+ * Like the real driver, cuMemFree waits for the context's pending work first.
+ * Freeing 0 is a no-op that succeeds once a context is current: the
+ * runtime's cudaFree(NULL), which NVIDIA's libraries call to set their
+ * context up, reaches cuMemFree_v2(0), and cublasCreate and
+ * curandCreateGenerator fail on any other answer (README, "Device memory").
+ */
 CUresult fc_mem_free(CUdeviceptr p)
 {
     CUcontext ctx;
     CUresult r = fc_current(&ctx);
+    if (r == CUDA_SUCCESS && p == 0)
+        return CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         r = fc_capture_unsafe();
     if (r == CUDA_SUCCESS)

@@ -1,7 +1,7 @@
 /*
  * test_memory.c: device memory is not host memory (dereferencing it
  * crashes), allocation alignment, accounting and out-of-memory, address
- * ranges, managed and pinned memory, the legacy 32-bit entry points, and
+ * ranges, freeing 0, managed and pinned memory, the legacy 32-bit entry points, and
  * every copy and memset shape.
  */
 #include "fc_test.h"
@@ -74,6 +74,19 @@ Test(memory, alignment_ranges_and_accounting)
     OK(cuMemFree(b));
     OK(cuMemGetInfo(&free1, &total));
     cr_assert_eq(free1, free0);
+}
+
+/* The runtime's cudaFree(NULL), which NVIDIA's libraries call at start. */
+Test(memory, freeing_zero_succeeds_once_a_context_is_current)
+{
+    OK(cuInit(0));
+    FAILS(cuMemFree(0), CUDA_ERROR_INVALID_CONTEXT);
+    fc_setup();
+    size_t free0, free1, total;
+    OK(cuMemGetInfo(&free0, &total));
+    OK(cuMemFree(0));
+    OK(cuMemGetInfo(&free1, &total));
+    cr_assert_eq(free1, free0, "freeing 0 frees nothing");
 }
 
 Test(memory, device_size_and_out_of_memory)
