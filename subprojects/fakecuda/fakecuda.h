@@ -840,7 +840,8 @@ CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_
 
 /* ---- the runtime's private tables (private.c) -------------------------- */
 
-CUresult fc_get_export_table(const void **table, const CUuuid *id);
+/* caller: the return address of cuGetExportTable, to name who asked. */
+CUresult fc_get_export_table(const void **table, const CUuuid *id, const void *caller);
 /* Runs the context's local-storage destructors; context.c calls it before freeing ctx. */
 void fc_ctx_storage_drop(CUcontext ctx);
 

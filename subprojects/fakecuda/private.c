@@ -11,8 +11,9 @@
  *   CUDA_ERROR_NOT_SUPPORTED, so a newer runtime gets an answer, not a jump
  *   through garbage.
  * - An unknown table is CUDA_ERROR_NOT_SUPPORTED with one stderr line per
- *   UUID (for the first 32 UUIDs; each request for a later one gets its
- *   line); nothing here ever crashes on an unexpected request. A known table
+ *   UUID naming it and the object that asked (for the first 32 UUIDs;
+ *   each request for a later one gets its line); nothing here ever crashes
+ *   on an unexpected request. A known table
  *   deliberately not provided (its client carries on without it) is
  *   CUDA_ERROR_NOT_SUPPORTED with only the FAKECUDA_LOG=debug line.
  * - Context-local storage holds at most one value per (context, key), under
@@ -24,6 +25,7 @@
 #include "fakecuda.h"
 
 #include <assert.h>
+#include <dlfcn.h>
 #include <nettle/md2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,8 +481,23 @@ static void fc_uuid_text(const CUuuid *id, char out[37])
              b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-/* Said once per UUID, for the first 32 distinct ones; every one after those each time. */
-static void fc_unknown_table(const CUuuid *id, const char *text)
+/* The file of the object holding code address pc: who asked for a table. */
+static const char *fc_caller_object(const void *pc)
+{
+    Dl_info info;
+    if (!pc || !dladdr(pc, &info) || !info.dli_fname || !*info.dli_fname)
+        return "an unknown caller";
+    const char *slash = strrchr(info.dli_fname, '/');
+    return slash ? slash + 1 : info.dli_fname;
+}
+
+/*
+ * Said once per UUID, for the first 32 distinct ones; every one after those
+ * each time. It names the table and the object that asked: NVIDIA's
+ * libraries (cuFFT) ask for tables of their own, so an unknown table says
+ * nothing about the runtime's version.
+ */
+static void fc_unknown_table(const CUuuid *id, const char *text, const void *caller)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static CUuuid seen[32];
@@ -494,11 +511,12 @@ static void fc_unknown_table(const CUuuid *id, const char *text)
     pthread_mutex_unlock(&lock);
     if (first)
         fprintf(stderr,
-                "fakecuda: cuGetExportTable: unknown table %s; runtimes newer than CUDA 13.0.x are not supported\n",
-                text);
+                "fakecuda: cuGetExportTable: unknown table %s asked for by %s: not provided "
+                "(CUDA_ERROR_NOT_SUPPORTED)\n",
+                text, fc_caller_object(caller));
 }
 
-CUresult fc_get_export_table(const void **table, const CUuuid *id)
+CUresult fc_get_export_table(const void **table, const CUuuid *id, const void *caller)
 {
     if (!table || !id)
         return CUDA_ERROR_INVALID_VALUE;
@@ -513,6 +531,6 @@ CUresult fc_get_export_table(const void **table, const CUuuid *id)
         return fc_tables[i].words ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
     }
     fc_debug("cuGetExportTable %s: unknown", text);
-    fc_unknown_table(id, text);
+    fc_unknown_table(id, text, caller);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
