@@ -50,11 +50,24 @@ CUresult fc_ctx_or_current(CUcontext *ctx)
     return *ctx ? fc_ctx_check(*ctx) : fc_current(ctx);
 }
 
+/* cuCtxGetId: NULL is the current context. */
+CUresult fc_ctx_get_id(CUcontext ctx, unsigned long long *id)
+{
+    if (!id)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_ctx_or_current(&ctx);
+    if (r == CUDA_SUCCESS)
+        *id = ctx->id;
+    return r;
+}
+
 static CUresult fc_ctx_new(CUcontext *out, unsigned flags, bool is_primary)
 {
     CUcontext c = fc_obj_new(FC_P_CTX, FC_K_CTX, NULL);
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    static _Atomic uint64_t last_id;
+    c->id = atomic_fetch_add(&last_id, 1) + 1; /* never 0, never reused */
     c->flags = flags;
     c->primary = is_primary;
     fc_ctx_settings_init(&c->settings);

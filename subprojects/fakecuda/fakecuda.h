@@ -204,6 +204,7 @@ typedef struct fc_ctx_settings { /* settings.c */
 struct CUctx_st {
     fc_obj hdr;
     CUdevice dev;
+    uint64_t id; /* cuCtxGetId: unique in the process, a new one at each (re)creation */
     unsigned flags;
     bool primary;
     fc_queue q;
@@ -217,6 +218,7 @@ CUresult fc_ctx_create_v3(CUcontext *pctx, CUexecAffinityParam *ap, int nap, uns
 CUresult fc_ctx_create_v4(CUcontext *pctx, CUctxCreateParams *cp, unsigned flags, CUdevice dev);
 CUresult fc_ctx_destroy(CUcontext ctx);
 CUresult fc_ctx_get_current(CUcontext *pctx);
+CUresult fc_ctx_get_id(CUcontext ctx, unsigned long long *id);
 CUresult fc_ctx_set_current(CUcontext ctx);
 CUresult fc_ctx_push(CUcontext ctx);
 CUresult fc_ctx_pop(CUcontext *pctx);
@@ -549,12 +551,20 @@ void fc_copy_to_3d(const fc_copy *c, CUDA_MEMCPY3D *p);
 
 /* ---- module and library images (image.c) ------------------------------ */
 
+typedef struct fc_names {
+    char *text; /* owned */
+    size_t len, cap;
+} fc_names;
+
 typedef struct fc_image {
     bool read;            /* a wrapper, container, cubin or PTX text, read whole */
     bool runs;            /* (read) it has SASS the device runs or PTX it can compile */
     unsigned char *holds; /* owned; holds[i]: known kernel i is in it; NULL: every kernel */
     char *ptx;            /* owned, NUL-terminated: the PTX text the executor runs (FAKECUDA_PTX), or NULL */
     size_t ptx_len;
+    fc_names names;      /* the kernels it holds: each name NUL-terminated, back to back */
+    fc_names vars;       /* its cubin's variables: each name NUL-terminated, then its u64 size */
+    bool names_complete; /* (read) names and vars list every kernel and variable */
 } fc_image;
 
 /* An image given by address (a bogus address is an image not read). */
@@ -597,19 +607,23 @@ struct CUfunc_st { /* a CUfunction, or a CUkernel (kind FC_K_KERNEL) */
     struct CUmod_st *owner;
     const fc_kernel *k;
     int max_dyn_smem;
-    atomic_bool loaded; /* cuFuncLoad or a launch needed its code (lazy loading) */
+    int non_portable_cluster; /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, kept */
+    atomic_bool loaded;       /* cuFuncLoad or a launch needed its code (lazy loading) */
 };
 
 struct CUmod_st { /* a CUmodule, or a CUlibrary (kind FC_K_LIBRARY) */
     fc_obj hdr;
-    struct CUfunc_st **entry; /* owned; [i] function, [n + i] kernel handle of
+    struct CUfunc_st **entry;   /* owned; [i] function, [n + i] kernel handle of
                                  kernel i of the n known ones; made on request */
-    unsigned char *holds;     /* owned; the image's kernels (fc_image.holds); NULL: every one */
-    bool eager;               /* loaded with CUDA_MODULE_LOADING=EAGER: its functions are loaded */
-    CUresult lookup_error;    /* what every lookup answers (lazy: an image the device */
-    CUresult launch_error;    /* cannot run), what every launch answers; else CUDA_SUCCESS */
-    CUdeviceptr scratch;      /* the module's global "scratch"; 0 until asked for */
-    struct fc_ptx_image *ptx; /* owned: the kernels and variables of its PTX (ptx_module.c), or NULL */
+    unsigned char *holds;       /* owned; the image's kernels (fc_image.holds); NULL: every one */
+    bool eager;                 /* loaded with CUDA_MODULE_LOADING=EAGER: its functions are loaded */
+    CUresult lookup_error;      /* what every lookup answers (lazy: an image the device */
+    CUresult launch_error;      /* cannot run), what every launch answers; else CUDA_SUCCESS */
+    CUdeviceptr scratch;        /* the module's global "scratch"; 0 until asked for */
+    struct fc_ptx_image *ptx;   /* owned: the kernels and variables of its PTX (ptx_module.c), or NULL */
+    fc_names names, vars;       /* owned: its image's (fc_image) */
+    bool names_complete;        /* they list every kernel and variable of its image */
+    struct fc_nowrite *nowrite; /* owned: its kernels without code run as no-ops (sass.c) */
 };
 
 CUresult fc_module_load_file(CUmodule *m, const char *path);
@@ -627,6 +641,7 @@ CUresult fc_func_get_name(const char **name, CUfunction f);
 CUresult fc_func_param_info(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f);
 CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v);
+CUresult fc_kernel_set_attribute(CUfunction_attribute a, int v, CUkernel k);
 CUresult fc_func_load(CUfunction f);
 CUresult fc_func_is_loaded(CUfunctionLoadingState *state, CUfunction f);
 struct CUfunc_st *fc_func_resolve(CUfunction f);
@@ -642,6 +657,20 @@ void fc_ptx_free_handles(struct CUmod_st *mod); /* its PTX kernels' handles (cuM
 /* The handle slot and description of the module's PTX kernel name; NULL if none. */
 struct CUfunc_st **fc_ptx_slot(struct CUmod_st *mod, const char *name, bool kernel_handle, const fc_kernel **k);
 bool fc_ptx_global(struct CUmod_st *mod, const char *name, CUdeviceptr *p, size_t *size);
+
+/* ---- kernels without code: FAKECUDA_SASS (sass.c) ---------------------- */
+
+/* FAKECUDA_SASS=nowrite: a kernel without a built-in, a plugin or PTX
+   launches, succeeds and writes nothing; fail (the default) refuses it. */
+bool fc_sass_nowrite(void);
+/* The handle slot and description of the module's kernel name run as a
+   no-op under FAKECUDA_SASS=nowrite; NULL when that is off or the image
+   does not name it. */
+struct CUfunc_st **fc_nowrite_slot(struct CUmod_st *mod, const char *name, bool kernel_handle, const fc_kernel **k);
+/* Under FAKECUDA_SASS=nowrite, a variable of the module's cubin, placed
+   zeroed in device memory at its first request; CUDA_ERROR_NOT_FOUND else. */
+CUresult fc_nowrite_global(struct CUmod_st *mod, const char *name, CUdeviceptr *at, size_t *size);
+void fc_nowrite_detach(struct CUmod_st *mod);
 
 /* ---- the built-in kernel library (kernels.c) --------------------------- */
 
@@ -684,6 +713,8 @@ CUresult fc_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, vo
 CUresult fc_occupancy_blocks(int *n, CUfunction f, int block_size, size_t smem);
 CUresult fc_occupancy_block_size(int *grid, int *block_size, CUfunction f, CUoccupancyB2DSize b2d, size_t smem,
                                  int limit);
+CUresult fc_occupancy_dyn_smem(size_t *bytes, CUfunction f, int num_blocks, int block_size);
+CUresult fc_occupancy_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg);
 /* cuFuncSetCacheConfig / cuFuncSetSharedMemConfig: checked, then ignored. */
 CUresult fc_func_set_config(CUfunction f, int v, int max);
 

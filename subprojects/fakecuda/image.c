@@ -118,19 +118,43 @@ static bool fc_ptx_jits(uint32_t arch, uint64_t flags, int cc)
 
 /* ---- kernels ------------------------------------------------------------- */
 
-/* Marks the known kernel named by the len bytes at name, if there is one. */
-static void fc_holds_mark(unsigned char *holds, const char *name, size_t len)
+/* Appends the len bytes at name, a NUL and the extra bytes to the list
+   (FAKECUDA_SASS=nowrite looks names up there); one that does not fit
+   leaves the image's lists incomplete. */
+static void fc_list_add(fc_image *img, fc_names *l, const char *name, size_t len, const void *extra, size_t nextra)
+{
+    size_t need = len + 1 + nextra;
+    if (l->len + need > l->cap) {
+        size_t cap = 2 * (l->cap + need);
+        char *grown = realloc(l->text, cap);
+        if (!grown) {
+            img->names_complete = false;
+            return;
+        }
+        l->text = grown;
+        l->cap = cap;
+    }
+    memcpy(l->text + l->len, name, len);
+    l->text[l->len + len] = '\0';
+    memcpy(l->text + l->len + len + 1, extra, nextra);
+    l->len += need;
+}
+
+/* Marks the known kernel named by the len bytes at name, if there is one,
+   and keeps the name. */
+static void fc_holds_mark(fc_image *img, const char *name, size_t len)
 {
     for (unsigned i = 0; i < fc_kernel_count(); i++) {
         const char *k = fc_kernel_at(i)->name;
         if (strlen(k) == len && memcmp(k, name, len) == 0)
-            holds[i] = 1;
+            img->holds[i] = 1;
     }
+    fc_list_add(img, &img->names, name, len, NULL, 0);
 }
 
 /* Marks the kernels of the ELF at e; false unless it is a well-formed
    ELF64 whose symbol tables lie inside it. */
-static bool fc_elf_kernels(const unsigned char *e, size_t n, unsigned char *holds)
+static bool fc_elf_kernels(const unsigned char *e, size_t n, fc_image *img)
 {
     if (n < 64 || memcmp(e, "\177ELF", 4) != 0 || e[4] != 2 || e[5] != 1)
         return false;
@@ -155,12 +179,17 @@ static bool fc_elf_kernels(const unsigned char *e, size_t n, unsigned char *hold
         for (uint64_t at = 0; at + 24 <= size; at += entsize) {
             const unsigned char *sym = e + off + at;
             uint32_t name = fc_rd32(sym);
-            if ((sym[4] & 0xf) != 2 || !(sym[5] & FC_STO_ENTRY) || name >= ssize) /* STT_FUNC kernels */
+            bool kernel = (sym[4] & 0xf) == 2 && (sym[5] & FC_STO_ENTRY),
+                 var = (sym[4] & 0xf) == 1; /* STT_FUNC, STT_OBJECT */
+            if ((!kernel && !var) || name >= ssize)
                 continue;
             size_t len = strnlen(names + name, ssize - name);
             if (len == ssize - name)
                 return false;
-            fc_holds_mark(holds, names + name, len);
+            if (kernel)
+                fc_holds_mark(img, names + name, len);
+            else
+                fc_list_add(img, &img->vars, names + name, len, sym + 16, 8); /* st_size */
         }
     }
     return true;
@@ -249,7 +278,7 @@ static bool fc_ptx_target(const char *tok, size_t len, uint32_t *arch, uint64_t 
 
 /* Marks the kernels of PTX text (up to n bytes or a NUL) and reads its
    target; false unless it starts with .version and names an sm_ target. */
-static bool fc_ptx_read(const char *text, size_t n, uint32_t *arch, uint64_t *flags, unsigned char *holds)
+static bool fc_ptx_read(const char *text, size_t n, uint32_t *arch, uint64_t *flags, fc_image *img)
 {
     const char *nul = memchr(text, '\0', n);
     fc_ptx x = {text, nul ? nul : text + n};
@@ -269,7 +298,7 @@ static bool fc_ptx_read(const char *text, size_t n, uint32_t *arch, uint64_t *fl
         } else if (fc_tok_is(tok, len, ".entry") && !fc_tok_is(prev, prev_len, ".extern")) {
             if (!fc_ptx_next(&x, &tok, &len))
                 return false;
-            fc_holds_mark(holds, tok, len);
+            fc_holds_mark(img, tok, len);
         }
         prev = tok;
         prev_len = len;
@@ -311,27 +340,27 @@ static bool fc_container_entry(const unsigned char *b, size_t n, size_t *off, fc
 }
 
 /* Marks the kernels of the payload p (n bytes) of an entry of this kind. */
-static bool fc_payload_kernels(uint16_t kind, const unsigned char *p, size_t n, unsigned char *holds)
+static bool fc_payload_kernels(uint16_t kind, const unsigned char *p, size_t n, fc_image *img)
 {
     uint32_t arch;
     uint64_t flags;
     if (kind == FC_ENTRY_ELF)
-        return fc_elf_kernels(p, n, holds);
-    return fc_ptx_read((const char *)p, n, &arch, &flags, holds);
+        return fc_elf_kernels(p, n, img);
+    return fc_ptx_read((const char *)p, n, &arch, &flags, img);
 }
 
 /* Marks the kernels of one entry; false where fakecuda cannot list them. */
-static bool fc_entry_kernels(const fc_entry_view *v, unsigned char *holds)
+static bool fc_entry_kernels(const fc_entry_view *v, fc_image *img)
 {
     if (!(v->flags & FC_FLAG_COMPRESSED))
-        return fc_payload_kernels(v->kind, v->payload, v->size, holds);
+        return fc_payload_kernels(v->kind, v->payload, v->size, img);
 #if FC_HAVE_ZSTD
     if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
         return false;
     unsigned char *plain = malloc((size_t)v->unpacked);
     size_t got = plain ? ZSTD_decompress(plain, (size_t)v->unpacked, v->payload, v->packed) : 0;
     bool ok = plain && !ZSTD_isError(got) && got == v->unpacked &&
-              fc_payload_kernels(v->kind, plain, (size_t)v->unpacked, holds);
+              fc_payload_kernels(v->kind, plain, (size_t)v->unpacked, img);
     free(plain);
     return ok;
 #else
@@ -401,13 +430,14 @@ static bool fc_container_read(fc_image *img, const unsigned char *b, size_t n)
         fc_entry_text(&best_ptx, img);
     bool known = true;
     if (img->runs)
-        known = fc_entry_kernels(&best, img->holds);
+        known = fc_entry_kernels(&best, img);
     for (size_t off = hsize; !img->runs && fc_container_entry(b, n, &off, &v, &bad);)
         if (v.kind == FC_ENTRY_ELF || v.kind == FC_ENTRY_PTX)
-            known = fc_entry_kernels(&v, img->holds) && known;
+            known = fc_entry_kernels(&v, img) && known;
     if (!known) {
         free(img->holds);
         img->holds = NULL;
+        img->names_complete = false;
     }
     return true;
 }
@@ -419,7 +449,7 @@ static bool fc_cubin_read(fc_image *img, const unsigned char *e, size_t n)
 {
     if (n < 64 || fc_rd16(e + 0x12) != FC_EM_CUDA || e[8] != FC_ELF_ABI)
         return false;
-    if (!fc_elf_kernels(e, n, img->holds))
+    if (!fc_elf_kernels(e, n, img))
         return false;
     img->runs = fc_sass_runs((fc_rd32(e + 0x30) >> 8) & 0xff, 0, fc_device_cc());
     return true;
@@ -429,7 +459,7 @@ static bool fc_text_read(fc_image *img, const unsigned char *t, size_t n)
 {
     uint32_t arch;
     uint64_t flags;
-    if (!fc_ptx_read((const char *)t, n, &arch, &flags, img->holds))
+    if (!fc_ptx_read((const char *)t, n, &arch, &flags, img))
         return false;
     img->runs = fc_ptx_jits(arch, flags, fc_device_cc());
     if (fc_ptx_on() && (img->ptx = malloc(n + 1))) {
@@ -444,7 +474,7 @@ static bool fc_text_read(fc_image *img, const unsigned char *t, size_t n)
 static void fc_image_parse(fc_image *img, const unsigned char *b, size_t n)
 {
     assert(n <= FC_IMAGE_MAX && "a larger image is never read");
-    *img = (fc_image){0};
+    *img = (fc_image){.names_complete = true};
     if (!(img->holds = calloc(fc_kernel_count(), 1)))
         return;
     if (n >= 4 && fc_rd32(b) == FC_FATBIN_MAGIC)
@@ -453,11 +483,8 @@ static void fc_image_parse(fc_image *img, const unsigned char *b, size_t n)
         img->read = fc_cubin_read(img, b, n);
     else
         img->read = fc_text_read(img, b, n);
-    if (!img->read) {
-        free(img->holds);
-        free(img->ptx);
-        *img = (fc_image){0};
-    }
+    if (!img->read)
+        fc_image_drop(img);
     assert((img->read || (!img->holds && !img->ptx)) && "an image is read whole or not at all");
 }
 
@@ -621,5 +648,7 @@ void fc_image_drop(fc_image *img)
 {
     free(img->holds);
     free(img->ptx);
+    free(img->names.text);
+    free(img->vars.text);
     *img = (fc_image){0};
 }

@@ -167,6 +167,52 @@ CUresult fc_occupancy_blocks(int *n, CUfunction f, int block_size, size_t smem)
     return CUDA_SUCCESS;
 }
 
+/*
+ * The dynamic shared memory each of num_blocks resident blocks of f may
+ * have: the SM's shared memory split between them, at most what f may ask
+ * for (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES); 0 when that many
+ * blocks of block_size threads cannot reside at once. cuBLAS asks it at
+ * cublasCreate, after setting that attribute.
+ */
+CUresult fc_occupancy_dyn_smem(size_t *bytes, CUfunction f, int num_blocks, int block_size)
+{
+    int fit;
+    if (!bytes || num_blocks <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_occupancy_blocks(&fit, f, block_size, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    size_t share = FC_SM_SMEM / (unsigned)num_blocks, most = (size_t)fc_func_resolve(f)->max_dyn_smem;
+    *bytes = num_blocks > fit ? 0 : share < most ? share : most;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * Clusters of cfg's shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, else one
+ * block) that can be resident at once: fakecuda's 8 SMs are one GPC, so a
+ * cluster holds at most 8 blocks (16 where f allows non-portable sizes),
+ * and the device's resident blocks are shared between clusters. cuBLAS
+ * asks it at cublasCreate.
+ */
+CUresult fc_occupancy_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg)
+{
+    if (!n || !cfg || (cfg->numAttrs && !cfg->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t threads = (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ, cluster = 1;
+    for (unsigned i = 0; i < cfg->numAttrs; i++)
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            cluster = (uint64_t)cfg->attrs[i].value.clusterDim.x * cfg->attrs[i].value.clusterDim.y *
+                      cfg->attrs[i].value.clusterDim.z;
+    int per_sm;
+    CUresult r = cluster == 0 || threads > 1024 ? CUDA_ERROR_INVALID_VALUE
+                                                : fc_occupancy_blocks(&per_sm, f, (int)threads, cfg->sharedMemBytes);
+    if (r != CUDA_SUCCESS)
+        return r;
+    uint64_t most = fc_func_resolve(f)->non_portable_cluster ? 16 : 8;
+    *n = cluster > most ? 0 : (int)((uint64_t)FC_SMS * (unsigned)per_sm / cluster);
+    return CUDA_SUCCESS;
+}
+
 /* The block size (a multiple of 32, at most limit) that keeps the most threads resident. */
 CUresult fc_occupancy_block_size(int *grid, int *block_size, CUfunction f, CUoccupancyB2DSize b2d, size_t smem,
                                  int limit)

@@ -82,6 +82,9 @@ static CUresult fc_image_load(struct CUmod_st **out, fc_kind kind, bool needs_ct
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     m->holds = img->holds;
+    m->names = img->names;
+    m->vars = img->vars;
+    m->names_complete = img->read && img->names_complete;
     m->eager = eager;
     m->lookup_error = !runs && at == FC_AT_LOOKUP ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
     m->launch_error = !runs && at == FC_AT_LAUNCH ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
@@ -161,6 +164,10 @@ void fc_module_release(void *m)
         fc_mem_free_now(mod->scratch);
     mod->scratch = 0;
     fc_ptx_detach(mod);
+    fc_nowrite_detach(mod);
+    free(mod->names.text);
+    free(mod->vars.text);
+    mod->names = mod->vars = (fc_names){0};
 }
 
 CUresult fc_module_unload(CUmodule m)
@@ -187,7 +194,8 @@ static CUresult fc_entry(struct CUfunc_st **out, struct CUmod_st *m, fc_kind mki
     struct CUfunc_st **slot;
     if (k && (!m->holds || m->holds[index]))
         slot = &m->entry[(kind == FC_K_KERNEL ? fc_kernel_count() : 0) + (size_t)index];
-    else if (!(slot = fc_ptx_slot(m, name, kind == FC_K_KERNEL, &k))) /* plugins and built-ins win */
+    else if (!(slot = fc_ptx_slot(m, name, kind == FC_K_KERNEL, &k)) &&   /* plugins and built-ins win */
+             !(slot = fc_nowrite_slot(m, name, kind == FC_K_KERNEL, &k))) /* then PTX */
         return CUDA_ERROR_NOT_FOUND;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&entry_lock);
@@ -289,6 +297,7 @@ CUresult fc_func_get_attribute(int *v, CUfunction_attribute a, CUfunction f)
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = fn->max_dyn_smem; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 16; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *v = fn->non_portable_cluster; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
     default:
@@ -329,13 +338,33 @@ CUresult fc_func_set_attribute(CUfunction f, CUfunction_attribute a, int v)
     struct CUfunc_st *fn = fc_func_resolve(f);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && a != CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
-        return a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
-    if (v < 0 || (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > (int)FC_OPTIN_SMEM))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (v < 0 || v > (int)FC_OPTIN_SMEM)
+            return CUDA_ERROR_INVALID_VALUE;
         fn->max_dyn_smem = v;
-    return CUDA_SUCCESS;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return v < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    /* cuBLAS sets it at cublasCreate; fakecuda runs no clusters, so it is only kept. */
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        if (v != 0 && v != 1)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->non_portable_cluster = v;
+        return CUDA_SUCCESS;
+    default: return a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+/* cuKernelSetAttribute: the kernel's, and its function's (one device), as
+   cuBLAS sets a size on the CUkernel and then asks occupancy of the
+   CUfunction. */
+CUresult fc_kernel_set_attribute(CUfunction_attribute a, int v, CUkernel k)
+{
+    CUfunction f;
+    CUresult r = fc_func_set_attribute((CUfunction)(void *)k, a, v);
+    if (r == CUDA_SUCCESS && fc_kernel_get_function(&f, k) == CUDA_SUCCESS)
+        r = fc_func_set_attribute(f, a, v);
+    return r;
 }
 
 /* Globals are not read from images, so every module has the same ones, one so far:
@@ -383,8 +412,11 @@ CUresult fc_library_get_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary l, co
         return CUDA_ERROR_INVALID_HANDLE;
     CUdeviceptr at;
     size_t size;
-    if (!fc_ptx_global(m, name, &at, &size))
-        return CUDA_ERROR_NOT_FOUND;
+    if (!fc_ptx_global(m, name, &at, &size)) {
+        CUresult r = fc_nowrite_global(m, name, &at, &size);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
     if (dptr)
         *dptr = at;
     if (bytes)

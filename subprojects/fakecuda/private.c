@@ -74,7 +74,6 @@ FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 3)
 FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 4)
 FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 5)
 FC_UNUSED_SLOT(TOOLS_TLS, 1)
-FC_UNUSED_SLOT(TOOLS_TLS, 2)
 FC_UNUSED_SLOT(TOOLS_TLS, 3)
 FC_UNUSED_SLOT(CONTEXT_CHECKS, 1)
 FC_UNUSED_SLOT(INTEGRITY_CHECK, 2)
@@ -168,10 +167,20 @@ FC_SIZED(tools_hooks, 7);
 
 /* ---- TOOLS_TLS: must exist; the runtime calls none of it --------------- */
 
+/* Slot 2, the calling thread's current context, as cuCtxGetCurrent: cuBLASLt
+   calls it at every GEMM (measured: cublasSgemm answered
+   CUBLAS_STATUS_NOT_SUPPORTED without it; public traces of cuBLASLt on a
+   GPU found it equal to cuCtxGetCurrent). */
+static CUresult fc_tools_tls_current(CUcontext *out)
+{
+    fc_debug("export table TOOLS_TLS: slot 2 (current context)");
+    return fc_ctx_get_current(out);
+}
+
 static const fc_word tools_tls[] = {
     FC_SIZE_WORD(4),
     FC_FN(fc_TOOLS_TLS_1),
-    FC_FN(fc_TOOLS_TLS_2),
+    FC_FN(fc_tools_tls_current),
     FC_FN(fc_TOOLS_TLS_3),
 };
 FC_SIZED(tools_tls, 4);
@@ -439,6 +448,49 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
     }
 }
 
+/* ---- the libraries' context table (21318c60-...) ------------------------ */
+
+/*
+ * cuBLASLt (at its first GEMM) and cuFFT (at plan creation) ask for it.
+ * Slot 4 (CUcontext ctx, unsigned long long *id) is cuCtxGetId (public
+ * traces of cuBLASLt on a GPU); the size word says 95 words, as a 13.x
+ * driver is reported to serve it. Every other slot is a stub that says so
+ * once and returns CUDA_ERROR_NOT_SUPPORTED.
+ */
+static CUresult fc_context_id(CUcontext ctx, unsigned long long *id)
+{
+    fc_debug("export table LIBRARY_CONTEXT: slot 4 (context id)");
+    return fc_ctx_get_id(ctx, id);
+}
+
+static CUresult fc_library_context_unused(void)
+{
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    fc_debug("export table LIBRARY_CONTEXT: a slot other than 4 called");
+    if (!atomic_flag_test_and_set(&said))
+        fprintf(stderr, "fakecuda: cuGetExportTable: a slot of 21318c60-9714-3248-8ca6-41ff7324c8f2 other than 4 "
+                        "was called: not emulated (CUDA_ERROR_NOT_SUPPORTED)\n");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+#define FC_LIBRARY_CONTEXT_WORDS 95
+static fc_word library_context[FC_LIBRARY_CONTEXT_WORDS];
+
+/* Filled once, before its first use (pthread_once). */
+static void fc_library_context_fill(void)
+{
+    library_context[0] = FC_SIZE_WORD(FC_LIBRARY_CONTEXT_WORDS);
+    for (int i = 1; i < FC_LIBRARY_CONTEXT_WORDS; i++)
+        library_context[i] = FC_FN(fc_library_context_unused);
+    library_context[4] = FC_FN(fc_context_id);
+}
+
+static void fc_library_context_ready(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fc_library_context_fill);
+}
+
 /* ---- cuGetExportTable --------------------------------------------------- */
 
 typedef struct fc_table {
@@ -471,6 +523,9 @@ static const fc_table fc_tables[] = {
      integrity_check},
     /* NVRTC 13.0 asks for it right after cuInit, and compiles (PTX and
        cubin) without it; what its words would be was never measured. */
+    {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
+     "LIBRARY_CONTEXT",
+     library_context},
     {{0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}, "NVRTC", NULL},
 };
 
@@ -521,6 +576,7 @@ CUresult fc_get_export_table(const void **table, const CUuuid *id, const void *c
     if (!table || !id)
         return CUDA_ERROR_INVALID_VALUE;
     *table = NULL;
+    fc_library_context_ready();
     char text[37];
     fc_uuid_text(id, text);
     for (size_t i = 0; i < sizeof fc_tables / sizeof fc_tables[0]; i++) {

@@ -155,9 +155,9 @@ Test(private, a_slot_never_seen_called_says_so, .init = cr_redirect_stderr)
 {
     const word *t = table(&TOOLS_TLS);
     for (int i = 0; i < 2; i++)
-        FAILS(((CUresult(*)(void))t[2])(), CUDA_ERROR_NOT_SUPPORTED);
+        FAILS(((CUresult(*)(void))t[3])(), CUDA_ERROR_NOT_SUPPORTED);
     fflush(stderr);
-    cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: slot 2 of TOOLS_TLS is not emulated "
+    cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: slot 3 of TOOLS_TLS is not emulated "
                             "(CUDA_ERROR_NOT_SUPPORTED); runtimes newer than CUDA 13.0.x are not supported\n");
 }
 
