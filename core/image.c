@@ -227,8 +227,11 @@ static ct_image_status set_layout(ct_image *img, size_t k, ct_image_entry_kind f
     ct_image_layout *l = &img->layouts[k];
     uint8_t kinds = l->kinds | (uint8_t)(1u << from);
     l->kinds = kinds;
-    if (l->known && same_layout(l, v, n))
+    if (l->known && same_layout(l, v, n)) {
+        if (from == CT_ENTRY_SASS) /* PTX read first said what SASS says: SASS's now */
+            l->from = from;
         return CT_IMAGE_OK;
+    }
     if (l->known) {
         img->param_conflicts++;
         if (from == l->from)

@@ -1635,6 +1635,8 @@ static const nvcc_case nvcc_cases[] = {
     {"sm80_compute90.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
     {"sm80_compute90_plain.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
     {"sm80_compute90_all.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
+    /* PTX before the SASS that agrees with it, as in cuSOLVER's fatbins: the layout is SASS's */
+    {"compute90_sm80.fatbin", CT_IMAGE_FATBIN, 2, {FS, FS, FP, FP}, "sm_80 code and compute_90 PTX"},
     {"sm80.cubin", CT_IMAGE_CUBIN, 1, {FS, FS, FN, FN}, "sm_80 code and no PTX"},
     {"sm90a.cubin", CT_IMAGE_CUBIN, 1, {FN, FN, FS, FN}, "sm_90a code and no PTX"},
     {"compute80.ptx", CT_IMAGE_PTX, 1, {FP, FP, FP, FP}, "no code and compute_80 PTX"},
