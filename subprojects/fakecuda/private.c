@@ -429,7 +429,10 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     static atomic_flag said = ATOMIC_FLAG_INIT;
-    if ((version < 13000 || version > 13002) && !atomic_flag_test_and_set(&said))
+    /* 13000-13002: runtime 13.0.88; 13010-13012: the runtime cuDNN 9 carries
+       (a 13.1), which accepts these answers (cudnnCreate, measured). */
+    bool measured = (version >= 13000 && version <= 13002) || (version >= 13010 && version <= 13012);
+    if (!measured && !atomic_flag_test_and_set(&said))
         fprintf(stderr,
                 "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "
                 "runtimes newer than CUDA 13.0.x are not supported\n",

@@ -109,8 +109,14 @@ Test(libraries, occupancy_and_cluster_queries)
     CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
     attr.value.clusterDim.x = 16;
     attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    CUlaunchConfig cfg = {.gridDimX = 16, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
-                          .blockDimZ = 1, .attrs = &attr, .numAttrs = 1};
+    CUlaunchConfig cfg = {.gridDimX = 16,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = 128,
+                          .blockDimY = 1,
+                          .blockDimZ = 1,
+                          .attrs = &attr,
+                          .numAttrs = 1};
     int clusters = -1;
     OK(cuOccupancyMaxActiveClusters(&clusters, f, &cfg));
     cr_assert_eq(clusters, 0, "16 blocks exceed the portable cluster size");
