@@ -12,23 +12,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK_RT(call)                                                                                \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
+#define CHECK_RT(call)                                                                                    \
+    do {                                                                                                  \
+        cudaError_t e_ = (call);                                                                          \
+        if (e_ != cudaSuccess) {                                                                          \
             printf("FAIL %s:%d %s: %s (%d)\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_), (int)e_); \
-            exit(1);                                                                                  \
-        }                                                                                             \
+            exit(1);                                                                                      \
+        }                                                                                                 \
     } while (0)
 
-#define CHECK_LIB(call, want)                                                           \
-    do {                                                                                \
-        int s_ = (int)(call);                                                           \
-        printf("%s = %d\n", #call, s_);                                                 \
-        if (s_ != (int)(want)) {                                                        \
+#define CHECK_LIB(call, want)                                                                       \
+    do {                                                                                            \
+        int s_ = (int)(call);                                                                       \
+        printf("%s = %d\n", #call, s_);                                                             \
+        if (s_ != (int)(want)) {                                                                    \
             printf("FAIL %s:%d %s: %d, expected %d\n", __FILE__, __LINE__, #call, s_, (int)(want)); \
-            exit(1);                                                                    \
-        }                                                                               \
+            exit(1);                                                                                \
+        }                                                                                           \
     } while (0)
 
 #endif
