@@ -136,7 +136,8 @@ static void fc_list_add(fc_image *img, fc_names *l, const char *name, size_t len
     }
     memcpy(l->text + l->len, name, len);
     l->text[l->len + len] = '\0';
-    memcpy(l->text + l->len + len + 1, extra, nextra);
+    if (nextra) /* a kernel's name has none; memcpy may not take NULL */
+        memcpy(l->text + l->len + len + 1, extra, nextra);
     l->len += need;
 }
 
