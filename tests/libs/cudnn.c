@@ -16,8 +16,7 @@ int main(void)
     cudnnTensorDescriptor_t t;
     CHECK_LIB(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
     CHECK_LIB(cudnnCreateTensorDescriptor(&t), CUDNN_STATUS_SUCCESS);
-    CHECK_LIB(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, -1, 8, 8),
-              CUDNN_STATUS_BAD_PARAM);
+    CHECK_LIB(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, -1, 8, 8), CUDNN_STATUS_BAD_PARAM);
     CHECK_LIB(cudnnDestroyTensorDescriptor(t), CUDNN_STATUS_SUCCESS);
     CHECK_LIB(cudnnDestroy(h), CUDNN_STATUS_SUCCESS);
     printf("PASS\n");
