@@ -29,14 +29,12 @@
 
 #include "shim.h"
 
-#define CT_MISSING ((void *)1)
-
 static void *driver_handle;
 static int driver_version;      /* 0: none could be loaded, or it did not say */
 static pid_t driver_pid;        /* the process that loaded it */
 static atomic_bool loaded_flag; /* load_driver has run and found one */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-static _Atomic(void *) slots[CT_N_SLOTS]; /* what the wrappers call; emptied in a forked child */
+_Atomic(void *) ct_slots[CT_N_SLOTS];     /* what the wrappers call; emptied in a forked child */
 static _Atomic(void *) known[CT_N_SLOTS]; /* every function found so far, kept across fork */
 static const char *const helper_names[] = {
 #define CT_HELPER_NAME(name) #name,
@@ -106,7 +104,7 @@ void *ct_real_own(int id)
 }
 
 /* Out of line: inlined, its register saves would be paid by every call. */
-__attribute__((noinline)) static void *resolve_slot(int id)
+__attribute__((noinline)) void *ct_real_resolve(int id)
 {
     bool loaded = reach_driver();
     void *fn = atomic_load_explicit(&known[id], memory_order_acquire);
@@ -118,22 +116,14 @@ __attribute__((noinline)) static void *resolve_slot(int id)
     }
     assert(fn && "a missing function is remembered as missing, so its lookup is paid once");
     assert((id >= CT_N_ENTRIES || fn != ct_entries[id].wrapper) && "the shim calls real functions, never its own");
-    atomic_store_explicit(&slots[id], fn, memory_order_release);
-    return fn;
-}
-
-void *ct_real(int id)
-{
-    void *fn = atomic_load_explicit(&slots[id], memory_order_acquire);
-    if (CT_UNLIKELY(!fn))
-        fn = resolve_slot(id);
+    atomic_store_explicit(&ct_slots[id], fn, memory_order_release);
     return fn == CT_MISSING ? NULL : fn;
 }
 
 void ct_driver_atfork_child(void)
 {
     for (int id = 0; id < CT_N_SLOTS; id++)
-        atomic_store_explicit(&slots[id], NULL, memory_order_relaxed);
+        atomic_store_explicit(&ct_slots[id], NULL, memory_order_relaxed);
 }
 
 bool ct_in_driver(const void *addr)

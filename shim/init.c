@@ -257,12 +257,10 @@ static void load(void)
     on_exit(ct_on_exit, NULL);
 }
 
-void ct_ensure_ready(void)
+void ct_ensure_ready_slow(void)
 {
-    if (CT_UNLIKELY(atomic_load_explicit(&ct_g.ready, memory_order_acquire) != 2)) {
-        pthread_once(&load_once, load);
-        atomic_store_explicit(&ct_g.ready, 2, memory_order_release);
-    }
+    pthread_once(&load_once, load);
+    atomic_store_explicit(&ct_g.ready, 2, memory_order_release);
 }
 
 /* glibc passes argc/argv to constructors of shared objects. */

@@ -112,8 +112,18 @@ enum ct_helper_id {
 };
 /* The real function of an entry or a helper, resolved on first use and
  * remembered (missing ones too); NULL if the driver lacks it or cannot be
- * loaded. */
-void *ct_real(int id);
+ * loaded.  Inline: every wrapper asks, and once resolved it is one load
+ * (driver.c owns the slots; ct_real_resolve fills one). */
+#define CT_MISSING ((void *)1) /* a slot's function the driver lacks */
+extern CT_HIDDEN _Atomic(void *) ct_slots[CT_N_SLOTS];
+void *ct_real_resolve(int id);
+static inline void *ct_real(int id)
+{
+    void *fn = atomic_load_explicit(&ct_slots[id], memory_order_acquire);
+    if (CT_UNLIKELY(!fn))
+        return ct_real_resolve(id);
+    return fn == CT_MISSING ? NULL : fn;
+}
 /* A helper, typed as cuda.h declares it (NULL if missing):
  *   __typeof__(&cuCtxGetCurrent) get = CT_HELPER(cuCtxGetCurrent); */
 #define CT_HELPER(name) ((__typeof__(&name))ct_real(CT_HELPER_##name))
@@ -203,8 +213,14 @@ extern CT_HIDDEN ct_shim ct_g;
  * this thread (a signal handler, a callback calling exit()): exit-time work
  * then takes no lock that code may hold and makes no driver call. */
 extern CT_HOT_TLS unsigned ct_wrapper_depth;
-/* Make sure configuration is loaded (cheap once ready). */
-void ct_ensure_ready(void);
+/* Make sure configuration is loaded: inline, once ready it is one load
+ * and a test in every wrapper (ct_ensure_ready_slow loads it). */
+void ct_ensure_ready_slow(void);
+static inline void ct_ensure_ready(void)
+{
+    if (CT_UNLIKELY(atomic_load_explicit(&ct_g.ready, memory_order_acquire) != 2))
+        ct_ensure_ready_slow();
+}
 /* The process has reached the driver (driver_version 0: none could be
  * loaded): the first call in each process writes the start event and opens
  * what the configuration names; later calls return at once.  Until then a
