@@ -37,7 +37,7 @@
  * frequent.  Open addressing; a context past the table's room is not
  * recorded (more suspects, never fewer). */
 #define CT_FLIGHT_CONTEXTS 64
-typedef struct context_proofs {
+typedef struct ct_flight_context_proofs {
     atomic_uint_fast64_t context, proven, blocking;
 } context_proofs;
 
@@ -357,10 +357,16 @@ void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t up
     prove(f, stream_key(s), upto);
 }
 
-void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto)
+ct_flight_context_proofs *ct_flight_context_proofs_of(ct_flight *f, uint64_t context)
 {
-    context_proofs *c = upto ? context_of(f, context, true) : NULL;
-    if (c)
+    return context_of(f, context, true);
+}
+
+void ct_flight_prove_blocking_at(ct_flight_context_proofs *c, uint64_t upto)
+{
+    assert(c && atomic_load_explicit(&c->context, memory_order_relaxed) != 0 &&
+           "a kept entry is a claimed one (ct_flight_context_proofs_of)");
+    if (upto)
         raise_to(&c->blocking, upto);
 }
 

@@ -261,9 +261,17 @@ void ct_flight_prove_context(ct_flight *f, uint64_t context, uint64_t upto);
 /* All work of stream s through upto finished (its synchronise or a
  * successful query), and of the streams it waited on before then. */
 void ct_flight_prove_stream(ct_flight *f, const ct_flight_stream *s, uint64_t upto);
-/* All work of the blocking streams of context through upto finished: a
- * synchronous copy on the legacy default stream waited for them. */
-void ct_flight_prove_blocking(ct_flight *f, uint64_t context, uint64_t upto);
+/* A context's proofs, for a caller that proves the same context often (a
+ * thread's synchronous copies): the context's entry in the table, claimed
+ * on this first ask; NULL for context 0 or when the table has no room (then
+ * nothing is recorded: more suspects, never fewer).  An entry is its
+ * context's for the flight's life: a context is never forgotten, and
+ * context lifetimes are never reused, so the caller may keep it. */
+typedef struct ct_flight_context_proofs ct_flight_context_proofs;
+ct_flight_context_proofs *ct_flight_context_proofs_of(ct_flight *f, uint64_t context);
+/* All work of the blocking streams of c's context through upto finished:
+ * a synchronous copy on the legacy default stream waited for them. */
+void ct_flight_prove_blocking_at(ct_flight_context_proofs *c, uint64_t upto);
 /* A stream created under handle `stream`, its lifetime `lifetime`
  * (core/lifetimes.h): whatever the handle's earlier stream proved, waited
  * on or was flagged goes; a non-blocking one no legacy ordering proves. */

@@ -30,9 +30,8 @@ static bool key_made;
 CT_HOT_TLS ct_flight_ring *ct_inflight_mine;
 CT_HOT_TLS ct_flight_slot ct_inflight_unkept;
 static CT_HOT_TLS bool no_ring; /* out of memory once: this thread's launches go unremembered */
-/* The epoch of the proof this thread's call in flight began (wrappers do
- * not nest on a thread, but for a driver callback, which proves nothing). */
-static CT_HOT_TLS uint64_t proof_upto;
+CT_HOT_TLS uint64_t ct_proof_upto;
+CT_HOT_TLS ct_kept_proofs ct_proofs_mine;
 
 static void release(void *ring)
 {
@@ -102,24 +101,17 @@ __attribute__((noinline)) static ct_flight_stream stream_of(int id, CUstream s)
 
 /* ---- proofs --------------------------------------------------------------------- */
 
-bool ct_before_proof(ct_call *call)
-{
-    (void)call;
-    proof_upto = ct_flight_begin_proof(ct_g.flight);
-    return true;
-}
-
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx)
 {
     if (call->result == CUDA_SUCCESS)
-        ct_flight_prove_context(ct_g.flight, ctx ? ct_context_lifetime(ctx) : ct_current_context(), proof_upto);
+        ct_flight_prove_context(ct_g.flight, ctx ? ct_context_lifetime(ctx) : ct_current_context(), ct_proof_upto);
 }
 
 void ct_after_stream_sync(ct_call *call, CUstream s)
 {
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
-        ct_flight_prove_stream(ct_g.flight, &k, proof_upto);
+        ct_flight_prove_stream(ct_g.flight, &k, ct_proof_upto);
     }
 }
 
@@ -128,7 +120,7 @@ void ct_after_event_record(ct_call *call, CUevent e, CUstream s)
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
         uint64_t event = (uint64_t)(uintptr_t)e;
-        ct_flight_record_event(ct_g.flight, event, ct_lifetime_of(ct_g.events, event), &k, proof_upto);
+        ct_flight_record_event(ct_g.flight, event, ct_lifetime_of(ct_g.events, event), &k, ct_proof_upto);
     }
 }
 
@@ -142,7 +134,7 @@ void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e)
 {
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
-        ct_flight_wait_event(ct_g.flight, &k, (uint64_t)(uintptr_t)e, proof_upto);
+        ct_flight_wait_event(ct_g.flight, &k, (uint64_t)(uintptr_t)e, ct_proof_upto);
     }
 }
 
@@ -201,14 +193,17 @@ void ct_after_stream_destroy(ct_call *call)
     ct_lifetime_ended(ct_g.streams, call->subject, call->lifetime, gone);
 }
 
-void ct_sync_copy_done(ct_call *call)
+void ct_sync_copy_done_slow(ct_call *call)
 {
-    if (call->result != CUDA_SUCCESS)
-        return;
     if (ct_entries[call->id].per_thread) {
         ct_flight_stream k = stream_of(call->id, NULL);
-        ct_flight_prove_stream(ct_g.flight, &k, proof_upto);
-    } else {
-        ct_flight_prove_blocking(ct_g.flight, ct_current_context(), proof_upto);
+        ct_flight_prove_stream(ct_g.flight, &k, ct_proof_upto);
+        return;
     }
+    uint64_t context = ct_current_context();
+    ct_flight_context_proofs *c = ct_flight_context_proofs_of(ct_g.flight, context);
+    if (!c)
+        return; /* no context, or no room: nothing recorded */
+    ct_proofs_mine = (ct_kept_proofs){context, c};
+    ct_flight_prove_blocking_at(c, ct_proof_upto);
 }

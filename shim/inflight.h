@@ -57,4 +57,44 @@ static inline void ct_inflight_commit(ct_flight_slot *s, int id, uint64_t seq, u
         ct_inflight_commit_slow(s, id, seq, kind);
 }
 
+/* ---- proofs ---------------------------------------------------------------- */
+/* The epoch of the proof this thread's call in flight began (wrappers do
+ * not nest on a thread, but for a driver callback, which proves nothing). */
+extern CT_HOT_TLS uint64_t ct_proof_upto;
+/* The proofs of the context this thread's last synchronous copy proved,
+ * kept (core's entry is the context's for the process's life): the next
+ * copy on that context proves through it with no lookup. */
+typedef struct ct_kept_proofs {
+    uint64_t context; /* 0: none kept */
+    ct_flight_context_proofs *proofs;
+} ct_kept_proofs;
+extern CT_HOT_TLS ct_kept_proofs ct_proofs_mine;
+
+/* The before hook of a call that may prove work finished: takes the epoch.
+ * Inline: every synchronous copy pays it. */
+static inline bool ct_before_proof(ct_call *call)
+{
+    (void)call;
+    ct_proof_upto = ct_flight_begin_proof(ct_g.flight);
+    return true;
+}
+
+/* ct_sync_copy_done's lookups: a per-thread entry point's stream, or a
+ * context this thread has not kept. */
+void ct_sync_copy_done_slow(ct_call *call);
+
+/* A synchronous copy's after hook: done, it proves what it was ordered
+ * after.  Inline, with the context's entry kept: a copy on the legacy
+ * stream of the context its thread copied on last calls core once. */
+static inline void ct_sync_copy_done(ct_call *call)
+{
+    if (call->result != CUDA_SUCCESS)
+        return;
+    if (!ct_entries[call->id].per_thread && ct_proofs_mine.context != 0 &&
+        ct_proofs_mine.context == ct_current_context())
+        ct_flight_prove_blocking_at(ct_proofs_mine.proofs, ct_proof_upto);
+    else
+        ct_sync_copy_done_slow(call);
+}
+
 #endif

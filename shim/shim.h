@@ -535,8 +535,8 @@ void ct_images_atfork_child(void);
 struct ct_flight_ring;
 extern CT_HOT_TLS struct ct_flight_ring *ct_inflight_mine;
 struct ct_flight_ring *ct_inflight_ring_first(void);
-/* The before hook of a call that may prove work finished: takes the epoch. */
-bool ct_before_proof(ct_call *call);
+/* The before hook of a call that may prove work finished, ct_before_proof,
+ * and a synchronous copy's after hook, ct_sync_copy_done: inflight.h. */
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx);
 void ct_after_stream_sync(ct_call *call, CUstream s); /* and a successful query */
 void ct_after_event_record(ct_call *call, CUevent e, CUstream s);
@@ -548,8 +548,6 @@ void ct_after_event_destroy(ct_call *call);
 bool ct_before_stream_destroy(ct_call *call, CUstream s);
 void ct_after_stream_destroy(ct_call *call);
 void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags);
-/* A synchronous copy's after hook: done, it proves what it was ordered after. */
-void ct_sync_copy_done(ct_call *call);
 void ct_inflight_atfork_child(void);
 /* What a stream handle a launch named is (core/flight.h's ct_flight_streams). */
 struct ct_flight_stream ct_inflight_streams(uint64_t handle, uint32_t api, uint64_t context, uint64_t thread);

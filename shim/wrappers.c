@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inflight.h"
 #include "shim.h"
 
 #define CT_OUT(p) ((call.result == CUDA_SUCCESS && (p)) ? (uint64_t) * (p) : 0)

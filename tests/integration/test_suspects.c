@@ -94,6 +94,9 @@ static const sus_case cases[] = {
      * cuMemcpyDtoH, crash on the legacy stream */
     {"sync copy", L, LK, {"sus_sync_copy", "blocking"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     {"sync copy runtime", R, LK, {"sus_sync_copy", "blocking"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
+    /* the same after an earlier copy: the thread proves through the
+     * context's entry it kept (shim/inflight.h) */
+    {"sync copy kept", L, LK, {"sus_sync_copy", "copied"}, NULL, 1, {{CRASH, 3, "0", "main", true}}},
     /* s non-blocking: the legacy stream does not wait for it */
     {"sync copy nonblocking",
      L,

@@ -122,10 +122,25 @@ Test(flight, the_legacy_ordering_proves_blocking_streams_not_nonblocking_ones)
     ct_flight_stream_created(f, nb.handle, 1, true);
     launch(&s1, 0xa);
     uint64_t free_running = launch(&nb, 0xb);
-    ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f)); /* a synchronous copy */
+    ct_flight_prove_blocking_at(ct_flight_context_proofs_of(f, CTX), ct_flight_begin_proof(f)); /* a synchronous copy */
     ct_suspect s[4];
     cr_assert_eq(suspects(s, 4), 1);
     cr_assert_eq(s[0].work.seq, free_running);
+}
+
+Test(flight, a_context_keeps_one_entry_for_its_proofs)
+{
+    ct_flight_context_proofs *c = ct_flight_context_proofs_of(f, CTX);
+    cr_assert_not_null(c);
+    cr_assert_eq(ct_flight_context_proofs_of(f, CTX), c, "the same context, the same entry: a caller may keep it");
+    cr_assert_neq(ct_flight_context_proofs_of(f, CTX + 1), c);
+    cr_assert_null(ct_flight_context_proofs_of(f, 0), "no context, no entry");
+    launch(&s1, 0xa);
+    ct_flight_prove_blocking_at(c, 0); /* no proof begun: proves nothing */
+    ct_suspect s[4];
+    cr_assert_eq(suspects(s, 4), 1);
+    ct_flight_prove_blocking_at(c, ct_flight_begin_proof(f));
+    cr_assert_eq(suspects(s, 4), 0, "proven through the kept entry");
 }
 
 Test(flight, a_completed_event_proves_what_was_recorded_before_it)
@@ -152,7 +167,7 @@ Test(flight, a_stream_made_again_under_a_handle_is_a_new_stream)
     ct_flight_stream_created(f, s.handle, 2, false); /* the handle handed out again */
     ct_flight_forget_stream(f, s.handle, 1);         /* the first one's destroy, seen late */
     launch(&s, 0xa);
-    ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f));
+    ct_flight_prove_blocking_at(ct_flight_context_proofs_of(f, CTX), ct_flight_begin_proof(f));
     ct_suspect out[4];
     cr_assert_eq(suspects(out, 4), 0, "a blocking stream: the synchronous copy proved its launch");
 }
@@ -164,7 +179,7 @@ Test(flight, a_stream_end_seen_late_leaves_the_new_stream_of_its_handle)
     ct_flight_stream_created(f, s.handle, 2, true);
     ct_flight_forget_stream(f, s.handle, 1);
     uint64_t free_running = launch(&s, 0xa);
-    ct_flight_prove_blocking(f, CTX, ct_flight_begin_proof(f));
+    ct_flight_prove_blocking_at(ct_flight_context_proofs_of(f, CTX), ct_flight_begin_proof(f));
     ct_suspect out[4];
     cr_assert_eq(suspects(out, 4), 1, "still non-blocking: the late end was of lifetime 1");
     cr_assert_eq(out[0].work.seq, free_running);

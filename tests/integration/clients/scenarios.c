@@ -529,6 +529,9 @@ static int sc_sus_sync_copy(int argc, char **argv)
 {
     bool nonblocking = argc > 0 && strcmp(argv[0], "nonblocking") == 0;
     bool recycled = argc > 0 && strcmp(argv[0], "recycled") == 0;
+    /* "copied": a synchronous copy before the launches too, so that the
+     * one after them proves through the context entry its thread kept */
+    bool copied = argc > 0 && strcmp(argv[0], "copied") == 0;
     show_thread("main");
     CUstream old = recycled ? new_stream("old", CU_STREAM_NON_BLOCKING) : NULL;
     if (recycled)
@@ -537,6 +540,8 @@ static int sc_sus_sync_copy(int argc, char **argv)
     if (recycled)
         printf("handle recycled: %s\n", s == old ? "yes" : "no");
     CUdeviceptr x = alloc(BYTES), y = alloc(BYTES), z = alloc(BYTES);
+    if (copied)
+        show_read("z", z, BYTES);
     say("launch fill x", fill(x, N, 1.0f, OK_BLOCK));
     say("launch fill s", fill_on(s, y, N, 2.0f, OK_BLOCK));
     show_read("x", x, BYTES);
