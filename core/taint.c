@@ -1233,20 +1233,32 @@ static scope_slot *take_slot(ct_store *s)
     return NULL;
 }
 
+/* A scope placed at once, as every scope once was (no slot free, or too
+ * many ranges).  Out of line: a scope in a slot pays no register saves
+ * for it. */
+__attribute__((noinline)) static ct_failure_id enter_placed(ct_store *s, const ct_range *w, size_t n,
+                                                            const ct_failure_desc *provisional)
+{
+    lock(s);
+    ct_failure_id id = place_scope(s, w, n, provisional, 0);
+    unlock(s);
+    return id;
+}
+
 ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *provisional)
 {
     if (!s || !provisional || !w || n == 0)
         return 0;
     scope_slot *sl = n <= SCOPE_RANGES ? take_slot(s) : NULL;
-    if (!sl) { /* placed at once, as every scope once was */
-        lock(s);
-        ct_failure_id id = place_scope(s, w, n, provisional, 0);
-        unlock(s);
-        return id;
-    }
+    if (!sl)
+        return enter_placed(s, w, n, provisional);
     sl->n = (unsigned)n;
     sl->desc = *provisional;
-    memcpy(sl->w, w, n * sizeof(*w));
+    /* Most scopes are one range: copied as such, not through memcpy's
+     * size dispatch (every host write pays this). */
+    sl->w[0] = w[0];
+    for (size_t i = 1; i < n; i++)
+        sl->w[i] = w[i];
     atomic_store_explicit(&sl->state, SLOT_OPEN, memory_order_release);
     atomic_fetch_add_explicit(&s->summary.open_scopes, 1, memory_order_seq_cst);
     return sl->id;
@@ -1298,6 +1310,17 @@ static ct_failure_id exit_placed(ct_store *s, ct_failure_id provisional, const c
     return id;
 }
 
+/* exit_placed under the lock; out of line, as exit_slot_locking is. */
+__attribute__((noinline)) static ct_failure_id exit_placed_locking(ct_store *s, ct_failure_id provisional,
+                                                                   const ct_range *w, size_t n,
+                                                                   const ct_failure_desc *failed, ct_occurrence *occ)
+{
+    lock(s);
+    ct_failure_id id = exit_placed(s, provisional, w, n, failed, occ);
+    unlock(s);
+    return id;
+}
+
 /* Does no byte of w carry a claim of its own (open scopes aside)?  The
  * owner of a scope asks before freeing its slot: claims change only under
  * the lock, whose taker shows the slot first, so while the slot is still
@@ -1316,19 +1339,14 @@ static bool claims_clean(const ct_store *s, const ct_range *w, size_t n)
  * longer sees the scope open sees its outcome (the open count falls
  * last): freeing first and releasing w after would let a check in between
  * see w's older failure on bytes the write has already replaced. */
-static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                               ct_occurrence *occ)
+/* Out of line: most scopes end with the slot freed alone, which then pays
+ * no register saves for this. */
+__attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, scope_slot *sl, const ct_range *w,
+                                                                 size_t n, const ct_failure_desc *failed,
+                                                                 ct_occurrence *occ)
 {
-    unsigned state = SLOT_OPEN;
-    /* Release: the next owner's fills follow this owner's reads. */
-    if (!failed && claims_clean(s, w, n) &&
-        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
-                                                memory_order_relaxed)) {
-        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
-        return 0;
-    }
     lock_alone(s);
-    state = SLOT_OPEN;
+    unsigned state = SLOT_OPEN;
     bool unshown = atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_BUSY, memory_order_relaxed,
                                                            memory_order_relaxed);
     assert((unshown || state == SLOT_SHOWN) && "a scope's slot is its owner's until it exits");
@@ -1348,6 +1366,20 @@ static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, s
     return id;
 }
 
+static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, const ct_failure_desc *failed,
+                               ct_occurrence *occ)
+{
+    unsigned state = SLOT_OPEN;
+    /* Release: the next owner's fills follow this owner's reads. */
+    if (!failed && claims_clean(s, w, n) &&
+        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
+                                                memory_order_relaxed)) {
+        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
+        return 0;
+    }
+    return exit_slot_locking(s, sl, w, n, failed, occ);
+}
+
 ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,
                             const ct_failure_desc *failed, ct_occurrence *occ)
 {
@@ -1357,10 +1389,7 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_ran
     scope_slot *sl = slot_of(s, provisional);
     if (sl)
         return exit_slot(s, sl, w, n, failed, occ);
-    lock(s);
-    ct_failure_id id = exit_placed(s, provisional, w, n, failed, occ);
-    unlock(s);
-    return id;
+    return exit_placed_locking(s, provisional, w, n, failed, occ);
 }
 
 ct_failure_id ct_taint(ct_store *s, const ct_failure_desc *failed, const ct_range *w, size_t n, ct_occurrence *occ)
