@@ -71,10 +71,11 @@ static lifetime *find_locked(ct_lifetimes *l, uint64_t handle)
     return e;
 }
 
-/* handle's entry, now naming a new lifetime; NULL when out of memory. */
-static lifetime *start_locked(ct_lifetimes *l, uint64_t handle)
+/* handle's entry e (NULL: it has none yet, as the caller's find_locked
+ * just said), now naming a new lifetime; NULL when out of memory. */
+static lifetime *start_locked(ct_lifetimes *l, uint64_t handle, lifetime *e)
 {
-    lifetime *e = find_locked(l, handle);
+    assert(e == find_locked(l, handle) && "e is handle's entry as found under this hold of the lock");
     if (!e) {
         if (!(e = malloc(sizeof *e)))
             return NULL;
@@ -104,7 +105,7 @@ static uint64_t lookup(ct_lifetimes *l, uint64_t handle, start_when when, bool e
     lifetime *e = find_locked(l, handle);
     *before = e ? e->id : 0;
     if (when == START_ALWAYS || (when != START_NEVER && (!e || (when == START_AMBIGUOUS && e->ending))))
-        e = start_locked(l, handle);
+        e = start_locked(l, handle, e);
     if (e && ending)
         e->ending++;
     uint64_t id = e ? e->id : 0;
