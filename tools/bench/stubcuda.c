@@ -42,7 +42,13 @@ static const stub_kernel kernels[] = {
 };
 static atomic_uint_fast64_t next_address = 0x700000000000ULL;
 static _Thread_local CUcontext current;
-static char the_context, the_module, the_library;
+static char the_context, the_library;
+/* Every load gets a handle of its own, as a real driver's does (bench.c's
+ * module stays loaded while module_load loads and unloads another): one
+ * handle for all made each load replace that module, and each unload
+ * leave cutaint's tables of modules empty.  The handles are numbers; no
+ * call reads through one. */
+static atomic_uintptr_t modules_loaded;
 
 EXPORT CUresult cuInit(unsigned flags)
 {
@@ -78,7 +84,7 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     (void)image;
-    *m = (CUmodule)(void *)&the_module;
+    *m = (CUmodule)(uintptr_t)(0x40000 + 16 * (atomic_fetch_add(&modules_loaded, 1) + 1));
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleUnload(CUmodule m)
