@@ -422,6 +422,7 @@ typedef enum fc_work_kind {
     FC_W_FAULT,
     FC_W_HOST,
     FC_W_WAIT, /* async only: wait for another context's queue to reach seq (cuStreamWaitEvent) */
+    FC_W_COND, /* a conditional graph node: reads its condition cell, runs a body (graph_exec.c) */
 } fc_work_kind;
 
 typedef struct fc_host_call { /* cuLaunchHostFunc, or cuStreamAddCallback when callback is set */
@@ -430,6 +431,16 @@ typedef struct fc_host_call { /* cuLaunchHostFunc, or cuStreamAddCallback when c
     CUstream stream;
     void *user;
 } fc_host_call;
+
+typedef struct fc_body fc_body; /* a body graph's work, in a topological order (graph_exec.c) */
+
+typedef struct fc_cond {
+    CUdeviceptr cell; /* the handle: a 4-byte condition cell in device memory */
+    CUgraphConditionalNodeType type;
+    unsigned nbody;
+    fc_body *body;   /* owned: nbody bodies */
+    CUstream stream; /* as the graph launch named it, for the bodies' kernels */
+} fc_cond;
 
 struct fc_work {
     fc_work_kind kind;
@@ -448,6 +459,7 @@ struct fc_work {
             CUcontext ctx;
             uint64_t seq;
         } wait; /* holds one of ctx's xrefs */
+        fc_cond cond;
     } u;
 };
 
@@ -501,6 +513,8 @@ CUresult fc_submit(CUcontext ctx, CUstream s, fc_work *w, bool sync);
 CUresult fc_submit_async(CUstream s, fc_work *w);
 void fc_work_discard(fc_work *w);
 CUresult fc_work_clone(fc_work *dst, const fc_work *src);
+/* Runs one item now, on the thread that holds q's exec mutex, and discards it. */
+void fc_work_run(fc_queue *q, fc_work *w);
 
 CUresult fc_stream_create(CUstream *ps, unsigned flags, int priority);
 int fc_priority_clamp(int priority);
@@ -726,9 +740,18 @@ bool fc_nodes_remove(fc_nodes *l, CUgraphNode n);
 bool fc_nodes_set(fc_nodes *l, const CUgraphNode *v, size_t n);
 void fc_nodes_free(fc_nodes *l);
 
+typedef struct fc_cond_handle { /* cuGraphConditionalHandleCreate */
+    CUdeviceptr cell;           /* the handle; held until its context goes */
+    unsigned value;             /* defaultLaunchValue */
+    bool reset;                 /* CU_GRAPH_COND_ASSIGN_DEFAULT: value stored at each launch */
+} fc_cond_handle;
+
 struct CUgraph_st {
     fc_obj hdr;
-    fc_nodes nodes; /* in creation order */
+    fc_nodes nodes;          /* in creation order */
+    CUgraphNode owner;       /* a conditional node's body: that node, which destroys it */
+    fc_cond_handle *handles; /* created on this graph; owned */
+    size_t nhandles;
     bool capturing; /* a capture is building it: not destroyed, instantiated or pruned */
 };
 
@@ -736,12 +759,13 @@ struct CUgraphNode_st {
     fc_obj hdr;
     CUgraph graph;
     CUgraphNodeType type;
-    uint64_t serial; /* unique in the process: executable graphs name their origins by it */
-    uint64_t origin; /* a clone's node: the serial of the node it copies; else 0 */
-    fc_nodes deps;   /* the nodes it depends on, each once */
-    fc_work op;      /* what it runs (kernel, copy, fill, host function); owned */
-    void **argv;     /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
-    size_t index;    /* scratch: its position in graph->nodes where that is computed
+    uint64_t serial;                   /* unique in the process: executable graphs name their origins by it */
+    uint64_t origin;                   /* a clone's node: the serial of the node it copies; else 0 */
+    fc_nodes deps;                     /* the nodes it depends on, each once */
+    fc_work op;                        /* what it runs (kernel, copy, fill, host function); owned */
+    void **argv;                       /* a kernel's kernelParams, into op's parameters (GetParams reports them) */
+    CUDA_CONDITIONAL_NODE_PARAMS cond; /* a conditional node: phGraph_out is body[], owned */
+    size_t index;                      /* scratch: its position in graph->nodes where that is computed
                               (outside a capture, under fc_graph_index_lock) */
 };
 
@@ -758,6 +782,8 @@ struct CUgraphExec_st {
     size_t n;
     size_t *order; /* a topological order of node */
     cuuint64_t flags;
+    fc_cond_handle *resets; /* the graph's handles with CU_GRAPH_COND_ASSIGN_DEFAULT; owned */
+    size_t nresets;
 };
 
 /* Held while a node's index scratch is written and read: instantiating,
@@ -827,6 +853,11 @@ CUresult fc_exec_set_in(CUgraphExec e, CUgraphNode n, CUgraphNodeType type, cons
 CUresult fc_exec_set_params(CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p);
 CUresult fc_graph_exec_update(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info);
 CUresult fc_graph_exec_update_v1(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res);
+/* conditional nodes (graph.c makes them, graph_exec.c runs them) */
+CUresult fc_cond_handle_create(CUgraphConditionalHandle *out, CUgraph g, CUcontext ctx, unsigned value, unsigned flags);
+CUresult fc_cond_clone(fc_cond *dst, const fc_cond *src);
+void fc_cond_discard(fc_cond *c);
+CUresult fc_cond_run(fc_queue *q, const fc_cond *c);
 
 /* ---- stream capture (capture.c) ----------------------------------------- */
 

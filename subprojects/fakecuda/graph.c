@@ -22,6 +22,14 @@
  *   rebuilt whenever the template is replaced.
  * - A clone's node names the node it copies by serial (origin), never by
  *   handle: the original may be destroyed first.
+ * - A conditional node owns its body graphs (cond.phGraph_out, cond.size of
+ *   them), each naming the node as its owner: only the node destroys them.
+ *   Its template work is unused; instantiation builds the conditional's
+ *   work from the bodies as they are then (graph_exec.c).
+ * - A conditional handle is the device address of a 4-byte cell placed for
+ *   the driver in the handle's context and kept until the context goes, so
+ *   clones and executable graphs, which outlive the graph, never read a
+ *   freed cell; the graph lists its handles for the launch-time resets.
  * - Graph objects are not internally synchronized, as the driver's are not:
  *   the caller serialises calls that change one graph (capture.c serialises
  *   its own additions under its lock). Instantiating, updating from and
@@ -117,23 +125,114 @@ CUresult fc_graph_create(CUgraph *out, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+static CUresult fc_graph_destroy_any(CUgraph g);
+
 static void fc_node_free(CUgraphNode n)
 {
+    for (unsigned i = 0; n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL && n->cond.phGraph_out && i < n->cond.size; i++)
+        if (n->cond.phGraph_out[i])
+            fc_graph_destroy_any(n->cond.phGraph_out[i]);
+    free(n->cond.phGraph_out);
     fc_work_discard(&n->op);
     fc_nodes_free(&n->deps);
     free(n->argv);
     fc_obj_free(n);
 }
 
-CUresult fc_graph_destroy(CUgraph g)
+static CUresult fc_graph_destroy_any(CUgraph g)
 {
     if (!fc_graph_resolve(g) || g->capturing)
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < g->nodes.n; i++)
         fc_node_free(g->nodes.v[i]);
     fc_nodes_free(&g->nodes);
+    free(g->handles);
     fc_obj_free(g);
     return CUDA_SUCCESS;
+}
+
+/* A conditional node's body goes with its node, never on its own. */
+CUresult fc_graph_destroy(CUgraph g)
+{
+    return fc_graph_resolve(g) && !g->owner ? fc_graph_destroy_any(g) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- conditional handles and nodes ------------------------------------------------ */
+
+static bool fc_cond_store(CUdeviceptr cell, unsigned value)
+{
+    fc_mem_rdlock();
+    unsigned char *p = fc_mem_view_locked(cell, sizeof value);
+    if (p)
+        memcpy(p, &value, sizeof value);
+    fc_mem_unlock();
+    return p != NULL;
+}
+
+CUresult fc_cond_handle_create(CUgraphConditionalHandle *out, CUgraph g, CUcontext ctx, unsigned value, unsigned flags)
+{
+    CUcontext cur;
+    if (!out || !fc_graph_resolve(g) || (flags & ~(unsigned)CU_GRAPH_COND_ASSIGN_DEFAULT))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = ctx ? fc_check_node_ctx(ctx) : fc_current(&cur);
+    fc_cond_handle h = {.value = value, .reset = flags & CU_GRAPH_COND_ASSIGN_DEFAULT};
+    if (r == CUDA_SUCCESS)
+        r = fc_mem_alloc_global(&h.cell, sizeof value, ctx ? ctx : cur);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fc_cond_handle *v = realloc(g->handles, (g->nhandles + 1) * sizeof *v);
+    if (!v || !fc_cond_store(h.cell, value)) {
+        if (v)
+            g->handles = v;
+        fc_mem_free_now(h.cell);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->handles = v;
+    g->handles[g->nhandles++] = h;
+    *out = h.cell;
+    return CUDA_SUCCESS;
+}
+
+static bool fc_cond_shape_ok(const CUDA_CONDITIONAL_NODE_PARAMS *c)
+{
+    switch (c->type) {
+    case CU_GRAPH_COND_TYPE_IF: return c->size == 1 || c->size == 2;
+    case CU_GRAPH_COND_TYPE_WHILE: return c->size == 1;
+    case CU_GRAPH_COND_TYPE_SWITCH: return c->size > 0;
+    default: return false;
+    }
+}
+
+/* Empty body graphs, owned by node n; their array is handed out in p->phGraph_out. */
+static CUresult fc_cond_bodies(CUgraphNode n, CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+    n->cond = *p;
+    if (!(n->cond.phGraph_out = calloc(p->size, sizeof *n->cond.phGraph_out)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (unsigned i = 0; i < p->size; i++) {
+        CUresult r = fc_graph_create(&n->cond.phGraph_out[i], 0);
+        if (r != CUDA_SUCCESS)
+            return r;
+        n->cond.phGraph_out[i]->owner = n;
+    }
+    p->phGraph_out = n->cond.phGraph_out;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_graph_add_cond(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                                  CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+    fc_work none = {0};
+    if (!p->handle || !fc_cond_shape_ok(p))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_check_node_ctx(p->ctx);
+    if (r == CUDA_SUCCESS)
+        r = fc_graph_add(out, g, deps, n, CU_GRAPH_NODE_TYPE_CONDITIONAL, &none);
+    if (r == CUDA_SUCCESS && (r = fc_cond_bodies(*out, p)) != CUDA_SUCCESS) {
+        fc_nodes_remove(&g->nodes, *out); /* new: nothing depends on it yet */
+        fc_node_free(*out);
+    }
+    return r;
 }
 
 /* ---- the work a node stands for -------------------------------------------------- */
@@ -350,6 +449,9 @@ CUresult fc_graph_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
     fc_node_params typed;
     if (!fc_edges_default(edges, n))
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (p && p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL && !p->reserved0[0] && !p->reserved0[1] && !p->reserved0[2] &&
+        !p->reserved2)
+        return fc_graph_add_cond(out, g, deps, n, &p->conditional);
     CUresult r = fc_node_params_from(p, &typed);
     return r == CUDA_SUCCESS ? fc_graph_add_typed(out, g, deps, n, p->type, &typed, false) : r;
 }
@@ -594,6 +696,22 @@ void fc_graph_index_unlock(void)
 
 static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g);
 
+/* A conditional node's copy gets copies of its bodies (their nodes are not
+   findable in the outer clone: cuGraphNodeFindInClone searches one graph). */
+static CUresult fc_cond_clone_bodies(CUgraphNode copy, CUgraphNode n)
+{
+    copy->cond = n->cond;
+    if (!(copy->cond.phGraph_out = calloc(n->cond.size, sizeof *copy->cond.phGraph_out)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (unsigned i = 0; i < n->cond.size; i++) {
+        CUresult r = fc_graph_clone_locked(&copy->cond.phGraph_out[i], n->cond.phGraph_out[i]);
+        if (r != CUDA_SUCCESS)
+            return r;
+        copy->cond.phGraph_out[i]->owner = copy;
+    }
+    return CUDA_SUCCESS;
+}
+
 CUresult fc_graph_clone(CUgraph *out, CUgraph g)
 {
     fc_graph_index_lock();
@@ -610,6 +728,12 @@ static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g)
     CUresult r = fc_graph_create(&c, 0);
     if (r != CUDA_SUCCESS)
         return r;
+    if (g->nhandles && !(c->handles = malloc(g->nhandles * sizeof *c->handles)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (g->nhandles) {
+        memcpy(c->handles, g->handles, g->nhandles * sizeof *c->handles);
+        c->nhandles = g->nhandles;
+    }
     for (size_t i = 0; i < g->nodes.n; i++)
         g->nodes.v[i]->index = i;
     /* cuGraphAddDependencies may make a node depend on a later one, so the
@@ -619,8 +743,11 @@ static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g)
         fc_work op = {0};
         if (n->type != CU_GRAPH_NODE_TYPE_EMPTY && (r = fc_work_clone(&op, &n->op)) != CUDA_SUCCESS)
             break;
-        if ((r = fc_graph_add(&copy, c, NULL, 0, n->type, &op)) == CUDA_SUCCESS)
-            copy->origin = n->serial;
+        if ((r = fc_graph_add(&copy, c, NULL, 0, n->type, &op)) != CUDA_SUCCESS)
+            break;
+        copy->origin = n->serial;
+        if (n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+            r = fc_cond_clone_bodies(copy, n);
     }
     for (size_t i = 0; i < g->nodes.n && r == CUDA_SUCCESS; i++) {
         const fc_nodes *from = &g->nodes.v[i]->deps;
@@ -630,7 +757,7 @@ static CUresult fc_graph_clone_locked(CUgraph *out, CUgraph g)
                 r = CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (r != CUDA_SUCCESS) {
-        fc_graph_destroy(c);
+        fc_graph_destroy_any(c);
         return r;
     }
     *out = c;

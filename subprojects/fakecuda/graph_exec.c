@@ -21,7 +21,17 @@
  *   destroyed node's slot may hold another node.
  * - launch: fault rules (FAKECUDA_FAULTS) count each kernel node when the
  *   graph launches, in order; a rule's code fails the launch with nothing
- *   queued, "fault" makes that kernel's queued work fault.
+ *   queued, "fault" makes that kernel's queued work fault. A conditional
+ *   body's kernels are not counted: how often they run is known only then.
+ * - A conditional node's work (FC_W_COND) owns its bodies' work, built at
+ *   instantiation (or update) from the body graphs as they are then, each
+ *   body in a topological order. It runs as one queue item: it reads the
+ *   condition cell when the queue reaches it, runs the chosen body's items
+ *   in order as queued items run (a fault is sticky and ends it), and a
+ *   while node reads the cell again after each pass.
+ * - A launch first stores each CU_GRAPH_COND_ASSIGN_DEFAULT handle's
+ *   default into its cell (a queued 4-byte memset), so the reset is
+ *   ordered with the work before and after it on the stream.
  */
 #include "fakecuda.h"
 
@@ -47,6 +57,7 @@ static void fc_exec_free(CUgraphExec e)
     }
     free(e->node);
     free(e->order);
+    free(e->resets);
     fc_obj_free(e);
 }
 
@@ -103,6 +114,162 @@ static CUresult fc_topo_order(CUgraph g, size_t *order, CUgraphNode *bad)
     return r;
 }
 
+/* ---- conditional nodes ------------------------------------------------------------ */
+
+struct fc_body {
+    fc_work *item; /* owned; a body's empty nodes are left out */
+    size_t n;
+};
+
+static CUresult fc_cond_work(fc_work *op, CUgraphNode n);
+
+/* The work a node runs in an executable graph: a copy of its template, or
+   for a conditional node, its bodies' work. Under fc_graph_index_lock. */
+static CUresult fc_exec_op(fc_work *op, CUgraphNode src)
+{
+    return src->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? fc_cond_work(op, src) : fc_work_clone(op, &src->op);
+}
+
+static void fc_body_discard(fc_body *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        fc_work_discard(&b->item[i]);
+    free(b->item);
+    *b = (fc_body){0};
+}
+
+void fc_cond_discard(fc_cond *c)
+{
+    for (unsigned i = 0; c->body && i < c->nbody; i++)
+        fc_body_discard(&c->body[i]);
+    free(c->body);
+    c->body = NULL;
+    c->nbody = 0;
+}
+
+static CUresult fc_body_build(fc_body *b, CUgraph g)
+{
+    CUgraphNode bad = NULL;
+    size_t n = g->nodes.n, *order = malloc((n ? n : 1) * sizeof *order);
+    b->item = calloc(n ? n : 1, sizeof *b->item);
+    CUresult r = order && b->item ? fc_topo_order(g, order, &bad) : CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t k = 0; r == CUDA_SUCCESS && k < n; k++) {
+        CUgraphNode src = g->nodes.v[order[k]];
+        if (src->type != CU_GRAPH_NODE_TYPE_EMPTY && (r = fc_exec_op(&b->item[b->n], src)) == CUDA_SUCCESS)
+            b->n++;
+    }
+    free(order);
+    return r;
+}
+
+static CUresult fc_cond_work(fc_work *op, CUgraphNode n)
+{
+    const CUDA_CONDITIONAL_NODE_PARAMS *p = &n->cond;
+    *op = (fc_work){.kind = FC_W_COND, .u.cond = {.cell = p->handle, .type = p->type}};
+    fc_cond *c = &op->u.cond;
+    if (!(c->body = calloc(p->size, sizeof *c->body)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    c->nbody = p->size;
+    CUresult r = CUDA_SUCCESS;
+    for (unsigned i = 0; r == CUDA_SUCCESS && i < p->size; i++)
+        r = fc_body_build(&c->body[i], p->phGraph_out[i]);
+    if (r != CUDA_SUCCESS)
+        fc_cond_discard(c);
+    return r;
+}
+
+/* dst starts as a copy of src's fields; it gets its own bodies. */
+CUresult fc_cond_clone(fc_cond *dst, const fc_cond *src)
+{
+    dst->nbody = 0;
+    if (!(dst->body = calloc(src->nbody ? src->nbody : 1, sizeof *dst->body)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    dst->nbody = src->nbody;
+    for (unsigned i = 0; i < src->nbody; i++) {
+        const fc_body *from = &src->body[i];
+        fc_body *to = &dst->body[i];
+        bool ok = !from->n || (to->item = calloc(from->n, sizeof *to->item));
+        for (; ok && to->n < from->n; to->n++)
+            ok = fc_work_clone(&to->item[to->n], &from->item[to->n]) == CUDA_SUCCESS;
+        if (!ok) {
+            fc_cond_discard(dst);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+static bool fc_cond_read(CUdeviceptr cell, uint32_t *v)
+{
+    fc_mem_rdlock();
+    const void *p = fc_mem_view_locked(cell, sizeof *v);
+    if (p)
+        memcpy(v, p, sizeof *v);
+    fc_mem_unlock();
+    return p != NULL;
+}
+
+/* The body a condition value selects, or NULL for none. */
+static const fc_body *fc_cond_pick(const fc_cond *c, uint32_t v)
+{
+    switch (c->type) {
+    case CU_GRAPH_COND_TYPE_IF: return v ? &c->body[0] : c->nbody == 2 ? &c->body[1] : NULL;
+    case CU_GRAPH_COND_TYPE_WHILE: return v ? &c->body[0] : NULL;
+    default: return v < c->nbody ? &c->body[v] : NULL;
+    }
+}
+
+/* Under q's exec mutex, as the queue item it is (a cell that is not device
+   memory faults like a kernel's bad address). */
+CUresult fc_cond_run(fc_queue *q, const fc_cond *c)
+{
+    for (;;) {
+        uint32_t v;
+        if (!fc_cond_read(c->cell, &v))
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+        const fc_body *b = fc_cond_pick(c, v);
+        for (size_t i = 0; b && i < b->n; i++) {
+            fc_work w;
+            CUresult r = fc_work_clone(&w, &b->item[i]);
+            if (r != CUDA_SUCCESS)
+                return r;
+            if (w.kind == FC_W_KERNEL)
+                w.u.kernel.stream = c->stream;
+            else if (w.kind == FC_W_COND)
+                w.u.cond.stream = c->stream;
+            fc_work_run(q, &w);
+            if (fc_sticky() != CUDA_SUCCESS)
+                return CUDA_SUCCESS; /* already reported */
+        }
+        if (!b || c->type != CU_GRAPH_COND_TYPE_WHILE)
+            return CUDA_SUCCESS;
+    }
+}
+
+/* The graph's handles that a launch resets. */
+static CUresult fc_exec_resets(CUgraphExec e, CUgraph g)
+{
+    e->resets = malloc((g->nhandles ? g->nhandles : 1) * sizeof *e->resets);
+    if (!e->resets)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < g->nhandles; i++)
+        if (g->handles[i].reset)
+            e->resets[e->nresets++] = g->handles[i];
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_queue_resets(CUcontext ctx, CUstream s, CUgraphExec e)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < e->nresets; i++) {
+        fc_work w = {.kind = FC_W_FILL};
+        r = fc_fill_make(&w.u.fill, e->resets[i].cell, 0, e->resets[i].value, 4, 1, 1);
+        if (r == CUDA_SUCCESS)
+            r = fc_submit(ctx, s, &w, false);
+    }
+    return r;
+}
+
 static CUresult fc_exec_node_from(fc_exec_node *x, CUgraphNode src)
 {
     x->serial = src->serial;
@@ -112,7 +279,7 @@ static CUresult fc_exec_node_from(fc_exec_node *x, CUgraphNode src)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t j = 0; j < x->ndeps; j++)
         x->deps[j] = src->deps.v[j]->index;
-    return fc_work_clone(&x->op, &src->op);
+    return fc_exec_op(&x->op, src);
 }
 
 static CUresult fc_exec_build(CUgraphExec e, CUgraph g, CUgraphNode *bad)
@@ -127,6 +294,8 @@ static CUresult fc_exec_build(CUgraphExec e, CUgraph g, CUgraphNode *bad)
     CUresult r = fc_topo_order(g, e->order, bad);
     for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
         r = fc_exec_node_from(&e->node[i], g->nodes.v[i]);
+    if (r == CUDA_SUCCESS)
+        r = fc_exec_resets(e, g);
     fc_graph_index_unlock();
     return r;
 }
@@ -218,6 +387,8 @@ static CUresult fc_exec_queue(CUcontext ctx, CUstream s, const fc_exec_node *x, 
         return r;
     if (w.kind == FC_W_KERNEL)
         w.u.kernel.stream = s;
+    else if (w.kind == FC_W_COND)
+        w.u.cond.stream = s;
     w.fault = a.fault;
     return fc_submit(ctx, s, &w, false);
 }
@@ -236,6 +407,8 @@ CUresult fc_graph_launch(CUgraphExec e, CUstream s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (!fc_capturing(s)) /* captured, the kernels count when the outer graph launches */
         r = fc_launch_rules(e, act);
+    if (r == CUDA_SUCCESS)
+        r = fc_queue_resets(ctx, s, e);
     for (size_t k = 0; r == CUDA_SUCCESS && k < e->n; k++)
         r = fc_exec_queue(ctx, s, &e->node[e->order[k]], act[e->order[k]]);
     free(act);
@@ -360,10 +533,12 @@ static CUresult fc_update_apply(CUgraphExec e, CUgraph g)
     fc_work *ops = calloc(e->n ? e->n : 1, sizeof *ops);
     CUresult r = ops ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
     size_t done = 0;
+    fc_graph_index_lock();
     while (r == CUDA_SUCCESS && done < e->n) {
-        r = fc_work_clone(&ops[done], &g->nodes.v[done]->op);
+        r = fc_exec_op(&ops[done], g->nodes.v[done]);
         done++;
     }
+    fc_graph_index_unlock();
     for (size_t i = 0; i < done; i++) {
         if (r != CUDA_SUCCESS) {
             fc_work_discard(&ops[i]);

@@ -128,8 +128,6 @@ CUresult fc_queue_init(fc_queue *q)
     return CUDA_SUCCESS;
 }
 
-static void fc_run(fc_queue *q, fc_work *w);
-
 static void *fc_worker_main(void *arg)
 {
     CUcontext ctx = arg;
@@ -157,7 +155,7 @@ static void *fc_worker_main(void *arg)
         q->running = w.seq;
         q->waiting_on = wait ? w.u.wait.ctx : NULL;
         pthread_mutex_unlock(&q->lock);
-        fc_run(q, &w);
+        fc_work_run(q, &w);
         pthread_mutex_lock(&q->lock);
         q->running = 0;
         q->waiting_on = NULL;
@@ -379,7 +377,8 @@ void fc_work_discard(fc_work *w)
         pthread_cond_broadcast(&xcond);
         pthread_mutex_unlock(&xlock);
         w->u.wait.ctx = NULL;
-    }
+    } else if (w->kind == FC_W_COND)
+        fc_cond_discard(&w->u.cond);
 }
 
 /* A copy of a template item (a graph node's) that owns its own parameters.
@@ -387,6 +386,8 @@ void fc_work_discard(fc_work *w)
 CUresult fc_work_clone(fc_work *dst, const fc_work *src)
 {
     *dst = *src;
+    if (src->kind == FC_W_COND)
+        return fc_cond_clone(&dst->u.cond, &src->u.cond);
     if (src->kind != FC_W_KERNEL || !src->u.kernel.heap)
         return CUDA_SUCCESS;
     if (!(dst->u.kernel.heap = malloc(src->u.kernel.nbytes)))
@@ -445,7 +446,7 @@ static void fc_run_host(const fc_host_call *h, CUresult status)
         h->fn(h->user);
 }
 
-static void fc_run(fc_queue *q, fc_work *w)
+void fc_work_run(fc_queue *q, fc_work *w)
 {
     CUresult r = CUDA_SUCCESS;
     if (fc_sticky() != CUDA_SUCCESS) {
@@ -463,6 +464,7 @@ static void fc_run(fc_queue *q, fc_work *w)
     case FC_W_FAULT: r = CUDA_ERROR_ILLEGAL_ADDRESS; break;
     case FC_W_HOST: fc_run_host(&w->u.host, CUDA_SUCCESS); break;
     case FC_W_WAIT: fc_run_wait(w); break;
+    case FC_W_COND: r = fc_cond_run(q, &w->u.cond); break;
     }
     if (w->fault)
         r = CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -485,7 +487,7 @@ static CUresult fc_drain_here(CUcontext ctx, uint64_t target)
         q->head = (q->head + 1) % FC_QUEUE_CAP;
         q->count--;
         pthread_mutex_unlock(&q->lock);
-        fc_run(q, &w);
+        fc_work_run(q, &w);
         atomic_store(&q->done_seq, w.seq);
     }
     pthread_mutex_unlock(&q->exec);

@@ -1374,7 +1374,8 @@ static bool builtin_call(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t
 {
     int32_t args[4 * PTX_MAX_OPS];
     unsigned n = call_args(in, args);
-    static const unsigned want[] = {[PB_VPRINTF] = 2, [PB_ASSERTFAIL] = 5, [PB_MALLOC] = 1, [PB_FREE] = 1};
+    static const unsigned want[] =
+        {[PB_VPRINTF] = 2, [PB_ASSERTFAIL] = 5, [PB_MALLOC] = 1, [PB_FREE] = 1, [PB_SETCOND] = 2};
     if (n < want[g->builtin]) {
         launch_error(x, in, "call of a built-in function with too few arguments");
         return false;
@@ -1385,7 +1386,7 @@ static bool builtin_call(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t
         uint64_t v[5] = {0};
         for (unsigned i = 0; i < want[g->builtin]; i++) {
             const ptx_sym *s = &f->fn->sym[args[i]];
-            unsigned size = g->builtin == PB_ASSERTFAIL && i == 2 ? 4 : 8;
+            unsigned size = (g->builtin == PB_ASSERTFAIL && i == 2) || (g->builtin == PB_SETCOND && i == 1) ? 4 : 8;
             unsigned char *p =
                 mem(x, t, s->space == PS_LOCAL ? PS_LOCAL : PS_PARAM, sym_addr(x, f, args[i]), size, false);
             if (!p)
@@ -1397,6 +1398,13 @@ static bool builtin_call(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t
         case PB_VPRINTF: device_printf(x, t, v[0], v[1], stdout); break;
         case PB_ASSERTFAIL: device_assert(x, w, l, v); return false;
         case PB_MALLOC: ret = heap_alloc(v[0]); break;
+        case PB_SETCOND: {
+            unsigned char *cell = mem(x, t, PS_GLOBAL, v[0], 4, true);
+            uint32_t value = (uint32_t)v[1];
+            if (cell)
+                memcpy(cell, &value, sizeof value);
+            break;
+        }
         default: heap_free(v[0]); break;
         }
         if (x->fault)

@@ -231,7 +231,8 @@ typedef struct ptx_param {
     uint64_t offset, size;
 } ptx_param;
 
-typedef enum ptx_builtin { PB_NONE, PB_VPRINTF, PB_ASSERTFAIL, PB_MALLOC, PB_FREE } ptx_builtin;
+/* PB_SETCOND: cudaGraphSetConditional(handle, value) stores value in the handle's 4-byte cell (graph.c). */
+typedef enum ptx_builtin { PB_NONE, PB_VPRINTF, PB_ASSERTFAIL, PB_MALLOC, PB_FREE, PB_SETCOND } ptx_builtin;
 
 typedef struct ptx_func {
     char *name;

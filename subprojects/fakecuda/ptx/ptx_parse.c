@@ -1526,11 +1526,12 @@ static bool func_resolved(const fc_ptx_module *m, const ptx_func *f)
 
 static ptx_builtin builtin_of(const char *name)
 {
-    return strcmp(name, "vprintf") == 0        ? PB_VPRINTF
-           : strcmp(name, "__assertfail") == 0 ? PB_ASSERTFAIL
-           : strcmp(name, "malloc") == 0       ? PB_MALLOC
-           : strcmp(name, "free") == 0         ? PB_FREE
-                                               : PB_NONE;
+    return strcmp(name, "vprintf") == 0                   ? PB_VPRINTF
+           : strcmp(name, "__assertfail") == 0            ? PB_ASSERTFAIL
+           : strcmp(name, "malloc") == 0                  ? PB_MALLOC
+           : strcmp(name, "free") == 0                    ? PB_FREE
+           : strcmp(name, "cudaGraphSetConditional") == 0 ? PB_SETCOND
+                                                          : PB_NONE;
 }
 
 /* .entry/.func: a declaration, or a definition (a repeated name is the same function). */
