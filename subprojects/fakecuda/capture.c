@@ -231,7 +231,7 @@ static bool fc_unjoined(const fc_capture *c)
     return unjoined;
 }
 
-/* Ends c: *out is its graph unless it was invalidated or left a fork unjoined. */
+/* Ends c: *out (where given) is its graph unless it was invalidated or left a fork unjoined. */
 static CUresult fc_finish_locked(fc_capture *c, CUgraph *out)
 {
     CUresult r = c->invalidated   ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
@@ -240,7 +240,8 @@ static CUresult fc_finish_locked(fc_capture *c, CUgraph *out)
     CUgraph g = c->graph;
     assert(g->capturing && "a sequence's graph is marked capturing until the end");
     g->capturing = false;
-    *out = r == CUDA_SUCCESS ? g : NULL;
+    if (out)
+        *out = r == CUDA_SUCCESS ? g : NULL;
     if (r != CUDA_SUCCESS && c->owns_graph)
         fc_graph_destroy(g);
     fc_drop_locked(c);
@@ -330,18 +331,21 @@ static CUresult fc_lock_part(CUstream s, CUcontext *ctx, fc_stream_cap **p, fc_c
     return CUDA_SUCCESS;
 }
 
+/* A capture into the caller's graph (cuStreamBeginCaptureToGraph) may end
+   without asking for it back: graphConditionalNodes fills a conditional
+   body so, passing NULL. */
 CUresult fc_capture_end(CUstream s, CUgraph *out)
 {
     CUcontext ctx;
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
     fc_stream_cap *p;
     fc_capture *c;
     CUresult r = fc_lock_part(s, &ctx, &p, &c);
     if (r != CUDA_SUCCESS)
         return r;
     if (!c)
-        r = CUDA_ERROR_ILLEGAL_STATE;
+        r = out ? CUDA_ERROR_ILLEGAL_STATE : CUDA_ERROR_INVALID_VALUE;
+    else if (!out && c->owns_graph)
+        r = CUDA_ERROR_INVALID_VALUE;
     else if (c->member[0] != p)
         r = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     else if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self()))

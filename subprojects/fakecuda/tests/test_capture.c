@@ -591,6 +591,27 @@ Test(capture, dependencies_can_be_updated_and_capture_can_extend_a_graph)
     all_equal(out, 6);
 }
 
+/* The caller has the graph already: it need not ask for it back
+   (graphConditionalNodes fills a conditional body so). */
+Test(capture, a_capture_into_a_graph_may_end_without_returning_it)
+{
+    fc_setup();
+    CUstream s = stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr d = device_floats();
+    CUgraph g;
+    OK(cuGraphCreate(&g, 0));
+    OK(cuStreamBeginCaptureToGraph(s, g, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(fill(d, 2, s));
+    OK(cuStreamEndCapture(s, NULL));
+    size_t n = 0;
+    OK(cuGraphGetNodes(g, NULL, &n));
+    cr_expect_eq(n, 1, "the captured fill is in the graph");
+    FAILS(cuStreamEndCapture(s, NULL), CUDA_ERROR_INVALID_VALUE);
+    CUstreamCaptureStatus status;
+    OK(cuStreamIsCapturing(s, &status));
+    cr_expect_eq(status, CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 Test(capture, destroying_the_capturing_stream_ends_the_capture)
 {
     fc_setup();

@@ -11,12 +11,12 @@
 /* set_cond(h, v): cudaGraphSetConditional(h, v).
    bump(p): *p += 1.
    tick(hits, h, stop): *hits += 1; cudaGraphSetConditional(h, *hits < stop). */
-#define FC_SETCOND_CALL                           \
-    "  {\n"                                       \
-    "  .param .b64 param0;\n"                     \
-    "  st.param.b64 [param0+0], %rd1;\n"          \
-    "  .param .b32 param1;\n"                     \
-    "  st.param.b32 [param1+0], %r1;\n"           \
+#define FC_SETCOND_CALL                                       \
+    "  {\n"                                                   \
+    "  .param .b64 param0;\n"                                 \
+    "  st.param.b64 [param0+0], %rd1;\n"                      \
+    "  .param .b32 param1;\n"                                 \
+    "  st.param.b32 [param1+0], %r1;\n"                       \
     "  call.uni cudaGraphSetConditional, (param0, param1);\n" \
     "  }\n"
 static const char ptx[] = ".version 8.0\n"
@@ -73,9 +73,14 @@ static CUgraphNode kernel_node(CUgraph g, CUgraphNode *dep, CUfunction f, void *
 {
     CUgraphNode n;
     CUgraphNodeParams p = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
-    p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){
-        .func = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1,
-        .kernelParams = args};
+    p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){.func = f,
+                                            .gridDimX = 1,
+                                            .gridDimY = 1,
+                                            .gridDimZ = 1,
+                                            .blockDimX = 1,
+                                            .blockDimY = 1,
+                                            .blockDimZ = 1,
+                                            .kernelParams = args};
     OK(cuGraphAddNode(&n, g, dep, NULL, dep ? 1 : 0, &p));
     return n;
 }
@@ -159,8 +164,7 @@ Test(conditional, if_else_runs_one_of_its_two_bodies)
 
 /* A while graph on handle h (default 1, reset at each launch): its body
    counts hits and clears the condition at the fifth pass. */
-static CUgraph while_graph(CUfunction tick, CUdeviceptr *hits, CUgraphConditionalHandle *h, unsigned *stop,
-                           void **args)
+static CUgraph while_graph(CUfunction tick, CUdeviceptr *hits, CUgraphConditionalHandle *h, unsigned *stop, void **args)
 {
     CUgraph g, body;
     unsigned zero = 0;
