@@ -5,11 +5,13 @@
  * cuGraphExecUpdate changes which buffer a node reads, the new input is the
  * one checked. Without the shim the stale input's output is served.
  * graph_host: a skipped graph's host copies, through the read rule.
+ * graph_cond: a conditional node (fakecuda's) goes through, its exec opaque.
  * graph_reuse: threads instantiating and destroying execs at once, the
  * driver handing out a destroyed exec's handle again at once.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -111,6 +113,43 @@ Test(graphs, a_skipped_graphs_host_copies_go_through_the_read_rule)
     h_expect_report(&r, &rep);
     cr_expect_eq(h_count(&rep, "skip"), 1, "%s", h_events(&rep));
     cr_expect_eq(h_count(&rep, "refused_read"), 1, "only the copy of y: %s", h_events(&rep));
+    h_report_free(&rep);
+    h_free(&r);
+}
+
+ParameterizedTestParameters(graphs, a_conditional_node_goes_through_unfollowed)
+{
+    return H_ROWS(clients);
+}
+
+/* cutaint passes conditional nodes to the driver and does not follow them:
+ * it says so once, and the body's kernel reading the stale z is neither
+ * checked nor skipped, exactly as without it (shim/graphs.c, opaque execs). */
+ParameterizedTest(int *row, graphs, a_conditional_node_goes_through_unfollowed)
+{
+    h_run run = {.client = clients[*row], .args = {"graph_cond"}, .env = {"CUTAINT_LOG=info"}};
+    h_result alone, r;
+    static const char *const lines[] = {
+        "handle: CUDA_SUCCESS",
+        "add conditional: CUDA_SUCCESS",
+        "instantiate: CUDA_SUCCESS",
+        "graph cond: CUDA_SUCCESS",
+        "read y after cond: CUDA_SUCCESS first=10 last=10",
+        "graph destroy: CUDA_SUCCESS",
+        NULL,
+    };
+    h_exec_baseline(&run, &alone);
+    h_expect_ended(&alone);
+    h_expect_lines(&alone, lines);
+    h_free(&alone);
+
+    h_exec(&run, &r);
+    h_expect_ended(&r);
+    h_expect_lines(&r, lines);
+    cr_expect(strstr(r.err, "has nodes of a kind cutaint does not follow") != NULL, "stderr:\n%s", r.err);
+    h_report rep;
+    h_expect_report(&r, &rep);
+    cr_expect_eq(h_count(&rep, "skip"), 0, "%s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }

@@ -72,7 +72,9 @@
     X(cuGraphExecKernelNodeSetParams, 12000) \
     X(cuGraphExecUpdate, 12000)         \
     X(cuGraphExecDestroy, 12000)        \
-    X(cuGraphDestroy, 12000)
+    X(cuGraphDestroy, 12000)            \
+    X(cuGraphConditionalHandleCreate, 12030) \
+    X(cuGraphAddNode, 12030)
 /* clang-format on */
 
 #if CLIENT_RUNTIME_LOAD

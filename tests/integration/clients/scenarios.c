@@ -1017,6 +1017,42 @@ static int sc_graph_update(int argc, char **argv)
     return 0;
 }
 
+/* A conditional node (an if whose handle holds 1 from its creation) whose
+ * body is y = 0, then saxpy(2, z -> y), z left stale by a failed fill.  cutaint does
+ * not follow conditional nodes (shim/graphs.c: the exec is opaque, logged
+ * once), so the body's read of z is neither checked nor skipped. */
+static int sc_graph_cond(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    CUdeviceptr y = alloc(BYTES), z = alloc(BYTES);
+    int n = N;
+    float a = 2.0f;
+    say("write z", write_floats(z, N, 5.0f));
+    say("launch fill z", fill(z, N, 3.0f, BAD_BLOCK));
+    CUgraph g;
+    CUgraphNode cond, body_kernel;
+    CUgraphConditionalHandle handle;
+    check("cuGraphCreate", CU(cuGraphCreate)(&g, 0));
+    say("handle", CU(cuGraphConditionalHandleCreate)(&handle, g, ctx, 1, 0));
+    CUgraphNodeParams cp = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
+    cp.conditional = (CUDA_CONDITIONAL_NODE_PARAMS){.handle = handle, .type = CU_GRAPH_COND_TYPE_IF, .size = 1};
+    say("add conditional", CU(cuGraphAddNode)(&cond, g, NULL, NULL, 0, &cp));
+    CUgraph body = cp.conditional.phGraph_out[0];
+    CUgraphNode zero_y;
+    CUDA_MEMSET_NODE_PARAMS mp = {.dst = y, .pitch = BYTES, .value = 0, .elementSize = 4, .width = N, .height = 1};
+    check("cuGraphAddMemsetNode", CU(cuGraphAddMemsetNode)(&zero_y, body, NULL, 0, &mp, ctx));
+    void *params[] = {&n, &a, &z, &y};
+    CUDA_KERNEL_NODE_PARAMS kp = saxpy_node(params);
+    check("cuGraphAddKernelNode", CU(cuGraphAddKernelNode)(&body_kernel, body, &zero_y, 1, &kp));
+    CUgraphExec e;
+    say("instantiate", CU(cuGraphInstantiateWithFlags)(&e, g, 0));
+    graph_launch("graph cond", e);
+    show_read("y after cond", y, BYTES);
+    say("exec destroy", CU(cuGraphExecDestroy)(e));
+    say("graph destroy", CU(cuGraphDestroy)(g));
+    return 0;
+}
+
 /* A loss simulated at the fill (CUTAINT_INJECT ...=context_lost): the
  * calls after it fail as on a destroyed context, except the ways out of
  * one (intercept.def's CT_WAY_OUT rows), which still reach the driver. */
@@ -1395,6 +1431,7 @@ static const client_scenario scenarios[] = {
     {"loss_at_exit", sc_loss_at_exit},
     {"churn", sc_churn},
     {"graph_host", sc_graph_host},
+    {"graph_cond", sc_graph_cond},
     {"after_loss", sc_after_loss},
     {"images", sc_images},
 };
