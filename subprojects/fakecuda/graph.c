@@ -130,8 +130,10 @@ static CUresult fc_graph_destroy_any(CUgraph g);
 static void fc_node_free(CUgraphNode n)
 {
     for (unsigned i = 0; n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL && n->cond.phGraph_out && i < n->cond.size; i++)
-        if (n->cond.phGraph_out[i])
+        if (n->cond.phGraph_out[i]) {
+            assert(n->cond.phGraph_out[i]->owner == n && "a conditional node's bodies are its own");
             fc_graph_destroy_any(n->cond.phGraph_out[i]);
+        }
     free(n->cond.phGraph_out);
     fc_work_discard(&n->op);
     fc_nodes_free(&n->deps);

@@ -212,6 +212,9 @@ static bool fc_cond_read(CUdeviceptr cell, uint32_t *v)
 /* The body a condition value selects, or NULL for none. */
 static const fc_body *fc_cond_pick(const fc_cond *c, uint32_t v)
 {
+    assert(c->nbody > 0 && (c->type != CU_GRAPH_COND_TYPE_WHILE || c->nbody == 1) &&
+           (c->type != CU_GRAPH_COND_TYPE_IF || c->nbody <= 2) &&
+           "a conditional's shape was checked when its node was made");
     switch (c->type) {
     case CU_GRAPH_COND_TYPE_IF: return v ? &c->body[0] : c->nbody == 2 ? &c->body[1] : NULL;
     case CU_GRAPH_COND_TYPE_WHILE: return v ? &c->body[0] : NULL;
