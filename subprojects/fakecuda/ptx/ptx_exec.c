@@ -162,6 +162,26 @@ static void heap_free(uint64_t addr)
 
 #define LANES(mask) for (uint32_t lm_ = (mask), l; lm_ && (l = (unsigned)__builtin_ctz(lm_), 1); lm_ &= lm_ - 1)
 
+#define FULL_WARP 0xffffffffu
+
+/* Runs the statement (the variadic argument) for each lane l of mask: on a
+   converged warp as a plain loop over the 32 lanes, which the compiler
+   unrolls and vectorises, else lane by lane. */
+#define EACH_LANE(mask, ...)                    \
+    do {                                        \
+        uint32_t em_ = (mask);                  \
+        if (em_ == FULL_WARP) {                 \
+            for (uint32_t l = 0; l < 32; l++) { \
+                __VA_ARGS__;                    \
+            }                                   \
+        } else {                                \
+            LANES(em_)                          \
+            {                                   \
+                __VA_ARGS__;                    \
+            }                                   \
+        }                                       \
+    } while (0)
+
 static inline unsigned tbits(int ty)
 {
     return ptx_type_size(ty) * 8u;
@@ -487,30 +507,38 @@ static inline uint64_t addr_of(const run *x, const frame *f, const ptx_opnd *o, 
     return a;
 }
 
-/* Operand o of every lane of exec, into out[lane]: one dispatch per warp, not per lane. */
-static inline void gather(const run *x, const warp *w, const frame *f, const ptx_opnd *o, uint32_t exec, uint64_t *out)
+/* Operand o of every lane of exec: the register's own lanes, or its values
+   gathered into tmp (one dispatch per warp, not per lane). */
+static inline const uint64_t *lanes_of(const run *x, const warp *w, const frame *f, const ptx_opnd *o, uint32_t exec,
+                                       uint64_t *tmp)
 {
-    if (o->kind == PO_REG) {
-        const uint64_t *r = &f->r[(size_t)o->reg * 32];
-        LANES(exec) out[l] = r[l];
-    } else if (o->kind == PO_IMM) {
-        LANES(exec) out[l] = o->imm;
+    if (o->kind == PO_REG)
+        return &f->r[(size_t)o->reg * 32];
+    if (o->kind == PO_IMM) {
+        uint64_t v = o->imm;
+        for (unsigned l = 0; l < 32; l++)
+            tmp[l] = v;
     } else {
-        LANES(exec) out[l] = val(x, w, f, o, l);
+        LANES(exec) tmp[l] = val(x, w, f, o, l);
     }
+    return tmp;
 }
 
-/* The common integer operations (no carry, saturation, high or wide
-   halves) on whole warps: what -O3 address arithmetic is made of. */
+/* The common integer operations (no carry, saturation or high half) on
+   whole warps, each a typed loop: what -O3 address arithmetic is made of. */
 static bool int_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    if (in->mods & (PM_CC | PM_SAT | PM_HI | PM_WIDE) || in->o[0].kind != PO_REG || in->type == PT_PRED)
+    if (in->mods & (PM_CC | PM_SAT | PM_HI) || in->o[0].kind != PO_REG || in->type == PT_PRED)
         return false;
     unsigned bits = tbits(in->type);
     if (bits != 32 && bits != 64)
         return false;
-    uint64_t mask = bits == 64 ? ~0ull : 0xffffffffull, a[32], b[32], c[32];
+    bool wide = in->mods & PM_WIDE;
+    if (wide && (bits != 32 || (in->op != PI_MUL && in->op != PI_MAD)))
+        return false;
+    uint64_t mask = bits == 64 ? ~0ull : 0xffffffffull, ta[32], tb[32], tc[32];
     uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    const uint64_t *a, *b, *c = NULL;
     switch (in->op) {
     case PI_ADD:
     case PI_SUB:
@@ -518,36 +546,56 @@ static bool int_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_AND:
     case PI_OR:
     case PI_XOR:
-        gather(x, w, f, &in->o[1], exec, a);
-        gather(x, w, f, &in->o[2], exec, b);
-        break;
-    case PI_MAD:
-        gather(x, w, f, &in->o[1], exec, a);
-        gather(x, w, f, &in->o[2], exec, b);
-        gather(x, w, f, &in->o[3], exec, c);
-        break;
     case PI_SHL:
-        gather(x, w, f, &in->o[1], exec, a);
-        gather(x, w, f, &in->o[2], exec, b);
-        LANES(exec) d[l] = (b[l] & 0xffffffffu) >= bits ? 0 : (a[l] << (b[l] & 0xffffffffu)) & mask;
-        return true;
     case PI_SHR:
-        if (tsigned(in->type))
-            return false;
-        gather(x, w, f, &in->o[1], exec, a);
-        gather(x, w, f, &in->o[2], exec, b);
-        LANES(exec) d[l] = (b[l] & 0xffffffffu) >= bits ? 0 : (a[l] & mask) >> (b[l] & 0xffffffffu);
-        return true;
+    case PI_MIN:
+    case PI_MAX: break;
+    case PI_MAD: c = lanes_of(x, w, f, &in->o[3], exec, tc); break;
     default: return false;
     }
+    a = lanes_of(x, w, f, &in->o[1], exec, ta);
+    b = lanes_of(x, w, f, &in->o[2], exec, tb);
+    bool sgn = tsigned(in->type);
+    if (wide) { /* 32 x 32 -> 64 bits */
+        if (sgn && in->op == PI_MUL)
+            EACH_LANE(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]));
+        else if (sgn)
+            EACH_LANE(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + c[l]);
+        else if (in->op == PI_MUL)
+            EACH_LANE(exec, d[l] = (uint64_t)(uint32_t)a[l] * (uint32_t)b[l]);
+        else
+            EACH_LANE(exec, d[l] = (uint64_t)(uint32_t)a[l] * (uint32_t)b[l] + c[l]);
+        return true;
+    }
     switch (in->op) {
-    case PI_ADD: LANES(exec) d[l] = (a[l] + b[l]) & mask; break;
-    case PI_SUB: LANES(exec) d[l] = (a[l] - b[l]) & mask; break;
-    case PI_MUL: LANES(exec) d[l] = (a[l] * b[l]) & mask; break;
-    case PI_MAD: LANES(exec) d[l] = (a[l] * b[l] + c[l]) & mask; break;
-    case PI_AND: LANES(exec) d[l] = a[l] & b[l] & mask; break;
-    case PI_OR: LANES(exec) d[l] = (a[l] | b[l]) & mask; break;
-    default: LANES(exec) d[l] = (a[l] ^ b[l]) & mask; break;
+    case PI_ADD: EACH_LANE(exec, d[l] = (a[l] + b[l]) & mask); break;
+    case PI_SUB: EACH_LANE(exec, d[l] = (a[l] - b[l]) & mask); break;
+    case PI_MUL: EACH_LANE(exec, d[l] = (a[l] * b[l]) & mask); break;
+    case PI_MAD: EACH_LANE(exec, d[l] = (a[l] * b[l] + c[l]) & mask); break;
+    case PI_AND: EACH_LANE(exec, d[l] = a[l] & b[l] & mask); break;
+    case PI_OR: EACH_LANE(exec, d[l] = (a[l] | b[l]) & mask); break;
+    case PI_XOR: EACH_LANE(exec, d[l] = (a[l] ^ b[l]) & mask); break;
+    case PI_SHL: EACH_LANE(exec, d[l] = (uint32_t)b[l] >= bits ? 0 : (a[l] << (uint32_t)b[l]) & mask); break;
+    case PI_SHR:
+        if (sgn && bits == 32)
+            EACH_LANE(exec, d[l] = (uint32_t)((int32_t)a[l] >> ((uint32_t)b[l] > 31 ? 31 : (uint32_t)b[l])));
+        else if (sgn)
+            EACH_LANE(exec, d[l] = (uint64_t)((int64_t)a[l] >> ((uint32_t)b[l] > 63 ? 63 : (uint32_t)b[l])));
+        else
+            EACH_LANE(exec, d[l] = (uint32_t)b[l] >= bits ? 0 : (a[l] & mask) >> (uint32_t)b[l]);
+        break;
+    case PI_MIN:
+    case PI_MAX: {
+        bool mx = in->op == PI_MAX;
+        if (sgn && bits == 32)
+            EACH_LANE(exec, int32_t p = (int32_t)a[l], q = (int32_t)b[l]; d[l] = (uint32_t)((p < q) != mx ? p : q));
+        else if (sgn)
+            EACH_LANE(exec, int64_t p = (int64_t)a[l], q = (int64_t)b[l]; d[l] = (uint64_t)((p < q) != mx ? p : q));
+        else
+            EACH_LANE(exec, uint64_t p = a[l] & mask, q = b[l] & mask; d[l] = (p < q) != mx ? p : q);
+        break;
+    }
+    default: return false;
     }
     return true;
 }
@@ -731,64 +779,112 @@ static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t e
     if ((in->mods & (PM_FTZ | PM_SAT | PM_RELU)) || in->rnd > PR_RN || in->o[0].kind != PO_REG ||
         (in->type != PT_F32 && in->type != PT_F64))
         return false;
-    uint64_t a[32], b[32], c[32];
+    uint64_t ta[32], tb[32], tc[32];
+    const uint64_t *a = NULL, *b = NULL, *c = NULL;
     uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
     switch (in->op) {
     case PI_FMA:
-    case PI_MAD: gather(x, w, f, &in->o[3], exec, c); /* fall through */
+    case PI_MAD: c = lanes_of(x, w, f, &in->o[3], exec, tc); /* fall through */
     case PI_ADD:
     case PI_SUB:
     case PI_MUL:
     case PI_DIV:
     case PI_MIN:
-    case PI_MAX: gather(x, w, f, &in->o[2], exec, b); /* fall through */
+    case PI_MAX: b = lanes_of(x, w, f, &in->o[2], exec, tb); /* fall through */
     case PI_NEG:
-    case PI_ABS: gather(x, w, f, &in->o[1], exec, a); break;
+    case PI_ABS: a = lanes_of(x, w, f, &in->o[1], exec, ta); break;
     default: return false;
     }
-#define FLOAT_CASES(T, AS, OF, FMA, MIN, MAX, ABS)                                \
-    switch (in->op) {                                                             \
-    case PI_ADD: LANES(exec) d[l] = OF(AS(a[l]) + AS(b[l])); break;               \
-    case PI_SUB: LANES(exec) d[l] = OF(AS(a[l]) - AS(b[l])); break;               \
-    case PI_MUL: LANES(exec) d[l] = OF(AS(a[l]) * AS(b[l])); break;               \
-    case PI_DIV: LANES(exec) d[l] = OF(AS(a[l]) / AS(b[l])); break;               \
-    case PI_FMA:                                                                  \
-    case PI_MAD: LANES(exec) d[l] = OF(FMA(AS(a[l]), AS(b[l]), AS(c[l]))); break; \
-    case PI_MIN: LANES(exec) d[l] = OF(MIN(AS(a[l]), AS(b[l]))); break;           \
-    case PI_MAX: LANES(exec) d[l] = OF(MAX(AS(a[l]), AS(b[l]))); break;           \
-    case PI_NEG: LANES(exec) d[l] = OF(-AS(a[l])); break;                         \
-    default: LANES(exec) d[l] = OF(ABS(AS(a[l]))); break;                         \
+#define FLOAT_CASES(AS, OF, FMA, MIN, MAX, ABS)                                        \
+    switch (in->op) {                                                                  \
+    case PI_ADD: EACH_LANE(exec, d[l] = OF(AS(a[l]) + AS(b[l]))); break;               \
+    case PI_SUB: EACH_LANE(exec, d[l] = OF(AS(a[l]) - AS(b[l]))); break;               \
+    case PI_MUL: EACH_LANE(exec, d[l] = OF(AS(a[l]) * AS(b[l]))); break;               \
+    case PI_DIV: EACH_LANE(exec, d[l] = OF(AS(a[l]) / AS(b[l]))); break;               \
+    case PI_FMA:                                                                       \
+    case PI_MAD: EACH_LANE(exec, d[l] = OF(FMA(AS(a[l]), AS(b[l]), AS(c[l])))); break; \
+    case PI_MIN: EACH_LANE(exec, d[l] = OF(MIN(AS(a[l]), AS(b[l])))); break;           \
+    case PI_MAX: EACH_LANE(exec, d[l] = OF(MAX(AS(a[l]), AS(b[l])))); break;           \
+    case PI_NEG: EACH_LANE(exec, d[l] = OF(-AS(a[l]))); break;                         \
+    default: EACH_LANE(exec, d[l] = OF(ABS(AS(a[l])))); break;                         \
     }
     if (in->type == PT_F32) {
-        FLOAT_CASES(float, as_f, of_f, fmaf, fminf, fmaxf, fabsf)
+        FLOAT_CASES(as_f, of_f, fmaf, fminf, fmaxf, fabsf)
     } else {
-        FLOAT_CASES(double, as_d, of_d, fma, fmin, fmax, fabs)
+        FLOAT_CASES(as_d, of_d, fma, fmin, fmax, fabs)
     }
 #undef FLOAT_CASES
     return true;
 }
 
-/* setp without a combining operation on 32- and 64-bit integers and f32. */
+/* One comparison over the warp, as CV converts the operands; false for a
+   comparison the type has not. */
+#define COMPARE_LANES(CV)                                                                      \
+    switch (cmp) {                                                                             \
+    case PC_EQ: EACH_LANE(exec, d[l] = CV(a[l]) == CV(b[l])); break;                           \
+    case PC_NE: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l])); break;     \
+    case PC_LT: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l])); break;                            \
+    case PC_LE: EACH_LANE(exec, d[l] = CV(a[l]) <= CV(b[l])); break;                           \
+    case PC_GT: EACH_LANE(exec, d[l] = CV(a[l]) > CV(b[l])); break;                            \
+    case PC_GE: EACH_LANE(exec, d[l] = CV(a[l]) >= CV(b[l])); break;                           \
+    case PC_EQU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l]))); break; \
+    case PC_NEU: EACH_LANE(exec, d[l] = !(CV(a[l]) == CV(b[l]))); break;                       \
+    case PC_LTU: EACH_LANE(exec, d[l] = !(CV(a[l]) >= CV(b[l]))); break;                       \
+    case PC_LEU: EACH_LANE(exec, d[l] = !(CV(a[l]) > CV(b[l]))); break;                        \
+    case PC_GTU: EACH_LANE(exec, d[l] = !(CV(a[l]) <= CV(b[l]))); break;                       \
+    case PC_GEU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]))); break;                        \
+    default: return false;                                                                     \
+    }
+
+#define CV_S32(v) ((int32_t)(v))
+#define CV_U32(v) ((uint32_t)(v))
+#define CV_S64(v) ((int64_t)(v))
+#define CV_U64(v) ((uint64_t)(v))
+
+/* setp without a combining operation on 32- and 64-bit integers and f32/f64:
+   a typed loop per comparison. */
 static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    int ty = in->type;
+    int ty = in->type, cmp = in->sub;
     if (in->sub2 || in->o[PTX_MAX_OPS - 1].kind != PO_NONE || in->o[0].kind != PO_REG)
         return false;
-    uint64_t a[32], b[32];
-    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
-    gather(x, w, f, &in->o[1], exec, a);
-    gather(x, w, f, &in->o[2], exec, b);
-    if (ty == PT_F32 && !(in->mods & PM_FTZ)) {
-        LANES(exec) d[l] = cmp_float(in->sub, as_f(a[l]), as_f(b[l]));
-        return true;
-    }
+    bool fl = ty == PT_F32 || ty == PT_F64;
     unsigned bits = tbits(ty);
-    if (tfloat(ty) || (bits != 32 && bits != 64))
+    if (fl ? (in->mods & PM_FTZ) || cmp == PC_NUM || cmp == PC_NAN : tfloat(ty) || (bits != 32 && bits != 64))
         return false;
     bool sgn = tsigned(ty);
-    LANES(exec) d[l] = cmp_int(in->sub, a[l], b[l], sgn, bits);
+    if (!fl && cmp >= PC_LO && cmp <= PC_HS) { /* the unsigned comparisons: lo, ls, hi, hs */
+        sgn = false;
+        cmp = cmp - PC_LO + PC_LT;
+    } else if (!fl && cmp > PC_GE) {
+        return false;
+    }
+    uint64_t ta[32], tb[32];
+    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    const uint64_t *a = lanes_of(x, w, f, &in->o[1], exec, ta), *b = lanes_of(x, w, f, &in->o[2], exec, tb);
+    if (ty == PT_F32) {
+        COMPARE_LANES(as_f)
+    } else if (ty == PT_F64) {
+        COMPARE_LANES(as_d)
+    } else if (bits == 32) {
+        if (sgn) {
+            COMPARE_LANES(CV_S32)
+        } else {
+            COMPARE_LANES(CV_U32)
+        }
+    } else if (sgn) {
+        COMPARE_LANES(CV_S64)
+    } else {
+        COMPARE_LANES(CV_U64)
+    }
     return true;
 }
+
+#undef COMPARE_LANES
+#undef CV_S32
+#undef CV_U32
+#undef CV_S64
+#undef CV_U64
 
 static uint64_t sat_signed(__int128 v, unsigned bits)
 {
@@ -1018,6 +1114,57 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
         fesetround(saved);
     (void)bad;
     return out;
+}
+
+/* The common conversions (integer widths, integer to and from f32, f32 to
+   and from f64; no .sat or .ftz) as typed loops over the warp. */
+static bool cvt_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+{
+    int dt = in->type, st = in->type2;
+    if ((in->mods & (PM_SAT | PM_FTZ | PM_RELU)) || in->o[0].kind != PO_REG)
+        return false;
+    uint64_t ta[32];
+    const uint64_t *a = lanes_of(x, w, f, &in->o[1], exec, ta);
+    uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+    unsigned db = tbits(dt), sb = tbits(st);
+    bool nearest = in->rnd == PR_NONE || in->rnd == PR_RN;
+    if (!tfloat(dt) && !tfloat(st)) {
+        unsigned sh = 64 - sb;
+        uint64_t mask = db >= 64 ? ~0ull : (1ull << db) - 1;
+        if (tsigned(st))
+            EACH_LANE(exec, d[l] = (uint64_t)((int64_t)(a[l] << sh) >> sh) & mask);
+        else
+            EACH_LANE(exec, d[l] = ((a[l] << sh) >> sh) & mask);
+        return true;
+    }
+    if (dt == PT_F32 && sb == 32 && !tfloat(st) && nearest) {
+        if (tsigned(st))
+            EACH_LANE(exec, d[l] = of_f((float)(int32_t)a[l]));
+        else
+            EACH_LANE(exec, d[l] = of_f((float)(uint32_t)a[l]));
+        return true;
+    }
+    if (st == PT_F32 && db == 32 && !tfloat(dt) && in->rnd == PR_RZI) { /* truncate, saturate, NaN is 0 */
+        if (tsigned(dt))
+            EACH_LANE(exec, float v = as_f(a[l]); d[l] = (uint32_t)(v != v                ? 0
+                                                                    : v <= -2147483648.0f ? INT32_MIN
+                                                                    : v >= 2147483648.0f  ? INT32_MAX
+                                                                                          : (int32_t)v));
+        else
+            EACH_LANE(exec, float v = as_f(a[l]); d[l] = v != v || v <= 0.0f  ? 0
+                                                         : v >= 4294967296.0f ? UINT32_MAX
+                                                                              : (uint32_t)v);
+        return true;
+    }
+    if (dt == PT_F64 && st == PT_F32) {
+        EACH_LANE(exec, d[l] = of_d((double)as_f(a[l])));
+        return true;
+    }
+    if (dt == PT_F32 && st == PT_F64 && nearest) {
+        EACH_LANE(exec, d[l] = of_f((float)as_d(a[l])));
+        return true;
+    }
+    return false;
 }
 
 /* ---- loads, stores, atomics -------------------------------------------------------------------- */
@@ -1563,10 +1710,12 @@ static void mov(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
         }
         return;
     }
-    if (a->kind == PO_REG && d->kind == PO_REG) {
-        const uint64_t *s = &f->r[(size_t)a->reg * 32];
+    if (d->kind == PO_REG && in->type != PT_PRED) {
+        uint64_t tmp[32];
+        const uint64_t *s = lanes_of(x, w, f, a, exec, tmp);
         uint64_t *t = &f->r[(size_t)d->reg * 32];
-        LANES(exec) t[l] = zx(s[l], bits);
+        uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+        EACH_LANE(exec, t[l] = s[l] & mask);
         return;
     }
     LANES(exec) put(f, d, l, in->type == PT_PRED ? pval(x, w, f, a, l) : zx(val(x, w, f, a, l), bits));
@@ -1709,6 +1858,8 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
     case PI_CVTA: cvta(x, w, f, in, exec); return;
     case PI_TEX: tex(x, w, f, in, exec); return;
     case PI_CVT: {
+        if (cvt_fast(x, w, f, in, exec))
+            return;
         bool bad = false;
         LANES(exec) put(f, &in->o[0], l, convert(in, val(x, w, f, &in->o[1], l), &bad));
         return;
@@ -1921,6 +2072,24 @@ static void lanes_exit(warp *w, uint32_t lanes)
     }
 }
 
+/* The lanes of act whose guard predicate holds. */
+static inline uint32_t guard_lanes(const frame *f, const ptx_insn *in, uint32_t act)
+{
+    const uint64_t *p = &f->r[(size_t)in->pred * 32];
+    uint32_t holds = 0;
+    for (unsigned l = 0; l < 32; l++)
+        holds |= (uint32_t)(p[l] != 0) << l;
+    return (in->pred_neg ? ~holds : holds) & act;
+}
+
+/* The number of lanes in a mask (no popcnt instruction in the baseline ISA). */
+static inline unsigned lane_count(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 /* Runs warp w until it waits at a barrier, finishes, or the launch faults. */
 static void warp_run(run *x, warp *w)
 {
@@ -1946,17 +2115,15 @@ static void warp_run(run *x, warp *w)
         const ptx_insn *in = &f->fn->insn[f->cur_pc];
         uint32_t act = f->cur_mask, exec = act;
         w->clock += 2;
-        x->thread_steps += (unsigned)__builtin_popcount(act);
+        x->thread_steps += act == FULL_WARP ? 32 : lane_count(act);
         if (++x->steps > x->step_limit && x->step_limit) {
             fprintf(stderr, "fakecuda: PTX kernel %s ran past FAKECUDA_PTX_STEPS=%llu warp-instructions\n",
                     x->kernel->name, (unsigned long long)x->step_limit);
             x->fault = FC_PTX_TIMEOUT;
             return;
         }
-        if (in->pred >= 0) {
-            exec = 0;
-            LANES(act) if ((f->r[(size_t)in->pred * 32 + l] != 0) != in->pred_neg) exec |= 1u << l;
-        }
+        if (in->pred >= 0)
+            exec = guard_lanes(f, in, act);
         uint32_t next_pc = f->cur_pc + 1;
         switch (in->op) {
         case PI_BRA: {
