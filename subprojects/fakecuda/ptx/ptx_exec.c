@@ -49,6 +49,8 @@
 #define FC_LOCAL_BYTES (32u * 1024u) /* per thread: frames of .local and .param */
 #define FC_MAX_DEPTH 64u             /* call depth */
 #define FC_HEAP_BYTES ((size_t)8 << 20)
+#define FC_WINDOWS 8               /* allocations a launch remembers (device_bytes) */
+#define FC_MAX_EXTENT (1ull << 40) /* the longest allocation extent device_bytes learns */
 
 /* ---- the launch's state -------------------------------------------------------- */
 
@@ -97,9 +99,12 @@ typedef struct run {
     bool logging;
     ptx_grid *grid; /* a cooperative launch's grid, or NULL */
     bool yield;     /* the running warp reached a polling point: run the others */
-    /* the last device range device() mapped */
-    uint64_t cache_lo, cache_hi;
-    unsigned char *cache_host;
+    /* the allocations device() mapped, most recently used first */
+    struct dwindow {
+        uint64_t lo, hi; /* the allocation's whole extent [lo, hi) */
+        unsigned char *host;
+    } win[FC_WINDOWS];
+    unsigned nwin;
 } run;
 
 /* ---- the device heap (malloc/free) ------------------------------------------------ */
@@ -330,21 +335,71 @@ static void log_write(run *x, uint64_t a, uint64_t n)
     x->writes[x->nwrites++] = (wrange){a, a + n};
 }
 
-/* Maps n bytes at device address a through device(), and remembers the
-   largest window around them it confirms (one allocation's bytes are
-   contiguous on the host), so neighbouring lanes need no lookup. */
-static unsigned char *device_window(run *x, uint64_t a, unsigned n)
+/* The largest k <= limit for which mapped(x, a, n, k) holds, knowing it holds
+   for k = 0 and fails past some k (monotone): doubling, then bisection. */
+static uint64_t largest_mapped(run *x, uint64_t a, uint64_t n, uint64_t limit,
+                               bool (*mapped)(run *, uint64_t, uint64_t, uint64_t))
 {
-    for (uint64_t span = 64 * 1024; span > n; span /= 2) {
-        unsigned char *h = x->l->device(a, (size_t)span);
-        if (h) {
-            x->cache_lo = a;
-            x->cache_hi = a + span;
-            x->cache_host = h;
-            return h;
-        }
+    uint64_t ok = 0, bad = 0;
+    for (uint64_t k = 1; !bad; k *= 2) {
+        if (k > limit)
+            k = limit;
+        if (k <= ok)
+            return ok;
+        if (mapped(x, a, n, k))
+            ok = k;
+        else
+            bad = k;
     }
-    return x->l->device(a, n);
+    while (bad - ok > 1) {
+        uint64_t mid = ok + (bad - ok) / 2;
+        if (mapped(x, a, n, mid))
+            ok = mid;
+        else
+            bad = mid;
+    }
+    return ok;
+}
+
+static bool mapped_above(run *x, uint64_t a, uint64_t n, uint64_t k)
+{
+    return x->l->device(a, (size_t)(n + k)) != NULL;
+}
+
+static bool mapped_below(run *x, uint64_t a, uint64_t n, uint64_t k)
+{
+    return x->l->device(a - k, (size_t)(n + k)) != NULL;
+}
+
+/* The host bytes of device range [a, a + n), or NULL outside every
+   allocation. A miss learns the whole extent of the allocation around the
+   range from device() (one allocation's bytes are contiguous on the host)
+   and keeps it among the launch's most recently used, so the lanes and
+   instructions that follow in the same allocations need no lookup. */
+static unsigned char *device_bytes(run *x, uint64_t a, uint64_t n)
+{
+    struct dwindow *win = x->win;
+    for (unsigned i = 0; i < x->nwin; i++)
+        if (a >= win[i].lo && a < win[i].hi && n <= win[i].hi - a) {
+            if (i) {
+                struct dwindow hit = win[i];
+                memmove(&win[1], &win[0], i * sizeof *win);
+                win[0] = hit;
+            }
+            return win[0].host + (a - win[0].lo);
+        }
+    unsigned char *h = x->l->device(a, (size_t)n);
+    if (!h)
+        return NULL;
+    uint64_t above = largest_mapped(x, a, n, FC_MAX_EXTENT, mapped_above);
+    uint64_t below = largest_mapped(x, a, n, a < FC_MAX_EXTENT ? a : FC_MAX_EXTENT, mapped_below);
+    unsigned char *low = x->l->device(a - below, (size_t)(below + n));
+    assert(low && low + below == h); /* the allocation is contiguous on the host */
+    if (x->nwin < FC_WINDOWS)
+        x->nwin++;
+    memmove(&win[1], &win[0], (x->nwin - 1) * sizeof *win);
+    win[0] = (struct dwindow){a - below, a + n + above, low};
+    return h;
 }
 
 /* The host bytes of n bytes at address a of space sp for lane l, or NULL with the fault set. */
@@ -373,10 +428,8 @@ static unsigned char *mem(run *x, unsigned thread, int sp, uint64_t a, unsigned 
         } else {
             if (sp == PS_CONST && write)
                 goto bad;
-            unsigned char *p;
-            if (a >= x->cache_lo && a + n <= x->cache_hi && a + n > a)
-                p = x->cache_host + (a - x->cache_lo);
-            else if (!(p = device_window(x, a, n)))
+            unsigned char *p = device_bytes(x, a, n);
+            if (!p)
                 goto bad;
             if (write && x->logging)
                 log_write(x, a, n);
@@ -1180,6 +1233,118 @@ static inline uint64_t extend(uint64_t v, int ty, unsigned n)
     return tsigned(ty) ? (uint64_t)sx(v, n * 8) : v;
 }
 
+/* The host bytes each lane of exec reaches at operand ao, when the warp's
+   whole span of addresses is aligned and lies in one allocation, the
+   block's shared memory or the threads' local memory: one check for the
+   warp. False leaves the access to the lane-by-lane path (mem), which
+   also raises the faults. */
+static bool lane_hosts(run *x, const warp *w, const frame *f, const ptx_insn *in, const ptx_opnd *ao, uint32_t exec,
+                       unsigned bytes, bool store, unsigned char **hp)
+{
+    uint64_t at[32], lo = UINT64_MAX, hi = 0, any = 0;
+    if (ao->kind != PO_ADDR)
+        return false;
+    if (ao->reg >= 0) {
+        const uint64_t *r = &f->r[(size_t)ao->reg * 32];
+        uint64_t imm = ao->imm;
+        EACH_LANE(exec, at[l] = r[l] + imm; lo = at[l] < lo ? at[l] : lo; hi = at[l] > hi ? at[l] : hi; any |= at[l]);
+    } else { /* the same address in every lane */
+        uint64_t a = ao->imm + (ao->sym >= 0 ? sym_addr(x, f, ao->sym) : 0);
+        EACH_LANE(exec, at[l] = a);
+        lo = hi = any = a;
+    }
+    if ((any & (bytes - 1)) || hi + bytes < hi)
+        return false;
+    int sp = in->space;
+    uint64_t off = 0;
+    if (sp == PS_GENERIC) {
+        if (hi < FC_WIN_SHARED) {
+            sp = PS_GLOBAL;
+        } else if (lo >= FC_WIN_SHARED && hi < FC_WIN_SHARED + FC_WIN_SIZE) {
+            sp = PS_SHARED;
+            off = FC_WIN_SHARED;
+        } else if (lo >= FC_WIN_LOCAL && hi < FC_WIN_LOCAL + FC_WIN_SIZE) {
+            sp = PS_LOCAL;
+            off = FC_WIN_LOCAL;
+        } else {
+            return false;
+        }
+    }
+    switch (sp) {
+    case PS_CONST:
+        if (store)
+            return false;
+        /* fall through */
+    case PS_GLOBAL: {
+        unsigned char *h = device_bytes(x, lo, hi - lo + bytes);
+        if (!h)
+            return false;
+        EACH_LANE(exec, hp[l] = h + (at[l] - lo));
+        if (store && x->logging)
+            LANES(exec) log_write(x, at[l], bytes);
+        return true;
+    }
+    case PS_SHARED:
+        if (hi - off + bytes > x->shared_bytes)
+            return false;
+        EACH_LANE(exec, hp[l] = x->shared + (at[l] - off));
+        return true;
+    case PS_LOCAL: {
+        if (hi - off + bytes > FC_LOCAL_BYTES)
+            return false;
+        unsigned char *mine = x->local + (size_t)w->id * 32 * FC_LOCAL_BYTES;
+        EACH_LANE(exec, hp[l] = mine + (size_t)l * FC_LOCAL_BYTES + (at[l] - off));
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Lanes of exec load (or store) register r's lanes from (to) hp[lane] + at. */
+static void lanes_move(uint64_t *r, unsigned char *const *hp, uint32_t exec, unsigned es, unsigned at, bool store,
+                       bool sgn)
+{
+#define MOVE_LANES(T, S)                                                                     \
+    if (store)                                                                               \
+        EACH_LANE(exec, T v = (T)r[l]; memcpy(hp[l] + at, &v, sizeof v));                    \
+    else if (sgn)                                                                            \
+        EACH_LANE(exec, S v; memcpy(&v, hp[l] + at, sizeof v); r[l] = (uint64_t)(int64_t)v); \
+    else                                                                                     \
+        EACH_LANE(exec, T v; memcpy(&v, hp[l] + at, sizeof v); r[l] = v);
+    switch (es) {
+    case 1: MOVE_LANES(uint8_t, int8_t) break;
+    case 2: MOVE_LANES(uint16_t, int16_t) break;
+    case 4: MOVE_LANES(uint32_t, int32_t) break;
+    default: MOVE_LANES(uint64_t, int64_t) break;
+    }
+#undef MOVE_LANES
+}
+
+/* ld/st of whole warps through lane_hosts; false: the lane-by-lane path. */
+static bool ld_st_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec, bool store, unsigned es,
+                       unsigned n)
+{
+    const ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
+    unsigned char *hp[32];
+    if ((vo->kind != PO_REG && vo->kind != PO_VEC && !(store && vo->kind == PO_IMM)) ||
+        !lane_hosts(x, w, f, in, ao, exec, es * n, store, hp))
+        return false;
+    bool sgn = tsigned(in->type);
+    if (vo->kind == PO_VEC) {
+        for (unsigned i = 0; i < n; i++)
+            if (vo->regs[i] >= 0)
+                lanes_move(&f->r[(size_t)vo->regs[i] * 32], hp, exec, es, i * es, store, sgn);
+        return true;
+    }
+    uint64_t imm[32];
+    uint64_t *r = vo->kind == PO_REG ? &f->r[(size_t)vo->reg * 32] : imm;
+    if (vo->kind == PO_IMM)
+        for (unsigned l = 0; l < 32; l++)
+            imm[l] = vo->imm;
+    lanes_move(r, hp, exec, es, 0, store, sgn);
+    return true;
+}
+
 static void ld_st(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec, bool store)
 {
     unsigned es = ptx_type_size(in->type), n = in->vec ? in->vec : 1;
@@ -1188,6 +1353,8 @@ static void ld_st(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec, 
         unsupported(x, in);
         return;
     }
+    if (ld_st_fast(x, w, f, in, exec, store, es, n))
+        return;
     if (n == 1 && vo->kind == PO_REG) { /* a scalar: one register per lane */
         uint64_t *r = &f->r[(size_t)vo->reg * 32];
         bool sgn = tsigned(in->type);

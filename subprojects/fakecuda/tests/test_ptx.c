@@ -546,6 +546,35 @@ Test(ptx, bad_address_is_illegal_address)
     FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
+/* A warp whose lanes run past the end of an allocation the launch already
+   reached (so the executor knows its extent): the lanes inside write, the
+   first lane outside faults, as lane-by-lane access would. */
+Test(ptx, a_warp_running_past_an_allocation_writes_up_to_its_end)
+{
+    char log[] = "/tmp/fc_ptx_log_XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert(fd >= 0);
+    close(fd);
+    setenv("FAKECUDA_WRITE_LOG", log, 1);
+    CUmodule m = load(FC_PTX);
+    CUdeviceptr d = zeros(64), tail = d + 56;
+    int v = 7;
+    void *inside[] = {&d, &v}, *across[] = {&tail, &v};
+    launch(fn(m, "poke"), 1, 16, 0, inside); /* the 16 ints of the allocation */
+    OK(cuLaunchKernel(fn(m, "poke"), 1, 1, 1, 32, 1, 1, 0, NULL, across, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    char want[256], got[256] = "";
+    snprintf(want, sizeof want, "poke 0x%llx+64\npoke 0x%llx+8 fault\n", (unsigned long long)d,
+             (unsigned long long)tail);
+    FILE *f = fopen(log, "r");
+    cr_assert(f);
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    got[n] = '\0';
+    fclose(f);
+    unlink(log);
+    cr_assert_str_eq(got, want);
+}
+
 Test(ptx, misaligned_address_is_misaligned)
 {
     CUmodule m = load(FC_PTX);
