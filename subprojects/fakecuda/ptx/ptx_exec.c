@@ -826,10 +826,10 @@ static bool compare(const ptx_insn *in, int ty, uint64_t a, uint64_t b)
     return cmp_int(in->sub, a, b, tsigned(ty), tbits(ty));
 }
 
-/* f32 and f64 arithmetic without .ftz/.sat/.relu or a directed rounding, on whole warps. */
+/* f32 and f64 arithmetic without .ftz/.sat/.relu, on whole warps. */
 static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    if ((in->mods & (PM_FTZ | PM_SAT | PM_RELU)) || in->rnd > PR_RN || in->o[0].kind != PO_REG ||
+    if ((in->mods & (PM_FTZ | PM_SAT | PM_RELU)) || in->rnd > PR_RP || in->o[0].kind != PO_REG ||
         (in->type != PT_F32 && in->type != PT_F64))
         return false;
     uint64_t ta[32], tb[32], tc[32];
@@ -861,34 +861,44 @@ static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t e
     case PI_NEG: EACH_LANE(exec, d[l] = OF(-AS(a[l]))); break;                         \
     default: EACH_LANE(exec, d[l] = OF(ABS(AS(a[l])))); break;                         \
     }
+    bool directed = in->rnd > PR_RN; /* .rz/.rm/.rp: the mode is set once for the warp */
+    int saved = directed ? fegetround() : 0;
+    if (directed)
+        fesetround(fe_mode(in->rnd));
     if (in->type == PT_F32) {
         FLOAT_CASES(as_f, of_f, fmaf, fminf, fmaxf, fabsf)
     } else {
         FLOAT_CASES(as_d, of_d, fma, fmin, fmax, fabs)
     }
 #undef FLOAT_CASES
+    if (directed)
+        fesetround(saved);
     return true;
 }
 
 /* One comparison over the warp, as CV converts the operands; false for a
    comparison the type has not. */
-#define COMPARE_LANES(CV)                                                                      \
-    switch (cmp) {                                                                             \
-    case PC_EQ: EACH_LANE(exec, d[l] = CV(a[l]) == CV(b[l])); break;                           \
-    case PC_NE: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l])); break;     \
-    case PC_LT: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l])); break;                            \
-    case PC_LE: EACH_LANE(exec, d[l] = CV(a[l]) <= CV(b[l])); break;                           \
-    case PC_GT: EACH_LANE(exec, d[l] = CV(a[l]) > CV(b[l])); break;                            \
-    case PC_GE: EACH_LANE(exec, d[l] = CV(a[l]) >= CV(b[l])); break;                           \
-    case PC_EQU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l]))); break; \
-    case PC_NEU: EACH_LANE(exec, d[l] = !(CV(a[l]) == CV(b[l]))); break;                       \
-    case PC_LTU: EACH_LANE(exec, d[l] = !(CV(a[l]) >= CV(b[l]))); break;                       \
-    case PC_LEU: EACH_LANE(exec, d[l] = !(CV(a[l]) > CV(b[l]))); break;                        \
-    case PC_GTU: EACH_LANE(exec, d[l] = !(CV(a[l]) <= CV(b[l]))); break;                       \
-    case PC_GEU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]))); break;                        \
-    default: return false;                                                                     \
+#define COMPARE_LANES(CV)                                                                        \
+    switch (cmp) {                                                                               \
+    case PC_EQ: EACH_LANE(exec, d[l] = CV(a[l]) == CV(b[l])); break;                             \
+    case PC_NE: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l])); break;       \
+    case PC_LT: EACH_LANE(exec, d[l] = CV(a[l]) < CV(b[l])); break;                              \
+    case PC_LE: EACH_LANE(exec, d[l] = CV(a[l]) <= CV(b[l])); break;                             \
+    case PC_GT: EACH_LANE(exec, d[l] = CV(a[l]) > CV(b[l])); break;                              \
+    case PC_GE: EACH_LANE(exec, d[l] = CV(a[l]) >= CV(b[l])); break;                             \
+    case PC_EQU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]) || CV(a[l]) > CV(b[l]))); break;   \
+    case PC_NEU: EACH_LANE(exec, d[l] = !(CV(a[l]) == CV(b[l]))); break;                         \
+    case PC_LTU: EACH_LANE(exec, d[l] = !(CV(a[l]) >= CV(b[l]))); break;                         \
+    case PC_LEU: EACH_LANE(exec, d[l] = !(CV(a[l]) > CV(b[l]))); break;                          \
+    case PC_GTU: EACH_LANE(exec, d[l] = !(CV(a[l]) <= CV(b[l]))); break;                         \
+    case PC_GEU: EACH_LANE(exec, d[l] = !(CV(a[l]) < CV(b[l]))); break;                          \
+    case PC_NUM: EACH_LANE(exec, d[l] = CV(a[l]) == CV(a[l]) && CV(b[l]) == CV(b[l])); break;    \
+    case PC_NAN: EACH_LANE(exec, d[l] = !(CV(a[l]) == CV(a[l]) && CV(b[l]) == CV(b[l]))); break; \
+    default: return false;                                                                       \
     }
 
+#define CV_S16(v) ((int16_t)(v))
+#define CV_U16(v) ((uint16_t)(v))
 #define CV_S32(v) ((int32_t)(v))
 #define CV_U32(v) ((uint32_t)(v))
 #define CV_S64(v) ((int64_t)(v))
@@ -903,7 +913,7 @@ static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t ex
         return false;
     bool fl = ty == PT_F32 || ty == PT_F64;
     unsigned bits = tbits(ty);
-    if (fl ? (in->mods & PM_FTZ) || cmp == PC_NUM || cmp == PC_NAN : tfloat(ty) || (bits != 32 && bits != 64))
+    if (fl ? (in->mods & PM_FTZ) : tfloat(ty) || bits < 16 || bits > 64)
         return false;
     bool sgn = tsigned(ty);
     if (!fl && cmp >= PC_LO && cmp <= PC_HS) { /* the unsigned comparisons: lo, ls, hi, hs */
@@ -919,6 +929,12 @@ static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t ex
         COMPARE_LANES(as_f)
     } else if (ty == PT_F64) {
         COMPARE_LANES(as_d)
+    } else if (bits == 16) {
+        if (sgn) {
+            COMPARE_LANES(CV_S16)
+        } else {
+            COMPARE_LANES(CV_U16)
+        }
     } else if (bits == 32) {
         if (sgn) {
             COMPARE_LANES(CV_S32)
@@ -934,6 +950,8 @@ static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t ex
 }
 
 #undef COMPARE_LANES
+#undef CV_S16
+#undef CV_U16
 #undef CV_S32
 #undef CV_U32
 #undef CV_S64
@@ -1457,11 +1475,13 @@ static void atomic_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t ex
 
 static void shfl(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
-    uint64_t a[32];
-    LANES(exec) a[l] = val(x, w, f, &in->o[1], l);
+    uint64_t ta[32], tb[32], tc[32], a[32];
+    const uint64_t *av = lanes_of(x, w, f, &in->o[1], exec, ta), *bv = lanes_of(x, w, f, &in->o[2], exec, tb),
+                   *cv = lanes_of(x, w, f, &in->o[3], exec, tc);
+    EACH_LANE(exec, a[l] = av[l]); /* the sources, before the destination (maybe the same register) changes */
     LANES(exec)
     {
-        uint32_t b = (uint32_t)val(x, w, f, &in->o[2], l) & 31, c = (uint32_t)val(x, w, f, &in->o[3], l);
+        uint32_t b = (uint32_t)bv[l] & 31, c = (uint32_t)cv[l];
         uint32_t seg = (c >> 8) & 31, maxl = (l & seg) | (c & 31 & ~seg), minl = l & seg;
         int j;
         bool ok;
@@ -2122,6 +2142,15 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
         }
         return;
     case PI_SELP:
+        if (in->o[0].kind == PO_REG && in->o[3].kind == PO_REG) {
+            uint64_t ta[32], tb[32], mask = tbits(ty) >= 64 ? ~0ull : (1ull << tbits(ty)) - 1;
+            const uint64_t *a = lanes_of(x, w, f, &in->o[1], exec, ta), *b = lanes_of(x, w, f, &in->o[2], exec, tb),
+                           *p = &f->r[(size_t)in->o[3].reg * 32];
+            uint64_t *d = &f->r[(size_t)in->o[0].reg * 32];
+            bool neg = in->o[3].neg;
+            EACH_LANE(exec, d[l] = ((p[l] != 0) != neg ? a[l] : b[l]) & mask);
+            return;
+        }
         LANES(exec)
         put(f, &in->o[0], l,
             zx(pval(x, w, f, &in->o[3], l) ? val(x, w, f, &in->o[1], l) : val(x, w, f, &in->o[2], l), tbits(ty)));

@@ -29,6 +29,16 @@ extern "C" __global__ void arith(const int *a, const float *b, int *oi, float *o
     od[i] = (double)y * (double)x + 1.0 / (double)(i + 1);
 }
 
+// Directed rounding (interval arithmetic's): f32 and f64, down and up.
+extern "C" __global__ void rounding(const float *a, const double *b, float *of, double *od)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    of[i * 2 + 0] = __fadd_rd(a[i], 1.0f / 3.0f);
+    of[i * 2 + 1] = __fadd_ru(a[i], 1.0f / 3.0f);
+    od[i * 2 + 0] = __dmul_rd(b[i], 0.1);
+    od[i * 2 + 1] = __ddiv_ru(b[i], 3.0);
+}
+
 // A block's sum: dynamic shared memory, barriers, then a warp shuffle.
 extern "C" __global__ void block_sum(const float *in, float *out, int n)
 {

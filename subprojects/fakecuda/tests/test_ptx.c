@@ -10,6 +10,7 @@
 #include "fc_test.h"
 
 #include <fcntl.h>
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,49 @@ static bool close_to(double got, double want)
 }
 
 /* ---- arithmetic -------------------------------------------------------------- */
+
+/* x + y, x * y and x / y under a rounding mode; volatile keeps the compiler
+   from moving them across the mode's change. */
+static double host_rounded(int mode, char op, double x, double y, bool single)
+{
+    volatile double vx = x, vy = y, r;
+    volatile float fx = (float)x, fy = (float)y, fr;
+    fesetround(mode);
+    if (single)
+        fr = fx + fy;
+    else
+        r = op == '*' ? vx * vy : vx / vy;
+    fesetround(FE_TONEAREST);
+    return single ? fr : r;
+}
+
+/* .rm and .rp arithmetic on whole warps rounds as asked: every result
+   equals the host's under the same mode (round to nearest misses one of
+   each pair). */
+Test(ptx, directed_rounding_rounds_down_and_up)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 64 };
+    float a[N];
+    double b[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (float)(i + 1) / 7.0f;
+        b[i] = (double)(i + 1) / 11.0;
+    }
+    CUdeviceptr da = fc_upload(a, sizeof a), db = fc_upload(b, sizeof b), of = zeros(N * 8), od = zeros(N * 16);
+    void *args[] = {&da, &db, &of, &od};
+    launch(fn(m, "rounding"), 1, N, 0, args);
+    float gf[N * 2];
+    double gd[N * 2];
+    OK(cuMemcpyDtoH(gf, of, sizeof gf));
+    OK(cuMemcpyDtoH(gd, od, sizeof gd));
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(gf[i * 2], (float)host_rounded(FE_DOWNWARD, '+', a[i], 1.0f / 3.0f, true), "rd f32 [%d]", i);
+        cr_expect_eq(gf[i * 2 + 1], (float)host_rounded(FE_UPWARD, '+', a[i], 1.0f / 3.0f, true), "ru f32 [%d]", i);
+        cr_expect_eq(gd[i * 2], host_rounded(FE_DOWNWARD, '*', b[i], 0.1, false), "rd f64 [%d]", i);
+        cr_expect_eq(gd[i * 2 + 1], host_rounded(FE_UPWARD, '/', b[i], 3.0, false), "ru f64 [%d]", i);
+    }
+}
 
 static unsigned brev32(unsigned v)
 {
