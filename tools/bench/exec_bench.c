@@ -3,7 +3,8 @@
  * instructions per second on one core (FAKECUDA_SCHEDULE=sync: the launch
  * runs on the calling thread), for an arithmetic kernel, a memory-bound
  * kernel and a shared-memory reduction (exec_kernels.cu), beside the same
- * kernels as a C plugin (exec_plugin.c) in the same run. Each mode runs in
+ * kernels as a C plugin (exec_plugin.c) in the same run, timed in CPU
+ * time (a shared machine's wall clock counts other jobs). Each mode runs in
  * a child process of its own (fakecuda reads its settings once); the
  * executor counts the thread-instructions it ran (FAKECUDA_PTX_STATS), and
  * the plugin's rate is the same count over its own time. docs/PERFORMANCE.md
@@ -23,10 +24,14 @@
 
 static const char *kernels[] = {"arith", "copy", "reduce"};
 
+/* The process's CPU time, not the wall clock: on a machine shared with
+   other jobs the wall clock counts their time too (a launch's wall time
+   swings 2-10x with the load), while the launch runs on the calling thread
+   (FAKECUDA_SCHEDULE=sync) and its CPU time is what the executor costs. */
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
