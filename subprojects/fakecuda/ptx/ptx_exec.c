@@ -2234,23 +2234,21 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
 
 /* ---- the warp's control flow ---------------------------------------------------------------- */
 
-/* Picks the lanes that run next: the runnable ones at the lowest PC. */
+/* Picks the lanes that run next: the runnable ones at the lowest PC. Plain
+   passes over the 32 lanes, without a branch per lane: divergent code
+   reselects at every branch and every meeting point. */
 static void reselect(frame *f, uint32_t runnable)
 {
-    LANES(f->cur_mask) f->pc[l] = f->cur_pc;
-    uint32_t best = UINT32_MAX, second = UINT32_MAX, mask = 0;
-    LANES(runnable)
-    {
-        uint32_t pc = f->pc[l];
-        if (pc < best) {
-            second = best;
-            best = pc;
-            mask = 1u << l;
-        } else if (pc == best) {
-            mask |= 1u << l;
-        } else if (pc < second) {
-            second = pc;
-        }
+    uint32_t cur = f->cur_mask, cur_pc = f->cur_pc, pcs[32], best = UINT32_MAX, second = UINT32_MAX, mask = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        f->pc[l] = (cur >> l) & 1 ? cur_pc : f->pc[l];
+        pcs[l] = (runnable >> l) & 1 ? f->pc[l] : UINT32_MAX;
+        best = pcs[l] < best ? pcs[l] : best;
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        mask |= (uint32_t)(pcs[l] == best) << l;
+        uint32_t other = pcs[l] == best ? UINT32_MAX : pcs[l];
+        second = other < second ? other : second;
     }
     f->cur_pc = best;
     f->cur_mask = mask;
