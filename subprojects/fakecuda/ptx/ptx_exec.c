@@ -169,6 +169,16 @@ static void heap_free(uint64_t addr)
 
 #define FULL_WARP 0xffffffffu
 
+/* The functions made of whole-warp loops are compiled twice on x86-64, for
+   the baseline and for x86-64-v3 (AVX2, FMA: per-lane variable shifts,
+   256-bit lanes, fused multiply-add without a libm call), the loader
+   picking the one the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
+#define WARP_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define WARP_LOOPS
+#endif
+
 /* Runs the statement (the variadic argument) for each lane l of mask: on a
    converged warp as a plain loop over the 32 lanes, which the compiler
    unrolls and vectorises, else lane by lane. */
@@ -579,7 +589,7 @@ static inline const uint64_t *lanes_of(const run *x, const warp *w, const frame 
 
 /* The common integer operations (no carry, saturation or high half) on
    whole warps, each a typed loop: what -O3 address arithmetic is made of. */
-static bool int_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+WARP_LOOPS static bool int_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     if (in->mods & (PM_CC | PM_SAT | PM_HI) || in->o[0].kind != PO_REG || in->type == PT_PRED)
         return false;
@@ -742,7 +752,7 @@ static double fop(const ptx_insn *in, int ty, double a, double b, double c, bool
 }
 
 /* Float arithmetic on scalar or packed types: unary, binary or ternary by opcode. */
-static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec);
+WARP_LOOPS static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec);
 
 static bool float_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
@@ -827,7 +837,7 @@ static bool compare(const ptx_insn *in, int ty, uint64_t a, uint64_t b)
 }
 
 /* f32 and f64 arithmetic without .ftz/.sat/.relu, on whole warps. */
-static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+WARP_LOOPS static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     if ((in->mods & (PM_FTZ | PM_SAT | PM_RELU)) || in->rnd > PR_RP || in->o[0].kind != PO_REG ||
         (in->type != PT_F32 && in->type != PT_F64))
@@ -906,7 +916,7 @@ static bool float_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t e
 
 /* setp without a combining operation on 32- and 64-bit integers and f32/f64:
    a typed loop per comparison. */
-static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+WARP_LOOPS static bool setp_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     int ty = in->type, cmp = in->sub;
     if (in->sub2 || in->o[PTX_MAX_OPS - 1].kind != PO_NONE || in->o[0].kind != PO_REG)
@@ -1189,7 +1199,7 @@ static uint64_t convert(const ptx_insn *in, uint64_t a, bool *bad)
 
 /* The common conversions (integer widths, integer to and from f32, f32 to
    and from f64; no .sat or .ftz) as typed loops over the warp. */
-static bool cvt_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+WARP_LOOPS static bool cvt_fast(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     int dt = in->type, st = in->type2;
     if ((in->mods & (PM_SAT | PM_FTZ | PM_RELU)) || in->o[0].kind != PO_REG)
@@ -1256,8 +1266,8 @@ static inline uint64_t extend(uint64_t v, int ty, unsigned n)
    block's shared memory or the threads' local memory: one check for the
    warp. False leaves the access to the lane-by-lane path (mem), which
    also raises the faults. */
-static bool lane_hosts(run *x, const warp *w, const frame *f, const ptx_insn *in, const ptx_opnd *ao, uint32_t exec,
-                       unsigned bytes, bool store, unsigned char **hp)
+WARP_LOOPS static bool lane_hosts(run *x, const warp *w, const frame *f, const ptx_insn *in, const ptx_opnd *ao,
+                                  uint32_t exec, unsigned bytes, bool store, unsigned char **hp)
 {
     uint64_t at[32], lo = UINT64_MAX, hi = 0, any = 0;
     if (ao->kind != PO_ADDR)
@@ -1319,8 +1329,8 @@ static bool lane_hosts(run *x, const warp *w, const frame *f, const ptx_insn *in
 }
 
 /* Lanes of exec load (or store) register r's lanes from (to) hp[lane] + at. */
-static void lanes_move(uint64_t *r, unsigned char *const *hp, uint32_t exec, unsigned es, unsigned at, bool store,
-                       bool sgn)
+WARP_LOOPS static void lanes_move(uint64_t *r, unsigned char *const *hp, uint32_t exec, unsigned es, unsigned at,
+                                  bool store, bool sgn)
 {
 #define MOVE_LANES(T, S)                                                                     \
     if (store)                                                                               \
@@ -2030,7 +2040,7 @@ static void mbarrier(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
 }
 
 /* Every instruction but the control flow (warp_run's). */
-static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
+WARP_LOOPS static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
 {
     int ty = in->type;
     switch (in->op) {
@@ -2237,7 +2247,7 @@ static void ptx_step(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exe
 /* Picks the lanes that run next: the runnable ones at the lowest PC. Plain
    passes over the 32 lanes, without a branch per lane: divergent code
    reselects at every branch and every meeting point. */
-static void reselect(frame *f, uint32_t runnable)
+WARP_LOOPS static void reselect(frame *f, uint32_t runnable)
 {
     uint32_t cur = f->cur_mask, cur_pc = f->cur_pc, pcs[32], best = UINT32_MAX, second = UINT32_MAX, mask = 0;
     for (unsigned l = 0; l < 32; l++) {
