@@ -9,8 +9,9 @@
  *   where their paths join, which for the structured code compilers emit
  *   is the branch's post-dominator. A warp-wide instruction (shfl, vote,
  *   match, redux, activemask) sees the lanes that run it together.
- * - A block's warps run round-robin, each until it waits at a barrier or
- *   exits; when every warp left waits, the barrier opens.
+ * - A block's warps run round-robin in slices of FC_SLICE warp-
+ *   instructions (a slice ends early where the warp waits at a barrier or
+ *   exits); when every warp left waits, the barrier opens.
  * - Memory: global and const addresses are device addresses, reached only
  *   through the launch's device() mapping (never a raw host pointer), so a
  *   bad address is CUDA_ERROR_ILLEGAL_ADDRESS, not a crash. Shared, local,
@@ -49,6 +50,7 @@
 #define FC_LOCAL_BYTES (32u * 1024u) /* per thread: frames of .local and .param */
 #define FC_MAX_DEPTH 64u             /* call depth */
 #define FC_HEAP_BYTES ((size_t)8 << 20)
+#define FC_SLICE 64u               /* warp-instructions a warp runs before the next warp's turn */
 #define FC_WINDOWS 8               /* allocations a launch remembers (device_bytes) */
 #define FC_MAX_EXTENT (1ull << 40) /* the longest allocation extent device_bytes learns */
 
@@ -2294,10 +2296,12 @@ static inline unsigned lane_count(uint32_t m)
     return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
-/* Runs warp w until it waits at a barrier, finishes, or the launch faults. */
+/* Runs warp w for a slice of FC_SLICE warp-instructions, or until it waits at
+   a barrier, finishes, or the launch faults. */
 static void warp_run(run *x, warp *w)
 {
-    while (!x->fault && w->depth) {
+    uint64_t slice_end = x->steps + FC_SLICE;
+    while (!x->fault && w->depth && x->steps < slice_end) {
         frame *f = &w->stack[w->depth - 1];
         if (!f->live) {
             if (w->depth == 1)
@@ -2405,7 +2409,7 @@ static bool warp_waits(const warp *w)
     return f->live && !(f->live & ~w->blocked);
 }
 
-/* Runs one block: its warps round-robin, each to its next barrier or its end. */
+/* Runs one block: its warps round-robin, a slice at a time. */
 static void run_block(run *x, warp *warps, unsigned nwarps, unsigned threads)
 {
     const ptx_func *k = x->kernel;
