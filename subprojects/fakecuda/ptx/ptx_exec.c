@@ -1467,6 +1467,35 @@ static void atomic_op(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t ex
         unsupported(x, in);
         return;
     }
+    unsigned char *hp[32];
+    if (lane_hosts(x, w, f, in, ao, exec, n, true, hp)) { /* the warp's addresses checked at once */
+        uint64_t tb[32], tc[32];
+        const uint64_t *b = lanes_of(x, w, f, &in->o[red ? 1 : 2], exec, tb),
+                       *c = in->nops > 3 ? lanes_of(x, w, f, &in->o[3], exec, tc) : NULL;
+        uint64_t *d = !red && in->o[0].kind == PO_REG ? &f->r[(size_t)in->o[0].reg * 32] : NULL;
+        if (in->sub == PA_ADD && n == 4 && !tfloat(in->type)) { /* atomicAdd: histograms, counters */
+            LANES(exec)
+            {
+                uint32_t old, sum;
+                memcpy(&old, hp[l], 4);
+                sum = old + (uint32_t)b[l];
+                memcpy(hp[l], &sum, 4);
+                if (d)
+                    d[l] = old;
+            }
+            return;
+        }
+        LANES(exec)
+        {
+            uint64_t old = load_n(hp[l], n), v = atomic_apply(x, in, old, b[l], c ? c[l] : 0);
+            if (x->fault)
+                return;
+            memcpy(hp[l], &v, n);
+            if (d)
+                d[l] = old;
+        }
+        return;
+    }
     LANES(exec)
     {
         unsigned char *p = mem(x, thread_of(w, l), in->space, addr_of(x, f, ao, l), n, true);
