@@ -579,10 +579,13 @@ static inline const uint64_t *lanes_of(const run *x, const warp *w, const frame 
 {
     if (o->kind == PO_REG)
         return &f->r[(size_t)o->reg * 32];
-    if (o->kind == PO_IMM) {
-        uint64_t v = o->imm;
+    if (o->kind == PO_IMM || (o->kind == PO_SREG && o->reg >= SR_NTID_X && o->reg <= SR_NCTAID_Z)) {
+        uint64_t v = o->kind == PO_IMM ? o->imm : sreg(x, w, o->reg, 0); /* the same in every lane */
         for (unsigned l = 0; l < 32; l++)
             tmp[l] = v;
+    } else if (o->kind == PO_SREG && o->reg <= SR_TID_Z) {
+        const uint16_t *tid = w->tid[o->reg - SR_TID_X];
+        EACH_LANE(exec, tmp[l] = tid[l]);
     } else {
         LANES(exec) tmp[l] = val(x, w, f, o, l);
     }
@@ -1296,9 +1299,23 @@ WARP_LOOPS static bool lane_hosts(run *x, const warp *w, const frame *f, const p
         } else if (lo >= FC_WIN_LOCAL && hi < FC_WIN_LOCAL + FC_WIN_SIZE) {
             sp = PS_LOCAL;
             off = FC_WIN_LOCAL;
+        } else if (lo >= FC_WIN_PARAM && hi < FC_WIN_PARAM + FC_WIN_SIZE) {
+            sp = PS_PARAM;
         } else {
             return false;
         }
+    }
+    if (sp == PS_PARAM) { /* the kernel's parameters (read-only), or a frame's .param slots in local memory */
+        if (lo >= FC_WIN_PARAM) {
+            if (store || hi - FC_WIN_PARAM + bytes > x->l->params_size)
+                return false;
+            unsigned char *params = (unsigned char *)x->l->params;
+            EACH_LANE(exec, hp[l] = params + (at[l] - FC_WIN_PARAM));
+            return true;
+        }
+        if (hi >= FC_WIN_PARAM)
+            return false;
+        sp = PS_LOCAL;
     }
     switch (sp) {
     case PS_CONST:
