@@ -1938,21 +1938,28 @@ static void mov(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
     if (a->kind == PO_VEC || d->kind == PO_VEC) { /* packing and unpacking */
         const ptx_opnd *v = a->kind == PO_VEC ? a : d;
         unsigned eb = bits / v->vec;
-        LANES(exec)
-        {
-            if (a->kind == PO_VEC) {
-                uint64_t r = 0;
-                for (unsigned i = 0; i < v->vec; i++)
-                    if (v->regs[i] >= 0) /* a sink "_" reads as 0 */
-                        r |= zx(f->r[(size_t)v->regs[i] * 32 + l], eb) << (i * eb);
-                put(f, d, l, r);
-            } else {
-                uint64_t s = val(x, w, f, a, l);
-                for (unsigned i = 0; i < v->vec; i++)
-                    if (v->regs[i] >= 0)
-                        f->r[(size_t)v->regs[i] * 32 + l] = zx(s >> (i * eb), eb);
+        uint64_t emask = eb >= 64 ? ~0ull : (1ull << eb) - 1, tmp[32], whole[32] = {0};
+        if (a->kind == PO_VEC) { /* element by element, each over the warp */
+            for (unsigned i = 0; i < v->vec; i++)
+                if (v->regs[i] >= 0) { /* a sink "_" reads as 0 */
+                    const uint64_t *e = &f->r[(size_t)v->regs[i] * 32];
+                    unsigned at = i * eb;
+                    EACH_LANE(exec, whole[l] |= (e[l] & emask) << at);
+                }
+            if (d->kind == PO_REG) {
+                uint64_t *t = &f->r[(size_t)d->reg * 32];
+                EACH_LANE(exec, t[l] = whole[l]);
             }
+            return;
         }
+        const uint64_t *src = lanes_of(x, w, f, a, exec, tmp);
+        EACH_LANE(exec, whole[l] = src[l]); /* before any element is written */
+        for (unsigned i = 0; i < v->vec; i++)
+            if (v->regs[i] >= 0) {
+                uint64_t *e = &f->r[(size_t)v->regs[i] * 32];
+                unsigned at = i * eb;
+                EACH_LANE(exec, e[l] = (whole[l] >> at) & emask);
+            }
         return;
     }
     if (d->kind == PO_REG && in->type != PT_PRED) {

@@ -39,6 +39,15 @@ extern "C" __global__ void rounding(const float *a, const double *b, float *of, 
     od[i * 2 + 1] = __ddiv_ru(b[i], 3.0);
 }
 
+// A double shuffled between lanes: nvcc splits it into two 32-bit halves
+// (mov.b64 {lo, hi}) and joins them again.
+extern "C" __global__ void shfl_double(const double *in, double *out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned lanes = __activemask();
+    out[i] = __shfl_xor_sync(lanes, in[i], 1) * 2.0;
+}
+
 // A block's sum: dynamic shared memory, barriers, then a warp shuffle.
 extern "C" __global__ void block_sum(const float *in, float *out, int n)
 {

@@ -264,6 +264,23 @@ Test(ptx, warp_votes_matches_and_shuffles)
     }
 }
 
+/* 64-bit values split into halves and joined again (mov's packing),
+   in a full warp and in a partial one (48 threads). */
+Test(ptx, a_shuffled_double_is_split_and_joined)
+{
+    CUmodule m = load(FC_PTX);
+    enum { N = 48 };
+    double in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = 1.0 / (i + 3) + (double)i * 1e10;
+    CUdeviceptr din = fc_upload(in, sizeof in), dout = zeros(sizeof out);
+    void *args[] = {&din, &dout};
+    launch(fn(m, "shfl_double"), 1, N, 0, args);
+    OK(cuMemcpyDtoH(out, dout, sizeof out));
+    for (int i = 0; i < N; i++)
+        cr_expect_eq(out[i], in[i ^ 1] * 2.0, "lane %d: %.17g", i, out[i]);
+}
+
 Test(ptx, warp_operations_over_a_partition)
 {
     CUmodule m = load(FC_PTX);
