@@ -1,0 +1,275 @@
+/*
+ * every_row.c - every row of shim/libcalls.def called through its wrapper
+ * (libcutaint.so, preloaded) into the generated double of
+ * doubles/every_row.c, over driver memory, with what the wrapper did read
+ * back through refused and served device-to-host copies.  The calls are
+ * generated from the table; what they should do is not: the test compares
+ * this program's output with libcalls_every_row.expected, a reviewed file.
+ *
+ * Each pointer argument gets its own allocation, the pointer GUARD bytes
+ * in and PAYLOAD bytes before its end; every integer argument a fixed odd
+ * value (below), so a row whose extent names the wrong argument, type or
+ * direction prints another number.  Per row, three steps:
+ *
+ *   fail   the double returns an error: "fail NAME status S" then, per
+ *          pointer argument, "  ARG tainted L" (L bytes from the pointer
+ *          refused, nothing before it or after them)
+ *   again  the same call, the double succeeding: a row that reads what it
+ *          writes is skipped, one that only writes releases its outputs
+ *   skip   fresh allocations whose first 4 bytes carry a failure (a failed
+ *          curandGenerate): a row reading any argument is skipped, and
+ *          answers CUTAINT_ON_SKIP in its library's codes
+ *   reads  per pointer argument, "  ARG reads L": the bytes from the
+ *          pointer a failure in skips the call (bisected)
+ */
+#include <cublas_api.h>
+#include <cuda.h>
+#include <cufft.h>
+#include <curand.h>
+#include <cusolverDn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../doubles/control.h"
+
+#define GUARD 64
+#define PAYLOAD 8192
+#define MAX_ARGS 16
+
+typedef struct arg_buffer {
+    const char *name;
+    CUdeviceptr base;
+} arg_buffer;
+
+static arg_buffer args_of_row[MAX_ARGS];
+static unsigned n_args;
+static int taint_new_buffers;
+static const char *probed_arg; /* its allocation carries a failure at probed_at */
+static size_t probed_at;
+
+/* Whether reading [at, at + len) is refused. */
+static int refused(CUdeviceptr at, size_t len)
+{
+    static unsigned char host[GUARD + PAYLOAD];
+    return cuMemcpyDtoH_v2(host, at, len) != CUDA_SUCCESS;
+}
+
+/* The 4 bytes at p carry a failure: a generation that failed. */
+static void taint_head(CUdeviceptr p)
+{
+    double_fail_next("curandGenerate", CURAND_STATUS_LAUNCH_FAILURE);
+    (void)curandGenerate(NULL, (unsigned int *)(uintptr_t)p, 1);
+}
+
+/* The argument name's pointer in this row: GUARD bytes into its own
+ * allocation. */
+static void *arg_ptr(const char *name)
+{
+    for (unsigned i = 0; i < n_args; i++)
+        if (strcmp(args_of_row[i].name, name) == 0)
+            return (void *)(uintptr_t)(args_of_row[i].base + GUARD);
+    CUdeviceptr base = 0;
+    if (n_args == MAX_ARGS || cuMemAlloc_v2(&base, GUARD + PAYLOAD) != CUDA_SUCCESS ||
+        cuMemsetD8_v2(base, 0, GUARD + PAYLOAD) != CUDA_SUCCESS) {
+        fprintf(stderr, "no memory for %s\n", name);
+        return NULL;
+    }
+    args_of_row[n_args++] = (arg_buffer){name, base};
+    if (taint_new_buffers)
+        taint_head(base + GUARD);
+    if (probed_arg && strcmp(probed_arg, name) == 0)
+        taint_head(base + GUARD + probed_at);
+    return (void *)(uintptr_t)(base + GUARD);
+}
+
+static void free_args(void)
+{
+    for (unsigned i = 0; i < n_args; i++)
+        cuMemFree_v2(args_of_row[i].base);
+    n_args = 0;
+}
+
+/* How many bytes from p are refused, by bisection (a tainted extent is one
+ * run of bytes); -1 when bytes before p or after the run are refused too. */
+static long tainted_run(CUdeviceptr p)
+{
+    if (refused(p - GUARD, GUARD))
+        return -1;
+    size_t lo = 0, hi = PAYLOAD; /* bytes [p, p + lo) refused; p + hi readable or the end */
+    if (refused(p, PAYLOAD)) {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo + 1) / 2;
+            if (refused(p + mid - 1, 1))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+    }
+    if (lo < PAYLOAD && refused(p + lo, PAYLOAD - lo))
+        return -1;
+    return (long)lo;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const arg_buffer *)a)->name, ((const arg_buffer *)b)->name);
+}
+
+/* By name: the order a compiler evaluates arguments in is its own. */
+static void print_taint(void)
+{
+    qsort(args_of_row, n_args, sizeof args_of_row[0], by_name);
+    for (unsigned i = 0; i < n_args; i++)
+        printf("  %s tainted %ld\n", args_of_row[i].name, tainted_run(args_of_row[i].base + GUARD));
+}
+
+/* The status each library's double returns when told to fail. */
+static const int failure_status[] = {
+    ['b'] = CUBLAS_STATUS_INVALID_VALUE,
+    ['r'] = CURAND_STATUS_LAUNCH_FAILURE,
+    ['f'] = CUFFT_INVALID_PLAN,
+    ['s'] = CUSOLVER_STATUS_INVALID_VALUE,
+};
+
+/* The library of a name from libcalls.def, by its prefix's letter. */
+static int library_letter(const char *name)
+{
+    return strncmp(name, "cublas", 6) == 0   ? 'b'
+           : strncmp(name, "curand", 6) == 0 ? 'r'
+           : strncmp(name, "cufft", 5) == 0  ? 'f'
+                                             : 's';
+}
+
+/* Whether the call is skipped with 4 bytes at offset at of arg's payload
+ * carrying a failure (under CUTAINT_ON_SKIP=error a skipped call answers
+ * its library's execution failure; the double's success is 0 in each). */
+static int skipped_with(int (*call)(void), const char *arg, size_t at)
+{
+    probed_arg = arg;
+    probed_at = at;
+    int status = call();
+    probed_arg = NULL;
+    free_args();
+    return status != 0;
+}
+
+/* How many bytes from arg's pointer the call reads: the largest offset a
+ * failure there skips it at, by bisection; PAYLOAD: up to the end. */
+static long read_run(int (*call)(void), const char *arg)
+{
+    if (!skipped_with(call, arg, 0))
+        return 0;
+    size_t lo = 0, hi = PAYLOAD - 4; /* skipped at lo; the answer lies in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (skipped_with(call, arg, mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo == PAYLOAD - 4 ? PAYLOAD : (long)lo + 1;
+}
+
+/* "  ARG reads L" for each pointer argument, by name. */
+static void print_reads(int (*call)(void))
+{
+    (void)call();
+    qsort(args_of_row, n_args, sizeof args_of_row[0], by_name);
+    const char *names[MAX_ARGS];
+    unsigned n_names = n_args;
+    for (unsigned i = 0; i < n_args; i++)
+        names[i] = args_of_row[i].name;
+    free_args();
+    for (unsigned i = 0; i < n_names; i++)
+        printf("  %s reads %ld\n", names[i], read_run(call, names[i]));
+}
+
+static void check_row(const char *name, int (*call)(void))
+{
+    double_fail_next(name, failure_status[library_letter(name)]);
+    printf("fail %s status %d\n", name, call());
+    print_taint();
+    printf("again %s status %d\n", name, call());
+    print_taint();
+    free_args();
+    taint_new_buffers = 1;
+    int status = call();
+    taint_new_buffers = 0;
+    printf("skip %s skip-status %d\n", name, status);
+    print_taint();
+    free_args();
+    printf("reads %s\n", name);
+    print_reads(call);
+}
+
+/* Every argument of the table by its name: pointers get their own
+ * allocation, the rest fixed values, odd and distinct where they size an
+ * extent. */
+#define handle NULL
+#define generator NULL
+#define plan 1
+#define transa CUBLAS_OP_N
+#define transb CUBLAS_OP_T
+#define trans CUBLAS_OP_T
+#define uplo CUBLAS_FILL_MODE_LOWER
+#define m 3
+#define n 5
+#define k 7
+#define lda 11
+#define ldb 13
+#define ldc 17
+#define incx 2
+#define incy 3
+#define batchCount 2
+#define strideA 101
+#define strideB 103
+#define strideC 107
+#define num 37
+#define Atype CUDA_R_32F
+#define Btype CUDA_R_16F
+#define Ctype CUDA_R_64F
+#define computeType CUBLAS_COMPUTE_32F
+#define algo CUBLAS_GEMM_DEFAULT
+#define mean 0.0
+#define stddev 1.0
+#define lambda 1.0
+#define direction CUFFT_FORWARD
+#define Lwork 0 /* an int in some rows, an int * (a host result) in others */
+#define alpha arg_ptr("alpha")
+#define beta arg_ptr("beta")
+#define A arg_ptr("A")
+#define B arg_ptr("B")
+#define C arg_ptr("C")
+#define Aarray arg_ptr("Aarray")
+#define Barray arg_ptr("Barray")
+#define Carray arg_ptr("Carray")
+#define x arg_ptr("x")
+#define y arg_ptr("y")
+#define result arg_ptr("result")
+#define outputPtr arg_ptr("outputPtr")
+#define idata arg_ptr("idata")
+#define odata arg_ptr("odata")
+#define Workspace arg_ptr("Workspace")
+#define devIpiv arg_ptr("devIpiv")
+#define devInfo arg_ptr("devInfo")
+
+#define CT_LIBCALL(lib, name, params, args, extents) \
+    static int call_##name(void)                     \
+    {                                                \
+        return (int)name args;                       \
+    }
+#include "libcalls.def"
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
+        fprintf(stderr, "no driver\n");
+        return 1;
+    }
+#define CT_LIBCALL(lib, name, params, args, extents) check_row(#name, call_##name);
+#include "libcalls.def"
+    return 0;
+}
