@@ -116,6 +116,13 @@ Test(libcalls, a_gemm_reading_a_failed_generation_is_skipped)
     cr_expect(strstr(text.out, "skipped library call: cublasSgemm_v2 (input 0x"), "%s", text.out);
     cr_expect(strstr(text.out, "0 skipped launches, 1 skipped library call, 1 refused read"), "%s", text.out);
     h_free(&text);
+    /* The JSON summary's failure carries the library's status too. */
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"report", "--format", "json", r.report}, .no_shim = true},
+           &text);
+    h_expect_ended(&text);
+    cr_expect(strstr(text.out, "\"api\":\"curandGenerateUniform\""), "%s", text.out);
+    cr_expect(strstr(text.out, "\"status\":\"CURAND_STATUS_LAUNCH_FAILURE (201)\""), "%s", text.out);
+    h_free(&text);
 #endif
     h_free(&r);
 

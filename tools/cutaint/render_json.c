@@ -89,6 +89,7 @@ static void failure(ct_jsonl *j, const void *items, size_t i)
                                                           .api = f->api,
                                                           .kernel = f->kernel,
                                                           .error = f->error,
+                                                          .status = f->status,
                                                           .code = f->code,
                                                           .launch = f->launch,
                                                           .grid = dims(f->grid),
