@@ -253,6 +253,20 @@ static void check_row(const char *name, int (*call)(void))
 #define Workspace arg_ptr("Workspace")
 #define devIpiv arg_ptr("devIpiv")
 #define devInfo arg_ptr("devInfo")
+#define info arg_ptr("info")
+#define nrhs 9
+#define jobu 'S'
+#define jobvt 'A'
+#define jobz CUSOLVER_EIG_MODE_VECTOR
+#define ldu 19
+#define ldvt 23
+#define lwork 0 /* like Lwork */
+#define S arg_ptr("S")
+#define U arg_ptr("U")
+#define VT arg_ptr("VT")
+#define W arg_ptr("W")
+#define work arg_ptr("work")
+#define rwork arg_ptr("rwork")
 
 #define CT_LIBCALL(lib, name, params, args, extents) \
     static int call_##name(void)                     \
