@@ -1,6 +1,6 @@
 /*
  * libcalls.c - the CUDA libraries' entry points (cuBLAS, cuRAND, cuFFT,
- * cuSOLVER) as work, generated from libcalls.def: a call whose inputs carry
+ * cuSOLVER, cuSPARSE) as work, generated from libcalls.def: a call whose inputs carry
  * a failure is skipped (its outputs take the root failure, it answers
  * CUTAINT_ON_SKIP in the library's own codes); one that returns an error
  * status taints what it was to write with a failure naming the call and the
@@ -35,6 +35,8 @@
 #include <cufft.h>
 #include <curand.h>
 #include <cusolverDn.h>
+#define DISABLE_CUSPARSE_DEPRECATED /* its deprecated legacy API: not ours to warn about */
+#include <cusparse.h>
 
 #include "shim.h"
 
@@ -177,6 +179,45 @@ static uint64_t ct_lib_data_type_size(cudaDataType type)
     }
 }
 
+/* A dense cuSPARSE operand: where its values lie and their bytes, as the
+ * library's own getter says at the call (a host-side read of the
+ * descriptor); none when there is no getter or it refuses. */
+typedef struct dense_operand {
+    const void *at;
+    uint64_t bytes;
+} dense_operand;
+
+typedef cusparseStatus_t dense_vector_get(cusparseConstDnVecDescr_t, int64_t *, const void **, cudaDataType *);
+typedef cusparseStatus_t dense_matrix_get(cusparseConstDnMatDescr_t, int64_t *, int64_t *, int64_t *, const void **,
+                                          cudaDataType *, cusparseOrder_t *);
+
+static dense_operand dense_vector(cusparseConstDnVecDescr_t d)
+{
+    static void *_Atomic slot;
+    dense_vector_get *get = (dense_vector_get *)lib_real(&slot, "cusparseConstDnVecGet", (void *)dense_vector);
+    int64_t size;
+    const void *values;
+    cudaDataType type;
+    if (!get || !d || get(d, &size, &values, &type) != CUSPARSE_STATUS_SUCCESS)
+        return (dense_operand){NULL, 0};
+    return (dense_operand){values, ct_lib_count_bytes(size, ct_lib_data_type_size(type))};
+}
+
+/* Column-major: columns ld apart; row-major: rows ld apart. */
+static dense_operand dense_matrix(cusparseConstDnMatDescr_t d)
+{
+    static void *_Atomic slot;
+    dense_matrix_get *get = (dense_matrix_get *)lib_real(&slot, "cusparseConstDnMatGet", (void *)dense_matrix);
+    int64_t rows, cols, ld;
+    const void *values;
+    cudaDataType type;
+    cusparseOrder_t order;
+    if (!get || !d || get(d, &rows, &cols, &ld, &values, &type, &order) != CUSPARSE_STATUS_SUCCESS)
+        return (dense_operand){NULL, 0};
+    return (dense_operand){values, ct_lib_op_matrix_bytes(order == CUSPARSE_ORDER_ROW, rows, cols, ld,
+                                                          ct_lib_data_type_size(type))};
+}
+
 /* The name of a library's status, for the failure and the log. */
 static const char *status_name(int lib, int status)
 {
@@ -287,6 +328,10 @@ static bool lib_tracked(void)
 #define CT_STRIDED(one, stride, batch, esize) ct_lib_strided_bytes(one, stride, batch, esize)
 #define CT_ONE(T) sizeof(T)
 #define CT_WHOLE CT_TO_END
+#define CT_DNVEC_AT(d) dense_vector(d).at
+#define CT_DNVEC_BYTES(d) dense_vector(d).bytes
+#define CT_DNMAT_AT(d) dense_matrix(d).at
+#define CT_DNMAT_BYTES(d) dense_matrix(d).bytes
 
 #define CT_LIBCALL(lib, name, params, args, extents)                                     \
     typedef ct_status_##lib ct_libfn_##name params;                                      \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Passes when libcutaint.so ($1) exports nothing but what a program may bind
 # to: the driver's entry points (cu[A-Z]...), the CUDA libraries' entry
-# points shim/libcalls.def wraps (cublas, curand, cufft, cusolver), dlsym and
+# points shim/libcalls.def wraps (cublas, curand, cufft, cusolver, cusparse), dlsym and
 # include/cutaint.h's
 # cutaint_shim_region_* (the program calls them by name).  Anything else - a
 # helper only the tests call, a bundled library's global - would interpose
@@ -11,7 +11,7 @@ lib=$1
 # Names without their version (cuInit@@CUTAINT_1, dlsym@GLIBC_2.2.5), less
 # the version definitions themselves (type A).
 exports=$(nm -D --defined-only "$lib" | awk '$2 != "A" {sub(/@.*/, "", $NF); print $NF}')
-others=$(echo "$exports" | grep -Ev '^((cu|cublas|curand|cufft|cusolver)[A-Z][A-Za-z0-9_]*|dlsym|cutaint_shim_region_(alloc|free))$' || true)
+others=$(echo "$exports" | grep -Ev '^((cu|cublas|curand|cufft|cusolver|cusparse)[A-Z][A-Za-z0-9_]*|dlsym|cutaint_shim_region_(alloc|free))$' || true)
 echo "libcutaint.so exports $(nm -D --defined-only "$lib" | grep -c ' cu[A-Z]') driver entry points and dlsym"
 if [ -n "$others" ]; then
     echo "FAIL: libcutaint.so also exports: $(echo "$others" | tr '\n' ' ')"

@@ -27,6 +27,8 @@
 #include <cufft.h>
 #include <curand.h>
 #include <cusolverDn.h>
+#define DISABLE_CUSPARSE_DEPRECATED /* its deprecated legacy API: not ours to warn about */
+#include <cusparse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,21 +127,13 @@ static void print_taint(void)
 }
 
 /* The status each library's double returns when told to fail. */
-static const int failure_status[] = {
-    ['b'] = CUBLAS_STATUS_INVALID_VALUE,
-    ['r'] = CURAND_STATUS_LAUNCH_FAILURE,
-    ['f'] = CUFFT_INVALID_PLAN,
-    ['s'] = CUSOLVER_STATUS_INVALID_VALUE,
+enum {
+    fails_cublas = CUBLAS_STATUS_INVALID_VALUE,
+    fails_curand = CURAND_STATUS_LAUNCH_FAILURE,
+    fails_cufft = CUFFT_INVALID_PLAN,
+    fails_cusolver = CUSOLVER_STATUS_INVALID_VALUE,
+    fails_cusparse = CUSPARSE_STATUS_INVALID_VALUE,
 };
-
-/* The library of a name from libcalls.def, by its prefix's letter. */
-static int library_letter(const char *name)
-{
-    return strncmp(name, "cublas", 6) == 0   ? 'b'
-           : strncmp(name, "curand", 6) == 0 ? 'r'
-           : strncmp(name, "cufft", 5) == 0  ? 'f'
-                                             : 's';
-}
 
 /* Whether the call is skipped with 4 bytes at offset at of arg's payload
  * carrying a failure (under CUTAINT_ON_SKIP=error a skipped call answers
@@ -185,9 +179,9 @@ static void print_reads(int (*call)(void))
         printf("  %s reads %ld\n", names[i], read_run(call, names[i]));
 }
 
-static void check_row(const char *name, int (*call)(void))
+static void check_row(const char *name, int (*call)(void), int failure)
 {
-    double_fail_next(name, failure_status[library_letter(name)]);
+    double_fail_next(name, failure);
     printf("fail %s status %d\n", name, call());
     print_taint();
     printf("again %s status %d\n", name, call());
@@ -201,6 +195,23 @@ static void check_row(const char *name, int (*call)(void))
     free_args();
     printf("reads %s\n", name);
     print_reads(call);
+}
+
+/* A cuSPARSE dense vector, matrix over the argument's allocation (leaked:
+ * a few per row). */
+static cusparseDnVecDescr_t dense_vector(const char *name, int64_t size, cudaDataType type)
+{
+    cusparseDnVecDescr_t d = NULL;
+    cusparseCreateDnVec(&d, size, arg_ptr(name), type);
+    return d;
+}
+
+static cusparseDnMatDescr_t dense_matrix(const char *name, int64_t rows, int64_t cols, int64_t ld, cudaDataType type,
+                                         cusparseOrder_t order)
+{
+    cusparseDnMatDescr_t d = NULL;
+    cusparseCreateDnMat(&d, rows, cols, ld, arg_ptr(name), type, order);
+    return d;
 }
 
 /* Every argument of the table by its name: pointers get their own
@@ -229,7 +240,7 @@ static void check_row(const char *name, int (*call)(void))
 #define Atype CUDA_R_32F
 #define Btype CUDA_R_16F
 #define Ctype CUDA_R_64F
-#define computeType CUBLAS_COMPUTE_32F
+#define computeType 0 /* a cublasComputeType_t in some rows, a cudaDataType in others */
 #define algo CUBLAS_GEMM_DEFAULT
 #define mean 0.0
 #define stddev 1.0
@@ -267,6 +278,15 @@ static void check_row(const char *name, int (*call)(void))
 #define W arg_ptr("W")
 #define work arg_ptr("work")
 #define rwork arg_ptr("rwork")
+#define opA CUSPARSE_OPERATION_NON_TRANSPOSE
+#define opB CUSPARSE_OPERATION_TRANSPOSE
+#define alg 0
+#define matA NULL /* its arrays are not followed */
+#define externalBuffer arg_ptr("externalBuffer")
+#define vecX dense_vector("vecX", 29, CUDA_R_32F)
+#define vecY dense_vector("vecY", 31, CUDA_R_64F)
+#define matB dense_matrix("matB", 3, 5, 11, CUDA_R_32F, CUSPARSE_ORDER_COL)
+#define matC dense_matrix("matC", 5, 3, 7, CUDA_R_64F, CUSPARSE_ORDER_ROW)
 
 #define CT_LIBCALL(lib, name, params, args, extents) \
     static int call_##name(void)                     \
@@ -283,7 +303,7 @@ int main(void)
         fprintf(stderr, "no driver\n");
         return 1;
     }
-#define CT_LIBCALL(lib, name, params, args, extents) check_row(#name, call_##name);
+#define CT_LIBCALL(lib, name, params, args, extents) check_row(#name, call_##name, fails_##lib);
 #include "libcalls.def"
     return 0;
 }
