@@ -1,6 +1,6 @@
 /*
- * libcalls.c - the CUDA libraries' entry points (cuBLAS, cuRAND, cuFFT,
- * cuSOLVER, cuSPARSE) as work, generated from libcalls.def: a call whose inputs carry
+ * libcalls.c - the CUDA libraries' entry points (cuBLAS, cuBLASLt, cuRAND,
+ * cuFFT, cuSOLVER, cuSPARSE) as work, generated from libcalls.def: a call whose inputs carry
  * a failure is skipped (its outputs take the root failure, it answers
  * CUTAINT_ON_SKIP in the library's own codes); one that returns an error
  * status taints what it was to write with a failure naming the call and the
@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <cufft.h>
 #include <curand.h>
@@ -218,6 +219,45 @@ static dense_operand dense_matrix(cusparseConstDnMatDescr_t d)
                                                           ct_lib_data_type_size(type))};
 }
 
+typedef cublasStatus_t layout_get(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *, size_t, size_t *);
+
+/* One attribute of a layout; false: the library would not say. */
+static bool layout_attribute(layout_get *get, cublasLtMatrixLayout_t d, cublasLtMatrixLayoutAttribute_t attribute,
+                             void *value, size_t size)
+{
+    size_t written = 0;
+    return get(d, attribute, value, size, &written) == CUBLAS_STATUS_SUCCESS && written == size;
+}
+
+/* A cuBLASLt matrix's bytes as its layout describes it, at the call;
+ * CT_TO_END (the rest of the allocation) where it cannot be told. */
+static uint64_t layout_bytes(cublasLtMatrixLayout_t d)
+{
+    static void *_Atomic slot;
+    layout_get *get = (layout_get *)lib_real(&slot, "cublasLtMatrixLayoutGetAttribute", (void *)layout_bytes);
+    uint32_t type = 0, batch_mode = 0;
+    int32_t order = CUBLASLT_ORDER_COL, batch = 1;
+    uint64_t rows = 0, cols = 0;
+    int64_t ld = 0, stride = 0, plane = 0;
+    if (!get || !d || !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type) ||
+        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows) ||
+        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof cols) ||
+        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld))
+        return CT_TO_END;
+    /* Absent from older libraries: their defaults. */
+    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
+    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, &plane, sizeof plane);
+    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &batch_mode, sizeof batch_mode);
+    if ((order != CUBLASLT_ORDER_COL && order != CUBLASLT_ORDER_ROW) || plane != 0 || batch_mode != 0 ||
+        rows > INT64_MAX || cols > INT64_MAX)
+        return CT_TO_END;
+    uint64_t esize = ct_lib_data_type_size((cudaDataType)type);
+    uint64_t one = ct_lib_op_matrix_bytes(order == CUBLASLT_ORDER_ROW, (int64_t)rows, (int64_t)cols, ld, esize);
+    return ct_lib_strided_bytes(one, stride, batch, esize);
+}
+
 /* The name of a library's status, for the failure and the log. */
 static const char *status_name(int lib, int status)
 {
@@ -328,6 +368,7 @@ static bool lib_tracked(void)
 #define CT_STRIDED(one, stride, batch, esize) ct_lib_strided_bytes(one, stride, batch, esize)
 #define CT_ONE(T) sizeof(T)
 #define CT_WHOLE CT_TO_END
+#define CT_LAYOUT(d) layout_bytes(d)
 #define CT_DNVEC_AT(d) dense_vector(d).at
 #define CT_DNVEC_BYTES(d) dense_vector(d).bytes
 #define CT_DNMAT_AT(d) dense_matrix(d).at

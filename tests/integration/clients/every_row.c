@@ -22,6 +22,7 @@
  *   reads  per pointer argument, "  ARG reads L": the bytes from the
  *          pointer a failure in skips the call (bisected)
  */
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda.h>
 #include <cufft.h>
@@ -214,6 +215,19 @@ static cusparseDnMatDescr_t dense_matrix(const char *name, int64_t rows, int64_t
     return d;
 }
 
+/* A cuBLASLt layout of the argument's matrix (leaked: a few per row). */
+static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld,
+                                     int32_t order, int32_t batch, int64_t stride)
+{
+    cublasLtMatrixLayout_t d = NULL;
+    (void)arg_ptr(name); /* its allocation, for the measures */
+    cublasLtMatrixLayoutCreate(&d, type, rows, cols, ld);
+    cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
+    cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+    cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    return d;
+}
+
 /* Every argument of the table by its name: pointers get their own
  * allocation, the rest fixed values, odd and distinct where they size an
  * extent. */
@@ -241,7 +255,7 @@ static cusparseDnMatDescr_t dense_matrix(const char *name, int64_t rows, int64_t
 #define Btype CUDA_R_16F
 #define Ctype CUDA_R_64F
 #define computeType 0 /* a cublasComputeType_t in some rows, a cudaDataType in others */
-#define algo CUBLAS_GEMM_DEFAULT
+#define algo 0        /* a cublasGemmAlgo_t in some rows, a pointer in others */
 #define mean 0.0
 #define stddev 1.0
 #define lambda 1.0
@@ -278,6 +292,16 @@ static cusparseDnMatDescr_t dense_matrix(const char *name, int64_t rows, int64_t
 #define W arg_ptr("W")
 #define work arg_ptr("work")
 #define rwork arg_ptr("rwork")
+#define D arg_ptr("D")
+#define Adesc layout("A", CUDA_R_32F, 3, 7, 11, CUBLASLT_ORDER_COL, 1, 0)
+#define Bdesc layout("B", CUDA_R_16F, 7, 5, 13, CUBLASLT_ORDER_COL, 2, 101)
+#define Cdesc layout("C", CUDA_R_64F, 3, 5, 17, CUBLASLT_ORDER_ROW, 1, 0)
+#define Ddesc layout("D", CUDA_R_64F, 3, 5, 17, CUBLASLT_ORDER_COL, 2, 107)
+#define lightHandle NULL
+#define computeDesc NULL
+#define workspace arg_ptr("workspace")
+#define workspaceSizeInBytes 0
+#define stream NULL
 #define opA CUSPARSE_OPERATION_NON_TRANSPOSE
 #define opB CUSPARSE_OPERATION_TRANSPOSE
 #define alg 0

@@ -3,9 +3,11 @@
  * every entry point of shim/libcalls.def, generated from it with the
  * toolkit headers' prototypes: each returns the status control.h ordered
  * for it, or its library's success, and never touches memory; and, by
- * hand, the cuSPARSE dense descriptors' constructors and getters.  What the
+ * hand, cuBLASLt's matrix layouts and cuSPARSE's dense descriptors
+ * (constructors and getters).  What the
  * wrappers make of those statuses is what clients/every_row.c measures.
  */
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <cufft.h>
 #include <curand.h>
@@ -13,6 +15,7 @@
 #define DISABLE_CUSPARSE_DEPRECATED /* its deprecated legacy API: not ours to warn about */
 #include <cusparse.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "control.h"
 
@@ -71,6 +74,50 @@ EXPORT cusparseStatus_t cusparseConstDnMatGet(cusparseConstDnMatDescr_t d, int64
     *type = d->type;
     *order = d->order;
     return CUSPARSE_STATUS_SUCCESS;
+}
+
+/* cuBLASLt's matrix layouts, which the wrappers read through the
+ * library's getter: each attribute kept in the opaque struct's word of its
+ * own number (TYPE 0 ... BATCH_MODE 8 of its 8 words: the first 8). */
+EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *d, cudaDataType type, uint64_t rows,
+                                                 uint64_t cols, int64_t ld)
+{
+    *d = calloc(1, sizeof **d);
+    if (!*d)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    (*d)->data[CUBLASLT_MATRIX_LAYOUT_TYPE] = (uint64_t)type;
+    (*d)->data[CUBLASLT_MATRIX_LAYOUT_ROWS] = rows;
+    (*d)->data[CUBLASLT_MATRIX_LAYOUT_COLS] = cols;
+    (*d)->data[CUBLASLT_MATRIX_LAYOUT_LD] = (uint64_t)ld;
+    (*d)->data[CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT] = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static int layout_word(cublasLtMatrixLayoutAttribute_t attribute, size_t size)
+{
+    return (unsigned)attribute < 8 && size <= sizeof(uint64_t);
+}
+
+EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t d,
+                                                       cublasLtMatrixLayoutAttribute_t attribute, const void *buf,
+                                                       size_t size)
+{
+    if (!layout_word(attribute, size))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    d->data[attribute] = 0;
+    memcpy(&d->data[attribute], buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t d,
+                                                       cublasLtMatrixLayoutAttribute_t attribute, void *buf,
+                                                       size_t size, size_t *written)
+{
+    if (!layout_word(attribute, size))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, &d->data[attribute], size);
+    *written = size;
+    return CUBLAS_STATUS_SUCCESS;
 }
 
 #define CT_LIBRARY(lib, status_type, success, exec_failure) \
