@@ -56,6 +56,9 @@ libcalls=$build/tests/integration/client_libcalls
 for sc in rand_fail gemm skip release nested; do
     run "libcalls-$sc" "$(status_without_valgrind "$libcalls" "$sc")" "$libcalls" "$sc"
 done
+# Every row of the table through its wrapper (the generated test's client):
+# the descriptor getters of cuSPARSE and cuBLASLt the wrappers call too.
+CUTAINT_ON_SKIP=error run libcalls-every-row 0 "$build/tests/integration/client_every_row"
 local_user=$build/tests/integration/liblocal_user.so
 run libcalls-local 0 "$build/tests/integration/client_libcalls_local" "$local_user"
 # NVIDIA's runtime (static, nvcc-built where nvcc was found) answered with

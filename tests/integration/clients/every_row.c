@@ -47,6 +47,27 @@ typedef struct arg_buffer {
 
 static arg_buffer args_of_row[MAX_ARGS];
 static unsigned n_args;
+
+/* The descriptors a row's call made (cuSPARSE's, cuBLASLt's), destroyed
+ * with its allocations. */
+typedef struct row_descriptor {
+    void *d;
+    void (*destroy)(void *);
+} row_descriptor;
+
+#define MAX_DESCRIPTORS 64 /* a row's call makes a few, its steps a few calls */
+
+static row_descriptor descriptors[MAX_DESCRIPTORS];
+static unsigned n_descriptors;
+
+/* Past MAX_DESCRIPTORS one is left to leak: the call still needs it. */
+static void keep_descriptor(void *d, void (*destroy)(void *))
+{
+    if (d && n_descriptors < MAX_DESCRIPTORS)
+        descriptors[n_descriptors++] = (row_descriptor){d, destroy};
+    else if (d)
+        fprintf(stderr, "more than %d descriptors in a row: one leaked\n", MAX_DESCRIPTORS);
+}
 static int taint_new_buffers;
 static const char *probed_arg; /* its allocation carries a failure at probed_at */
 static size_t probed_at;
@@ -91,6 +112,9 @@ static void free_args(void)
     for (unsigned i = 0; i < n_args; i++)
         cuMemFree_v2(args_of_row[i].base);
     n_args = 0;
+    for (unsigned i = 0; i < n_descriptors; i++)
+        descriptors[i].destroy(descriptors[i].d);
+    n_descriptors = 0;
 }
 
 /* How many bytes from p are refused, by bisection (a tainted extent is one
@@ -198,12 +222,27 @@ static void check_row(const char *name, int (*call)(void), int failure)
     print_reads(call);
 }
 
-/* A cuSPARSE dense vector, matrix over the argument's allocation (leaked:
- * a few per row). */
+static void destroy_layout(void *d)
+{
+    cublasLtMatrixLayoutDestroy(d);
+}
+
+static void destroy_dense_vector(void *d)
+{
+    cusparseDestroyDnVec(d);
+}
+
+static void destroy_dense_matrix(void *d)
+{
+    cusparseDestroyDnMat(d);
+}
+
+/* A cuSPARSE dense vector, matrix over the argument's allocation. */
 static cusparseDnVecDescr_t dense_vector(const char *name, int64_t size, cudaDataType type)
 {
     cusparseDnVecDescr_t d = NULL;
     cusparseCreateDnVec(&d, size, arg_ptr(name), type);
+    keep_descriptor(d, destroy_dense_vector);
     return d;
 }
 
@@ -212,10 +251,11 @@ static cusparseDnMatDescr_t dense_matrix(const char *name, int64_t rows, int64_t
 {
     cusparseDnMatDescr_t d = NULL;
     cusparseCreateDnMat(&d, rows, cols, ld, arg_ptr(name), type, order);
+    keep_descriptor(d, destroy_dense_matrix);
     return d;
 }
 
-/* A cuBLASLt layout of the argument's matrix (leaked: a few per row). */
+/* A cuBLASLt layout of the argument's matrix. */
 static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld,
                                      int32_t order, int32_t batch, int64_t stride)
 {
@@ -225,6 +265,7 @@ static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64
     cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
     cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
     cublasLtMatrixLayoutSetAttribute(d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    keep_descriptor(d, destroy_layout);
     return d;
 }
 

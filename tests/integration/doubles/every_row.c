@@ -4,7 +4,7 @@
  * toolkit headers' prototypes: each returns the status control.h ordered
  * for it, or its library's success, and never touches memory; and, by
  * hand, cuBLASLt's matrix layouts and cuSPARSE's dense descriptors
- * (constructors and getters).  What the
+ * (constructors, getters and destructors).  What the
  * wrappers make of those statuses is what clients/every_row.c measures.
  */
 #include <cublasLt.h>
@@ -42,6 +42,18 @@ EXPORT cusparseStatus_t cusparseCreateDnVec(cusparseDnVecDescr_t *d, int64_t siz
     if (!*d)
         return CUSPARSE_STATUS_ALLOC_FAILED;
     **d = (struct cusparseDnVecDescr){size, values, type};
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EXPORT cusparseStatus_t cusparseDestroyDnVec(cusparseConstDnVecDescr_t d)
+{
+    free((void *)d);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EXPORT cusparseStatus_t cusparseDestroyDnMat(cusparseConstDnMatDescr_t d)
+{
+    free((void *)d);
     return CUSPARSE_STATUS_SUCCESS;
 }
 
@@ -90,6 +102,12 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *d, cuda
     (*d)->data[CUBLASLT_MATRIX_LAYOUT_COLS] = cols;
     (*d)->data[CUBLASLT_MATRIX_LAYOUT_LD] = (uint64_t)ld;
     (*d)->data[CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT] = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t d)
+{
+    free(d);
     return CUBLAS_STATUS_SUCCESS;
 }
 
