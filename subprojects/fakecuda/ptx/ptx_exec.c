@@ -174,8 +174,13 @@ static void heap_free(uint64_t addr)
 /* The functions made of whole-warp loops are compiled twice on x86-64, for
    the baseline and for x86-64-v3 (AVX2, FMA: per-lane variable shifts,
    256-bit lanes, fused multiply-add without a libm call), the loader
-   picking the one the CPU runs. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
+   picking the one the CPU runs. Not under ThreadSanitizer or
+   AddressSanitizer: the loader runs a clone's resolver while it relocates
+   the library, before the sanitizer's runtime is initialised, and the
+   instrumented resolver crashes there (rel_model under TSan died in
+   _dl_relocate_object). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define WARP_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define WARP_LOOPS
