@@ -93,6 +93,16 @@ enum {
 #undef CT_FIELD
 };
 
+/* How many fields the table holds, over all records. */
+enum {
+    CT_FIELDS = 0
+#define CT_RECORD(record, title)
+#define CT_FIELD(record, key, type, meaning) +1
+#include "schema.def"
+#undef CT_RECORD
+#undef CT_FIELD
+};
+
 #define CT_RECORD_FIELDS_MAX 64
 /* The field's bit in its record's masks (a struct's absent, nulls, has). */
 #define CT_FIELD_BIT(record, key) (UINT64_C(1) << (CT_MARK_##record##__##key - CT_MARK_##record - 1))

@@ -21,15 +21,7 @@ static const size_t out_offset[] = {
 #undef CT_FIELD
 };
 
-enum {
-    CT_FIELDS_COUNTED = 0
-#define CT_RECORD(record, title)
-#define CT_FIELD(record, key, type, meaning) +1
-#include "schema.def"
-#undef CT_RECORD
-#undef CT_FIELD
-};
-_Static_assert(sizeof out_offset / sizeof out_offset[0] == CT_FIELDS_COUNTED, "an offset per field");
+_Static_assert(sizeof out_offset / sizeof out_offset[0] == CT_FIELDS, "an offset per field");
 
 typedef struct out_masks {
     uint64_t absent, nulls;

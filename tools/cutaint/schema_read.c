@@ -24,15 +24,7 @@ static const size_t in_offset[] = {
 #undef CT_FIELD
 };
 
-enum {
-    CT_FIELDS_COUNTED = 0
-#define CT_RECORD(record, title)
-#define CT_FIELD(record, key, type, meaning) +1
-#include "schema.def"
-#undef CT_RECORD
-#undef CT_FIELD
-};
-_Static_assert(sizeof in_offset / sizeof in_offset[0] == CT_FIELDS_COUNTED, "an offset per field");
+_Static_assert(sizeof in_offset / sizeof in_offset[0] == CT_FIELDS, "an offset per field");
 
 static const size_t in_size[CT_RECORDS] = {
 #define CT_RECORD(record, title) sizeof(struct ct_in_##record),
