@@ -155,19 +155,33 @@ void ct_after_event_create(ct_call *call, uint64_t event)
     }
 }
 
+/* A destroy of an event or a stream: its lifetime is taken before the
+ * driver call, and only that lifetime's record is forgotten, only once the
+ * driver says the handle is gone. */
+static void handle_ending(ct_call *call, struct ct_lifetimes *lifetimes, uint64_t handle)
+{
+    call->subject = handle;
+    call->lifetime = ct_lifetime_ending(lifetimes, handle);
+}
+
+static void handle_ended(ct_call *call, struct ct_lifetimes *lifetimes,
+                         void (*forget)(ct_flight *, uint64_t handle, uint64_t lifetime))
+{
+    bool gone = call->result == CUDA_SUCCESS;
+    if (gone && call->subject)
+        forget(ct_g.flight, call->subject, call->lifetime);
+    ct_lifetime_ended(lifetimes, call->subject, call->lifetime, gone);
+}
+
 bool ct_before_event_destroy(ct_call *call, CUevent e)
 {
-    call->subject = (uint64_t)(uintptr_t)e;
-    call->lifetime = ct_lifetime_ending(ct_g.events, call->subject);
+    handle_ending(call, ct_g.events, (uint64_t)(uintptr_t)e);
     return true;
 }
 
 void ct_after_event_destroy(ct_call *call)
 {
-    bool gone = call->result == CUDA_SUCCESS;
-    if (gone && call->subject)
-        ct_flight_forget_event(ct_g.flight, call->subject, call->lifetime);
-    ct_lifetime_ended(ct_g.events, call->subject, call->lifetime, gone);
+    handle_ended(call, ct_g.events, ct_flight_forget_event);
 }
 
 void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags)
@@ -180,17 +194,13 @@ void ct_after_stream_create(ct_call *call, uint64_t stream, unsigned flags)
 
 bool ct_before_stream_destroy(ct_call *call, CUstream s)
 {
-    call->subject = (uint64_t)(uintptr_t)s;
-    call->lifetime = ct_lifetime_ending(ct_g.streams, call->subject);
+    handle_ending(call, ct_g.streams, (uint64_t)(uintptr_t)s);
     return true;
 }
 
 void ct_after_stream_destroy(ct_call *call)
 {
-    bool gone = call->result == CUDA_SUCCESS;
-    if (gone && call->subject)
-        ct_flight_forget_stream(ct_g.flight, call->subject, call->lifetime);
-    ct_lifetime_ended(ct_g.streams, call->subject, call->lifetime, gone);
+    handle_ended(call, ct_g.streams, ct_flight_forget_stream);
 }
 
 void ct_sync_copy_done_slow(ct_call *call)
