@@ -315,6 +315,17 @@ ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool 
     return skip_verdict(found, has_context);
 }
 
+ct_graph_use_verdict ct_graph_use_rule(const ct_graph_use_facts *f)
+{
+    bool surely_written = f->extent_known && !f->in_body;
+    return (ct_graph_use_verdict){
+        .checked = true,
+        .tainted = true,
+        .released = surely_written,
+        .satisfies = surely_written && f->exact_node,
+    };
+}
+
 ct_skip_verdict ct_batch_rule(ct_store *s, size_t n, ct_copy_sources sources, const void *batch, ct_range *room,
                               ct_context_query has_context, ct_failure_id *root, int *error, size_t *first)
 {

@@ -161,6 +161,25 @@ ct_skip_verdict ct_launch_skip_rule(ct_store *s, const ct_range *in, size_t n, c
  * invariants above). */
 ct_skip_verdict ct_exec_rule(ct_store *s, const ct_range *reads, size_t n, bool has_context, ct_failure_id *root,
                              int *error, size_t *at);
+/* What one range a node of an executable graph reads or writes counts for
+ * in the graph's sets.  A node of a conditional node's body (at any depth)
+ * may or may not run at a launch: the condition is a kernel's to set. */
+typedef struct ct_graph_use_facts {
+    bool in_body;      /* the node is inside a conditional node's body */
+    bool exact_node;   /* a copy or memset: it writes what it names */
+    bool extent_known; /* this write's extent is known exactly (not a kernel's stores, not a tall span) */
+} ct_graph_use_facts;
+typedef struct ct_graph_use_verdict {
+    bool checked;   /* a read is in the read set: carrying a failure, it skips the graph */
+    bool tainted;   /* a write takes a failed or skipped launch's failure */
+    bool released;  /* a write is released by a good launch (the graph was its last writer) */
+    bool satisfies; /* a write satisfies the reads of nodes that run after it */
+} ct_graph_use_verdict;
+/* Every read is checked and every write tainted, in a body too: a body
+ * that may run is work the launch may do.  Only what surely runs and
+ * surely writes its whole extent releases or satisfies: a body's writes
+ * never do (it may not have run). */
+ct_graph_use_verdict ct_graph_use_rule(const ct_graph_use_facts *f);
 /* A batch of n copies (cuMemcpyBatchAsync), skipped whole when a copy's
  * source carries a failure: the first such copy in the batch's order names
  * the skip (*first) and its failure is the root (*root, *error), as the

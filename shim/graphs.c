@@ -41,11 +41,19 @@
  *   it for reading.  No driver call is made while it is held (decoding
  *   walks the graph first, then takes the lock to swap the sets in; a
  *   launch asks for the context between two looks under it).
- * - Nodes of a kind not followed (child graphs, conditionals, memory
- *   allocation nodes, ...) make the exec *opaque*: what they touch is not
- *   checked nor tainted, logged once per exec; the decoded nodes keep
- *   their checks.  A kernel without a known layout touches no tracked
- *   memory, as its launches do.
+ * - Nodes of a kind not followed (child graphs, memory allocation
+ *   nodes, ...) make the exec *opaque*: what they touch is not checked
+ *   nor tainted, logged once per exec; the decoded nodes keep their
+ *   checks.  A kernel without a known layout touches no tracked memory,
+ *   as its launches do.
+ * - A conditional node is followed into its bodies (the graphs
+ *   cuGraphAddNode handed out for it, remembered by node and parent graph,
+ *   CT_BODY_DEPTH_MAX deep): their nodes are the exec's nodes too, marked
+ *   in_body, and core's ct_graph_use_rule says what their uses count for
+ *   (a body may or may not run).  A conditional node cutaint did not see
+ *   made (a clone's, say), or seen in another graph than the one it was
+ *   made in, makes the exec opaque.  Body nodes come after the top-level
+ *   ones: only those (n_ordered) have an order.
  * - An exec's sets are filed under its handle's lifetime (core/lifetimes.h,
  *   ct_g.execs): an instantiate starts a new one and replaces what the
  *   handle held; a destroy forgets only the lifetime it took before the
@@ -147,6 +155,7 @@ typedef struct ct_node_uses { /* what one node touches */
     bool to_host;             /* a device-to-host copy: src its source, host its destination */
     ct_rows src;
     ct_side host;
+    bool in_body; /* inside a conditional node's body: it may not run */
     unsigned n;
     ct_use *use;
 } ct_node_uses;
@@ -159,11 +168,12 @@ typedef struct ct_read { /* a merged read and the first node reading it */
 
 typedef struct ct_exec {
     uint64_t handle, context;
-    uint64_t lifetime; /* the handle's (ct_g.execs) when the sets were decoded */
-    bool opaque;       /* some node was of a kind not followed */
-    unsigned n_nodes;
+    uint64_t lifetime;           /* the handle's (ct_g.execs) when the sets were decoded */
+    bool opaque;                 /* some node was of a kind not followed */
+    unsigned n_nodes, n_ordered; /* all nodes; the top-level ones, first, which have an order */
+    unsigned room;               /* nodes allocated */
     ct_node_uses *nodes;
-    uint64_t *ancestors; /* n_nodes rows of words(n_nodes) bits: node j runs before node i; NULL unknown */
+    uint64_t *ancestors; /* n_ordered rows of words(n_ordered) bits: node j runs before node i; NULL unknown */
     size_t n_reads, n_writes;
     ct_read *reads;
     ct_range *read_ranges; /* reads[i].r, contiguous, for one store check */
@@ -176,9 +186,24 @@ typedef struct ct_exec {
 static ct_exec *execs;
 static pthread_rwlock_t execs_lock = PTHREAD_RWLOCK_INITIALIZER;
 
+/* The bodies of the conditional nodes cutaint saw made: filed by node,
+ * with the graph the node was added to.  An entry is replaced when its
+ * node's handle is handed out again for another conditional node. */
+typedef struct ct_cond_bodies {
+    uint64_t node;
+    uint64_t graph;
+    unsigned n;
+    CUgraph *body;
+    UT_hash_handle hh;
+} ct_cond_bodies;
+
+static ct_cond_bodies *conds;
+static pthread_mutex_t conds_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void ct_graphs_atfork_child(void)
 {
     pthread_rwlock_init(&execs_lock, NULL);
+    pthread_mutex_init(&conds_lock, NULL);
 }
 
 static void node_uses_free(ct_node_uses *n)
@@ -333,6 +358,7 @@ static bool decode_node(ct_node_uses *n, CUgraphNode node, bool *opaque)
         if (get_memset && get_memset(node, &mp) == CUDA_SUCCESS)
             return decode_memset(n, &mp);
         break;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: /* its bodies' nodes are decoded as the exec's (follow_bodies) */
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_HOST: /* a host function may not call CUDA */
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
@@ -386,8 +412,17 @@ static size_t words(size_t n)
 
 static bool runs_before(const ct_exec *x, unsigned j, unsigned i)
 {
-    const uint64_t *row = x->ancestors + (size_t)i * words(x->n_nodes);
+    if (i >= x->n_ordered || j >= x->n_ordered) /* a body's node: no order known */
+        return false;
+    const uint64_t *row = x->ancestors + (size_t)i * words(x->n_ordered);
     return row[j / 64] >> (j % 64) & 1;
+}
+
+/* What use u of node n counts for (core's rule). */
+static ct_graph_use_verdict use_verdict(const ct_node_uses *n, const ct_use *u)
+{
+    ct_graph_use_facts f = {.in_body = n->in_body, .exact_node = n->exact, .extent_known = !u->unreleased};
+    return ct_graph_use_rule(&f);
 }
 
 /* Does a copy or memset that runs before node i write every byte of u?  Then
@@ -397,11 +432,11 @@ static bool covered(const ct_exec *x, unsigned i, const ct_use *u)
     if (!x->ancestors)
         return false;
     for (unsigned j = 0; j < x->n_nodes; j++) {
-        if (!x->nodes[j].exact || !runs_before(x, j, i))
+        if (!runs_before(x, j, i))
             continue;
         for (unsigned k = 0; k < x->nodes[j].n; k++) {
             const ct_use *w = &x->nodes[j].use[k];
-            if (w->write && !w->unreleased && w->base == u->base && w->r.addr <= u->r.addr &&
+            if (w->write && use_verdict(&x->nodes[j], w).satisfies && w->base == u->base && w->r.addr <= u->r.addr &&
                 w->r.addr + w->r.len >= u->r.addr + u->r.len)
                 return true;
         }
@@ -416,7 +451,7 @@ static bool covered(const ct_exec *x, unsigned i, const ct_use *u)
 static void order_nodes(ct_exec *x, const CUgraphNode *nodes)
 {
     __typeof__(&cuGraphNodeGetDependencies) get_deps = CT_HELPER(cuGraphNodeGetDependencies);
-    size_t n = x->n_nodes, w = words(n);
+    size_t n = x->n_ordered, w = words(n);
     if (!get_deps || n == 0 || n > CT_ORDER_MAX_NODES || !(x->ancestors = calloc(n * w, sizeof *x->ancestors)))
         return;
     CUgraphNode deps[64];
@@ -476,11 +511,12 @@ static bool merge(ct_exec *x)
     for (unsigned i = 0; i < x->n_nodes; i++)
         for (unsigned j = 0; j < x->nodes[i].n; j++) {
             const ct_use *u = &x->nodes[i].use[j];
-            if (u->read && !covered(x, i, u))
+            ct_graph_use_verdict v = use_verdict(&x->nodes[i], u);
+            if (u->read && v.checked && !covered(x, i, u))
                 reads[nr++] = (ct_read){u->r, u->base, i};
-            if (u->write)
+            if (u->write && v.tainted)
                 writes[nw++] = (ct_read){u->r, u->base, i};
-            if (u->write && !u->unreleased)
+            if (u->write && v.released)
                 released[nrel++] = (ct_read){u->r, u->base, i};
         }
     nr = coalesce(reads, nr);
@@ -512,29 +548,159 @@ static bool merge(ct_exec *x)
     return true;
 }
 
+/* ---- conditional nodes' bodies ---- */
+
+static void cond_bodies_free(ct_cond_bodies *c)
+{
+    if (c)
+        free(c->body);
+    free(c);
+}
+
+void ct_after_add_node(ct_call *call, const CUgraphNode *node, CUgraph g, const CUgraphNodeParams *p)
+{
+    if (call->result != CUDA_SUCCESS || !node || !*node || !p || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL ||
+        !p->conditional.phGraph_out)
+        return;
+    uint64_t key = (uint64_t)(uintptr_t)*node;
+    unsigned n = p->conditional.size;
+    ct_cond_bodies *c = calloc(1, sizeof *c), *old = NULL, *dropped = NULL;
+    CUgraph *body = malloc((n ? n : 1) * sizeof *body);
+    if (c && body) {
+        memcpy(body, p->conditional.phGraph_out, n * sizeof *body);
+        *c = (ct_cond_bodies){.node = key, .graph = (uint64_t)(uintptr_t)g, .n = n, .body = body};
+    } else { /* out of memory: the node stays unknown, its execs opaque */
+        free(body);
+        free(c);
+        c = NULL;
+    }
+    pthread_mutex_lock(&conds_lock);
+    HASH_FIND(hh, conds, &key, sizeof key, old); /* a node gone, whose handle this one took */
+    if (old)
+        HASH_DELETE(hh, conds, old);
+    if (c) {
+        HASH_ADD(hh, conds, node, sizeof c->node, c);
+        if (!ct_hash_added(&c->hh))
+            dropped = c;
+    }
+    pthread_mutex_unlock(&conds_lock);
+    cond_bodies_free(old);
+    cond_bodies_free(dropped);
+}
+
+/* The bodies of conditional node `node` made in graph g (malloc'd, *n of
+ * them), or NULL when cutaint did not see it made there. */
+static CUgraph *bodies_of(CUgraphNode node, CUgraph g, unsigned *n)
+{
+    uint64_t key = (uint64_t)(uintptr_t)node;
+    CUgraph *copy = NULL;
+    ct_cond_bodies *c;
+    pthread_mutex_lock(&conds_lock);
+    HASH_FIND(hh, conds, &key, sizeof key, c);
+    if (c && c->graph == (uint64_t)(uintptr_t)g && (copy = malloc((c->n ? c->n : 1) * sizeof *copy))) {
+        memcpy(copy, c->body, c->n * sizeof *copy);
+        *n = c->n;
+    }
+    pthread_mutex_unlock(&conds_lock);
+    return copy;
+}
+
+/* Node `node` decoded as x's next (grown as needed).  False when out of memory. */
+static bool add_node(ct_exec *x, CUgraphNode node, bool in_body)
+{
+    if (x->n_nodes == x->room) {
+        unsigned room = x->room ? 2 * x->room : 16;
+        ct_node_uses *grown = realloc(x->nodes, room * sizeof *grown);
+        if (!grown)
+            return false;
+        x->nodes = grown;
+        x->room = room;
+    }
+    if (!decode_node(&x->nodes[x->n_nodes], node, &x->opaque)) {
+        node_uses_free(&x->nodes[x->n_nodes]);
+        return false;
+    }
+    x->nodes[x->n_nodes++].in_body = in_body;
+    return true;
+}
+
+/* Nested conditionals deeper than this make the exec opaque. */
+#define CT_BODY_DEPTH_MAX 8
+
+static bool decode_body(ct_exec *x, CUgraph body, unsigned depth);
+
+/* When node (of graph g) is a conditional node, its bodies' nodes as x's;
+ * x opaque when its bodies are unknown.  False when out of memory. */
+static bool follow_bodies(ct_exec *x, CUgraphNode node, CUgraph g, unsigned depth)
+{
+    __typeof__(&cuGraphNodeGetType) get_type = CT_HELPER(cuGraphNodeGetType);
+    CUgraphNodeType type;
+    if (!get_type || get_type(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return true; /* decode_node judged it */
+    unsigned n = 0;
+    CUgraph *body = depth <= CT_BODY_DEPTH_MAX ? bodies_of(node, g, &n) : NULL;
+    if (!body)
+        x->opaque = true;
+    bool ok = true;
+    for (unsigned b = 0; ok && body && b < n; b++)
+        ok = decode_body(x, body[b], depth);
+    free(body);
+    return ok;
+}
+
+/* The nodes of a graph (malloc'd, *n of them), or NULL when the driver will
+ * not list them or out of memory. */
+static CUgraphNode *nodes_of(CUgraph g, size_t *n)
+{
+    __typeof__(&cuGraphGetNodes) get_nodes = CT_HELPER(cuGraphGetNodes);
+    *n = 0;
+    if (!get_nodes || get_nodes(g, NULL, n) != CUDA_SUCCESS)
+        return NULL;
+    CUgraphNode *nodes = malloc((*n ? *n : 1) * sizeof *nodes);
+    if (nodes && get_nodes(g, nodes, n) != CUDA_SUCCESS) {
+        free(nodes);
+        return NULL;
+    }
+    return nodes;
+}
+
+static bool decode_body(ct_exec *x, CUgraph body, unsigned depth)
+{
+    size_t n;
+    CUgraphNode *nodes = nodes_of(body, &n);
+    if (!nodes) {
+        x->opaque = true;
+        return true;
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = add_node(x, nodes[i], true) && follow_bodies(x, nodes[i], body, depth + 1);
+    free(nodes);
+    return ok;
+}
+
 /* A new exec record decoded from graph g (no lock held: driver calls).
  * NULL when out of memory or the driver cannot list the nodes. */
 static ct_exec *decode_graph(CUgraph g, uint64_t handle, uint64_t lifetime)
 {
-    __typeof__(&cuGraphGetNodes) get_nodes = CT_HELPER(cuGraphGetNodes);
-    size_t n = 0;
-    if (!get_nodes || get_nodes(g, NULL, &n) != CUDA_SUCCESS)
+    size_t n;
+    CUgraphNode *nodes = nodes_of(g, &n);
+    if (!nodes)
         return NULL;
     ct_exec *x = calloc(1, sizeof *x);
-    CUgraphNode *nodes = malloc((n ? n : 1) * sizeof *nodes);
-    if (x)
-        x->nodes = calloc(n ? n : 1, sizeof *x->nodes);
-    if (!x || !nodes || !x->nodes || get_nodes(g, nodes, &n) != CUDA_SUCCESS)
+    if (!x)
         goto fail;
     x->handle = handle;
     x->lifetime = lifetime;
     x->context = ct_current_context();
-    for (size_t i = 0; i < n; i++) {
-        if (!decode_node(&x->nodes[i], nodes[i], &x->opaque))
+    for (size_t i = 0; i < n; i++)
+        if (!add_node(x, nodes[i], false))
             goto fail;
-        x->n_nodes++;
-    }
+    x->n_ordered = x->n_nodes;
     order_nodes(x, nodes);
+    for (size_t i = 0; i < n; i++)
+        if (!follow_bodies(x, nodes[i], g, 1))
+            goto fail;
     if (!merge(x))
         goto fail;
     free(nodes);
@@ -579,7 +745,7 @@ static void learn(uint64_t handle, uint64_t lifetime, CUgraph g, const char *api
     else if (x->opaque)
         ct_log(CT_LOG_INFO,
                "%s: graph exec 0x%llx has nodes of a kind cutaint does not follow (child graph, "
-               "conditional, memory, ...): what they touch is not checked",
+               "memory, a conditional node it did not see made, ...): what they touch is not checked",
                api, (unsigned long long)handle);
     replace(handle, x);
 }
@@ -686,6 +852,7 @@ static void set_node(ct_call *call, CUgraphExec exec, CUgraphNode node, bool (*d
         if (x->nodes[i].node == fresh.node)
             slot = &x->nodes[i];
     if (slot && ok) {
+        fresh.in_body = slot->in_body;
         node_uses_free(slot);
         *slot = fresh;
         fresh.use = NULL;

@@ -472,6 +472,8 @@ static inline bool ct_captured(ct_call *call, CUstream s)
 void ct_after_begin_capture(ct_call *call);
 bool ct_before_end_capture(ct_call *call, CUstream s);
 void ct_after_end_capture(ct_call *call, CUstream s);
+/* cuGraphAddNode: a conditional node's bodies, remembered for its execs. */
+void ct_after_add_node(ct_call *call, const CUgraphNode *node, CUgraph g, const CUgraphNodeParams *p);
 void ct_after_instantiate(ct_call *call, uint64_t exec, CUgraph g);
 void ct_after_exec_update(ct_call *call, CUgraphExec exec, CUgraph g);
 bool ct_before_exec_destroy(ct_call *call, CUgraphExec exec);

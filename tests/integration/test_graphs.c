@@ -5,7 +5,8 @@
  * cuGraphExecUpdate changes which buffer a node reads, the new input is the
  * one checked. Without the shim the stale input's output is served.
  * graph_host: a skipped graph's host copies, through the read rule.
- * graph_cond: a conditional node (fakecuda's) goes through, its exec opaque.
+ * graph_cond: a kernel inside a conditional node's body (fakecuda's) reads
+ * a stale input: the graph launch is skipped, as for the exec's own nodes.
  * graph_reuse: threads instantiating and destroying execs at once, the
  * driver handing out a destroyed exec's handle again at once.
  */
@@ -117,39 +118,41 @@ Test(graphs, a_skipped_graphs_host_copies_go_through_the_read_rule)
     h_free(&r);
 }
 
-ParameterizedTestParameters(graphs, a_conditional_node_goes_through_unfollowed)
+ParameterizedTestParameters(graphs, a_conditional_bodys_kernel_is_checked)
 {
     return H_ROWS(clients);
 }
 
-/* cutaint passes conditional nodes to the driver and does not follow them:
- * it says so once, and the body's kernel reading the stale z is neither
- * checked nor skipped, exactly as without it (shim/graphs.c, opaque execs). */
-ParameterizedTest(int *row, graphs, a_conditional_node_goes_through_unfollowed)
+/* cutaint follows a conditional node into its body (shim/graphs.c): the
+ * body's kernel reading the stale z skips the whole graph launch, and y,
+ * which the body would have written, is refused.  Without cutaint the
+ * stale z's result is served. */
+ParameterizedTest(int *row, graphs, a_conditional_bodys_kernel_is_checked)
 {
     h_run run = {.client = clients[*row], .args = {"graph_cond"}, .env = {"CUTAINT_LOG=info"}};
     h_result alone, r;
-    static const char *const lines[] = {
-        "handle: CUDA_SUCCESS",
-        "add conditional: CUDA_SUCCESS",
-        "instantiate: CUDA_SUCCESS",
-        "graph cond: CUDA_SUCCESS",
-        "read y after cond: CUDA_SUCCESS first=10 last=10",
-        "graph destroy: CUDA_SUCCESS",
-        NULL,
+    static const char *const common[] = {
+        "handle: CUDA_SUCCESS",     "add conditional: CUDA_SUCCESS", "instantiate: CUDA_SUCCESS",
+        "graph cond: CUDA_SUCCESS", "graph destroy: CUDA_SUCCESS",   NULL,
     };
     h_exec_baseline(&run, &alone);
     h_expect_ended(&alone);
-    h_expect_lines(&alone, lines);
+    h_expect_lines(&alone, common);
+    cr_expect(h_has_line(alone.out, "read y after cond: CUDA_SUCCESS first=10 last=10"), "baseline:\n%s", alone.out);
     h_free(&alone);
 
     h_exec(&run, &r);
     h_expect_ended(&r);
-    h_expect_lines(&r, lines);
-    cr_expect(strstr(r.err, "has nodes of a kind cutaint does not follow") != NULL, "stderr:\n%s", r.err);
+    h_expect_lines(&r, common);
+    cr_expect(h_has_line(r.out, "read y after cond: CUDA_ERROR_INVALID_VALUE bytes=0xff"), "stdout:\n%s", r.out);
+    cr_expect(strstr(r.err, "does not follow") == NULL, "the body is followed, the exec not opaque:\n%s", r.err);
     h_report rep;
     h_expect_report(&r, &rep);
-    cr_expect_eq(h_count(&rep, "skip"), 0, "%s", h_events(&rep));
+    cr_expect_eq(h_count(&rep, "skip"), 1, "%s", h_events(&rep));
+    int skip = h_find(&rep, "skip", 0);
+    cr_assert(skip >= 0, "%s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[skip], "kernel"), "saxpy(int, float, float const*, float*)");
+    cr_expect_eq(h_count(&rep, "refused_read"), 1, "%s", h_events(&rep));
     h_report_free(&rep);
     h_free(&r);
 }

@@ -325,6 +325,31 @@ Test(rules, a_graph_launch_is_named_by_the_read_carrying_the_oldest_failure)
     cr_assert_eq(at, 1, "not the first carried read: the one carrying the root");
 }
 
+/* A conditional node's body may or may not run: its reads are checked and
+ * its writes tainted like the exec's own, but they never release nor
+ * satisfy a later read. */
+Test(rules, a_conditional_bodys_writes_are_tainted_but_never_release)
+{
+    const ct_graph_use_facts top_copy = {.exact_node = true, .extent_known = true};
+    ct_graph_use_verdict v = ct_graph_use_rule(&top_copy);
+    cr_assert(v.checked && v.tainted && v.released && v.satisfies, "a top-level copy: all four");
+    ct_graph_use_facts f = top_copy;
+    f.exact_node = false;
+    v = ct_graph_use_rule(&f);
+    cr_assert(v.released && !v.satisfies, "a kernel's exact output is released, never satisfies a read");
+    f = top_copy;
+    f.extent_known = false;
+    v = ct_graph_use_rule(&f);
+    cr_assert(v.tainted && !v.released && !v.satisfies, "a write of unknown extent: tainted only");
+    f = top_copy;
+    f.in_body = true;
+    v = ct_graph_use_rule(&f);
+    cr_assert(v.checked, "a body's read counts: the body may run");
+    cr_assert(v.tainted, "a body's write takes the launch's failure: it may have run");
+    cr_assert_not(v.released, "a body that may not have run releases nothing");
+    cr_assert_not(v.satisfies, "nor satisfies a later read");
+}
+
 /* A failed read poisons its host rows only where the copy could have
  * written them: a host pointer, shapes the driver accepts, and a source
  * wholly inside one known allocation. */

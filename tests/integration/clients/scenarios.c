@@ -1018,9 +1018,9 @@ static int sc_graph_update(int argc, char **argv)
 }
 
 /* A conditional node (an if whose handle holds 1 from its creation) whose
- * body is y = 0, then saxpy(2, z -> y), z left stale by a failed fill.  cutaint does
- * not follow conditional nodes (shim/graphs.c: the exec is opaque, logged
- * once), so the body's read of z is neither checked nor skipped. */
+ * body is y = 0, then saxpy(2, z -> y), z left stale by a failed fill.
+ * cutaint follows the body (shim/graphs.c): its read of z is checked like
+ * the exec's own nodes', so the graph launch is skipped and y refused. */
 static int sc_graph_cond(int argc, char **argv)
 {
     (void)argc, (void)argv;
