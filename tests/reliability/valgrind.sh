@@ -35,7 +35,7 @@ status_without_valgrind() {
 }
 for client in client_linked client_runtime; do
     for sc in happy failed_launch two_hops const_input interior struct extra refill null_args null_tainted threads \
-        graph_update; do
+        graph_update graph_cond; do
         exe=$build/tests/integration/$client
         run "$client-$sc" "$(status_without_valgrind "$exe" "$sc")" "$exe" "$sc"
     done
