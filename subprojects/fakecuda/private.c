@@ -430,8 +430,11 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
         return CUDA_ERROR_INVALID_VALUE;
     static atomic_flag said = ATOMIC_FLAG_INIT;
     /* 13000-13002: runtime 13.0.88; 13010-13012: the runtime cuDNN 9 carries
-       (a 13.1), which accepts these answers (cudnnCreate, measured). */
-    bool measured = (version >= 13000 && version <= 13002) || (version >= 13010 && version <= 13012);
+       (a 13.1), which accepts these answers (cudnnCreate, measured);
+       13020-13022: the runtime CuPy 14.2 links statically (a 13.2), which
+       accepts them too (its arrays, NVRTC kernels and cuBLAS, measured). */
+    bool measured = (version >= 13000 && version <= 13002) || (version >= 13010 && version <= 13012) ||
+                    (version >= 13020 && version <= 13022);
     if (!measured && !atomic_flag_test_and_set(&said))
         fprintf(stderr,
                 "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "

@@ -367,9 +367,10 @@ Test(private, integrity_answers_the_three_versions)
     FAILS(check(13002, 0, NULL), CUDA_ERROR_INVALID_VALUE);
 }
 
-/* cuDNN 9's runtime asks 13010-13012, answered by version % 10 without a
-   word; any other version is answered so too, said once (the only line). */
-Test(private, integrity_versions_of_cudnns_runtime_are_quiet, .init = cr_redirect_stderr)
+/* cuDNN 9's runtime asks 13010-13012 and CuPy's 13020-13022, answered by
+   version % 10 without a word; any other version is answered so too, said
+   once (the only line). */
+Test(private, integrity_versions_of_cudnns_and_cupys_runtimes_are_quiet, .init = cr_redirect_stderr)
 {
     OK(cuInit(0));
     integrity_fn check = (integrity_fn)table(&INTEGRITY)[1];
@@ -380,8 +381,13 @@ Test(private, integrity_versions_of_cudnns_runtime_are_quiet, .init = cr_redirec
     cr_assert_eq(out[0], 0x1841181C03CB675Cull);
     OK(check(13012, 1700000000, out));
     OK(check(13020, 1700000000, out));
+    cr_assert_eq(out[0], 0x3341181C03CB675Cull);
+    OK(check(13021, 1700000000, out));
+    cr_assert_eq(out[0], 0x1841181C03CB675Cull);
+    OK(check(13022, 1700000000, out));
+    OK(check(13030, 1700000000, out));
     fflush(stderr);
-    cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: integrity check version 13020 answered as 13000; "
+    cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: integrity check version 13030 answered as 13000; "
                             "runtimes newer than CUDA 13.0.x are not supported\n");
 }
 
