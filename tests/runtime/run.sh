@@ -4,10 +4,13 @@
 #                           fakecuda said nothing on stderr (a "fakecuda:" line
 #                           there means the runtime asked for a table or slot
 #                           fakecuda does not emulate)
-#   run.sh --shim SHIM PROGRAM
+#   run.sh --shim SHIM [--wrong-calls "NAME..."] PROGRAM
 #                           the same, once without and once with SHIM
 #                           preloaded: both pass, their stdout is identical,
-#                           and the shim's report holds no failure
+#                           and the shim's report holds no failure but one
+#                           for each library call NAME the program makes
+#                           wrong on purpose (a wrong argument, answered
+#                           with the library's error), each naming it
 #   run.sh --skip REASON    print the reason and exit 77, meson's "skipped"
 # LD_LIBRARY_PATH (fakecuda first, then the toolkit's lib64) comes from meson.
 set -uo pipefail
@@ -19,6 +22,11 @@ fi
 shim=
 if [ "${1:-}" = --shim ]; then
     shim=$2
+    shift 2
+fi
+wrong_calls=
+if [ "${1:-}" = --wrong-calls ]; then
+    wrong_calls=$2
     shift 2
 fi
 program=$1
@@ -58,8 +66,11 @@ if ! cmp -s "$work/base.out" "$work/shim.out"; then
     diff "$work/base.out" "$work/shim.out" >&2
     exit 1
 fi
-if grep -qE '"event":"(failure|skip|refused_read|context_lost)"' "$work/report.jsonl"; then
-    echo "run.sh: the shim's report holds a failure on the happy path:" >&2
+# The failures' calls, sorted, against the wrong calls named: the same list.
+failed=$(sed -n 's/^{"event":"failure",.*"api":"\([^"]*\)".*/\1/p' "$work/report.jsonl" | sort | xargs)
+wanted=$(tr ' ' '\n' <<<"$wrong_calls" | sort | xargs)
+if [ "$failed" != "$wanted" ] || grep -qE '"event":"(skip|refused_read|context_lost)"' "$work/report.jsonl"; then
+    echo "run.sh: the shim's report holds failures of [$failed], expected [$wanted] (the wrong calls), and no other event of a failure:" >&2
     cat "$work/report.jsonl" >&2
     exit 1
 fi
