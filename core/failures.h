@@ -58,6 +58,16 @@ typedef struct ct_failure_desc {
     int lib_status;
 } ct_failure_desc;
 
+/* What a write scope's provisional failure says (taint.h, ct_enter_write):
+ * the error a read of its bytes is refused with and the call that was
+ * writing them, nothing else.  Two words, passed in registers: every host
+ * write makes one, and a read racing the write is refused as "had not
+ * finished writing", which needs no more. */
+typedef struct ct_scope_desc {
+    int error;
+    const char *api;
+} ct_scope_desc;
+
 /* What makes a launch the same work again: the function launched, its
  * parameter bytes (pointers and scalars, in order; ct_launch_key_params),
  * and its threads in all (grid times block). */

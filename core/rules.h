@@ -38,6 +38,22 @@ static inline bool ct_inputs_checked(bool tainted_anywhere, bool injected)
     return tainted_anywhere && !injected;
 }
 
+/* Where a write scope waits while its work runs (core/taint.c, "Scope
+ * slots"): in its thread's own slot, out of the store, when the slot holds
+ * its ranges (n of at most slot_ranges) and no other scope of the thread's
+ * (a write made inside another, from a signal handler say); otherwise
+ * placed in the store at once, under its lock, as a thread with no slot
+ * of its own (every slot another thread's) places it.  Either way what
+ * any other operation sees is the same.  Inline: every host write asks. */
+typedef enum ct_scope_keeping {
+    CT_SCOPE_IN_OWN_SLOT,
+    CT_SCOPE_PLACED,
+} ct_scope_keeping;
+static inline ct_scope_keeping ct_scope_rule(size_t n, size_t slot_ranges, bool own_slot_idle)
+{
+    return n <= slot_ranges && own_slot_idle ? CT_SCOPE_IN_OWN_SLOT : CT_SCOPE_PLACED;
+}
+
 typedef enum ct_read_verdict {
     CT_READ_CLEAN,     /* no byte it reads carries a failure: the driver reads */
     CT_READ_MALFORMED, /* a shape the driver must reject (rows overlapping, a span

@@ -18,9 +18,12 @@
  *   not use up real ids, and "lowest id" - the oldest, the root cause -
  *   always prefers a real failure to a provisional one.  A kind wraps only
  *   after 2^31 ids, skipping ids still live.
- * - Scope slots: a scope of at most SCOPE_RANGES ranges lives in a slot,
- *   not in the store, while it is OPEN; the summary's open count says how
- *   many are.  Every lock taken alone shows them all (places each as
+ * - Scope slots: a scope of at most SCOPE_RANGES ranges lives in its
+ *   thread's own slot (ct_scope_rule), not in the store, while it is OPEN;
+ *   the summary's open count says how many are.  A slot is one thread's
+ *   from its first scope until it exits (given back idle; one holding an
+ *   unfinished scope stays taken), and only its owner moves it out of IDLE,
+ *   BUSY and SHOWN, so entering a scope takes no compare-and-swap.  Every lock taken alone shows them all (places each as
  *   enter_write once did) before doing anything else, and a looker meeting
  *   one locks alone; the lock-free checks answer nothing while one is open.
  *   An owner settles an unshown scope itself and frees the slot only after
@@ -68,6 +71,7 @@
 #include "claims.h"
 #include "ct_status.h"
 #include "heap.h"
+#include "hot_tls.h"
 #include "rules.h"
 #include "summary.h"
 
@@ -77,7 +81,7 @@
  * the rest the scopes placed at once (too wide for a slot, or no slot free). */
 #define FIRST_LOCKED_SCOPE_ID 0xc0000000u
 #define SLOT_SCOPE_IDS (FIRST_LOCKED_SCOPE_ID - FIRST_PROVISIONAL_ID)
-#define SCOPE_SLOTS 32
+#define SCOPE_SLOTS 64 /* threads with a slot of their own; the rest place their scopes */
 #define SCOPE_RANGES 4 /* a slot holds this many ranges; more are placed at once */
 #define OOM_API "cutaint: out of memory, failure detail dropped"
 
@@ -109,19 +113,20 @@ typedef struct interned {
 } interned;
 
 /* A write scope kept out of the store until someone looks (see "Scope
- * slots" below).  state moves FREE -> BUSY (its owner fills it) -> OPEN
- * (published) -> FREE (the owner settled it alone) or -> SHOWN (placed in
- * the store by whoever took the lock; the owner settles it under the lock)
- * -> FREE.  Only the owner leaves FREE, BUSY and SHOWN; OPEN -> SHOWN is
- * anyone's under the lock, OPEN -> FREE / BUSY the owner's at exit, both
- * by compare-and-swap, so exactly one of them wins. */
-enum { SLOT_FREE, SLOT_BUSY, SLOT_OPEN, SLOT_SHOWN };
+ * slots" below).  A slot moves UNOWNED -> IDLE when a thread takes it as
+ * its own (compare-and-swap, once per thread) and back when that thread
+ * exits with it idle.  Its owner's scopes move it IDLE -> OPEN (the owner
+ * filled it while idle, then published it) -> IDLE (the owner settled it
+ * alone) or -> SHOWN (placed in the store by whoever took the lock; the
+ * owner settles it under the lock) -> IDLE.  OPEN -> SHOWN is anyone's
+ * under the lock, OPEN -> IDLE / BUSY the owner's at exit, both by
+ * compare-and-swap, so exactly one of them wins. */
+enum { SLOT_UNOWNED, SLOT_IDLE, SLOT_BUSY, SLOT_OPEN, SLOT_SHOWN };
 typedef struct scope_slot {
     _Alignas(64) atomic_uint state;
     unsigned n;       /* the owner's, published by OPEN: */
-    uint32_t turns;   /* scopes this slot has held (the id's source) */
-    ct_failure_id id; /* the provisional id the scope was given */
-    ct_failure_desc desc;
+    ct_failure_id id; /* the provisional id of its latest scope */
+    ct_scope_desc desc;
     ct_range w[SCOPE_RANGES];
 } scope_slot;
 
@@ -150,9 +155,21 @@ struct ct_store {
     uint64_t epoch;
     interned *names;
     size_t names_bytes;
-    int unknown_error; /* ct_store_new's: see lost_root */
+    int unknown_error;      /* ct_store_new's: see lost_root */
+    uint64_t serial;        /* this store's number among the process's stores (own_slot) */
+    pthread_key_t slot_key; /* a thread's slot here, given back when it exits */
+    bool slot_key_made;
     scope_slot slots[SCOPE_SLOTS];
 };
+
+/* The calling thread's slot, and which store it is in: by serial, not
+ * address, since a store freed and another made at its address is
+ * another store. */
+static CT_HOT_TLS struct own_slot {
+    uint64_t serial;
+    scope_slot *slot;
+} own;
+static atomic_uint_fast64_t store_serials;
 
 /* Checks that only look and that the summary could not answer (is any
  * byte of these ranges claimed?  which failure is oldest?) share the lock.
@@ -744,6 +761,16 @@ static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const
 
 /* --- the store --------------------------------------------------------- */
 
+/* The slot key's destructor: a thread exits.  Its slot is anyone's again
+ * when idle; one holding a scope that never exited stays taken. */
+static void give_back_slot(void *slot)
+{
+    scope_slot *sl = slot;
+    unsigned idle = SLOT_IDLE;
+    atomic_compare_exchange_strong_explicit(&sl->state, &idle, SLOT_UNOWNED, memory_order_release,
+                                            memory_order_relaxed);
+}
+
 ct_store *ct_store_new(int unknown_error)
 {
     ct_store *s = aligned_alloc(_Alignof(ct_store), sizeof(*s)); /* see summary.h */
@@ -768,8 +795,12 @@ ct_store *ct_store_new(int unknown_error)
     s->env->owner = s;
     s->real_ids = (id_space){1, 1, FIRST_PROVISIONAL_ID, false};
     s->provisional_ids = (id_space){FIRST_LOCKED_SCOPE_ID, FIRST_LOCKED_SCOPE_ID, (uint64_t)UINT32_MAX + 1, false};
-    for (unsigned i = 0; i < SCOPE_SLOTS; i++)
-        atomic_init(&s->slots[i].state, SLOT_FREE);
+    s->serial = atomic_fetch_add_explicit(&store_serials, 1, memory_order_relaxed) + 1;
+    s->slot_key_made = pthread_key_create(&s->slot_key, give_back_slot) == 0;
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
+        atomic_init(&s->slots[i].state, SLOT_UNOWNED);
+        s->slots[i].id = FIRST_PROVISIONAL_ID + i;
+    }
     return s;
 }
 
@@ -791,6 +822,8 @@ void ct_store_free(ct_store *s)
         HASH_DELETE(hh, s->names, name);
         free(name);
     }
+    if (s->slot_key_made)
+        pthread_key_delete(s->slot_key);
     pthread_rwlock_destroy(&s->lock);
     ct_summary_destroy(&s->summary);
     free(s);
@@ -798,8 +831,15 @@ void ct_store_free(ct_store *s)
 
 void ct_store_atfork_child(ct_store *s)
 {
-    if (s)
-        lock_init(s);
+    if (!s)
+        return;
+    lock_init(s);
+    /* Only the forking thread lives on: the idle slots of the others are
+     * anyone's again (their unfinished scopes stay open for ever). */
+    scope_slot *mine = own.serial == s->serial ? own.slot : NULL;
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++)
+        if (&s->slots[i] != mine && atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == SLOT_IDLE)
+            atomic_store_explicit(&s->slots[i].state, SLOT_UNOWNED, memory_order_relaxed);
 }
 
 /* Every region meeting [lo, hi) ends: the allocation holding it did. */
@@ -1169,12 +1209,13 @@ static void place_provisional(ct_store *s, ct_alloc *a, uint64_t off, uint64_t e
     set_span(s, a, off, end, p->f);
 }
 
-/* Under the lock: w carries a fresh provisional failure (id, or the next).
- * Returns its id, 0 when w touches no known allocation. */
-static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *desc,
-                                 ct_failure_id id)
+/* Under the lock: w carries a fresh provisional failure (id, or the next),
+ * described by its error and its call alone.  Returns its id, 0 when w
+ * touches no known allocation. */
+static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, ct_scope_desc scope, ct_failure_id id)
 {
-    placing p = {desc, id, NULL};
+    ct_failure_desc desc = {.error = scope.error, .api = scope.api};
+    placing p = {&desc, id, NULL};
     each_range(s, w, n, place_provisional, &p);
     s->pinner = NULL;
     return p.f ? p.f->id : 0;
@@ -1183,9 +1224,9 @@ static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const
 /* --- scope slots ---------------------------------------------------------
  * Most scopes are opened and settled with nobody looking at their bytes
  * meanwhile, so a scope of a few ranges is not placed in the store: its
- * owner publishes it in a free slot (no lock; the open count tells every
- * check that it must ask the store), and whoever takes the store's lock
- * first places it there (show_scopes), as enter_write would have.  An
+ * owner publishes it in its thread's slot (no lock; the open count tells
+ * every check that it must ask the store), and whoever takes the store's
+ * lock first places it there (show_scopes), as enter_write would have.  An
  * owner whose scope was not shown settles it alone: a success over bytes
  * carrying nothing only frees the slot; a failure is placed first, then
  * settled as a placed scope is, because what folds depends on it: the
@@ -1194,7 +1235,7 @@ static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, const
 
 static scope_slot *slot_of(ct_store *s, ct_failure_id id)
 {
-    if (id < FIRST_PROVISIONAL_ID || id >= FIRST_LOCKED_SCOPE_ID)
+    if (!ct_scope_waits_in_slot(id))
         return NULL;
     scope_slot *sl = &s->slots[(id - FIRST_PROVISIONAL_ID) % SCOPE_SLOTS];
     return sl->id == id ? sl : NULL;
@@ -1211,49 +1252,55 @@ __attribute__((noinline)) static void show_scopes(ct_store *s)
             !atomic_compare_exchange_strong_explicit(&sl->state, &expected, SLOT_SHOWN, memory_order_acquire,
                                                      memory_order_relaxed))
             continue;
-        place_scope(s, sl->w, sl->n, &sl->desc, sl->id);
+        place_scope(s, sl->w, sl->n, sl->desc, sl->id);
         atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
     }
 }
 
-/* A free slot made the caller's (BUSY), or NULL when all are taken. */
-static scope_slot *take_slot(ct_store *s)
+/* The calling thread's slot in s: the one it took before, else an unowned
+ * one made its own (IDLE) until it exits; NULL when every slot is another
+ * thread's.  Out of line: once per thread. */
+__attribute__((noinline)) static scope_slot *claim_slot(ct_store *s)
 {
-    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
-        scope_slot *sl = &s->slots[i];
-        unsigned expected = SLOT_FREE;
-        if (atomic_load_explicit(&sl->state, memory_order_relaxed) == SLOT_FREE &&
-            atomic_compare_exchange_strong_explicit(&sl->state, &expected, SLOT_BUSY, memory_order_acquire,
-                                                    memory_order_relaxed)) {
-            uint64_t turn = (uint64_t)sl->turns++ * SCOPE_SLOTS + i;
-            sl->id = FIRST_PROVISIONAL_ID + (ct_failure_id)(turn % SLOT_SCOPE_IDS);
-            return sl;
-        }
+    if (!s->slot_key_made)
+        return NULL;
+    scope_slot *sl = pthread_getspecific(s->slot_key); /* it used another store since */
+    for (unsigned i = 0; !sl && i < SCOPE_SLOTS; i++) {
+        unsigned unowned = SLOT_UNOWNED;
+        if (atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == SLOT_UNOWNED &&
+            atomic_compare_exchange_strong_explicit(&s->slots[i].state, &unowned, SLOT_IDLE, memory_order_acquire,
+                                                    memory_order_relaxed))
+            sl = &s->slots[i];
     }
-    return NULL;
-}
-
-/* A scope placed at once, as every scope once was (no slot free, or too
- * many ranges).  Out of line: a scope in a slot pays no register saves
- * for it. */
-__attribute__((noinline)) static ct_failure_id enter_placed(ct_store *s, const ct_range *w, size_t n,
-                                                            const ct_failure_desc *provisional)
-{
-    lock(s);
-    ct_failure_id id = place_scope(s, w, n, provisional, 0);
-    unlock(s);
-    return id;
-}
-
-ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *provisional)
-{
-    if (!s || !provisional || !w || n == 0)
-        return 0;
-    scope_slot *sl = n <= SCOPE_RANGES ? take_slot(s) : NULL;
     if (!sl)
-        return enter_placed(s, w, n, provisional);
+        return NULL;
+    if (pthread_setspecific(s->slot_key, sl) != 0) { /* could not be given back at exit */
+        atomic_store_explicit(&sl->state, SLOT_UNOWNED, memory_order_release);
+        return NULL;
+    }
+    own = (struct own_slot){s->serial, sl};
+    return sl;
+}
+
+/* A slot's next id: the same remainder by SCOPE_SLOTS (slot_of), one turn
+ * on, wrapping inside the slots' ids. */
+static ct_failure_id next_slot_id(ct_failure_id id)
+{
+    return FIRST_PROVISIONAL_ID | ((id + SCOPE_SLOTS) & (SLOT_SCOPE_IDS - 1));
+}
+
+static bool slot_idle(const scope_slot *sl)
+{
+    return sl && atomic_load_explicit(&sl->state, memory_order_relaxed) == SLOT_IDLE;
+}
+
+/* The owner publishes its scope in its idle slot. */
+static ct_failure_id open_in_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, ct_scope_desc provisional)
+{
+    ct_failure_id id = next_slot_id(sl->id);
+    sl->id = id;
     sl->n = (unsigned)n;
-    sl->desc = *provisional;
+    sl->desc = provisional;
     /* Most scopes are one range: copied as such, not through memcpy's
      * size dispatch (every host write pays this). */
     sl->w[0] = w[0];
@@ -1261,7 +1308,36 @@ ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_
         sl->w[i] = w[i];
     atomic_store_explicit(&sl->state, SLOT_OPEN, memory_order_release);
     atomic_fetch_add_explicit(&s->summary.open_scopes, 1, memory_order_seq_cst);
-    return sl->id;
+    return id;
+}
+
+/* A thread's first scope in s (its slot taken then), or one the rule
+ * places at once, as every scope once was (its slot busy, no slot to be
+ * had, too many ranges).  Out of line: the common enter pays no register
+ * saves for it. */
+__attribute__((noinline)) static ct_failure_id enter_unusual(ct_store *s, const ct_range *w, size_t n,
+                                                             ct_scope_desc provisional)
+{
+    scope_slot *sl = own.serial == s->serial ? own.slot : claim_slot(s);
+    if (ct_scope_rule(n, SCOPE_RANGES, slot_idle(sl)) == CT_SCOPE_IN_OWN_SLOT)
+        return open_in_slot(s, sl, w, n, provisional);
+    lock(s);
+    ct_failure_id id = place_scope(s, w, n, provisional, 0);
+    unlock(s);
+    return id;
+}
+
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, ct_scope_desc provisional)
+{
+    if (!s || !w || n == 0)
+        return 0;
+    /* own.serial is 0 (no store's) until the thread takes a slot */
+    scope_slot *sl = own.slot;
+    assert((own.serial != s->serial || atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_UNOWNED) &&
+           "a thread's slot stays its own until it exits");
+    if (own.serial == s->serial && ct_scope_rule(n, SCOPE_RANGES, slot_idle(sl)) == CT_SCOPE_IN_OWN_SLOT)
+        return open_in_slot(s, sl, w, n, provisional);
+    return enter_unusual(s, w, n, provisional);
 }
 
 /* Mint or fold the failure of work that did not write w, and taint w.
@@ -1354,12 +1430,12 @@ __attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, sc
         show_scopes(s); /* the others' */
     ct_failure_id id = 0;
     if (unshown && failed)
-        place_scope(s, sl->w, sl->n, &sl->desc, sl->id);
+        place_scope(s, sl->w, sl->n, sl->desc, sl->id);
     if (!unshown || failed)
         id = exit_placed(s, sl->id, w, n, failed, occ);
     else
         each_range(s, w, n, clear_span, NULL);
-    atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_release);
+    atomic_store_explicit(&sl->state, SLOT_IDLE, memory_order_release);
     if (unshown)
         atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
     unlock(s);
@@ -1369,15 +1445,21 @@ __attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, sc
 static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, const ct_failure_desc *failed,
                                ct_occurrence *occ)
 {
+    assert(sl == own.slot && "a scope exits on the thread that entered it");
     unsigned state = SLOT_OPEN;
-    /* Release: the next owner's fills follow this owner's reads. */
+    /* Release: a looker's next show follows this owner's settling. */
     if (!failed && claims_clean(s, w, n) &&
-        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_FREE, memory_order_release,
+        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_IDLE, memory_order_release,
                                                 memory_order_relaxed)) {
         atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
         return 0;
     }
     return exit_slot_locking(s, sl, w, n, failed, occ);
+}
+
+bool ct_scope_waits_in_slot(ct_failure_id provisional)
+{
+    return provisional >= FIRST_PROVISIONAL_ID && provisional < FIRST_LOCKED_SCOPE_ID;
 }
 
 ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,

@@ -136,11 +136,19 @@ const char *ct_store_intern(ct_store *s, const char *name);
 /* --- the operations (docs/DESIGN.md table) --------------------------------- */
 
 /* Taint every known range of w with a fresh provisional failure described by
- * `provisional` (its error is what a read of the range will be refused with).
+ * `provisional` alone (its error is what a read of the range will be refused
+ * with; its description holds that and the api, nothing more).
  * Returns the provisional id, or 0 when w is empty.  The id is given before
  * anyone knows what w touches: one touching no known allocation is never
- * live.  Pass it to ct_exit_write, once, from the same thread. */
-ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, const ct_failure_desc *provisional);
+ * live.  Pass it to ct_exit_write, once, from the same thread.  Where the
+ * scope is kept meanwhile is ct_scope_rule's (rules.h). */
+ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, ct_scope_desc provisional);
+
+/* Did the scope given this provisional id wait in its thread's slot (out
+ * of the store until someone looked), rather than being placed at once?
+ * Arithmetic on the id alone (slot scopes' ids have a range of their own),
+ * for tests and diagnostics. */
+bool ct_scope_waits_in_slot(ct_failure_id provisional);
 
 /* What settling a failure was: its first occurrence (minted), or one more
  * of a live failure of the same kind (folded). */

@@ -317,8 +317,8 @@ static void enter_scope(ct_call *call)
         return;
     /* No clock, no thread id: a provisional failure is reported only as
      * "had not finished", and every copy pays for it. */
-    ct_failure_desc provisional = {.error = CT_PROVISIONAL_ERROR, .api = ct_entries[call->id].name};
-    call->provisional = ct_enter_write(ct_g.store, call->writes, call->n_writes, &provisional);
+    ct_scope_desc provisional = {CT_PROVISIONAL_ERROR, ct_entries[call->id].name};
+    call->provisional = ct_enter_write(ct_g.store, call->writes, call->n_writes, provisional);
 }
 
 /* The call's write set is settled: a tall one's rows go back to the heap. */
@@ -330,19 +330,23 @@ static void drop_writes(ct_call *call)
     call->n_writes = 0;
 }
 
-/* A write scope closes here, as enter_scope opened it; a failure's is
- * settled by settle.c, which reports it. */
+/* A failed write's scope, settled by settle.c, which reports it.  Out of
+ * line: a success pays no frame for the description. */
+__attribute__((noinline)) static void settle_failed_write(ct_call *call)
+{
+    ct_failure_desc failed = ct_describe(call, call->result);
+    ct_settle_writes(call, call->writes, call->n_writes, &failed);
+}
+
+/* A write scope closes here, as enter_scope opened it. */
 void ct_after_write(ct_call *call)
 {
     if (call->n_writes == 0)
         return;
-    if (call->result == CUDA_SUCCESS) {
-        if (call->writes_kind != CT_WRITES_SPAN) /* the span's gaps were not written */
-            ct_exit_write(ct_g.store, call->provisional, call->writes, call->n_writes, NULL, NULL);
-    } else {
-        ct_failure_desc failed = ct_describe(call, call->result);
-        ct_settle_writes(call, call->writes, call->n_writes, &failed);
-    }
+    if (call->result != CUDA_SUCCESS)
+        settle_failed_write(call);
+    else if (call->writes_kind != CT_WRITES_SPAN) /* the span's gaps were not written */
+        ct_exit_write(ct_g.store, call->provisional, call->writes, call->n_writes, NULL, NULL);
     drop_writes(call);
 }
 

@@ -97,8 +97,6 @@ static const char *const kernels[3] = {NULL, "k1", "k2"};
 
 static ct_failure_desc desc_of(int kind)
 {
-    if (kind == PROVISIONAL)
-        return (ct_failure_desc){.error = PROVISIONAL_ERROR, .api = "cuLaunchKernel", .kernel = "scope"};
     return (ct_failure_desc){.error = kind < 3 ? 700 : 719, .api = "cuLaunchKernel", .kernel = kernels[kind % 3]};
 }
 
@@ -451,8 +449,7 @@ static bool touches_owned(const ct_range *w, size_t n)
 
 static void run_scope(const ct_range *w, size_t n)
 {
-    ct_failure_desc prov = desc_of(PROVISIONAL);
-    ct_failure_id scope = ct_enter_write(m.s, w, n, &prov);
+    ct_failure_id scope = ct_enter_write(m.s, w, n, (ct_scope_desc){PROVISIONAL_ERROR, "cuMemcpyHtoD_v2"});
     /* A scope is given its id before anyone knows what it touches (it is
      * placed only when someone looks): one touching nothing never lives,
      * and the model, which places every scope at once, knows it as none. */

@@ -77,6 +77,16 @@ Test(rules, an_injected_failure_wins_over_every_check_of_the_inputs)
     cr_assert(!ct_inputs_checked(false, true));
 }
 
+Test(rules, a_scope_waits_in_its_threads_slot_only_when_the_slot_is_idle_and_holds_it)
+{
+    cr_assert_eq(ct_scope_rule(1, 4, true), CT_SCOPE_IN_OWN_SLOT, "one range, the thread's slot idle");
+    cr_assert_eq(ct_scope_rule(4, 4, true), CT_SCOPE_IN_OWN_SLOT, "as many ranges as a slot holds");
+    cr_assert_eq(ct_scope_rule(5, 4, true), CT_SCOPE_PLACED, "more ranges than a slot holds");
+    cr_assert_eq(ct_scope_rule(1, 4, false), CT_SCOPE_PLACED,
+                 "the slot holds another scope of the thread's, or the thread has none");
+    cr_assert_eq(ct_scope_rule(5, 4, false), CT_SCOPE_PLACED);
+}
+
 /* --- reads ------------------------------------------------------------- */
 
 Test(rules, a_read_of_carried_bytes_is_refused_and_of_others_not)

@@ -47,6 +47,12 @@ static ct_failure_desc failure_of(const char *kernel, int error)
     return (ct_failure_desc){.error = error, .api = "cuLaunchKernel", .kernel = kernel};
 }
 
+/* A write scope's description: its error and the call writing (named). */
+static ct_scope_desc scope_of(const char *api, int error)
+{
+    return (ct_scope_desc){error, api};
+}
+
 static ct_range whole(uint64_t addr)
 {
     return (ct_range){addr, CT_TO_END};
@@ -102,9 +108,9 @@ static ct_failure_id launch(const char *kernel, uint64_t seq, ct_range r, ct_ran
 
 Test(taint, enter_write_taints_until_exit_write_says_written)
 {
-    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_scope_desc prov = scope_of("k", ERR_LAUNCH);
     ct_range w = whole(A);
-    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
+    ct_failure_id p = ct_enter_write(s, &w, 1, prov);
     cr_assert_neq(p, 0);
     cr_assert(ct_store_tainted(s));
     ct_failure_info info;
@@ -124,12 +130,12 @@ Test(taint, enter_write_taints_until_exit_write_says_written)
 
 Test(taint, enter_write_on_nothing_known_mints_nothing)
 {
-    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_scope_desc prov = scope_of("k", ERR_LAUNCH);
     ct_range w = bytes(NOWHERE, 64);
-    cr_assert_eq(ct_enter_write(s, &w, 0, &prov), 0);
+    cr_assert_eq(ct_enter_write(s, &w, 0, prov), 0);
     /* A scope has its id before anyone knows what it touches: shown (the
      * count below looks), it places nothing. */
-    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
+    ct_failure_id p = ct_enter_write(s, &w, 1, prov);
     cr_assert_eq(ct_store_live_failures(s), 0);
     cr_assert_not(live(p));
     cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, NULL), 0);
@@ -138,10 +144,10 @@ Test(taint, enter_write_on_nothing_known_mints_nothing)
 
 Test(taint, exit_write_error_replaces_the_provisional_failure)
 {
-    ct_failure_desc prov = failure_of("k", 0);
+    ct_scope_desc prov = scope_of("k", 0);
     ct_failure_desc real = failure_of("k", ERR_LAUNCH);
     ct_range w[2] = {whole(A), bytes(B, 16)};
-    ct_failure_id p = ct_enter_write(s, w, 2, &prov);
+    ct_failure_id p = ct_enter_write(s, w, 2, prov);
     ct_occurrence occ = {0};
     ct_failure_id f = ct_exit_write(s, p, w, 2, &real, &occ);
     cr_assert_neq(f, 0);
@@ -160,12 +166,57 @@ Test(taint, exit_write_error_replaces_the_provisional_failure)
 
 Test(taint, real_ids_count_from_one_whatever_scopes_came_before)
 {
-    ct_failure_desc prov = failure_of("k", 0);
+    ct_scope_desc prov = scope_of("k", 0);
     ct_range w = whole(A);
     for (int i = 0; i < 10; i++)
-        ct_exit_write(s, ct_enter_write(s, &w, 1, &prov), &w, 1, NULL, NULL);
+        ct_exit_write(s, ct_enter_write(s, &w, 1, prov), &w, 1, NULL, NULL);
     cr_assert_eq(fail("k", whole(A)), 1);
     cr_assert_eq(fail("other", whole(B)), 2);
+}
+
+/* A write made from inside another scope of the same thread (a signal
+ * handler's) finds the thread's slot holding the outer one: it is placed
+ * in the store instead (ct_scope_rule), and each settles its own bytes. */
+Test(taint, a_scope_inside_another_of_its_thread_is_placed_and_both_settle)
+{
+    ct_scope_desc prov = scope_of("cuMemcpyHtoD_v2", ERR_LAUNCH);
+    ct_range outer = whole(A), inner = whole(B);
+    ct_failure_id o = ct_enter_write(s, &outer, 1, prov);
+    ct_failure_id i = ct_enter_write(s, &inner, 1, prov);
+    cr_assert(ct_scope_waits_in_slot(o), "the outer scope waits in the thread's slot");
+    cr_assert_not(ct_scope_waits_in_slot(i), "the inner one is placed");
+    cr_assert_neq(o, i);
+    cr_assert_eq(ct_exit_write(s, i, &inner, 1, NULL, NULL), 0);
+    cr_assert_eq(check(bytes(B, SIZE)), CT_OK, "the inner write is settled");
+    cr_assert_eq(check(bytes(A, 4)), CT_ETAINTED, "the outer write is still under way");
+    cr_assert_eq(refusal.failures[0].id, o);
+    cr_assert_eq(ct_exit_write(s, o, &outer, 1, NULL, NULL), 0);
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+static void *one_scope(void *arg)
+{
+    ct_range w = whole(A);
+    ct_failure_id p = ct_enter_write(s, &w, 1, scope_of("cuMemcpyHtoD_v2", ERR_LAUNCH));
+    *(bool *)arg = ct_scope_waits_in_slot(p);
+    ct_exit_write(s, p, &w, 1, NULL, NULL);
+    return NULL;
+}
+
+/* A thread takes a slot of its own at its first scope and gives it back
+ * when it exits: threads coming and going (a pool replacing its workers)
+ * never run out of slots, which are far fewer than the threads here. */
+Test(taint, a_thread_gives_its_slot_back_when_it_exits)
+{
+    for (int t = 0; t < 300; t++) {
+        pthread_t th;
+        bool in_slot = false;
+        cr_assert_eq(pthread_create(&th, NULL, one_scope, &in_slot), 0);
+        pthread_join(th, NULL);
+        cr_assert(in_slot, "thread %d's scope found no slot", t);
+    }
+    cr_assert_not(ct_store_tainted(s));
 }
 
 /* --- taint, read_failure, written -------------------------------------- */
@@ -337,13 +388,13 @@ Test(taint, provisional_failures_never_fold)
 {
     ct_failure_desc d = failure_of("gemm", ERR_LAUNCH);
     ct_range a = whole(A), b = whole(B);
-    ct_failure_id p = ct_enter_write(s, &a, 1, &d);
+    ct_failure_id p = ct_enter_write(s, &a, 1, scope_of(d.api, d.error));
     ct_occurrence occ = {0};
     ct_failure_id f = ct_taint(s, &d, &b, 1, &occ);
     cr_assert(occ.is_new);
     cr_assert_neq(f, p);
-    cr_assert_eq(ct_enter_write(s, &b, 0, &d), 0);
-    ct_failure_id q = ct_enter_write(s, &b, 1, &d);
+    cr_assert_eq(ct_enter_write(s, &b, 0, scope_of(d.api, d.error)), 0);
+    ct_failure_id q = ct_enter_write(s, &b, 1, scope_of(d.api, d.error));
     cr_assert_neq(q, p);
     cr_assert_neq(q, f);
 }
@@ -597,9 +648,8 @@ Test(taint, null_arguments_are_refused_not_crashed_on)
     cr_assert_eq(ct_store_alloc_count(NULL), 0);
     cr_assert_eq(ct_store_bytes(NULL), 0);
     cr_assert_not(ct_store_tainted(NULL));
-    cr_assert_eq(ct_enter_write(NULL, &w, 1, &d), 0);
-    cr_assert_eq(ct_enter_write(s, NULL, 1, &d), 0);
-    cr_assert_eq(ct_enter_write(s, &w, 1, NULL), 0);
+    cr_assert_eq(ct_enter_write(NULL, &w, 1, scope_of(d.api, d.error)), 0);
+    cr_assert_eq(ct_enter_write(s, NULL, 1, scope_of(d.api, d.error)), 0);
     cr_assert_eq(ct_exit_write(NULL, 1, &w, 1, &d, NULL), 0);
     cr_assert_eq(ct_taint(NULL, &d, &w, 1, NULL), 0);
     cr_assert_eq(ct_taint(s, NULL, &w, 1, NULL), 0);
@@ -687,13 +737,13 @@ Test(taint, a_rewrite_makes_a_tainted_range_readable_again)
 
 Test(taint, a_loop_failing_the_same_way_a_million_times_holds_one_failure)
 {
-    ct_failure_desc prov = failure_of("step", 0);
+    ct_scope_desc prov = scope_of("step", 0);
     ct_failure_desc failed = failure_of("step", ERR_LAUNCH);
     ct_range out = whole(A);
     ct_failure_id first = 0;
     size_t bytes_after_first = 0;
     for (int i = 0; i < 1000000; i++) {
-        ct_failure_id p = ct_enter_write(s, &out, 1, &prov);
+        ct_failure_id p = ct_enter_write(s, &out, 1, prov);
         ct_occurrence occ = {0};
         ct_failure_id f = ct_exit_write(s, p, &out, 1, &failed, &occ);
         if (i == 0) {
@@ -712,9 +762,9 @@ Test(taint, a_loop_failing_the_same_way_a_million_times_holds_one_failure)
 
 Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_read)
 {
-    ct_failure_desc prov = failure_of("crashed_mid_call", ERR_LAUNCH);
+    ct_scope_desc prov = scope_of("crashed_mid_call", ERR_LAUNCH);
     ct_range w = bytes(A, 64);
-    ct_failure_id p = ct_enter_write(s, &w, 1, &prov);
+    ct_failure_id p = ct_enter_write(s, &w, 1, prov);
     /* ... the call never returns: no ct_exit_write ... */
     cr_assert_eq(check(bytes(A + 8, 8)), CT_ETAINTED);
     cr_assert_eq(refusal.failures[0].id, p);
@@ -730,7 +780,7 @@ Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_rea
 
 typedef struct scope_thread {
     ct_range w;
-    ct_failure_desc prov;
+    ct_scope_desc prov;
     ct_failure_id id;
     atomic_int step; /* 1: entered; 2: the looker is done; 3: exited */
     bool exits;
@@ -746,7 +796,7 @@ static void wait_step(atomic_int *step, int want)
 static void *open_scope(void *arg)
 {
     scope_thread *t = arg;
-    t->id = ct_enter_write(s, &t->w, 1, &t->prov);
+    t->id = ct_enter_write(s, &t->w, 1, t->prov);
     atomic_store(&t->step, 1);
     if (!t->exits)
         return NULL; /* the call never returns: the scope stays open */
@@ -766,7 +816,7 @@ static pthread_t start_scope(scope_thread *t)
 
 Test(taint, a_read_meeting_another_threads_open_scope_is_refused_with_its_provisional_error)
 {
-    scope_thread t = {.w = bytes(A, 64), .prov = failure_of("copy", ERR_OOM), .exits = true};
+    scope_thread t = {.w = bytes(A, 64), .prov = scope_of("copy", ERR_OOM), .exits = true};
     pthread_t th = start_scope(&t);
     cr_assert(ct_store_tainted(s), "an open scope is taint a launch must look at");
     int error = 0;
@@ -789,7 +839,7 @@ Test(taint, a_failed_write_folds_whether_or_not_another_thread_looked_meanwhile)
     ct_failure_desc failed = failure_of("copy", ERR_LAUNCH);
     ct_failure_id first = 0;
     for (int turn = 0; turn < 4; turn++) {
-        scope_thread t = {.w = bytes(B, 32), .prov = failure_of("copy", ERR_OOM), .exits = true, .failed = &failed};
+        scope_thread t = {.w = bytes(B, 32), .prov = scope_of("copy", ERR_OOM), .exits = true, .failed = &failed};
         pthread_t th = start_scope(&t);
         if (turn % 2) /* a look shows the scope: it displaces, and pins, the first failure */
             cr_assert_eq(check(bytes(B, 8)), CT_ETAINTED);
@@ -814,8 +864,9 @@ Test(taint, a_failed_scope_folds_only_into_the_failure_its_placement_pins)
     ct_range both = bytes(B, 32);
     ct_failure_id older = fail("fill", bytes(B, 16));
     ct_failure_id same = fail("copy", bytes(B + 16, 16));
-    ct_failure_desc prov = failure_of("copy", ERR_OOM), failed = failure_of("copy", ERR_LAUNCH);
-    ct_failure_id p = ct_enter_write(s, &both, 1, &prov);
+    ct_scope_desc prov = scope_of("copy", ERR_OOM);
+    ct_failure_desc failed = failure_of("copy", ERR_LAUNCH);
+    ct_failure_id p = ct_enter_write(s, &both, 1, prov);
     ct_occurrence occ;
     ct_failure_id id = ct_exit_write(s, p, &both, 1, &failed, &occ);
     cr_assert(occ.is_new, "folded into failure %u", id);
@@ -828,7 +879,7 @@ Test(taint, a_failed_scope_folds_only_into_the_failure_its_placement_pins)
 
 Test(taint, a_thread_that_never_exits_its_scope_leaves_its_bytes_refused)
 {
-    scope_thread t = {.w = bytes(C, 16), .prov = failure_of("copy", ERR_OOM)};
+    scope_thread t = {.w = bytes(C, 16), .prov = scope_of("copy", ERR_OOM)};
     pthread_t th = start_scope(&t);
     pthread_join(th, NULL);
     ct_range in = bytes(C, 4);
@@ -896,9 +947,9 @@ static void require_wrapped_heap(void)
 
 static void happy_turn(void)
 {
-    ct_failure_desc prov = failure_of("k", ERR_LAUNCH);
+    ct_scope_desc prov = scope_of("k", ERR_LAUNCH);
     ct_range in = whole(A), out = bytes(B + 8, 64);
-    ct_failure_id p = ct_enter_write(s, &out, 1, &prov);
+    ct_failure_id p = ct_enter_write(s, &out, 1, prov);
     ct_exit_write(s, p, &out, 1, NULL, NULL);
     ct_read_failure(s, &in, 1, NULL);
     ct_written(s, &out, 1);
@@ -1009,7 +1060,7 @@ static void *worker(void *arg)
     for (int i = 0; i < TURNS; i++) {
         ct_store_alloc(s, own, SIZE, 0);
         ct_range w = bytes(own + (uint64_t)(i % 64), 32);
-        ct_failure_id p = ct_enter_write(s, &w, 1, &d);
+        ct_failure_id p = ct_enter_write(s, &w, 1, scope_of(d.api, d.error));
         if (i % 3 == 0) {
             ct_exit_write(s, p, &w, 1, &d, NULL);
             wrong_answers += ct_check_written(s, &w, 1, NULL) != CT_ETAINTED;
