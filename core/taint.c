@@ -44,7 +44,7 @@
  *   passed it on; any other occurrence or a skip ends it for good.  The
  *   out-of-memory stand-in is never intact.
  * - Every operation but an unshown scope's enter and successful exit runs
- *   under the store's lock (a pthread rwlock that
+ *   under the store's lock (cutaint's own rwlock, rwlock.h, that
  *   prefers writers): held alone by whatever changes anything, shared by
  *   checks that only look, which write nothing shared (lookups from them
  *   use find_record, not lookup).  A check that finds work to do lets go
@@ -73,6 +73,7 @@
 #include "heap.h"
 #include "hot_tls.h"
 #include "rules.h"
+#include "rwlock.h"
 #include "summary.h"
 
 #define FIRST_PROVISIONAL_ID 0x80000000u
@@ -137,7 +138,7 @@ typedef struct id_space {
 
 struct ct_store {
     ct_summary summary; /* first: 64-aligned, read by every check */
-    pthread_rwlock_t lock;
+    ct_rwlock lock;
     ct_allocmap *map;
     ct_allocmap *regions; /* the program's regions, made at the first; no claims */
     ct_claim_env *env;
@@ -185,7 +186,7 @@ static unsigned open_scopes(const ct_store *s)
  * opened. */
 static void lock_alone(ct_store *s)
 {
-    pthread_rwlock_wrlock(&s->lock);
+    ct_rwlock_wrlock(&s->lock);
 }
 static void lock(ct_store *s)
 {
@@ -197,7 +198,7 @@ static void unlock(ct_store *s)
 {
     assert((!s->hot || s->hot->refs > 0 || s->hot == s->pinner) &&
            "a record in the id table outside a store call is live: a claim carries it or a scope pins it");
-    pthread_rwlock_unlock(&s->lock);
+    ct_rwlock_wrunlock(&s->lock);
 }
 /* Showing a scope changes the store: a looker meeting one locks alone. */
 static void lock_to_look(ct_store *s)
@@ -205,21 +206,22 @@ static void lock_to_look(ct_store *s)
     if (open_scopes(s))
         lock(s);
     else
-        pthread_rwlock_rdlock(&s->lock);
+        ct_rwlock_rdlock(&s->lock);
 }
+/* A look that met an open scope holds the lock alone (the writer's bit is
+ * then its own: no reader holds it beside a writer). */
 static void unlock_look(ct_store *s)
 {
-    pthread_rwlock_unlock(&s->lock);
+    if (atomic_load_explicit(&s->lock.word, memory_order_relaxed) & CT_RWLOCK_WRITER)
+        unlock(s);
+    else
+        ct_rwlock_rdunlock(&s->lock);
 }
 
-/* Writers first, so a stream of checks cannot starve a change. */
+/* Writers first, so a stream of checks cannot starve a change (rwlock.h). */
 static void lock_init(ct_store *s)
 {
-    pthread_rwlockattr_t a;
-    pthread_rwlockattr_init(&a);
-    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&s->lock, &a);
-    pthread_rwlockattr_destroy(&a);
+    ct_rwlock_init(&s->lock);
 }
 
 /* --- records and ids --------------------------------------------------- */
@@ -824,7 +826,6 @@ void ct_store_free(ct_store *s)
     }
     if (s->slot_key_made)
         pthread_key_delete(s->slot_key);
-    pthread_rwlock_destroy(&s->lock);
     ct_summary_destroy(&s->summary);
     free(s);
 }
