@@ -28,9 +28,12 @@
  * - PTX: text whose first directive is .version; ".target sm_NN" with an
  *   optional "a" or "f" names the arch; ".entry NAME" a kernel
  *   (".extern .entry" only declares one).
- * A compressed entry's kernels are listed with libzstd where the build
- * found it (FC_HAVE_ZSTD); without it they are unknown, and the image
- * holds every known kernel. Whether the device runs an entry never needs
+ * A compressed entry (flag 0x8000, zstd) is read with libzstd where the
+ * build found it (FC_HAVE_ZSTD); without it its kernels are unknown, and
+ * the image holds every known kernel. An entry with flag 0x2000 (cuFFT
+ * 12's fatbins: PTX and SASS alike) is an LZ4 block, read by fakecuda's
+ * own decoder (u32 compressed size at 0x10, u64 plain size at 0x38, as
+ * for zstd; measured by decoding cuFFT's entries into their PTX text). Whether the device runs an entry never needs
  * its payload.
  * Invariants:
  * - Image bytes given by address are only read through fc_peek, which
@@ -62,6 +65,7 @@
 #define FC_ENTRY_PTX 1
 #define FC_ENTRY_ELF 2
 #define FC_ENTRY_MIN 0x40u              /* the smallest entry header */
+#define FC_FLAG_LZ4 0x2000u             /* payload compressed (LZ4 block; cuFFT 12's) */
 #define FC_FLAG_COMPRESSED 0x8000u      /* payload compressed (zstd) */
 #define FC_FLAG_ARCH_SPECIFIC 0x100000u /* sm_90a: runs on exactly that arch */
 #define FC_FLAG_FAMILY 0x200000u        /* sm_100f: runs within the family */
@@ -350,47 +354,110 @@ static bool fc_payload_kernels(uint16_t kind, const unsigned char *p, size_t n, 
     return fc_ptx_read((const char *)p, n, &arch, &flags, img);
 }
 
+/*
+ * LZ4's block format (the LZ4 project's public description): sequences of
+ * a token (literal count in its high nibble, match length - 4 in its low
+ * one, 15 continued by bytes that add until one is not 255), the literals,
+ * a u16 little-endian offset back into the output, the match; the last
+ * sequence has literals only. True when the n bytes at src decode to
+ * exactly `want` bytes at dst; every read and write is bounds-checked, so
+ * a corrupt payload is an entry fakecuda does not read, never a crash.
+ */
+static bool fc_lz4_length(const unsigned char *src, size_t n, size_t *i, size_t *len)
+{
+    if (*len != 15)
+        return true;
+    unsigned char more;
+    do {
+        if (*i >= n)
+            return false;
+        more = src[(*i)++];
+        *len += more;
+    } while (more == 255);
+    return true;
+}
+
+static bool fc_lz4_block(const unsigned char *src, size_t n, unsigned char *dst, size_t want)
+{
+    size_t i = 0, o = 0;
+    while (i < n) {
+        unsigned token = src[i++];
+        size_t lit = token >> 4, match = token & 15u;
+        if (!fc_lz4_length(src, n, &i, &lit) || lit > n - i || lit > want - o)
+            return false;
+        memcpy(dst + o, src + i, lit);
+        i += lit;
+        o += lit;
+        if (i == n)
+            break; /* the last sequence: literals only */
+        if (n - i < 2)
+            return false;
+        size_t back = fc_rd16(src + i);
+        i += 2;
+        if (!fc_lz4_length(src, n, &i, &match))
+            return false;
+        match += 4;
+        if (back == 0 || back > o || match > want - o)
+            return false;
+        for (size_t k = 0; k < match; k++, o++) /* overlapping copies repeat bytes */
+            dst[o] = dst[o - back];
+    }
+    return o == want;
+}
+
+/* Entry v's payload as it was before compression: v's own bytes (*owned
+   NULL), or a malloc'ed copy the caller frees (*owned). False where it
+   cannot be had (a codec fakecuda lacks, a corrupt payload, no memory). */
+static bool fc_entry_plain(const fc_entry_view *v, const unsigned char **plain, size_t *n, unsigned char **owned)
+{
+    *owned = NULL;
+    *plain = v->payload;
+    *n = v->size;
+    if (!(v->flags & (FC_FLAG_COMPRESSED | FC_FLAG_LZ4)))
+        return true;
+    if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
+        return false;
+    unsigned char *out = malloc((size_t)v->unpacked);
+    if (!out)
+        return false;
+    bool ok = false;
+    if (v->flags & FC_FLAG_LZ4) {
+        ok = fc_lz4_block(v->payload, v->packed, out, (size_t)v->unpacked);
+    } else {
+#if FC_HAVE_ZSTD
+        size_t got = ZSTD_decompress(out, (size_t)v->unpacked, v->payload, v->packed);
+        ok = !ZSTD_isError(got) && got == v->unpacked;
+#endif
+    }
+    if (!ok) {
+        free(out);
+        return false;
+    }
+    *owned = out;
+    *plain = out;
+    *n = (size_t)v->unpacked;
+    return true;
+}
+
 /* Marks the kernels of one entry; false where fakecuda cannot list them. */
 static bool fc_entry_kernels(const fc_entry_view *v, fc_image *img)
 {
-    if (!(v->flags & FC_FLAG_COMPRESSED))
-        return fc_payload_kernels(v->kind, v->payload, v->size, img);
-#if FC_HAVE_ZSTD
-    if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
-        return false;
-    unsigned char *plain = malloc((size_t)v->unpacked);
-    size_t got = plain ? ZSTD_decompress(plain, (size_t)v->unpacked, v->payload, v->packed) : 0;
-    bool ok = plain && !ZSTD_isError(got) && got == v->unpacked &&
-              fc_payload_kernels(v->kind, plain, (size_t)v->unpacked, img);
-    free(plain);
+    const unsigned char *plain;
+    unsigned char *owned;
+    size_t n;
+    bool ok = fc_entry_plain(v, &plain, &n, &owned) && fc_payload_kernels(v->kind, plain, n, img);
+    free(owned);
     return ok;
-#else
-    return false;
-#endif
 }
 
 /* The PTX text of entry v (decompressed), kept in img for the executor. */
 static void fc_entry_text(const fc_entry_view *v, fc_image *img)
 {
-    size_t n = v->size;
-    const unsigned char *src = v->payload;
-    unsigned char *plain = NULL;
-    if (v->flags & FC_FLAG_COMPRESSED) {
-#if FC_HAVE_ZSTD
-        if (v->packed > v->size || v->unpacked == 0 || v->unpacked > FC_IMAGE_MAX)
-            return;
-        plain = malloc((size_t)v->unpacked);
-        size_t got = plain ? ZSTD_decompress(plain, (size_t)v->unpacked, v->payload, v->packed) : 0;
-        if (!plain || ZSTD_isError(got) || got != v->unpacked) {
-            free(plain);
-            return;
-        }
-        src = plain;
-        n = (size_t)v->unpacked;
-#else
+    const unsigned char *src;
+    unsigned char *owned;
+    size_t n;
+    if (!fc_entry_plain(v, &src, &n, &owned))
         return;
-#endif
-    }
     const unsigned char *nul = memchr(src, '\0', n);
     n = nul ? (size_t)(nul - src) : n;
     if ((img->ptx = malloc(n + 1))) {
@@ -398,7 +465,7 @@ static void fc_entry_text(const fc_entry_view *v, fc_image *img)
         img->ptx[n] = '\0';
         img->ptx_len = n;
     }
-    free(plain);
+    free(owned);
 }
 
 /* A container (its n bytes whole): the entry the device would use is the

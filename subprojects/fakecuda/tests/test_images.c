@@ -282,11 +282,16 @@ Test(images, unreadable_files)
 
 /* Whether the first entry of the container b is compressed: the premise
    of the next test, which nvcc's defaults could change. */
-static bool first_entry_compressed(const unsigned char *b)
+static uint64_t first_entry_flags(const unsigned char *b)
 {
     uint64_t flags;
     memcpy(&flags, b + 16 + 0x28, sizeof flags);
-    return flags & 0x8000;
+    return flags;
+}
+
+static bool first_entry_compressed(const unsigned char *b)
+{
+    return first_entry_flags(b) & 0x8000;
 }
 
 /* Compressed entries' kernels are listed with libzstd; without it they are
@@ -306,6 +311,46 @@ Test(images, compressed_entries)
     expect_every_kernel(image("ptx80.fatbin"));
     expect_every_kernel(image("sm90_packed.fatbin"));
 #endif
+}
+
+/* LZ4 entries (flag 0x2000: nvcc's --compress-mode=speed, and every entry
+   of cuFFT 12) are read by fakecuda's own decoder, libzstd or not. */
+Test(images, lz4_entries)
+{
+    cr_assert(first_entry_flags(image("ptx80_lz4.fatbin")) & 0x2000, "--compress-mode=speed packs with LZ4");
+    cr_assert(first_entry_flags(image("sm90_lz4.fatbin")) & 0x2000);
+    fc_setup();
+    expect_load("ptx80_lz4.fatbin", CUDA_SUCCESS);
+    expect_load("sm90_lz4.fatbin", CUDA_SUCCESS);
+    expect_own_kernels("ptx80_lz4.fatbin");
+    expect_own_kernels("sm90_lz4.fatbin");
+}
+
+/* A payload that does not decode to the size its header says (here one
+   whose compressed size is cut short, or claims more bytes than it holds)
+   is an image fakecuda does not read: every kernel, no crash. */
+Test(images, lz4_entry_that_does_not_decode_is_not_read)
+{
+    fc_setup();
+    for (int cut = 0; cut < 2; cut++) {
+        const unsigned char *good = image("sm90_lz4.fatbin");
+        uint64_t size;
+        memcpy(&size, good + 8, sizeof size);
+        unsigned char *bad = malloc(16 + size);
+        cr_assert(bad);
+        memcpy(bad, good, 16 + size);
+        uint32_t packed;
+        uint64_t plain;
+        memcpy(&packed, bad + 16 + 0x10, sizeof packed);
+        memcpy(&plain, bad + 16 + 0x38, sizeof plain);
+        if (cut == 0)
+            packed /= 2;
+        else
+            plain += 1;
+        memcpy(bad + 16 + 0x10, &packed, sizeof packed);
+        memcpy(bad + 16 + 0x38, &plain, sizeof plain);
+        expect_every_kernel(bad);
+    }
 }
 
 Test(images, compressed_entry_for_another_gpu_fails)
