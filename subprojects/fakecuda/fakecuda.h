@@ -309,6 +309,7 @@ CUresult fc_mem_free_now(CUdeviceptr p);
 CUresult fc_mem_info(size_t *free_bytes, size_t *total);
 CUresult fc_mem_info_v1(unsigned *free_bytes, unsigned *total);
 CUresult fc_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p);
+CUresult fc_pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr p);
 CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p);
 CUresult fc_host_alloc(void **pp, size_t bytes, unsigned flags);
 CUresult fc_host_free(void *p);

@@ -70,6 +70,7 @@ typedef struct fc_range {
     fc_mem_kind kind;
     unsigned flags; /* pinned blocks and registrations: the caller's flags */
     bool live;
+    unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in the process, never 0 */
 } fc_range;
 
 typedef struct fc_table {
@@ -134,8 +135,10 @@ static bool tbl_insert(fc_table *t, const fc_range *r)
     size_t i = tbl_upper(t, r->base);
     assert((i == 0 || t->v[i - 1].base + t->v[i - 1].span <= r->base) &&
            (i == t->n || r->base + r->span <= t->v[i].base) && "placement never overlaps two spans of one table");
+    static _Atomic unsigned long long last_id;
     memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof *t->v);
     t->v[i] = *r;
+    t->v[i].id = atomic_fetch_add(&last_id, 1) + 1;
     t->n++;
     return true;
 }
@@ -596,6 +599,64 @@ CUresult fc_mem_range_v1(CUdeviceptr_v1 *base, unsigned *size, CUdeviceptr_v1 p)
     if (r == CUDA_SUCCESS && size)
         *size = fc_clamp32(n);
     return r;
+}
+
+/* ---- cuPointerGetAttribute: device memory ------------------------------- */
+
+/* Its n-byte answer at data, read from the allocation e (under the lock);
+   false for an attribute fakecuda does not answer. */
+static bool fc_pointer_answer_locked(void *data, CUpointer_attribute a, const fc_range *e, CUdeviceptr p)
+{
+    union {
+        CUcontext ctx;
+        unsigned u32;
+        int i32;
+        unsigned long long u64;
+        CUdeviceptr ptr;
+        size_t size;
+    } v;
+    size_t n;
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: v.ctx = e->ctx, n = sizeof v.ctx; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: /* managed memory's type is not measured: not answered */
+        if (e->kind == FC_MEM_MANAGED)
+            return false;
+        v.u32 = CU_MEMORYTYPE_DEVICE, n = sizeof v.u32;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: v.ptr = p, n = sizeof v.ptr; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: v.u64 = e->id, n = sizeof v.u64; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: v.u32 = e->kind == FC_MEM_MANAGED, n = sizeof v.u32; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: v.i32 = e->ctx ? (int)e->ctx->dev : 0, n = sizeof v.i32; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: v.ptr = e->base, n = sizeof v.ptr; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: v.size = e->size, n = sizeof v.size; break;
+    default: return false;
+    }
+    memcpy(data, &v, n);
+    return true;
+}
+
+/*
+ * The attributes of a device allocation (not a reservation) that cuFFT
+ * asks for (BUFFER_ID, at plan creation, of the buffer it copies its
+ * kernel arguments to) and their plain neighbours, as cuda.h describes
+ * them. Any other attribute is CUDA_ERROR_NOT_SUPPORTED; a pointer
+ * fakecuda did not allocate for the device (host memory, pinned or not)
+ * is CUDA_ERROR_INVALID_VALUE, what cutaint's shim reads as "host memory".
+ */
+CUresult fc_pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&mem.lock);
+    const fc_range *e = tbl_find(&mem.dev, p);
+    bool found = e && e->kind != FC_MEM_RESERVED;
+    bool answered = found && fc_pointer_answer_locked(data, a, e, p);
+    pthread_rwlock_unlock(&mem.lock);
+    if (!found)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!answered)
+        fc_debug("cuPointerGetAttribute: attribute %d is not emulated", (int)a);
+    return answered ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* ---- pinned host memory: plain page-aligned host blocks ------------------ */

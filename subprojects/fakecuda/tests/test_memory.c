@@ -1,7 +1,8 @@
 /*
  * test_memory.c: device memory is not host memory (dereferencing it
  * crashes), allocation alignment, accounting and out-of-memory, address
- * ranges, freeing 0, managed and pinned memory, the legacy 32-bit entry points, and
+ * ranges and pointer attributes, freeing 0, managed and pinned memory, the
+ * legacy 32-bit entry points, and
  * every copy and memset shape.
  */
 #include "fc_test.h"
@@ -299,4 +300,59 @@ Test(memory, stream_ordered_free)
     OK(cuStreamSynchronize(s));
     FAILS(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
     FAILS(cuMemFreeAsync(d, s), CUDA_ERROR_INVALID_VALUE);
+}
+
+/* cuPointerGetAttribute on device memory: cuFFT asks for BUFFER_ID, unique
+   in the process even where an address is handed out again. */
+static unsigned long long buffer_id(CUdeviceptr p)
+{
+    unsigned long long id = 0;
+    OK(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+    return id;
+}
+
+Test(memory, pointer_attributes_of_device_memory)
+{
+    CUcontext ctx = fc_setup();
+    CUdeviceptr a, b;
+    OK(cuMemAlloc(&a, 1000));
+    OK(cuMemAlloc(&b, 1000));
+    unsigned long long ida = buffer_id(a), idb = buffer_id(b);
+    cr_assert(ida != 0 && idb != 0 && ida != idb);
+    cr_assert_eq(buffer_id(a + 999), ida, "an interior address names its allocation");
+    OK(cuMemFree(a));
+    CUdeviceptr again;
+    OK(cuMemAlloc(&again, 1000));
+    if (again == a)
+        cr_assert_neq(buffer_id(again), ida, "IDs are not reused");
+
+    CUcontext owner = NULL;
+    unsigned type = 0;
+    CUdeviceptr start = 0, dev = 0;
+    size_t size = 0;
+    int ordinal = -1;
+    unsigned managed = 1;
+    OK(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, b + 8));
+    OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, b + 8));
+    OK(cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, b + 8));
+    OK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, b + 8));
+    OK(cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, b + 8));
+    OK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b + 8));
+    OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, b + 8));
+    cr_assert_eq(owner, ctx);
+    cr_assert_eq(type, CU_MEMORYTYPE_DEVICE);
+    cr_assert_eq(dev, b + 8);
+    cr_assert_eq(start, b);
+    cr_assert_eq(size, 1000);
+    cr_assert_eq(ordinal, 0);
+    cr_assert_eq(managed, 0);
+
+    int host = 0;
+    unsigned long long id;
+    FAILS(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)(uintptr_t)&host),
+          CUDA_ERROR_INVALID_VALUE);
+    FAILS(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, a), CUDA_ERROR_INVALID_VALUE); /* freed */
+    CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tokens;
+    FAILS(cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, b), CUDA_ERROR_NOT_SUPPORTED);
+    FAILS(cuPointerGetAttribute(NULL, CU_POINTER_ATTRIBUTE_BUFFER_ID, b), CUDA_ERROR_INVALID_VALUE);
 }
