@@ -646,6 +646,7 @@ CUresult fc_module_load_image(CUmodule *m, const void *image);
 CUresult fc_module_unload(CUmodule m);
 void fc_module_release(void *m);
 CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name);
+size_t fc_module_each_function(CUmodule m, void (*each)(void *arg, CUfunction f), void *arg);
 CUresult fc_library_load(CUlibrary *l, const void *code);
 CUresult fc_library_load_file(CUlibrary *l, const char *path);
 CUresult fc_library_unload(CUlibrary l);

@@ -218,6 +218,29 @@ CUresult fc_module_get_function(CUfunction *f, CUmodule m, const char *name)
     return fc_entry(f, m, FC_K_MODULE, FC_K_FUNC, name);
 }
 
+/*
+ * Calls each(arg, f) for the function of every kernel module m's image
+ * lists, in the image's order, and says how many it called it for: 0 where
+ * m is not a module, its image's list is incomplete (an image fakecuda
+ * does not read), or a lookup in it fails (a kernel without code under
+ * FAKECUDA_SASS=fail, a lazily reported image the device cannot run).
+ * The private table cuFFT asks for (private.c) needs it.
+ */
+size_t fc_module_each_function(CUmodule m, void (*each)(void *arg, CUfunction f), void *arg)
+{
+    if (!fc_obj_valid(m, FC_K_MODULE) || !m->names_complete)
+        return 0;
+    size_t count = 0;
+    for (size_t at = 0; at < m->names.len; at += strlen(m->names.text + at) + 1) {
+        CUfunction f;
+        if (fc_module_get_function(&f, m, m->names.text + at) != CUDA_SUCCESS)
+            return 0;
+        each(arg, f);
+        count++;
+    }
+    return count;
+}
+
 CUresult fc_library_get_kernel(CUkernel *k, CUlibrary l, const char *name)
 {
     return fc_entry((struct CUfunc_st **)k, (struct CUmod_st *)l, FC_K_LIBRARY, FC_K_KERNEL, name);

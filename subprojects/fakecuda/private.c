@@ -1,7 +1,7 @@
 /*
  * private.c: cuGetExportTable, the private tables NVIDIA's CUDA runtime
- * (13.0.x) asks the driver for, and the context-local storage one of them
- * exposes. The facts implemented are listed in README.md ("The runtime's
+ * (13.0.x) and libraries (cuBLASLt, cuFFT) ask the driver for, and the
+ * context-local storage one of them exposes. The facts implemented are listed in README.md ("The runtime's
  * private interface"); they were measured with runtime 13.0.88.
  *
  * Invariants:
@@ -497,6 +497,65 @@ static void fc_library_context_ready(void)
     pthread_once(&once, fc_library_context_fill);
 }
 
+/* ---- MODULE_FUNCTIONS (6e163fbe-...): what cuFFT asks of its modules ---- */
+
+/*
+ * cuFFT 12 loads each of its kernels as a module of its own
+ * (cuModuleLoadData) and, where it has no name for it, takes its function
+ * with slot 7 (ctx, module, each, arg): each(arg, function, owner) for
+ * every function of the module, returning how many. cuFFT's `each` stores
+ * the function at arg and it wants exactly 1 (its code compares the answer
+ * with 1 and fails the plan with CUFFT_INTERNAL_ERROR otherwise, measured
+ * by disassembly and on fakecuda); that slot 7 is a module's function
+ * iterator with that callback is public prior art. The third argument of
+ * `each` is not used by cuFFT; fakecuda passes the module. The context
+ * argument (the current one, in cuFFT's calls) is not needed: a module
+ * knows its context.
+ */
+typedef void (*fc_function_each)(void *arg, CUfunction f, uint64_t owner);
+
+typedef struct fc_function_visit {
+    fc_function_each each;
+    void *arg;
+    CUmodule module;
+} fc_function_visit;
+
+static void fc_function_visit_one(void *visit, CUfunction f)
+{
+    const fc_function_visit *v = visit;
+    v->each(v->arg, f, (uint64_t)(uintptr_t)v->module);
+}
+
+static size_t fc_module_functions(CUcontext ctx, CUmodule module, fc_function_each each, void *arg)
+{
+    (void)ctx;
+    fc_debug("export table MODULE_FUNCTIONS: slot 7 (module %p)", (void *)module);
+    if (!each)
+        return 0;
+    fc_function_visit v = {each, arg, module};
+    return fc_module_each_function(module, fc_function_visit_one, &v);
+}
+
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 1)
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 2)
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 3)
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 4)
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 5)
+FC_UNUSED_SLOT(MODULE_FUNCTIONS, 6)
+
+/* cuFFT refuses a size word of 0x38 or less (no slot 7). */
+static const fc_word module_functions[] = {
+    FC_SIZE_WORD(8),
+    FC_FN(fc_MODULE_FUNCTIONS_1),
+    FC_FN(fc_MODULE_FUNCTIONS_2),
+    FC_FN(fc_MODULE_FUNCTIONS_3),
+    FC_FN(fc_MODULE_FUNCTIONS_4),
+    FC_FN(fc_MODULE_FUNCTIONS_5),
+    FC_FN(fc_MODULE_FUNCTIONS_6),
+    FC_FN(fc_module_functions),
+};
+FC_SIZED(module_functions, 8);
+
 /* ---- cuGetExportTable --------------------------------------------------- */
 
 typedef struct fc_table {
@@ -532,6 +591,9 @@ static const fc_table fc_tables[] = {
     {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
      "LIBRARY_CONTEXT",
      library_context},
+    {{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e},
+     "MODULE_FUNCTIONS",
+     module_functions},
     {{0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}, "NVRTC", NULL},
 };
 

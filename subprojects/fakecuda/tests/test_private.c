@@ -33,6 +33,8 @@ static const CUuuid CHECKS =
     UUID(0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e);
 static const CUuuid INTEGRITY =
     UUID(0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2);
+static const CUuuid MODULE_FUNCTIONS =
+    UUID(0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e);
 
 typedef void (*cls_dtor)(CUcontext, void *, void *);
 typedef CUresult (*cls_put_fn)(CUcontext, void *, void *, cls_dtor);
@@ -159,6 +161,86 @@ Test(private, a_slot_never_seen_called_says_so, .init = cr_redirect_stderr)
     fflush(stderr);
     cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: slot 3 of TOOLS_TLS is not emulated "
                             "(CUDA_ERROR_NOT_SUPPORTED); runtimes newer than CUDA 13.0.x are not supported\n");
+}
+
+/* ---- MODULE_FUNCTIONS: cuFFT's way to a module's function ------------- */
+
+typedef void (*each_fn)(void *arg, CUfunction f, uint64_t owner);
+typedef size_t (*module_functions_fn)(CUcontext ctx, CUmodule m, each_fn each, void *arg);
+
+typedef struct seen_functions {
+    CUfunction f[4];
+    uint64_t owner[4];
+    unsigned n;
+} seen_functions;
+
+static void seen(void *arg, CUfunction f, uint64_t owner)
+{
+    seen_functions *s = arg;
+    if (s->n < 4) {
+        s->f[s->n] = f;
+        s->owner[s->n] = owner;
+    }
+    s->n++;
+}
+
+static size_t module_functions(CUmodule m, seen_functions *s)
+{
+    const word *t = table(&MODULE_FUNCTIONS);
+    cr_assert_gt(t[0], 7 * sizeof(word), "cuFFT refuses a table without slot 7");
+    CUcontext ctx;
+    OK(cuCtxGetCurrent(&ctx));
+    return ((module_functions_fn)t[7])(ctx, m, seen, s);
+}
+
+static CUmodule ptx_module(const char *ptx)
+{
+    CUmodule m;
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    OK(cuModuleLoadData(&m, ptx));
+    return m;
+}
+
+#define PTX_HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
+
+/* cuFFT loads each kernel as a module and wants exactly one function back. */
+Test(private, module_functions_calls_back_with_each_function_and_counts)
+{
+    CUmodule one = ptx_module(PTX_HEAD ".visible .entry only()\n{\n  ret;\n}\n");
+    seen_functions s = {0};
+    cr_assert_eq(module_functions(one, &s), 1);
+    cr_assert_eq(s.n, 1);
+    CUfunction f;
+    OK(cuModuleGetFunction(&f, one, "only"));
+    cr_assert_eq(s.f[0], f, "the function is the module's own handle");
+    cr_assert_eq(s.owner[0], (uint64_t)(uintptr_t)one);
+
+    CUmodule two = ptx_module(PTX_HEAD ".visible .entry first()\n{\n  ret;\n}\n"
+                                       ".visible .entry second()\n{\n  ret;\n}\n");
+    seen_functions t = {0};
+    cr_assert_eq(module_functions(two, &t), 2);
+    cr_assert_eq(t.n, 2);
+    CUfunction first, second;
+    OK(cuModuleGetFunction(&first, two, "first"));
+    OK(cuModuleGetFunction(&second, two, "second"));
+    cr_assert(t.f[0] == first && t.f[1] == second);
+}
+
+/* Nothing to call back for where the handle is no module: an unloaded one,
+   a library (whose kernels are not a module's functions), NULL. */
+Test(private, module_functions_of_no_module_is_zero)
+{
+    static const char ptx[] = PTX_HEAD ".visible .entry k()\n{\n  ret;\n}\n";
+    seen_functions s = {0};
+    CUmodule m = ptx_module(ptx);
+    OK(cuModuleUnload(m));
+    CUlibrary lib;
+    OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+    cr_assert_eq(module_functions(m, &s), 0);
+    cr_assert_eq(module_functions((CUmodule)lib, &s), 0);
+    cr_assert_eq(module_functions(NULL, &s), 0);
+    cr_assert_eq(s.n, 0);
 }
 
 /* ---- context-local storage --------------------------------------------- */
