@@ -1946,7 +1946,7 @@ static void mov(run *x, warp *w, frame *f, const ptx_insn *in, uint32_t exec)
         uint64_t emask = eb >= 64 ? ~0ull : (1ull << eb) - 1, tmp[32], whole[32] = {0};
         if (a->kind == PO_VEC) { /* element by element, each over the warp */
             for (unsigned i = 0; i < v->vec; i++)
-                if (v->regs[i] >= 0) { /* a sink "_" reads as 0 */
+                if (v->regs[i] >= 0) { /* a sink "_" and an immediate 0 read as 0 */
                     const uint64_t *e = &f->r[(size_t)v->regs[i] * 32];
                     unsigned at = i * eb;
                     EACH_LANE(exec, whole[l] |= (e[l] & emask) << at);

@@ -108,7 +108,7 @@ typedef enum ptx_okind {
     PO_SREG,  /* reg: ptx_sreg */
     PO_SYM,   /* sym: the address of a symbol (a variable or frame slot) */
     PO_ADDR,  /* [base + imm]: base a register (reg >= 0) or a symbol (sym >= 0), or neither */
-    PO_VEC,   /* {regs}: vec registers (a -1 entry is the sink "_") */
+    PO_VEC,   /* {regs}: vec registers (a -1 entry is the sink "_", PTX_VEC_ZERO the immediate 0) */
     PO_LABEL, /* imm: instruction index */
     PO_FUNC,  /* imm: function index */
     PO_SINK,  /* "_" */
@@ -135,6 +135,11 @@ typedef struct ptx_opnd {
 } ptx_opnd;
 
 #define PTX_MAX_OPS 6
+
+/* A PO_VEC entry that is the immediate 0: only a mov's packing source has
+   one ("mov.b32 %f1, {0, %rs1}", a bf16 widened to f32, as cuFFT's PTX
+   does), where it reads as 0, as the sink does. */
+#define PTX_VEC_ZERO (-2)
 
 /* Modifier flags. */
 enum {

@@ -1007,6 +1007,15 @@ static bool operand(parser *p, ptx_opnd *o, literal *lit, bool *lit_neg, uint32_
                 o->regs[o->vec++] = -1;
                 continue;
             }
+            if (opnd > 0 && is_number_start(r)) { /* a source element; only 0 is read (vec_zero_ok) */
+                literal zero = parse_number(r->s, r->len);
+                if (!zero.ok || zero.is_float || zero.bits != 0) {
+                    fail(p, r->line, "vector element '%.*s': an immediate other than 0", (int)r->len, r->s);
+                    return false;
+                }
+                o->regs[o->vec++] = PTX_VEC_ZERO;
+                continue;
+            }
             if (!name_operand(p, &e, r, insn, opnd) || e.kind != PO_REG) {
                 fail(p, r->line, "vector element '%.*s' is not a register", (int)r->len, r->s);
                 return false;
@@ -1082,6 +1091,19 @@ static ptx_insn *new_insn(parser *p)
 }
 
 /* Keeps the text of a statement the parser cannot decode, for the launch's message. */
+/* Whether in's immediate vector elements (PTX_VEC_ZERO) are where the
+   executor reads them: a mov's packing source. Elsewhere (a store's
+   vector) an entry that is no register would be skipped, not written. */
+static bool vec_zero_ok(const ptx_insn *in)
+{
+    for (unsigned i = 0; i < in->nops; i++)
+        if (in->o[i].kind == PO_VEC && (in->op != PI_MOV || i != 1))
+            for (unsigned e = 0; e < in->o[i].vec; e++)
+                if (in->o[i].regs[e] == PTX_VEC_ZERO)
+                    return false;
+    return true;
+}
+
 static void unsupported(parser *p, ptx_insn *in, size_t first, const char *why)
 {
     size_t last = p->lx.at;
@@ -1275,6 +1297,10 @@ static bool instruction(parser *p)
             }
         } while (accept(p, ","));
     in->nops = (uint8_t)n;
+    if (!vec_zero_ok(in)) {
+        unsupported(p, in, first, "an immediate vector element outside a mov's source");
+        return true;
+    }
     /* an access's address must be one: the executor reads it as [base+offset] */
     unsigned at = in->op == PI_ST || in->op == PI_RED || in->op == PI_CP ? 0 : 1;
     bool access = in->op == PI_LD || in->op == PI_LDU || in->op == PI_ST || in->op == PI_ATOM || in->op == PI_RED ||
@@ -1499,7 +1525,7 @@ static bool operand_resolved(const ptx_opnd *o, const fc_ptx_module *m, const pt
     case PO_FUNC: return o->imm < m->nfuncs;
     case PO_VEC:
         for (unsigned i = 0; i < o->vec && i < 4; i++)
-            if (o->regs[i] != -1 && !reg_ok(o->regs[i], f))
+            if (o->regs[i] != -1 && o->regs[i] != PTX_VEC_ZERO && !reg_ok(o->regs[i], f))
                 return false;
         return o->vec <= 4;
     default: return true;

@@ -763,3 +763,63 @@ Test(ptx, malformed_access_fails_the_launch)
     OK(cuLaunchKernel(fn(m, "bad_access"), 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
     FAILS(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
 }
+
+/* cuFFT's PTX widens a bf16 to f32 as "mov.b32 %f, {0, %rs}": the
+   immediate 0 is the low half. Inside "{ }" braces, as cuFFT writes it. */
+static const char widen[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                            ".visible .entry widen(.param .u64 p)\n{\n"
+                            "  .reg .b16 %rs<3>;\n  .reg .f32 %f<2>;\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
+                            "  ld.param.u64 %rd1, [p];\n  ld.global.v2.u16 {%rs1, %rs2}, [%rd1];\n"
+                            "  { mov.b32 %f1, {0,%rs1};}\n  st.global.f32 [%rd1+4], %f1;\n"
+                            "  mov.b32 %r1, {%rs2, 0};\n  st.global.u32 [%rd1+8], %r1;\n  ret;\n}\n"
+                            ".visible .entry stores_zero(.param .u64 p)\n{\n"
+                            "  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n"
+                            "  mov.u32 %r1, 7;\n  st.global.v2.u32 [%rd1], {0, %r1};\n  ret;\n}\n"
+                            ".visible .entry packs_one(.param .u64 p)\n{\n"
+                            "  .reg .b16 %rs<2>;\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n"
+                            "  mov.b16 %rs1, 3;\n  mov.b32 %r1, {1, %rs1};\n  st.global.u32 [%rd1], %r1;\n  ret;\n}\n";
+
+Test(ptx, an_immediate_zero_packs_as_a_vector_element)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, widen));
+    uint16_t in[6] = {0x3fc0, 0xbeef}; /* bf16 1.5, then a half for the high-zero pack */
+    CUdeviceptr d = zeros(sizeof in);
+    OK(cuMemcpyHtoD(d, in, sizeof in));
+    void *args[] = {&d};
+    launch(fn(m, "widen"), 1, 1, 0, args);
+    unsigned char out[12];
+    OK(cuMemcpyDtoH(out, d, sizeof out));
+    float f;
+    uint32_t u;
+    memcpy(&f, out + 4, 4);
+    memcpy(&u, out + 8, 4);
+    cr_expect_eq(f, 1.5f, "bf16 0x3fc0 widened: %g", f);
+    cr_expect_eq(u, 0x0000beefu, "{%%rs2, 0}: %#x", u);
+}
+
+/* Elsewhere an immediate element is refused (a store would skip it, not
+   write 0), as is one other than 0: the launch fails, writing nothing. */
+static void expect_refused(const char *kernel)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    OK(cuModuleLoadData(&m, widen));
+    CUdeviceptr d = zeros(8);
+    void *args[] = {&d};
+    OK(cuLaunchKernel(fn(m, kernel), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    FAILS(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+}
+
+Test(ptx, an_immediate_vector_element_in_a_store_fails_the_launch)
+{
+    expect_refused("stores_zero");
+}
+
+Test(ptx, an_immediate_vector_element_other_than_0_fails_the_launch)
+{
+    expect_refused("packs_one");
+}
