@@ -460,6 +460,14 @@ uint64_t ct_lib_strided_bytes(uint64_t one_bytes, int64_t stride, int64_t batch,
     return apart == CT_TO_END ? CT_TO_END : add_or_end(apart, one_bytes);
 }
 
+uint64_t ct_lib_layout_bytes(const ct_lib_layout *l)
+{
+    if (!l->described || !l->plain_order || l->planar || l->pointer_array || l->rows > INT64_MAX || l->cols > INT64_MAX)
+        return CT_TO_END;
+    uint64_t one = ct_lib_op_matrix_bytes(l->row_major, (int64_t)l->rows, (int64_t)l->cols, l->ld, l->esize);
+    return ct_lib_strided_bytes(one, l->stride, l->batch, l->esize);
+}
+
 ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in, size_t n, ct_failure_id *root,
                                 int *error)
 {

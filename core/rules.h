@@ -459,6 +459,23 @@ uint64_t ct_lib_count_bytes(int64_t n, uint64_t esize);
  * (batch - 1) * stride * esize + one_bytes; 0 when batch is 0. */
 uint64_t ct_lib_strided_bytes(uint64_t one_bytes, int64_t stride, int64_t batch, uint64_t esize);
 
+/* A cuBLASLt matrix layout as the library's getter told it at the call. */
+typedef struct ct_lib_layout {
+    bool described;     /* the getter gave its type, rows, columns and ld */
+    bool plain_order;   /* column- or row-major, not an interleaved order */
+    bool row_major;     /* rows ld elements apart (else columns) */
+    bool planar;        /* planar complex: a plane offset, not followed */
+    bool pointer_array; /* batches through a pointer array: not followed */
+    uint64_t rows, cols;
+    int64_t ld;
+    int64_t batch, stride; /* batch matrices stride elements apart */
+    uint64_t esize;        /* CT_TO_END: a type the shim cannot size */
+} ct_lib_layout;
+/* Its bytes: its batch of matrices; CT_TO_END (the rest of the allocation)
+ * for one it cannot describe (undescribed, interleaved, planar, pointer
+ * arrays, dimensions past 2^63). */
+uint64_t ct_lib_layout_bytes(const ct_lib_layout *l);
+
 typedef enum ct_lib_verdict {
     CT_LIB_PASS, /* inside another wrapped library call of the thread: the outermost accounts */
     CT_LIB_RUN,  /* no input carries a failure: the library runs */

@@ -229,33 +229,35 @@ static bool layout_attribute(layout_get *get, cublasLtMatrixLayout_t d, cublasLt
     return get(d, attribute, value, size, &written) == CUBLAS_STATUS_SUCCESS && written == size;
 }
 
-/* A cuBLASLt matrix's bytes as its layout describes it, at the call;
- * CT_TO_END (the rest of the allocation) where it cannot be told. */
+/* A cuBLASLt matrix's bytes as its layout describes it, at the call; core
+ * decides what a layout it cannot describe covers (ct_lib_layout_bytes). */
 static uint64_t layout_bytes(cublasLtMatrixLayout_t d)
 {
     static void *_Atomic slot;
     layout_get *get = (layout_get *)lib_real(&slot, "cublasLtMatrixLayoutGetAttribute", (void *)layout_bytes);
     uint32_t type = 0, batch_mode = 0;
     int32_t order = CUBLASLT_ORDER_COL, batch = 1;
-    uint64_t rows = 0, cols = 0;
-    int64_t ld = 0, stride = 0, plane = 0;
-    if (!get || !d || !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type) ||
-        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows) ||
-        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof cols) ||
-        !layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld))
-        return CT_TO_END;
-    /* Absent from older libraries: their defaults. */
-    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
-    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
-    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
-    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, &plane, sizeof plane);
-    (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &batch_mode, sizeof batch_mode);
-    if ((order != CUBLASLT_ORDER_COL && order != CUBLASLT_ORDER_ROW) || plane != 0 || batch_mode != 0 ||
-        rows > INT64_MAX || cols > INT64_MAX)
-        return CT_TO_END;
-    uint64_t esize = ct_lib_data_type_size((cudaDataType)type);
-    uint64_t one = ct_lib_op_matrix_bytes(order == CUBLASLT_ORDER_ROW, (int64_t)rows, (int64_t)cols, ld, esize);
-    return ct_lib_strided_bytes(one, stride, batch, esize);
+    int64_t plane = 0;
+    ct_lib_layout l = {0};
+    l.described = get && d && layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type) &&
+                  layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ROWS, &l.rows, sizeof l.rows) &&
+                  layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_COLS, &l.cols, sizeof l.cols) &&
+                  layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_LD, &l.ld, sizeof l.ld);
+    if (l.described) {
+        /* Absent from older libraries: their defaults. */
+        (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
+        (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+        (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &l.stride, sizeof l.stride);
+        (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, &plane, sizeof plane);
+        (void)layout_attribute(get, d, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &batch_mode, sizeof batch_mode);
+    }
+    l.plain_order = order == CUBLASLT_ORDER_COL || order == CUBLASLT_ORDER_ROW;
+    l.row_major = order == CUBLASLT_ORDER_ROW;
+    l.planar = plane != 0;
+    l.pointer_array = batch_mode != 0;
+    l.batch = batch;
+    l.esize = ct_lib_data_type_size((cudaDataType)type);
+    return ct_lib_layout_bytes(&l);
 }
 
 /* The name of a library's status, for the failure and the log. */
@@ -397,4 +399,5 @@ static bool lib_tracked(void)
             lib_settle(&c, (int)status, ct_success_##lib);                               \
         return status;                                                                   \
     }
+
 #include "libcalls.def"

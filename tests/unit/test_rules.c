@@ -912,6 +912,44 @@ Test(rules, a_library_vector_and_batch_span_their_strides)
     cr_assert_eq(ct_lib_strided_bytes(48, 100, 0, 4), 0u);
 }
 
+/* cuBLASLt: a layout the getter described is its batch of matrices; one it
+ * could not, or one of a kind not followed, runs to the allocation's end. */
+Test(rules, a_cublaslt_layout_it_cannot_describe_runs_to_the_allocations_end)
+{
+    const ct_lib_layout col =
+        {.described = true, .plain_order = true, .rows = 3, .cols = 2, .ld = 5, .batch = 1, .esize = 4};
+    cr_assert_eq(ct_lib_layout_bytes(&col), (5 + 3) * 4u);
+    ct_lib_layout l = col;
+    l.row_major = true;
+    l.ld = 4;
+    cr_assert_eq(ct_lib_layout_bytes(&l), (2 * 4 + 2) * 4u, "row-major: rows ld apart");
+    l = col;
+    l.batch = 3;
+    l.stride = 100;
+    cr_assert_eq(ct_lib_layout_bytes(&l), 2 * 100 * 4u + (5 + 3) * 4u);
+    l = col;
+    l.described = false;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "no getter, or it refused");
+    l = col;
+    l.plain_order = false;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "an interleaved order (COL32, ...)");
+    l = col;
+    l.planar = true;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "planar complex");
+    l = col;
+    l.pointer_array = true;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "batches through a pointer array");
+    l = col;
+    l.rows = (uint64_t)INT64_MAX + 1;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "rows past 2^63");
+    l = col;
+    l.esize = CT_TO_END;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "a type the shim cannot size");
+    l = col;
+    l.batch = -1;
+    cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "a negative batch count");
+}
+
 Test(rules, a_library_call_reading_a_failure_is_skipped_only_at_the_outermost)
 {
     ct_range in[2] = {{A, 64}, {B, 64}};
