@@ -468,6 +468,16 @@ uint64_t ct_lib_layout_bytes(const ct_lib_layout *l)
     return ct_lib_strided_bytes(one, l->stride, l->batch, l->esize);
 }
 
+bool ct_lib_reads_output(ct_lib_scalar beta)
+{
+    static const unsigned char zeros[16]; /* the widest scalar: a double complex */
+    if (beta.zero)
+        return false;
+    if (!beta.host || beta.size == 0 || beta.size > sizeof zeros)
+        return true;
+    return memcmp(beta.host, zeros, (size_t)beta.size) != 0;
+}
+
 ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in, size_t n, ct_failure_id *root,
                                 int *error)
 {

@@ -476,6 +476,23 @@ typedef struct ct_lib_layout {
  * arrays, dimensions past 2^63). */
 uint64_t ct_lib_layout_bytes(const ct_lib_layout *l);
 
+/* beta of a call computing out = alpha * op(...) + beta * out, as the shim
+ * found it: on the host (its bytes readable here), on the device, or said
+ * to be zero by the call's own mode. */
+typedef struct ct_lib_scalar {
+    const void *host; /* its bytes in host memory; NULL: on the device (the
+                         pointer mode says so, it lies in device memory, or
+                         the mode is unknown): never dereferenced */
+    uint64_t size;    /* its type's bytes; CT_TO_END: a type the shim cannot size */
+    bool zero;        /* the call's mode fixes it to zero (cuBLASLt's BETA_ZERO) */
+} ct_lib_scalar;
+/* Whether the call reads out: always, but where beta is zero - fixed so, or
+ * a host scalar whose bytes are all zero (a negative zero counts as read:
+ * the type of its bytes is not known here).  A beta on the device is
+ * counted as read: reading it would add a synchronisation.  So a call over
+ * a tainted out with beta = 0 runs, and its success cleans out. */
+bool ct_lib_reads_output(ct_lib_scalar beta);
+
 typedef enum ct_lib_verdict {
     CT_LIB_PASS, /* inside another wrapped library call of the thread: the outermost accounts */
     CT_LIB_RUN,  /* no input carries a failure: the library runs */

@@ -148,16 +148,6 @@ static void write_extent(ct_lib_call *c, const void *p, uint64_t len)
     add_range(c->out, &c->n_out, (uint64_t)(uintptr_t)p, len);
 }
 
-/* beta a host scalar of size bytes, all zero: C is not read.  A device
- * pointer (CUBLAS_POINTER_MODE_DEVICE) is never dereferenced here. */
-static bool host_zero(const void *beta, size_t size)
-{
-    static const unsigned char zero[16];
-    assert(size <= sizeof zero);
-    return beta && !ct_store_resolve(ct_g.store, (uint64_t)(uintptr_t)beta, NULL, NULL) &&
-           memcmp(beta, zero, size) == 0;
-}
-
 /* An element of a cudaDataType, in bytes. */
 static uint64_t ct_lib_data_type_size(cudaDataType type)
 {
@@ -217,6 +207,62 @@ static dense_operand dense_matrix(cusparseConstDnMatDescr_t d)
         return (dense_operand){NULL, 0};
     return (dense_operand){values, ct_lib_op_matrix_bytes(order == CUSPARSE_ORDER_ROW, rows, cols, ld,
                                                           ct_lib_data_type_size(type))};
+}
+
+/* beta as cuBLAS takes it: a pointer into device memory
+ * (CUBLAS_POINTER_MODE_DEVICE) is never dereferenced. */
+static ct_lib_scalar blas_scalar(const void *beta, uint64_t size)
+{
+    bool on_device = !beta || ct_store_resolve(ct_g.store, (uint64_t)(uintptr_t)beta, NULL, NULL);
+    return (ct_lib_scalar){.host = on_device ? NULL : beta, .size = size};
+}
+
+typedef cusparseStatus_t sparse_mode_get(cusparseHandle_t, cusparsePointerMode_t *);
+
+/* beta of a cuSPARSE call, of its compute type: on the host only under the
+ * handle's CUSPARSE_POINTER_MODE_HOST (a mode the library would not tell:
+ * on the device). */
+static ct_lib_scalar sparse_scalar(cusparseHandle_t handle, const void *beta, cudaDataType type)
+{
+    static void *_Atomic slot;
+    sparse_mode_get *get = (sparse_mode_get *)lib_real(&slot, "cusparseGetPointerMode", (void *)sparse_scalar);
+    cusparsePointerMode_t mode = CUSPARSE_POINTER_MODE_DEVICE;
+    if (!get || get(handle, &mode) != CUSPARSE_STATUS_SUCCESS)
+        mode = CUSPARSE_POINTER_MODE_DEVICE;
+    ct_lib_scalar scalar = blas_scalar(beta, ct_lib_data_type_size(type));
+    if (mode != CUSPARSE_POINTER_MODE_HOST)
+        scalar.host = NULL;
+    return scalar;
+}
+
+typedef cublasStatus_t matmul_desc_get(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t, size_t *);
+
+/* One int32_t attribute of a matmul descriptor; false: the library would
+ * not say. */
+static bool matmul_attribute(matmul_desc_get *get, cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attribute,
+                             int32_t *value)
+{
+    size_t written = 0;
+    return get(d, attribute, value, sizeof *value, &written) == CUBLAS_STATUS_SUCCESS && written == sizeof *value;
+}
+
+/* beta of a cublasLtMatmul, of its descriptor's scale type, where its
+ * pointer mode says: on the host (HOST, ALPHA_DEVICE_VECTOR_BETA_HOST),
+ * zero (ALPHA_DEVICE_VECTOR_BETA_ZERO) or on the device (the rest, and a
+ * descriptor the library would not describe). */
+static ct_lib_scalar matmul_scalar(cublasLtMatmulDesc_t desc, const void *beta)
+{
+    static void *_Atomic slot;
+    matmul_desc_get *get = (matmul_desc_get *)lib_real(&slot, "cublasLtMatmulDescGetAttribute", (void *)matmul_scalar);
+    int32_t type = 0, mode = CUBLASLT_POINTER_MODE_DEVICE;
+    if (!get || !desc || !matmul_attribute(get, desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &type) ||
+        !matmul_attribute(get, desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode))
+        return (ct_lib_scalar){.size = CT_TO_END};
+    ct_lib_scalar scalar = blas_scalar(beta, ct_lib_data_type_size((cudaDataType)type));
+    scalar.zero = mode == CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO;
+    if (mode != CUBLASLT_POINTER_MODE_HOST && mode != CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST)
+        scalar.host = NULL;
+    return scalar;
 }
 
 typedef cublasStatus_t layout_get(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *, size_t, size_t *);
@@ -358,10 +404,13 @@ static bool lib_tracked(void)
         read_extent(&c, p, bytes);
 #define CT_W(p, bytes) write_extent(&c, p, bytes);
 #define CT_RW(p, bytes) CT_R(p, bytes) CT_W(p, bytes)
-#define CT_RW_BETA(p, bytes, beta, T)                    \
-    if (c.inputs_checked && !host_zero(beta, sizeof(T))) \
-        read_extent(&c, p, bytes);                       \
-    CT_W(p, bytes)
+#define CT_R_SCALED(p, bytes, beta)                    \
+    if (c.inputs_checked && ct_lib_reads_output(beta)) \
+        read_extent(&c, p, bytes);
+#define CT_RW_BETA(p, bytes, beta, T) CT_R_SCALED(p, bytes, CT_BLAS_BETA(beta, T)) CT_W(p, bytes)
+#define CT_BLAS_BETA(beta, T) blas_scalar(beta, sizeof(T))
+#define CT_SPARSE_BETA(handle, beta, type) sparse_scalar(handle, beta, type)
+#define CT_MATMUL_BETA(desc, beta) matmul_scalar(desc, beta)
 #define CT_NONE
 #define CT_MAT(rows, cols, ld, esize) ct_lib_matrix_bytes(rows, cols, ld, esize)
 #define CT_OPMAT(op, rows, cols, ld, esize) ct_lib_op_matrix_bytes((op) != CUBLAS_OP_N, rows, cols, ld, esize)

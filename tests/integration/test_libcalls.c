@@ -7,7 +7,8 @@
  * answer per CUTAINT_ON_SKIP, in cuBLAS's codes) and the read of its output
  * names the path; a call the library makes into another wrapped one is not
  * accounted (only the outermost is); a library loaded into a local scope
- * (RTLD_LOCAL) is reached; metrics count failures by library.
+ * (RTLD_LOCAL) is reached; metrics count failures by library; an output
+ * scaled by a zero beta is not read.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -175,6 +176,28 @@ Test(libcalls, a_library_in_a_local_scope_is_reached)
         NULL,
     };
     h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* y = ... + beta * y over a tainted y: a host beta of 0 reads nothing of y
+ * (the call runs and cleans it), as GEMM's; a host 1 or a device beta reads
+ * it (skipped, y still refused). */
+Test(libcalls, spmv_spmm_and_cublaslt_with_a_zero_beta_clean_their_output)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIBCALLS_ROWS, .args = {"scaled"}}, &r);
+    h_expect_ended(&r);
+    cr_expect_str_eq(r.out, "spmv beta 0: 0\nread y: CUDA_SUCCESS\n"
+                            "spmv beta 1: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "spmv device beta 0: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "spmm beta 0: 0\nread y: CUDA_SUCCESS\n"
+                            "spmm beta 1: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "spmm device beta 0: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "matmul beta 0: 0\nread y: CUDA_SUCCESS\n"
+                            "matmul beta 1: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "matmul device beta 0: 0\nread y: CUDA_ERROR_UNKNOWN\n"
+                            "matmul beta zero mode: 0\nread y: CUDA_SUCCESS\n");
+    cr_expect_eq(r.status, 0);
     h_free(&r);
 }
 

@@ -950,6 +950,24 @@ Test(rules, a_cublaslt_layout_it_cannot_describe_runs_to_the_allocations_end)
     cr_assert_eq(ct_lib_layout_bytes(&l), CT_TO_END, "a negative batch count");
 }
 
+/* out = alpha * op(...) + beta * out: out is read unless beta is zero -
+ * fixed so, or a host scalar all of whose bytes are zero. */
+Test(rules, an_output_scaled_by_a_zero_host_beta_is_not_read)
+{
+    const float zero = 0.0f, one = 1.0f, negative_zero = -0.0f;
+    const double zero2[2] = {0, 0}; /* a double complex */
+    cr_assert_not(ct_lib_reads_output((ct_lib_scalar){.host = &zero, .size = sizeof zero}));
+    cr_assert_not(ct_lib_reads_output((ct_lib_scalar){.host = zero2, .size = sizeof zero2}));
+    cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = &one, .size = sizeof one}));
+    cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = &negative_zero, .size = sizeof negative_zero}),
+              "-0: its type is not known here, so read");
+    cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = NULL, .size = 4}), "on the device: counted as read");
+    cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = &zero, .size = CT_TO_END}), "a type not sized");
+    cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = &zero, .size = 0}));
+    cr_assert_not(ct_lib_reads_output((ct_lib_scalar){.host = NULL, .size = CT_TO_END, .zero = true}),
+                  "cuBLASLt's BETA_ZERO mode");
+}
+
 Test(rules, a_library_call_reading_a_failure_is_skipped_only_at_the_outermost)
 {
     ct_range in[2] = {{A, 64}, {B, 64}};

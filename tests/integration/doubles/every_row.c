@@ -3,8 +3,8 @@
  * every entry point of shim/libcalls.def, generated from it with the
  * toolkit headers' prototypes: each returns the status control.h ordered
  * for it, or its library's success, and never touches memory; and, by
- * hand, cuBLASLt's matrix layouts and cuSPARSE's dense descriptors
- * (constructors, getters and destructors).  What the
+ * hand, cuBLASLt's matrix layouts and matmul descriptors, cuSPARSE's dense
+ * descriptors and pointer mode (constructors, getters and destructors).  What the
  * wrappers make of those statuses is what clients/every_row.c measures.
  */
 #include <cublasLt.h>
@@ -134,6 +134,70 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t d,
     if (!layout_word(attribute, size))
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(buf, &d->data[attribute], size);
+    *written = size;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* cuSPARSE's pointer mode, one for every handle (the clients use one). */
+static cusparsePointerMode_t sparse_mode = CUSPARSE_POINTER_MODE_HOST;
+
+EXPORT cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t mode)
+{
+    (void)handle;
+    sparse_mode = mode;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EXPORT cusparseStatus_t cusparseGetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t *mode)
+{
+    (void)handle;
+    *mode = sparse_mode;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+/* cuBLASLt's matmul descriptors: each int32_t attribute in the word of its
+ * own number (the first 32), as the layouts' above. */
+EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
+                                               cudaDataType_t scale)
+{
+    *d = calloc(1, sizeof **d);
+    if (!*d)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    (*d)->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE] = (uint64_t)compute;
+    (*d)->data[CUBLASLT_MATMUL_DESC_SCALE_TYPE] = (uint64_t)scale;
+    (*d)->data[CUBLASLT_MATMUL_DESC_POINTER_MODE] = CUBLASLT_POINTER_MODE_HOST;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
+{
+    free(d);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static int matmul_word(cublasLtMatmulDescAttributes_t attribute, size_t size)
+{
+    return (unsigned)attribute < 32 && size == sizeof(int32_t);
+}
+
+EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attribute,
+                                                     const void *buf, size_t size)
+{
+    if (!matmul_word(attribute, size))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int32_t value;
+    memcpy(&value, buf, sizeof value);
+    d->data[attribute] = (uint64_t)(uint32_t)value;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attribute,
+                                                     void *buf, size_t size, size_t *written)
+{
+    if (!matmul_word(attribute, size))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int32_t value = (int32_t)(uint32_t)d->data[attribute];
+    memcpy(buf, &value, sizeof value);
     *written = size;
     return CUBLAS_STATUS_SUCCESS;
 }
