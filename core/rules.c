@@ -478,6 +478,65 @@ bool ct_lib_reads_output(ct_lib_scalar beta)
     return memcmp(beta.host, zeros, (size_t)beta.size) != 0;
 }
 
+/* Each kind's element bytes and which side is real. */
+static const struct {
+    uint8_t in_size, out_size;
+    bool real_in, real_out;
+} fft_kinds[CT_FFT_N_KINDS] = {
+    [CT_FFT_C2C] = {8, 8, false, false}, [CT_FFT_Z2Z] = {16, 16, false, false}, [CT_FFT_R2C] = {4, 8, true, false},
+    [CT_FFT_D2Z] = {8, 16, true, false}, [CT_FFT_C2R] = {8, 4, false, true},    [CT_FFT_Z2D] = {16, 8, false, true},
+};
+
+/* The elements one side spans: batch arrays of dims, laid out basic (side
+ * NULL: side by side) or by side; CT_TO_END when the layout is invalid. */
+static uint64_t fft_side_elements(const int64_t *dims, int64_t rank, int64_t batch, const ct_fft_side *side)
+{
+    uint64_t one = 1;
+    for (int64_t d = 0; d < rank; d++)
+        one = mul_or_end(one, (uint64_t)dims[d]);
+    if (!side)
+        return one == CT_TO_END ? CT_TO_END : mul_or_end(one, (uint64_t)batch);
+    if (side->stride < 1 || side->dist < 0)
+        return CT_TO_END;
+    uint64_t last = 0, pitch = 1; /* the last element's offset in one array; a dimension's pitch */
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        last = add_or_end(last, mul_or_end((uint64_t)dims[d] - 1, pitch));
+        if (d > 0) {
+            if (side->embed[d] < 1)
+                return CT_TO_END;
+            pitch = mul_or_end(pitch, (uint64_t)side->embed[d]);
+        }
+    }
+    uint64_t apart = mul_or_end((uint64_t)batch - 1, (uint64_t)side->dist);
+    return add_or_end(add_or_end(apart, mul_or_end(last, (uint64_t)side->stride)), 1);
+}
+
+void ct_lib_fft_bytes(const ct_fft_plan *p, bool in_place, uint64_t *in, uint64_t *out)
+{
+    *in = *out = CT_TO_END;
+    if (p->kind < 0 || p->kind >= CT_FFT_N_KINDS || p->rank < 1 || p->rank > CT_FFT_MAX_RANK || p->batch < 1)
+        return;
+    int64_t real[CT_FFT_MAX_RANK], complex[CT_FFT_MAX_RANK];
+    for (int64_t d = 0; d < p->rank; d++) {
+        if (p->n[d] < 1)
+            return;
+        real[d] = complex[d] = p->n[d];
+    }
+    complex[p->rank - 1] = p->n[p->rank - 1] / 2 + 1; /* a real transform's Hermitian half */
+    bool real_transform = fft_kinds[p->kind].real_in || fft_kinds[p->kind].real_out;
+    const int64_t *in_dims = fft_kinds[p->kind].real_out ? complex : real;
+    const int64_t *out_dims = fft_kinds[p->kind].real_in ? complex : real;
+    uint64_t in_elements = fft_side_elements(in_dims, p->rank, p->batch, p->advanced ? &p->in : NULL);
+    uint64_t out_elements = fft_side_elements(out_dims, p->rank, p->batch, p->advanced ? &p->out : NULL);
+    *in = in_elements == CT_TO_END ? CT_TO_END : mul_or_end(in_elements, fft_kinds[p->kind].in_size);
+    *out = out_elements == CT_TO_END ? CT_TO_END : mul_or_end(out_elements, fft_kinds[p->kind].out_size);
+    if (in_place && real_transform && !p->advanced) {
+        /* The real side is padded: its rows run 2 * (n / 2 + 1) reals. */
+        uint64_t padded = fft_kinds[p->kind].real_in ? *out : *in;
+        *in = *out = padded;
+    }
+}
+
 ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in, size_t n, ct_failure_id *root,
                                 int *error)
 {

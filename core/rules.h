@@ -493,6 +493,40 @@ typedef struct ct_lib_scalar {
  * a tainted out with beta = 0 runs, and its success cleans out. */
 bool ct_lib_reads_output(ct_lib_scalar beta);
 
+/* A cuFFT plan's shape, as it was made (core/fftplans.h keeps them by
+ * handle).  Every field a whole int64_t word: the table copies plans word by
+ * word. */
+typedef enum ct_fft_kind {
+    CT_FFT_C2C, /* complex to complex, single */
+    CT_FFT_Z2Z, /* double */
+    CT_FFT_R2C, /* real to complex: the output's last dimension n / 2 + 1 */
+    CT_FFT_D2Z,
+    CT_FFT_C2R, /* complex to real: the input's last dimension n / 2 + 1 */
+    CT_FFT_Z2D,
+    CT_FFT_N_KINDS
+} ct_fft_kind;
+#define CT_FFT_MAX_RANK 3
+/* One side's advanced layout: element (b, x[0..rank)) at b * dist +
+ * stride * sum(x[d] * embed[d+1] * ... * embed[rank-1]); embed[0] unused. */
+typedef struct ct_fft_side {
+    int64_t embed[CT_FFT_MAX_RANK];
+    int64_t stride, dist;
+} ct_fft_side;
+typedef struct ct_fft_plan {
+    int64_t kind; /* a ct_fft_kind */
+    int64_t rank, batch;
+    int64_t n[CT_FFT_MAX_RANK]; /* the transform's logical sizes */
+    int64_t advanced;           /* 1: in and out hold the layout (inembed and
+                                   onembed both given), 0: the basic one */
+    ct_fft_side in, out;
+} ct_fft_plan;
+/* What an execution of plan p reads from idata and writes to odata, in
+ * bytes: its batch of transforms in its layout.  In place (in_place:
+ * idata == odata) under the basic layout, a real side is padded to its
+ * complex side's size.  A plan no execution could run (a kind, rank, size
+ * or layout out of range, a product past 2^64) gives CT_TO_END both ways. */
+void ct_lib_fft_bytes(const ct_fft_plan *p, bool in_place, uint64_t *in, uint64_t *out);
+
 typedef enum ct_lib_verdict {
     CT_LIB_PASS, /* inside another wrapped library call of the thread: the outermost accounts */
     CT_LIB_RUN,  /* no input carries a failure: the library runs */

@@ -15,14 +15,20 @@
  * loaded object's own scope finds.  A library linked statically into the
  * program binds its calls at link time.
  *
+ * cuFFT's executions take their extents from their plans: the calls that
+ * make plans are wrapped to record each plan's shape (core/fftplans.h),
+ * cufftDestroy to forget it.
+ *
  * Invariants:
  * - The real function is never this library's own wrapper (asserted).
  * - Only the outermost wrapped library call of a thread is accounted
  *   (lib_depth: cuBLAS calls cuBLASLt); nested calls pass through, and so
  *   does every call under CUTAINT_DISABLE=1.
  * - A call has at most CT_LIB_RANGES extents each way (asserted).
- * - No heap allocation, lock or system call on the clean path; the driver
- *   calls the library makes inside are the driver wrappers' own.
+ * - No heap allocation, lock or system call on the clean path (a plan
+ *   lookup is lock-free; only making or destroying a plan takes the plan
+ *   table's writers' flag); the driver calls the library makes inside are
+ *   the driver wrappers' own.
  */
 #include <assert.h>
 #include <dlfcn.h>
@@ -39,6 +45,7 @@
 #define DISABLE_CUSPARSE_DEPRECATED /* its deprecated legacy API: not ours to warn about */
 #include <cusparse.h>
 
+#include "fftplans.h"
 #include "shim.h"
 
 #define CT_LIB_RANGES 8
@@ -306,6 +313,74 @@ static uint64_t layout_bytes(cublasLtMatrixLayout_t d)
     return ct_lib_layout_bytes(&l);
 }
 
+/* The cuFFT plans made through these wrappers, by handle. */
+static ct_fft_plans fft_plans;
+
+/* A cufftType as core's kind; -1 (no kind: CT_TO_END) for one it lacks. */
+static int64_t fft_kind(cufftType type)
+{
+    switch (type) {
+    case CUFFT_C2C: return CT_FFT_C2C;
+    case CUFFT_Z2Z: return CT_FFT_Z2Z;
+    case CUFFT_R2C: return CT_FFT_R2C;
+    case CUFFT_D2Z: return CT_FFT_D2Z;
+    case CUFFT_C2R: return CT_FFT_C2R;
+    case CUFFT_Z2D: return CT_FFT_Z2D;
+    default: return -1;
+    }
+}
+
+static ct_fft_plan fft_dims(cufftType type, long long batch, int rank, int nx, int ny, int nz)
+{
+    return (ct_fft_plan){.kind = fft_kind(type), .rank = rank, .batch = batch, .n = {nx, ny, nz}};
+}
+
+/* cufftPlanMany's arrays, of int or long long (the _64 forms): read once
+ * the library accepted them.  A rank past CT_FFT_MAX_RANK is kept for core
+ * to refuse, its arrays not read past it. */
+#define CT_FFT_MANY_OF(suffix, T)                                                                                 \
+    static ct_fft_plan fft_many_##suffix(cufftType type, long long batch, int rank, const T *n, const T *inembed, \
+                                         long long istride, long long idist, const T *onembed, long long ostride, \
+                                         long long odist)                                                         \
+    {                                                                                                             \
+        ct_fft_plan p = {.kind = fft_kind(type),                                                                  \
+                         .rank = n ? rank : 0,                                                                    \
+                         .batch = batch,                                                                          \
+                         .advanced = inembed && onembed,                                                          \
+                         .in = {.stride = istride, .dist = idist},                                                \
+                         .out = {.stride = ostride, .dist = odist}};                                              \
+        for (int d = 0; n && d < rank && d < CT_FFT_MAX_RANK; d++) {                                              \
+            p.n[d] = n[d];                                                                                        \
+            p.in.embed[d] = p.advanced ? inembed[d] : 0;                                                          \
+            p.out.embed[d] = p.advanced ? onembed[d] : 0;                                                         \
+        }                                                                                                         \
+        return p;                                                                                                 \
+    }
+CT_FFT_MANY_OF(int, int)
+CT_FFT_MANY_OF(long, long long)
+
+static void fft_plan_made(int handle, ct_fft_plan p)
+{
+    static atomic_bool said;
+    if (!ct_fft_plans_record(&fft_plans, handle, &p) && !atomic_exchange(&said, true))
+        ct_log(CT_LOG_WARN,
+               "more cuFFT plans than cutaint keeps (%d): executions of the plans past them are taken to cover "
+               "the rest of their buffers' allocations",
+               CT_FFT_SLOTS);
+}
+
+/* An execution of plan over idata -> odata: what it reads (input) or
+ * writes; a plan never seen made runs to its buffers' allocations' ends. */
+static uint64_t fft_bytes(cufftHandle plan, const void *idata, const void *odata, bool input)
+{
+    ct_fft_plan p;
+    uint64_t in, out;
+    if (!ct_fft_plans_find(&fft_plans, plan, &p))
+        return CT_TO_END;
+    ct_lib_fft_bytes(&p, idata == odata, &in, &out);
+    return input ? in : out;
+}
+
 /* The name of a library's status, for the failure and the log. */
 static const char *status_name(int lib, int status)
 {
@@ -419,6 +494,12 @@ static bool lib_tracked(void)
 #define CT_STRIDED(one, stride, batch, esize) ct_lib_strided_bytes(one, stride, batch, esize)
 #define CT_ONE(T) sizeof(T)
 #define CT_WHOLE CT_TO_END
+#define CT_FFT_IN(plan, idata, odata) fft_bytes(plan, idata, odata, true)
+#define CT_FFT_OUT(plan, idata, odata) fft_bytes(plan, idata, odata, false)
+#define CT_FFT_DIMS(type, batch, rank, nx, ny, nz) fft_dims(type, batch, rank, nx, ny, nz)
+#define CT_FFT_MANY(type, batch, rank, n, inembed, istride, idist, onembed, ostride, odist) \
+    _Generic((n), int *: fft_many_int, default: fft_many_long)(type, batch, rank, n, inembed, istride, idist, onembed, \
+                                                               ostride, odist)
 #define CT_LAYOUT(d) layout_bytes(d)
 #define CT_DNVEC_AT(d) dense_vector(d).at
 #define CT_DNVEC_BYTES(d) dense_vector(d).bytes
@@ -449,4 +530,31 @@ static bool lib_tracked(void)
         return status;                                                                   \
     }
 
+/* cuFFT's plan calls: no work, passed through; what they made is recorded
+ * (a remake replaces it, a destroy forgets it first: the handle may be
+ * reused as soon as it returns). */
+#define CT_FFT_WRAPPER(name, params, args, before, after)                                \
+    typedef cufftResult ct_libfn_##name params;                                          \
+    CT_EXPORT cufftResult name params                                                    \
+    {                                                                                    \
+        static void *_Atomic slot;                                                       \
+        ct_libfn_##name *real = (ct_libfn_##name *)lib_real(&slot, #name, (void *)name); \
+        if (CT_UNLIKELY(!real))                                                          \
+            return (cufftResult)ct_exec_failure_cufft;                                   \
+        bool tracked = lib_tracked();                                                    \
+        if (tracked) {                                                                   \
+            before                                                                       \
+        }                                                                                \
+        cufftResult status = real args;                                                  \
+        if (tracked) {                                                                   \
+            after                                                                        \
+        }                                                                                \
+        return status;                                                                   \
+    }
+#define CT_FFT_PLAN(name, params, args, shape) \
+    CT_FFT_WRAPPER(name, params, args, , if (status == CUFFT_SUCCESS && plan) fft_plan_made(*plan, shape);)
+#define CT_FFT_MAKE_PLAN(name, params, args, shape)                                               \
+    CT_FFT_WRAPPER(name, params, args, , if (status == CUFFT_SUCCESS) fft_plan_made(plan, shape); \
+                   else ct_fft_plans_forget(&fft_plans, plan);)
+#define CT_FFT_DESTROY(name, params, args) CT_FFT_WRAPPER(name, params, args, ct_fft_plans_forget(&fft_plans, plan);, )
 #include "libcalls.def"

@@ -7,8 +7,8 @@
  * answer per CUTAINT_ON_SKIP, in cuBLAS's codes) and the read of its output
  * names the path; a call the library makes into another wrapped one is not
  * accounted (only the outermost is); a library loaded into a local scope
- * (RTLD_LOCAL) is reached; metrics count failures by library; an output
- * scaled by a zero beta is not read.
+ * (RTLD_LOCAL) is reached; metrics count failures by library; a cuFFT
+ * execution's extents are its plan's; an output scaled by a zero beta is not read.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -176,6 +176,26 @@ Test(libcalls, a_library_in_a_local_scope_is_reached)
         NULL,
     };
     h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* A plan made through its wrapper gives its executions their extents; one
+ * destroyed (or never seen made) leaves an execution today's: the rest of
+ * each buffer's allocation. */
+Test(libcalls, a_cufft_execution_covers_its_plan_and_a_destroyed_plan_the_whole_buffer)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIBCALLS_ROWS, .args = {"fft"}}, &r);
+    h_expect_ended(&r);
+    cr_expect_str_eq(r.out, "plan: 0\n"
+                            "exec: 6\n"
+                            "read out in the plan: CUDA_ERROR_UNKNOWN\n"
+                            "read out past the plan: CUDA_SUCCESS\n" /* 2 x 16 complex: 256 of 4096 bytes */
+                            "destroy: 0\n"
+                            "exec on a destroyed plan: 6\n"
+                            "read out in the plan: CUDA_ERROR_UNKNOWN\n"
+                            "read out past the plan: CUDA_ERROR_UNKNOWN\n");
+    cr_expect_eq(r.status, 0);
     h_free(&r);
 }
 

@@ -12,6 +12,7 @@
 
 #include "ct_hash.h"
 #include "ct_status.h"
+#include "fftplans.h"
 #include "rules.h"
 
 #define A 0x10000u /* two allocations of 4 KiB */
@@ -966,6 +967,104 @@ Test(rules, an_output_scaled_by_a_zero_host_beta_is_not_read)
     cr_assert(ct_lib_reads_output((ct_lib_scalar){.host = &zero, .size = 0}));
     cr_assert_not(ct_lib_reads_output((ct_lib_scalar){.host = NULL, .size = CT_TO_END, .zero = true}),
                   "cuBLASLt's BETA_ZERO mode");
+}
+
+/* A 2 x (3 x 4) plan: basic layout side by side; advanced layout by its
+ * embeds, strides and distances; a real transform's complex side n / 2 + 1
+ * along its last dimension; padded in place. */
+Test(rules, a_cufft_execution_covers_its_plans_batch_in_its_layout)
+{
+    ct_fft_plan p = {.kind = CT_FFT_C2C, .rank = 2, .batch = 2, .n = {3, 4}};
+    uint64_t in, out;
+    ct_lib_fft_bytes(&p, false, &in, &out);
+    cr_assert_eq(in, 2 * 12 * 8u);
+    cr_assert_eq(out, 2 * 12 * 8u);
+    p.kind = CT_FFT_R2C;
+    ct_lib_fft_bytes(&p, false, &in, &out);
+    cr_assert_eq(in, 2 * 12 * 4u, "reals in");
+    cr_assert_eq(out, 2 * 3 * 3 * 8u, "3 x (4 / 2 + 1) complex out");
+    ct_lib_fft_bytes(&p, true, &in, &out);
+    cr_assert_eq(in, 2 * 3 * 3 * 8u, "in place: the reals padded to the complex side");
+    cr_assert_eq(out, 2 * 3 * 3 * 8u);
+    p.kind = CT_FFT_Z2D;
+    ct_lib_fft_bytes(&p, false, &in, &out);
+    cr_assert_eq(in, 2 * 3 * 3 * 16u);
+    cr_assert_eq(out, 2 * 12 * 8u);
+    p = (ct_fft_plan){.kind = CT_FFT_C2C,
+                      .rank = 2,
+                      .batch = 2,
+                      .n = {3, 4},
+                      .advanced = 1,
+                      .in = {.embed = {0, 5}, .stride = 2, .dist = 37},
+                      .out = {.embed = {0, 6}, .stride = 1, .dist = 41}};
+    ct_lib_fft_bytes(&p, false, &in, &out);
+    cr_assert_eq(in, (37 + (2 * 5 + 3) * 2 + 1) * 8u, "last element: batch 1, row 2, column 3");
+    cr_assert_eq(out, (41 + 2 * 6 + 3 + 1) * 8u);
+    p.kind = CT_FFT_D2Z;
+    ct_lib_fft_bytes(&p, true, &in, &out);
+    cr_assert_eq(in, (37 + (2 * 5 + 3) * 2 + 1) * 8u, "advanced in place: each side its own layout");
+    cr_assert_eq(out, (41 + 2 * 6 + 2 + 1) * 16u);
+}
+
+Test(rules, a_cufft_plan_no_execution_could_run_covers_the_whole_buffers)
+{
+    const ct_fft_plan good = {.kind = CT_FFT_C2C, .rank = 1, .batch = 1, .n = {8}};
+    static const char *const why[] = {"kind", "rank 0", "rank 4", "size 0", "batch 0", "stride 0", "embed 0"};
+    for (unsigned i = 0; i < sizeof why / sizeof why[0]; i++) {
+        ct_fft_plan p = good;
+        switch (i) {
+        case 0: p.kind = CT_FFT_N_KINDS; break;
+        case 1: p.rank = 0; break;
+        case 2: p.rank = 4; break;
+        case 3: p.n[0] = 0; break;
+        case 4: p.batch = 0; break;
+        case 5: p.advanced = 1, p.out.stride = 1, p.in.stride = 0; break;
+        case 6:
+            p.rank = 2, p.n[1] = 2, p.advanced = 1, p.in.stride = p.out.stride = 1;
+            p.out.embed[1] = 2;
+            break;
+        }
+        uint64_t in, out;
+        ct_lib_fft_bytes(&p, false, &in, &out);
+        cr_assert_eq(in, CT_TO_END, "%s", why[i]);
+        if (i < 5)
+            cr_assert_eq(out, CT_TO_END, "%s", why[i]);
+    }
+    ct_fft_plan huge = {.kind = CT_FFT_Z2Z, .rank = 3, .batch = INT64_MAX, .n = {INT64_MAX, 2, 2}};
+    uint64_t in, out;
+    ct_lib_fft_bytes(&huge, false, &in, &out);
+    cr_assert_eq(in, CT_TO_END, "past 2^64");
+}
+
+/* The plan table: what was recorded is found, a remake replaces it, a
+ * forget removes it, other handles are untouched; a full neighbourhood
+ * records nothing. */
+Test(rules, the_cufft_plan_table_keeps_each_handles_last_plan)
+{
+    static ct_fft_plans t;
+    memset(&t, 0, sizeof t);
+    ct_fft_plan p = {.kind = CT_FFT_R2C, .rank = 1, .batch = 3, .n = {10}}, got;
+    cr_assert_not(ct_fft_plans_find(&t, 7, &got));
+    cr_assert(ct_fft_plans_record(&t, 7, &p));
+    cr_assert(ct_fft_plans_find(&t, 7, &got));
+    cr_assert_eq(memcmp(&got, &p, sizeof p), 0);
+    ct_fft_plan q = p;
+    q.batch = 5;
+    cr_assert(ct_fft_plans_record(&t, 8, &q));
+    p.n[0] = 12;
+    cr_assert(ct_fft_plans_record(&t, 7, &p), "a remake");
+    cr_assert(ct_fft_plans_find(&t, 7, &got));
+    cr_assert_eq(got.n[0], 12);
+    ct_fft_plans_forget(&t, 7);
+    cr_assert_not(ct_fft_plans_find(&t, 7, &got), "destroyed");
+    cr_assert(ct_fft_plans_find(&t, 8, &got));
+    cr_assert_eq(got.batch, 5, "another plan untouched");
+    cr_assert_not(ct_fft_plans_find(&t, -1, &got), "a handle never made");
+    unsigned recorded = 0;
+    for (int h = 0; h < 4 * CT_FFT_SLOTS; h++)
+        recorded += ct_fft_plans_record(&t, 1000 + h, &p);
+    cr_assert_leq(recorded, CT_FFT_SLOTS - 1u, "a full table records no more");
+    cr_assert(ct_fft_plans_find(&t, 8, &got), "and keeps what it had");
 }
 
 Test(rules, a_library_call_reading_a_failure_is_skipped_only_at_the_outermost)

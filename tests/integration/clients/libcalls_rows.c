@@ -4,6 +4,9 @@
  * (doubles/every_row.c, which writes nothing), over driver memory; what
  * each read back gives is printed for test_libcalls.c.
  *
+ *   fft     a C2C plan of 2 x 16 made, an execution on it fails: the plan's
+ *           256 bytes of the output refused, the rest served; the plan
+ *           destroyed, an execution on it fails: the whole output refused
  *   scaled  y = alpha * op(...) + beta * y through cusparseSpMV, cusparseSpMM
  *           and cublasLtMatmul (C = D = y), over a y a failed generation
  *           left tainted, with beta a host 0 (runs: y cleaned), a host 1
@@ -12,6 +15,7 @@
  */
 #include <cublasLt.h>
 #include <cuda.h>
+#include <cufft.h>
 #include <curand.h>
 #define DISABLE_CUSPARSE_DEPRECATED /* its deprecated legacy API: not ours to warn about */
 #include <cusparse.h>
@@ -35,6 +39,26 @@ static void read_back(const char *what, CUdeviceptr d, size_t bytes)
     const char *name = "?";
     cuGetErrorName(cuMemcpyDtoH_v2(host, d, bytes), &name);
     printf("read %s: %s\n", what, name);
+}
+
+static int fft(void)
+{
+    cufftHandle plan = 0;
+    printf("plan: %d\n", (int)cufftPlan1d(&plan, 16, CUFFT_C2C, 2));
+    CUdeviceptr in = alloc_zeroed(4096), out = alloc_zeroed(4096);
+    double_fail_next("cufftExecC2C", CUFFT_EXEC_FAILED);
+    printf("exec: %d\n",
+           (int)cufftExecC2C(plan, (cufftComplex *)(uintptr_t)in, (cufftComplex *)(uintptr_t)out, CUFFT_FORWARD));
+    read_back("out in the plan", out, 256);
+    read_back("out past the plan", out + 256, 256);
+    printf("destroy: %d\n", (int)cufftDestroy(plan));
+    out = alloc_zeroed(4096);
+    double_fail_next("cufftExecC2C", CUFFT_EXEC_FAILED);
+    printf("exec on a destroyed plan: %d\n",
+           (int)cufftExecC2C(plan, (cufftComplex *)(uintptr_t)in, (cufftComplex *)(uintptr_t)out, CUFFT_FORWARD));
+    read_back("out in the plan", out, 256);
+    read_back("out past the plan", out + 256, 256);
+    return 0;
 }
 
 #define N 8 /* y's floats */
@@ -128,9 +152,11 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUcontext ctx;
     if (argc < 2 || cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
-        fprintf(stderr, "usage: %s scaled (with a driver)\n", argv[0]);
+        fprintf(stderr, "usage: %s fft|scaled (with a driver)\n", argv[0]);
         return 2;
     }
+    if (strcmp(argv[1], "fft") == 0)
+        return fft();
     if (strcmp(argv[1], "scaled") == 0)
         return scaled();
     fprintf(stderr, "unknown scenario %s\n", argv[1]);

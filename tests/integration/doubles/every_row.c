@@ -4,7 +4,8 @@
  * toolkit headers' prototypes: each returns the status control.h ordered
  * for it, or its library's success, and never touches memory; and, by
  * hand, cuBLASLt's matrix layouts and matmul descriptors, cuSPARSE's dense
- * descriptors and pointer mode (constructors, getters and destructors).  What the
+ * descriptors and pointer mode, cuFFT's plan handles (constructors,
+ * getters and destructors).  What the
  * wrappers make of those statuses is what clients/every_row.c measures.
  */
 #include <cublasLt.h>
@@ -202,6 +203,17 @@ EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cub
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* cuFFT's plan handles: numbered from 1, never reused (as the library's
+ * are until destroyed: a test sees a stale plan as a number again only
+ * when it asks for it). */
+static cufftHandle next_plan = 1;
+
+EXPORT cufftResult cufftCreate(cufftHandle *plan)
+{
+    *plan = next_plan++;
+    return CUFFT_SUCCESS;
+}
+
 #define CT_LIBRARY(lib, status_type, success, exec_failure) \
     typedef status_type double_status_##lib;                \
     enum { double_success_##lib = success };
@@ -215,4 +227,20 @@ EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cub
             return (double_status_##lib)status;           \
         return (double_status_##lib)double_success_##lib; \
     }
+#include "libcalls.def"
+
+/* The plan calls: fail when told to, else succeed (making a handle where
+ * the call makes one). */
+#define CT_FFT_DOUBLE(name, params, made)        \
+    EXPORT cufftResult name params               \
+    {                                            \
+        int status;                              \
+        if (double_take_failure(#name, &status)) \
+            return (cufftResult)status;          \
+        made;                                    \
+        return CUFFT_SUCCESS;                    \
+    }
+#define CT_FFT_PLAN(name, params, args, shape) CT_FFT_DOUBLE(name, params, *plan = next_plan++)
+#define CT_FFT_MAKE_PLAN(name, params, args, shape) CT_FFT_DOUBLE(name, params, (void)plan)
+#define CT_FFT_DESTROY(name, params, args) CT_FFT_DOUBLE(name, params, (void)plan)
 #include "libcalls.def"
