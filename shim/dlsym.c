@@ -21,7 +21,14 @@
  *
  * Invariants:
  * - dlsym makes no CUDA call and loads nothing; names that do not look like
- *   cu[A-Z]... cost one dlsym of the next library and three compares.
+ *   cu[A-Z]... or a wrapped CUDA library's (cublas..., curand..., cufft...,
+ *   cusolver..., cusparse...) cost one dlsym of the next library and a few
+ *   compares.
+ * - A CUDA library's name found in the caller's scope gets cutaint's
+ *   wrapper of it, whichever handle it was asked of (dlopen("libcublas.so")
+ *   then dlsym): the wrapper finds the library's definition with the real
+ *   dlsym, never through this hook, so no lookup comes back here.  dlvsym
+ *   is not interposed: a lookup by version gets the library's own.
  * - The real dlsym is found without pthread_once or any constructor having
  *   run; finding it twice is harmless.
  * - A thread-local flag stops re-entry (a hook that ends up in dlsym again
@@ -91,9 +98,21 @@ static bool finds_the_driver(void *handle, const char *name, void *sym)
     return own && own != sym && ct_in_driver(own);
 }
 
+/* A CUDA library's entry point that libcalls.def wraps, found (sym) in the
+ * handle's scope: its wrapper, which passes the call on to the library's
+ * definition.  The wrappers pass calls through under CUTAINT_DISABLE=1 on
+ * their own: nothing to ask here, and nothing that loads or calls out. */
+static void *library_lookup(const char *name, void *sym)
+{
+    void *wrapper = ct_lib_wrapper_find(name);
+    return wrapper ? wrapper : sym;
+}
+
 __attribute__((visibility("hidden"), used)) void *ct_dlsym_hook(void *handle, const char *name)
 {
     void *sym = ct_chain_dlsym(handle, name);
+    if (sym && ct_looks_like_library_name(name))
+        return library_lookup(name, sym);
     if (!sym || !ct_looks_like_driver_name(name) || in_hook)
         return sym;
     in_hook = true;

@@ -12,8 +12,9 @@
  * and the real one is the next definition (dlsym RTLD_NEXT), or, where the
  * library was loaded into a local scope (a Python extension module is
  * dlopened RTLD_LOCAL, and the libcublas it needs with it), the one a
- * loaded object's own scope finds.  A library linked statically into the
- * program binds its calls at link time.
+ * loaded object's own scope finds.  A lookup by dlsym on the library's own
+ * handle gets the wrapper too (dlsym.c asks ct_lib_wrapper_find).  A
+ * library linked statically into the program binds its calls at link time.
  *
  * cuFFT's executions take their extents from their plans: the calls that
  * make plans are wrapped to record each plan's shape (core/fftplans.h),
@@ -558,3 +559,28 @@ static bool lib_tracked(void)
                    else ct_fft_plans_forget(&fft_plans, plan);)
 #define CT_FFT_DESTROY(name, params, args) CT_FFT_WRAPPER(name, params, args, ct_fft_plans_forget(&fft_plans, plan);, )
 #include "libcalls.def"
+
+/* Every wrapper by its name, for the dlsym hook: a lookup on the library's
+ * own handle (dlopen("libcublas.so.13"), then dlsym) gets the wrapper. */
+static const struct {
+    const char *name;
+    void *wrapper;
+} lib_wrappers[] = {
+#define CT_LIB_WRAPPER(name, ...) {#name, (void *)name},
+#define CT_LIBCALL(lib, name, ...) CT_LIB_WRAPPER(name)
+#define CT_FFT_PLAN CT_LIB_WRAPPER
+#define CT_FFT_MAKE_PLAN CT_LIB_WRAPPER
+#define CT_FFT_DESTROY CT_LIB_WRAPPER
+#include "libcalls.def"
+#undef CT_LIB_WRAPPER
+};
+
+/* A linear look: only a library's lookups through dlsym come here, once
+ * per name in a program that caches them. */
+void *ct_lib_wrapper_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof lib_wrappers / sizeof lib_wrappers[0]; i++)
+        if (strcmp(lib_wrappers[i].name, name) == 0)
+            return lib_wrappers[i].wrapper;
+    return NULL;
+}

@@ -50,6 +50,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "config.h"
 #include "files.h"
@@ -144,6 +145,16 @@ static inline bool ct_looks_like_driver_name(const char *name)
 }
 /* Is addr inside the loaded libcuda?  (dladdr) */
 bool ct_in_driver(const void *addr);
+/* cublas..., curand..., cufft..., cusolver..., cusparse...: the names the
+ * dlsym hook looks up among the libraries' wrappers (libcalls.c). */
+static inline bool ct_looks_like_library_name(const char *name)
+{
+    return name && name[0] == 'c' && name[1] == 'u' &&
+           (strncmp(name + 2, "blas", 4) == 0 || strncmp(name + 2, "rand", 4) == 0 ||
+            strncmp(name + 2, "fft", 3) == 0 || strncmp(name + 2, "s", 1) == 0);
+}
+/* The wrapper of a library entry point shim/libcalls.def names, or NULL. */
+void *ct_lib_wrapper_find(const char *name);
 
 /* ---- chain.c: beside another interposer ------------------------------- */
 /* The function a wrapper of `name` calls: another interposer's, when one is

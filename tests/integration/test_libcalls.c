@@ -7,8 +7,9 @@
  * answer per CUTAINT_ON_SKIP, in cuBLAS's codes) and the read of its output
  * names the path; a call the library makes into another wrapped one is not
  * accounted (only the outermost is); a library loaded into a local scope
- * (RTLD_LOCAL) is reached; metrics count failures by library; a cuFFT
- * execution's extents are its plan's; an output scaled by a zero beta is not read.
+ * (RTLD_LOCAL) is reached, and so is one reached only through dlsym on its
+ * own handle; metrics count failures by library; a cuFFT execution's
+ * extents are its plan's; an output scaled by a zero beta is not read.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -176,6 +177,23 @@ Test(libcalls, a_library_in_a_local_scope_is_reached)
         NULL,
     };
     h_expect_lines(&r, lines);
+    h_free(&r);
+}
+
+/* dlopen("libcublas...") then dlsym on that handle: the wrapper, not the
+ * library's own function, whose failures would go unseen. */
+Test(libcalls, a_library_reached_through_dlsym_on_its_own_handle_is_reached)
+{
+    h_result r;
+    h_exec(&(h_run){.client = CT_CLIENT_LIBCALLS_DLOPEN, .args = {CT_EVERY_ROW_DOUBLE}}, &r);
+    h_expect_ended(&r);
+    cr_expect_str_eq(r.out, "generate: 201\n"
+                            "read x: CUDA_ERROR_UNKNOWN\n"
+                            "generate again: 0\n"
+                            "read x: CUDA_SUCCESS\n"
+                            "gemm: 7\n"
+                            "read c: CUDA_ERROR_UNKNOWN\n");
+    cr_expect_eq(r.status, 0);
     h_free(&r);
 }
 
