@@ -69,6 +69,13 @@ FC_UNUSED_SLOT(CUDART_INTERFACE, 4)
 FC_UNUSED_SLOT(CUDART_INTERFACE, 5)
 FC_UNUSED_SLOT(CUDART_INTERFACE, 6)
 FC_UNUSED_SLOT(CUDART_INTERFACE, 7)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 8)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 9)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 10)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 11)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 13)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 14)
+FC_UNUSED_SLOT(CUDART_INTERFACE, 15)
 FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 1)
 FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 3)
 FC_UNUSED_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 4)
@@ -108,8 +115,21 @@ static CUresult fc_rt_primary_ctx(CUcontext *out, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/*
+ * Runtime 13.2 (PyTorch's wheels) calls slot 12 once as it starts, with no
+ * arguments (unless its environment holds a private override), and stops
+ * with that error where it fails; 13.0 never calls it. Measured with gdb
+ * on runtime 13.2.86: what it checks on a real driver is not known, so it
+ * checks nothing here.
+ */
+static CUresult fc_rt_start_check(void)
+{
+    fc_debug("export table CUDART_INTERFACE: slot 12 (start check)");
+    return CUDA_SUCCESS;
+}
+
 static const fc_word cudart_interface[] = {
-    FC_SIZE_WORD(8),
+    FC_SIZE_WORD(16),
     FC_FN(fc_CUDART_INTERFACE_1),
     FC_FN(fc_rt_primary_ctx),
     FC_FN(fc_CUDART_INTERFACE_3),
@@ -117,8 +137,16 @@ static const fc_word cudart_interface[] = {
     FC_FN(fc_CUDART_INTERFACE_5),
     FC_FN(fc_CUDART_INTERFACE_6),
     FC_FN(fc_CUDART_INTERFACE_7),
+    FC_FN(fc_CUDART_INTERFACE_8),
+    FC_FN(fc_CUDART_INTERFACE_9),
+    FC_FN(fc_CUDART_INTERFACE_10),
+    FC_FN(fc_CUDART_INTERFACE_11),
+    FC_FN(fc_rt_start_check),
+    FC_FN(fc_CUDART_INTERFACE_13),
+    FC_FN(fc_CUDART_INTERFACE_14),
+    FC_FN(fc_CUDART_INTERFACE_15),
 };
-FC_SIZED(cudart_interface, 8);
+FC_SIZED(cudart_interface, 16);
 
 /* ---- TOOLS_RUNTIME_CALLBACK_HOOKS: buffers the runtime writes ---------- */
 
@@ -431,8 +459,9 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
     static atomic_flag said = ATOMIC_FLAG_INIT;
     /* 13000-13002: runtime 13.0.88; 13010-13012: the runtime cuDNN 9 carries
        (a 13.1), which accepts these answers (cudnnCreate, measured);
-       13020-13022: the runtime CuPy 14.2 links statically (a 13.2), which
-       accepts them too (its arrays, NVRTC kernels and cuBLAS, measured). */
+       13020-13022: runtime 13.2 (the one CuPy 14.2 links statically, and
+       13.2.86 of PyTorch 2.15's wheels), which accepts them too (CuPy's
+       arrays, NVRTC kernels and cuBLAS; torch.cuda.is_available; measured). */
     bool measured = (version >= 13000 && version <= 13002) || (version >= 13010 && version <= 13012) ||
                     (version >= 13020 && version <= 13022);
     if (!measured && !atomic_flag_test_and_set(&said))

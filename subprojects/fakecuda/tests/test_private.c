@@ -127,6 +127,19 @@ Test(private, cudart_interface_slot2_is_the_primary_context)
     FAILS(primary(&a, 1), CUDA_ERROR_INVALID_DEVICE);
 }
 
+/* Runtime 13.2 calls slot 12 with no arguments as it starts and stops on
+   an error there; the 16-word table also covers the slots between. */
+Test(private, cudart_interface_slot12_lets_runtime_13_2_start, .init = cr_redirect_stderr)
+{
+    const word *t = table(&CUDART_INTERFACE);
+    cr_assert_eq(t[0], 16 * sizeof(word));
+    OK(((CUresult(*)(void))t[12])());
+    FAILS(((CUresult(*)(void))t[15])(), CUDA_ERROR_NOT_SUPPORTED);
+    fflush(stderr);
+    cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: slot 15 of CUDART_INTERFACE is not emulated "
+                            "(CUDA_ERROR_NOT_SUPPORTED); runtimes newer than CUDA 13.0.x are not supported\n");
+}
+
 Test(private, callback_hooks_size_and_writable_buffers)
 {
     const word *t = table(&HOOKS);
@@ -449,7 +462,8 @@ Test(private, integrity_answers_the_three_versions)
     FAILS(check(13002, 0, NULL), CUDA_ERROR_INVALID_VALUE);
 }
 
-/* cuDNN 9's runtime asks 13010-13012 and CuPy's 13020-13022, answered by
+/* cuDNN 9's runtime asks 13010-13012 and runtime 13.2 (CuPy's,
+   PyTorch's) 13020-13022, answered by
    version % 10 without a word; any other version is answered so too, said
    once (the only line). */
 Test(private, integrity_versions_of_cudnns_and_cupys_runtimes_are_quiet, .init = cr_redirect_stderr)
@@ -468,6 +482,7 @@ Test(private, integrity_versions_of_cudnns_and_cupys_runtimes_are_quiet, .init =
     cr_assert_eq(out[0], 0x1841181C03CB675Cull);
     OK(check(13022, 1700000000, out));
     OK(check(13030, 1700000000, out));
+    OK(check(13031, 1700000000, out));
     fflush(stderr);
     cr_assert_stderr_eq_str("fakecuda: cuGetExportTable: integrity check version 13030 answered as 13000; "
                             "runtimes newer than CUDA 13.0.x are not supported\n");
