@@ -528,6 +528,7 @@ CUresult fc_event_query(CUevent e);
 CUresult fc_stream_wait_event(CUstream s, CUevent e, unsigned flags);
 CUresult fc_event_create(CUevent *pe, unsigned flags);
 CUresult fc_event_record(CUevent e, CUstream s);
+CUresult fc_event_record_with_flags(CUevent e, CUstream s, unsigned int flags);
 CUresult fc_event_sync(CUevent e);
 CUresult fc_event_destroy(CUevent e);
 CUresult fc_event_elapsed(float *ms, CUevent a, CUevent b);

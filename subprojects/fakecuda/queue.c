@@ -761,6 +761,18 @@ CUresult fc_event_record(CUevent e, CUstream s)
     return CUDA_SUCCESS;
 }
 
+/*
+ * Runtime 13.2's cudaEventRecord (PyTorch's every record) calls this with
+ * flags 0: cuEventRecord. CU_EVENT_RECORD_EXTERNAL asks for an event record
+ * node in a capture (invalid outside one), which fakecuda does not make.
+ */
+CUresult fc_event_record_with_flags(CUevent e, CUstream s, unsigned int flags)
+{
+    if (flags == CU_EVENT_RECORD_DEFAULT)
+        return fc_event_record(e, s);
+    return flags == CU_EVENT_RECORD_EXTERNAL ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* An event never recorded is complete. */
 CUresult fc_event_sync(CUevent e)
 {

@@ -105,7 +105,9 @@ Test(async, events_time_and_order)
     OK(cuEventQuery(a));
     OK(cuEventElapsedTime(&ms, a, b));
     cr_assert_geq(ms, 0.0f);
-    OK(cuEventRecord(untimed, NULL));
+    OK(cuEventRecordWithFlags(untimed, NULL, CU_EVENT_RECORD_DEFAULT)); /* runtime 13.2's record */
+    FAILS(cuEventRecordWithFlags(untimed, NULL, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_NOT_SUPPORTED);
+    FAILS(cuEventRecordWithFlags(untimed, NULL, 0x80), CUDA_ERROR_INVALID_VALUE);
     OK(cuEventSynchronize(untimed));
     FAILS(cuEventElapsedTime(&ms, a, untimed), CUDA_ERROR_INVALID_HANDLE);
     OK(cuEventDestroy(a));
