@@ -2,7 +2,8 @@
 # Install what building and testing cutaint needs, if it is missing.
 # Debian/Ubuntu packages only; the CUDA Toolkit headers must already be there
 # (cutaint uses cuda.h only: it never links the driver).  Then the pinned
-# Python clients of requirements-python.txt into .venv-python/ (pip, PyPI):
+# Python clients of requirements-python.txt into .venv-python/ (pip, PyPI;
+# PyTorch's requirements-torch.txt into .venv-torch/ with CUTAINT_TORCH=1):
 # a failure there is one warning, and the tests that need them are skipped.
 set -euo pipefail
 
@@ -31,17 +32,26 @@ if [ ! -f "$cuda_include/cuda.h" ]; then
 fi
 
 # The Python clients (tests/python/, docs/PYTHON.md): a virtual environment
-# of their own, remade only when requirements-python.txt changed (its copy
-# in the environment says what was installed).
+# per requirements file, remade only when that file changed (its copy in
+# the environment says what was installed).  PyTorch's (3 GB of wheels,
+# requirements-torch.txt into .venv-torch/) only when CUTAINT_TORCH=1, as
+# .ci/run sets it: the README's test command stays small.
 repo=$(cd "$(dirname "$0")/.." && pwd)
-venv=$repo/.venv-python
-if ! cmp -s "$repo/requirements-python.txt" "$venv/requirements-python.txt"; then
-    echo "setup: installing the Python clients of requirements-python.txt into .venv-python/"
+
+python_clients() { # requirements-file venv-dir
+    local requirements=$repo/$1 venv=$repo/$2
+    cmp -s "$requirements" "$venv/$1" && return 0
+    echo "setup: installing the Python clients of $1 into $2/"
     rm -rf "$venv"
     if python3 -m venv "$venv" &&
-        "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r "$repo/requirements-python.txt"; then
-        cp "$repo/requirements-python.txt" "$venv/requirements-python.txt"
+        "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r "$requirements"; then
+        cp "$requirements" "$venv/$1"
     else
-        echo "setup: warning: the Python clients did not install; their tests will be skipped" >&2
+        echo "setup: warning: the Python clients of $1 did not install; their tests will be skipped" >&2
     fi
+}
+
+python_clients requirements-python.txt .venv-python
+if [ "${CUTAINT_TORCH:-0}" = 1 ]; then
+    python_clients requirements-torch.txt .venv-torch
 fi
