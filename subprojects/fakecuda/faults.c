@@ -4,8 +4,10 @@
  *
  *   api:NAME#N=ACTION     the Nth call of an entry point (exported name, or
  *                         the base name of its family)
- *   launch:KERNEL#N=ACTION  the Nth launch of a kernel (fnmatch pattern;
- *                         built-in or plugin kernels, loaded before this)
+ *   launch:KERNEL#N=ACTION  the Nth launch of a kernel (fnmatch pattern
+ *                         on its entry name or, for a C++ name, on its
+ *                         demangled signature or name): built-in, plugin,
+ *                         PTX or NVRTC kernels alike
  *   alloc#N=ACTION        the Nth device allocation
  *   N+ instead of N: the Nth and every later one.
  *   ACTION: fault | oom | CUDA_ERROR_<NAME> | a CUresult number
@@ -21,6 +23,7 @@
 
 #include <assert.h>
 #include <fnmatch.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +55,6 @@ static bool fc_known_api(const char *name)
         if (strcmp(fc_api_rows[i].name, name) == 0 || strcmp(fc_api_rows[i].base, name) == 0)
             return true;
     }
-    return false;
-}
-
-static bool fc_known_kernel(const char *pattern)
-{
-    for (unsigned i = 0; i < fc_kernel_count(); i++)
-        if (fnmatch(pattern, fc_kernel_at(i)->name, 0) == 0)
-            return true;
     return false;
 }
 
@@ -101,7 +96,9 @@ static const char *fc_parse_target(char *s, fc_rule *r)
     r->target = api ? FC_T_API : FC_T_LAUNCH;
     if (api && !fc_known_api(name))
         return "no such entry point";
-    return launch && !fc_known_kernel(name) ? "matches no known kernel" : NULL;
+    /* A launch: rule is not checked against the kernels known now: a
+       module's kernels become known only when it is loaded, after this. */
+    return launch && !*name ? "no kernel named" : NULL;
 }
 
 /* Parses one "target#N[+]=action" in place. */
@@ -171,16 +168,27 @@ static bool fc_rule_fires(fc_rule *r)
     return c == r->nth || (r->and_later && c > r->nth);
 }
 
+/* Whether rule r names one of the call's n names: an api: rule exactly, a
+   launch: rule as an fnmatch pattern; an alloc rule has none to name. */
+static bool fc_rule_names(const fc_rule *r, const char *const *names, unsigned n)
+{
+    if (r->target == FC_T_ALLOC)
+        return true;
+    for (unsigned i = 0; i < n; i++)
+        if (names[i] &&
+            (r->target == FC_T_LAUNCH ? fnmatch(r->name, names[i], 0) == 0 : strcmp(r->name, names[i]) == 0))
+            return true;
+    return false;
+}
+
 /* Counts a call against every rule that matches it; the first that fires wins. */
-static fc_action fc_match(fc_target t, const char *a, const char *b)
+static fc_action fc_match(fc_target t, const char *const *names, unsigned n)
 {
     fc_action out = {CUDA_SUCCESS, false};
     bool fired = false;
     for (int i = 0; i < nrules; i++) {
         fc_rule *r = &rules[i];
-        bool hit = r->target == t &&
-                   (t == FC_T_ALLOC || (t == FC_T_LAUNCH ? fnmatch(r->name, a, 0) == 0
-                                                         : strcmp(r->name, a) == 0 || strcmp(r->name, b) == 0));
+        bool hit = r->target == t && fc_rule_names(r, names, n);
         assert(r->nth > 0 && "every rule parsed counts from its first call");
         if (hit && fc_rule_fires(r) && !fired) {
             out = r->action;
@@ -192,17 +200,31 @@ static fc_action fc_match(fc_target t, const char *a, const char *b)
 
 fc_action fc_faults_api(const fc_api_row *row)
 {
-    return nrules ? fc_match(FC_T_API, row->name, row->base) : (fc_action){CUDA_SUCCESS, false};
+    const char *names[] = {row->name, row->base};
+    return nrules ? fc_match(FC_T_API, names, 2) : (fc_action){CUDA_SUCCESS, false};
 }
 
+/* A kernel's names, as launch: rules match them: its entry name
+   (_ZN2ns4fillEPfi), and for a C++ name its demangled signature
+   (ns::fill(float*, int)) and its demangled name without parameters or
+   return type (ns::fill). Demangled only while there are rules. */
 fc_action fc_faults_launch(const char *kernel)
 {
-    return nrules ? fc_match(FC_T_LAUNCH, kernel, NULL) : (fc_action){CUDA_SUCCESS, false};
+    if (!nrules)
+        return (fc_action){CUDA_SUCCESS, false};
+    bool cxx = strncmp(kernel, "_Z", 2) == 0;
+    char *signature = cxx ? cplus_demangle(kernel, DMGL_PARAMS | DMGL_TYPES) : NULL;
+    char *bare = cxx ? cplus_demangle(kernel, DMGL_TYPES) : NULL;
+    const char *names[] = {kernel, signature, bare};
+    fc_action a = fc_match(FC_T_LAUNCH, names, 3);
+    free(signature);
+    free(bare);
+    return a;
 }
 
 fc_action fc_faults_alloc(void)
 {
-    return nrules ? fc_match(FC_T_ALLOC, NULL, NULL) : (fc_action){CUDA_SUCCESS, false};
+    return nrules ? fc_match(FC_T_ALLOC, NULL, 0) : (fc_action){CUDA_SUCCESS, false};
 }
 
 void fc_fault_pending_set(bool on)

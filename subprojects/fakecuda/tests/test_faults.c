@@ -105,6 +105,62 @@ Test(faults, launch_fault_by_glob_is_sticky)
     FAILS(fc_launch(f, 8, args, false, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
+/* ns::put(float *p, float v): *p = v, one thread; PTX only, so the kernel
+   is known only once its module is loaded, after FAKECUDA_FAULTS is read. */
+static const char put_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                              ".visible .entry _ZN2ns3putEPff(.param .u64 p, .param .f32 v)\n{\n"
+                              ".reg .b64 %rd<3>;\n.reg .f32 %f<2>;\n"
+                              "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\n"
+                              "ld.param.f32 %f1, [v];\nst.global.f32 [%rd2], %f1;\nret;\n}\n";
+
+/* Under rule, the first launch of ns::put writes and the second fails with
+   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, writing nothing. */
+static void expect_put_fails_second(const char *rule)
+{
+    setenv("FAKECUDA_FAULTS", rule, 1);
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUmodule m;
+    CUfunction f;
+    OK(cuModuleLoadData(&m, put_ptx));
+    OK(cuModuleGetFunction(&f, m, "_ZN2ns3putEPff"));
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, sizeof(float)));
+    float v = 1;
+    void *args[] = {&out, &v};
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(first_float(out), 1.0f, "the first launch ran");
+    v = 2;
+    FAILS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    OK(cuCtxSynchronize());
+    cr_assert_eq(first_float(out), 1.0f, "the failed launch wrote nothing");
+}
+
+Test(faults, launch_rule_names_a_ptx_kernel_by_its_entry_name)
+{
+    expect_put_fails_second("launch:_ZN2ns3putEPff#2=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+}
+
+Test(faults, launch_rule_names_a_ptx_kernel_by_its_demangled_signature)
+{
+    expect_put_fails_second("launch:ns::put(float?, float)#2=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+}
+
+Test(faults, launch_rule_names_a_ptx_kernel_by_its_demangled_name)
+{
+    expect_put_fails_second("launch:ns::put#2=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+}
+
+/* A kernel no module holds yet is no malformed rule: the spec stands. */
+Test(faults, a_launch_rule_for_a_kernel_not_yet_loaded_is_kept)
+{
+    setenv("FAKECUDA_FAULTS", "launch:not_loaded_yet#1=fault;alloc#1=oom", 1);
+    fc_setup();
+    CUdeviceptr d;
+    FAILS(cuMemAlloc(&d, 16), CUDA_ERROR_OUT_OF_MEMORY);
+}
+
 /* A graph of one fill node (out, 64, v) then one scale node (out, 64, 2). */
 static CUgraphExec fill_scale_graph(CUdeviceptr out, float v)
 {
