@@ -600,6 +600,7 @@ struct CUlinkState_st {
     unsigned char *holds; /* owned; the union of the inputs' kernels (fc_image.holds) */
     bool every;           /* an input fakecuda does not read: every known kernel */
     size_t inputs;        /* inputs added */
+    char *ptx;            /* owned; the first PTX input defining a kernel, NUL-terminated; or NULL */
     unsigned char *image; /* owned; what cuLinkComplete made last; NULL before */
     size_t image_size;
     char *error_log; /* the caller's CU_JIT_ERROR_LOG_BUFFER, or NULL */

@@ -20,6 +20,14 @@
  * not read: they hold every known kernel. LTO IR (CU_JIT_INPUT_NVVM) is not
  * emulated.
  *
+ * A link of one PTX text that defines a kernel, and nothing else
+ * (numba-cuda's kernel without device libraries, when nvJitLink is absent)
+ * hands back that text, NUL included, not a cubin: the loader then runs its
+ * kernels with the PTX executor, as the kernels a cubin would hold are not
+ * fakecuda's to run.
+ * Joined with other inputs, a PTX input adds only the kernels the registry
+ * knows (PTX modules are not merged).
+ *
  * Invariants:
  * - A state's holds has fc_kernel_count() entries; every set means the
  *   union is all of them, whatever holds says.
@@ -34,6 +42,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,7 +154,10 @@ static CUresult fc_link_take(CUlinkState st, CUjitInputType type, const unsigned
     assert(st->holds && "a state's holds has fc_kernel_count() entries");
     for (unsigned i = 0; read && img.holds && i < fc_kernel_count(); i++)
         st->holds[i] |= img.holds[i];
+    bool defines_kernels = read && img.names.len > 0;
     fc_image_drop(&img);
+    if (type == CU_JIT_INPUT_PTX && defines_kernels && !st->ptx && !(st->ptx = strndup((const char *)b, n)))
+        return fc_link_error(st, CUDA_ERROR_OUT_OF_MEMORY, "fakecuda: no memory for input %s", what);
     st->inputs++;
     return CUDA_SUCCESS;
 }
@@ -332,9 +344,12 @@ CUresult fc_link_complete(CUlinkState st, void **cubin, size_t *size)
     if (st->inputs == 0)
         return fc_link_error(st, CUDA_ERROR_INVALID_VALUE, "fakecuda: nothing to link");
     size_t n = 0;
-    unsigned char *e = fc_cubin_make(st, &n);
+    bool ptx_alone = st->inputs == 1 && st->ptx;
+    unsigned char *e = ptx_alone ? (unsigned char *)strdup(st->ptx) : fc_cubin_make(st, &n);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ptx_alone)
+        n = strlen(st->ptx) + 1;
     free(st->image);
     st->image = e;
     st->image_size = n;
@@ -349,6 +364,7 @@ CUresult fc_link_destroy(CUlinkState st)
     if (!fc_link_resolve(st))
         return CUDA_ERROR_INVALID_HANDLE;
     free(st->holds);
+    free(st->ptx);
     free(st->image);
     fc_obj_free(st);
     return CUDA_SUCCESS;

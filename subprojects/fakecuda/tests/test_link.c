@@ -1,7 +1,8 @@
 /*
  * test_link.c: the JIT linker joins images (cubin, PTX, fatbinary, by data
  * or by file) into one cubin that cuModuleLoadData loads, holding the
- * union of the inputs' kernels and no other; every error code of bad
+ * union of the inputs' kernels and no other; one PTX text alone comes
+ * back as itself and its kernel runs; every error code of bad
  * states, input types, inputs and outputs. The inputs are nvcc-built
  * (FC_IMAGES): link_a (scale), link_b (saxpy), and test_images.c's.
  */
@@ -111,6 +112,41 @@ Test(link, files_and_fatbinaries)
     CUmodule m2 = complete_and_load(st);
     OK(cuModuleGetFunction(&f, m2, "_Z5saxpyifPKfPf"));
     OK(cuLinkDestroy(st));
+}
+
+/* put(float *p, float v): *p = v; a kernel only PTX holds, no built-in. */
+static const char put_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                              ".visible .entry put(.param .u64 p, .param .f32 v)\n{\n"
+                              ".reg .b64 %rd<3>;\n.reg .f32 %f<2>;\n"
+                              "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\n"
+                              "ld.param.f32 %f1, [v];\nst.global.f32 [%rd2], %f1;\nret;\n}\n";
+
+/* numba-cuda's link without nvJitLink: one PTX text, whose kernel the
+   loaded image then runs with the PTX executor. */
+Test(link, a_link_of_one_ptx_text_runs_its_kernel)
+{
+    setenv("FAKECUDA_PTX", "on", 1);
+    fc_setup();
+    CUlinkState st;
+    OK(cuLinkCreate(0, NULL, NULL, &st));
+    OK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)put_ptx, sizeof put_ptx, "put.ptx", 0, NULL, NULL));
+    void *image = NULL;
+    size_t size = 0;
+    OK(cuLinkComplete(st, &image, &size));
+    cr_assert_eq(size, sizeof put_ptx, "the PTX text, its NUL included");
+    CUmodule m;
+    OK(cuModuleLoadData(&m, image));
+    OK(cuLinkDestroy(st));
+    CUfunction put;
+    OK(cuModuleGetFunction(&put, m, "put"));
+    CUdeviceptr d;
+    OK(cuMemAlloc(&d, sizeof(float)));
+    float v = 3.5f, got = 0;
+    void *args[] = {&d, &v};
+    OK(cuLaunchKernel(put, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    OK(cuMemcpyDtoH(&got, d, sizeof got));
+    cr_assert_eq(got, 3.5f, "the linked kernel ran: %g", got);
+    OK(cuModuleUnload(m));
 }
 
 Test(link, an_input_fakecuda_does_not_read_holds_every_kernel)
