@@ -31,9 +31,8 @@ expect base checked correct
 cmp -s "$work/base.out" "$work/shim.out" || fail "the shim changed the clean run's output"
 grep -q '"event":"failure"' "$work/report.jsonl" && fail "the clean run's report holds a failure"
 
-# An api: rule, as fakecuda's launch: rules name only built-in and plugin
-# kernels (it reads them before any PTX is loaded).
-faults='api:cuLaunchKernel#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
+# A launch: rule naming NVRTC's kernel by its entry name.
+faults='launch:scale_add#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
 bare FAKECUDA_FAULTS=$faults "$python" "$client" >"$work/fbase.out" 2>&1 || fail "failed launch, bare: exit status $?"
 rm -f "$work/report.jsonl"
 under_shim FAKECUDA_FAULTS=$faults "$python" "$client"
@@ -53,7 +52,7 @@ grep -Eq '"event":"refused_read".*"api":"cuMemcpyDtoH_v2(_ptds)?".*"bytes":4000,
 # The kernel's work faults as it runs (a sticky error): the read back
 # raises the fault bare and under the shim; the shim latches the lost
 # context (exit status 70) and its report names scale_add as the suspect.
-faults='api:cuLaunchKernel#1=fault'
+faults='launch:scale_add#1=fault'
 bare FAKECUDA_FAULTS=$faults "$python" "$client" >"$work/sbase.out" 2>&1
 status=$?
 [ "$status" -eq 1 ] || fail "faulting kernel, bare: exit status $status, expected 1"
