@@ -26,6 +26,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef uint32_t ct_failure_id; /* 0 means "no failure" */
 
@@ -67,6 +69,22 @@ typedef struct ct_scope_desc {
     int error;
     const char *api;
 } ct_scope_desc;
+
+/* Whether a library failure's status is a value the library reported on
+ * the device (its name ends in '=': "devInfo="), not a status it returned. */
+static inline bool ct_lib_status_reported(const ct_failure_desc *d)
+{
+    size_t len = d->status ? strlen(d->status) : 0;
+    return len && d->status[len - 1] == '=';
+}
+
+/* A library failure's status as reports show it: its name and value,
+ * "CUBLAS_STATUS_INVALID_VALUE (7)"; a reported value as "devInfo=3". */
+static inline const char *ct_lib_status_text(const ct_failure_desc *d, char *out, size_t cap)
+{
+    snprintf(out, cap, ct_lib_status_reported(d) ? "%s%d" : "%s (%d)", d->status, d->lib_status);
+    return out;
+}
 
 /* What makes a launch the same work again: the function launched, its
  * parameter bytes (pointers and scalars, in order; ct_launch_key_params),

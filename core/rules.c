@@ -556,3 +556,8 @@ bool ct_lib_wrote(int status, int success)
 {
     return status == success;
 }
+
+bool ct_lib_info_failed(ct_lib_info_kind kind, int32_t info)
+{
+    return info < 0 || (info > 0 && kind == CT_INFO_NONZERO_FAILED);
+}

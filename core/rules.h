@@ -544,4 +544,19 @@ ct_lib_verdict ct_lib_call_rule(ct_store *s, unsigned depth, const ct_range *in,
  * library's warnings do not exist in these APIs. */
 bool ct_lib_wrote(int status, int success);
 
+/* What a nonzero devInfo (a cuSOLVER result written on the device) says of
+ * the outputs it vouches for, by the library's documentation. */
+typedef enum ct_lib_info_kind {
+    CT_INFO_POSITIVE_COMPUTED, /* getrf: info = i > 0, U(i,i) is exactly zero, yet the
+                                * factorisation was completed (a singular U is data);
+                                * getrs: never positive */
+    CT_INFO_NONZERO_FAILED,    /* potrf: the leading minor of order i is not positive
+                                * definite, the factorisation not completed; gesvd,
+                                * syevd: i values did not converge */
+} ct_lib_info_kind;
+/* A devInfo value read once the call was done: were its outputs not
+ * computed?  Negative (parameter -info was wrong) always; positive as kind
+ * says; zero never. */
+bool ct_lib_info_failed(ct_lib_info_kind kind, int32_t info);
+
 #endif

@@ -272,10 +272,11 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
                id, d->kernel, ct_cu_error_name((CUresult)d->error), d->api, (unsigned long long)d->launch_seq,
                d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1], d->block[2],
                injected ? " [injected]" : "");
-    else if (d->status)
-        ct_log(CT_LOG_WARN, "failure #%u: %s returned %s (%d); the bytes it was to write hold no data until rewritten",
-               id, d->api, d->status, d->lib_status);
-    else
+    else if (d->status) {
+        char text[128];
+        ct_log(CT_LOG_WARN, "failure #%u: %s %s %s; the bytes it was to write hold no data until rewritten", id, d->api,
+               ct_lib_status_reported(d) ? "reported" : "returned", ct_lib_status_text(d, text, sizeof text));
+    } else
         ct_log(CT_LOG_WARN, "failure #%u: %s failed with %s%s; the bytes it was to write hold no data until rewritten",
                id, d->api, ct_cu_error_name((CUresult)d->error), injected ? " [injected]" : "");
     ct_metrics_failure_event(d);
@@ -290,7 +291,7 @@ void ct_event_failure(ct_failure_id id, const ct_failure_desc *d, bool injected,
     host_frames frames;
     char status[128];
     if (d->status)
-        snprintf(status, sizeof status, "%s (%d)", d->status, d->lib_status);
+        ct_lib_status_text(d, status, sizeof status);
     ct_write_failure(&j,
                      &(ct_out_failure){.absent =
                                            (d->kernel ? 0

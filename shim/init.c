@@ -240,6 +240,7 @@ static void load(void)
     ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
     ct_g.summary = ct_store_summary(ct_g.store);
     ct_g.flight = ct_flight_new(ct_inflight_streams);
+    ct_g.reported = ct_reported_new(); /* NULL: no devInfo is ever checked */
     ct_g.contexts = ct_lifetimes_new();
     ct_g.images = ct_lifetimes_new();
     ct_g.execs = ct_lifetimes_new();

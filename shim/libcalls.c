@@ -77,6 +77,8 @@ typedef struct ct_lib_call {
     bool inputs_checked;
     unsigned n_in, n_out;
     ct_range in[CT_LIB_RANGES], out[CT_LIB_RANGES];
+    const int *info; /* the devInfo its outputs wait on (CT_INFO), or NULL */
+    ct_lib_info_kind info_kind;
 } ct_lib_call;
 
 /* Library calls the thread is inside. */
@@ -413,6 +415,52 @@ static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int e
     return ct_skip_result(ct_g.cfg.on_skip, exec_failure, success);
 }
 
+/* What was to be written carries a failure naming the call and its status
+ * (status_text: its name; "devInfo=" for a value reported on the device). */
+static void lib_failed(const char *api, int library, const char *status_text, int status, const ct_range *out,
+                       unsigned n_out)
+{
+    ct_failure_desc failed = {
+        .error = CUDA_ERROR_UNKNOWN,
+        .api = api,
+        .status = status_text,
+        .lib_status = status,
+        .thread = ct_thread_id(),
+        .time_ns = ct_now_ns(),
+    };
+    ct_occurrence occ;
+    ct_failure_id id = ct_taint(ct_g.store, &failed, out, n_out, &occ);
+    ct_tell_if_host_visible(out, n_out);
+    atomic_fetch_add(&ct_g.occurrences, 1);
+    ct_metrics_library_failure_event(lib_names[library]);
+    if (occ.is_new && id) {
+        atomic_fetch_add(&ct_g.failures, 1);
+        ct_event_failure(id, &failed, false, NULL, NULL);
+    } else if (id) {
+        ct_event_repeat(id, &failed, &occ, false);
+    } else {
+        char text[128];
+        ct_log(CT_LOG_WARN, "%s returned %s; it was to write no memory cutaint tracks", api,
+               ct_lib_status_text(&failed, text, sizeof text));
+    }
+}
+
+/* A call that wrote its outputs and a devInfo: they wait for the program's
+ * next synchronous read of them (ct_lib_reported_before_read), devInfo
+ * itself not among them (it holds the library's answer, which is data). */
+static void lib_wait_on_info(const ct_lib_call *c)
+{
+    ct_reported r = {.api = c->api, .library = c->library, .kind = c->info_kind};
+    r.info = (ct_range){(uint64_t)(uintptr_t)c->info, sizeof *c->info};
+    for (unsigned i = 0; i < c->n_out; i++)
+        if (c->out[i].addr != r.info.addr)
+            r.out[r.n_out++] = c->out[i];
+    for (unsigned i = 0; i < r.n_out; i++)
+        (void)ct_store_resolve(ct_g.store, r.out[i].addr, &r.bases[r.n_bases++], NULL);
+    (void)ct_store_resolve(ct_g.store, r.info.addr, &r.bases[r.n_bases++], NULL);
+    ct_reported_add(ct_g.reported, &r);
+}
+
 /* The call ran and returned status. */
 static void lib_settle(const ct_lib_call *c, int status, int success)
 {
@@ -420,29 +468,32 @@ static void lib_settle(const ct_lib_call *c, int status, int success)
         /* Nothing tainted anywhere: nothing to release. */
         if (c->n_out && ct_store_tainted(ct_g.store))
             ct_written(ct_g.store, c->out, c->n_out);
+        if (c->info)
+            lib_wait_on_info(c);
         return;
     }
-    ct_failure_desc failed = {
-        .error = CUDA_ERROR_UNKNOWN,
-        .api = c->api,
-        .status = status_name(c->library, status),
-        .lib_status = status,
-        .thread = ct_thread_id(),
-        .time_ns = ct_now_ns(),
-    };
-    ct_occurrence occ;
-    ct_failure_id id = ct_taint(ct_g.store, &failed, c->out, c->n_out, &occ);
-    ct_tell_if_host_visible(c->out, c->n_out);
-    atomic_fetch_add(&ct_g.occurrences, 1);
-    ct_metrics_library_failure_event(lib_names[c->library]);
-    if (occ.is_new && id) {
-        atomic_fetch_add(&ct_g.failures, 1);
-        ct_event_failure(id, &failed, false, NULL, NULL);
-    } else if (id) {
-        ct_event_repeat(id, &failed, &occ, false);
-    } else {
-        ct_log(CT_LOG_WARN, "%s returned %s (%d); it was to write no memory cutaint tracks", c->api, failed.status,
-               status);
+    lib_failed(c->api, c->library, status_name(c->library, status), status, c->out, c->n_out);
+}
+
+/* The program reads [src, src + bytes) synchronously: every devInfo waiting
+ * on those bytes (or being them) is complete, ordered before this read by
+ * the program's own synchronisation, and is read now with a copy of the
+ * same kind (4 bytes, adding no synchronisation the program's read does not
+ * make).  A value the library documents as "not computed" taints the
+ * outputs it vouches for, so the read rule refuses them. */
+void ct_lib_reported_before_read(uint64_t src, uint64_t bytes)
+{
+    __typeof__(&cuMemcpyDtoH_v2) copy = (__typeof__(&cuMemcpyDtoH_v2))ct_real(CT_ID_cuMemcpyDtoH_v2);
+    ct_reported r;
+    while (ct_reported_take(ct_g.reported, &(ct_range){src, bytes}, &r)) {
+        int32_t info = 0;
+        if (!copy || copy(&info, r.info.addr, sizeof info) != CUDA_SUCCESS) {
+            ct_log(CT_LOG_DEBUG, "%s: its devInfo at 0x%llx could not be read; its outputs are not checked", r.api,
+                   (unsigned long long)r.info.addr);
+            continue;
+        }
+        if (ct_lib_info_failed(r.kind, info))
+            lib_failed(r.api, r.library, "devInfo=", info, r.out, r.n_out);
     }
 }
 
@@ -466,6 +517,7 @@ static void lib_call_begin(ct_lib_call *c, const char *api, int library)
     c->library = library;
     c->inputs_checked = ct_inputs_checked(ct_store_tainted(ct_g.store), false);
     c->n_in = c->n_out = 0;
+    c->info = NULL;
 }
 
 /* CUTAINT_DISABLE=1: a plain pass-through. */
@@ -487,6 +539,9 @@ static bool lib_tracked(void)
 #define CT_BLAS_BETA(beta, T) blas_scalar(beta, sizeof(T))
 #define CT_SPARSE_BETA(handle, beta, type) sparse_scalar(handle, beta, type)
 #define CT_MATMUL_BETA(desc, beta) matmul_scalar(desc, beta)
+#define CT_INFO(p, kind) \
+    c.info = p;          \
+    c.info_kind = kind;
 #define CT_NONE
 #define CT_MAT(rows, cols, ld, esize) ct_lib_matrix_bytes(rows, cols, ld, esize)
 #define CT_OPMAT(op, rows, cols, ld, esize) ct_lib_op_matrix_bytes((op) != CUBLAS_OP_N, rows, cols, ld, esize)

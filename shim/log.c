@@ -340,17 +340,20 @@ static void forget_stories(void)
 }
 
 /* What the root did to the bytes, as a refusal's first line says it. */
-/* A library call's failure is told by its own status. */
-static const char *root_outcome(const ct_failure_info *root)
+/* A library call's failure is told by its own status (a reported value
+ * with the value: "devInfo=3"), into out. */
+static const char *root_outcome(const ct_failure_info *root, char *out, size_t cap)
 {
     if (root->provisional)
         return "had not finished writing them";
+    if (ct_lib_status_reported(&root->desc))
+        return ct_lib_status_text(&root->desc, out, cap);
     return root->desc.status ? root->desc.status : ct_cu_error_name((CUresult)root->desc.error);
 }
 
 void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_refusal *r, int returned, bool poisoned)
 {
-    char occurrences[160];
+    char occurrences[160], status[128], outcome[128];
     uint64_t so_far = 0;
     uint64_t told = story_told(story_key(api, r, returned, poisoned), bytes, &so_far);
     if (ct_log_nth_level(&refusals_logged, CT_REFUSALS_SHOWN, "refused reads") > ct_g.cfg.log)
@@ -360,8 +363,9 @@ void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_ref
         ct_log(CT_LOG_WARN,
                "refused read: %s of %llu bytes at 0x%llx: %s %s, again failure #%u by the same path "
                "(%llu such reads so far, %llu bytes)",
-               api, (unsigned long long)bytes, (unsigned long long)addr, subject(root), root_outcome(root), root->id,
-               (unsigned long long)told, (unsigned long long)so_far);
+               api, (unsigned long long)bytes, (unsigned long long)addr, subject(root),
+               root_outcome(root, outcome, sizeof outcome), root->id, (unsigned long long)told,
+               (unsigned long long)so_far);
         return;
     }
     char path[2048];
@@ -369,15 +373,17 @@ void ct_log_refusal(const char *api, uint64_t addr, uint64_t bytes, const ct_ref
     /* The first line alone names the read, the root cause and the path, so a
      * grep for "refused" finds the whole story. */
     ct_log(CT_LOG_WARN, "refused read: %s of %llu bytes at 0x%llx: %s %s; path: %s", api, (unsigned long long)bytes,
-           (unsigned long long)addr, subject(root), root_outcome(root), path);
+           (unsigned long long)addr, subject(root), root_outcome(root, outcome, sizeof outcome), path);
     ct_log(CT_LOG_WARN, "   %llu of these bytes were never written: the work that was to write them did not run",
            (unsigned long long)r->tainted_bytes);
     if (root->provisional)
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s had not finished writing them (it never returned)",
                root->id, subject(root));
     else if (root->desc.status)
-        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s returned %s (%d%s)", root->id, subject(root),
-               root->desc.status, root->desc.lib_status, occurrences_text(root, occurrences, sizeof occurrences));
+        ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s %s %s%s", root->id, subject(root),
+               ct_lib_status_reported(&root->desc) ? "reported" : "returned",
+               ct_lib_status_text(&root->desc, status, sizeof status),
+               occurrences_text(root, occurrences, sizeof occurrences));
     else
         ct_log(CT_LOG_WARN, "   root cause: failure #%u: %s failed with %s (%s%s)", root->id, subject(root),
                ct_cu_error_name((CUresult)root->desc.error), root->desc.api,

@@ -292,6 +292,7 @@ bool ct_before_free(ct_call *call, uint64_t base)
     (void)call;
     if (base != 0) {
         ct_store_free_alloc(ct_g.store, base);
+        ct_reported_forget(ct_g.reported, base);
         forget_visible(&managed, base);
     }
     return true;

@@ -58,6 +58,7 @@
 #include "latch.h"
 #include "lifetimes.h"
 #include "metrics.h"
+#include "reported.h"
 #include "rules.h"
 #include "summary.h"
 #include "taint.h"
@@ -195,6 +196,7 @@ typedef struct ct_shim {
     ct_store *store;
     const struct ct_summary *summary; /* the store's (ct_store_summary), for inline looks */
     struct ct_flight *flight;         /* work in flight and its proofs (core/flight.h) */
+    ct_reported_set *reported;        /* devInfo results waiting for a synchronous read (libcalls.c) */
     struct ct_lifetimes *contexts;    /* context handles' lifetimes: what allocations, kernels
                                          and execs belong to (core/lifetimes.h) */
     struct ct_lifetimes *images;      /* module and library handles' lifetimes: what kernels
@@ -380,6 +382,17 @@ static inline bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, u
     if (!ct_inputs_checked(ct_summary_tainted(ct_g.summary), call->injected))
         return true;
     return ct_before_read_looking(call, dst_host, src, bytes);
+}
+/* A synchronous read to the host: the program has synchronised, so the
+ * devInfo results waiting on what it reads are read and settled first
+ * (libcalls.c; their outputs may then carry a failure), then it is checked
+ * as any read.  While none waits, one more load. */
+void ct_lib_reported_before_read(uint64_t src, uint64_t bytes);
+static inline bool ct_before_sync_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
+{
+    if (CT_UNLIKELY(ct_reported_waiting(ct_g.reported) != 0) && !call->injected)
+        ct_lib_reported_before_read(src, bytes);
+    return ct_before_read(call, dst_host, src, bytes);
 }
 /* After a read to the host: one that failed is a root failure, its host
  * destination poisoned where the copy could have written it (rules.h).

@@ -9,7 +9,9 @@
  * accounted (only the outermost is); a library loaded into a local scope
  * (RTLD_LOCAL) is reached, and so is one reached only through dlsym on its
  * own handle; metrics count failures by library; a cuFFT execution's
- * extents are its plan's; an output scaled by a zero beta is not read.
+ * extents are its plan's; an output scaled by a zero beta is not read; a
+ * cuSOLVER call's nonzero devInfo refuses its outputs at the next
+ * synchronous read.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -248,6 +250,51 @@ Test(libcalls, metrics_count_library_failures_by_library)
     cr_expect(strstr(text, "cutaint_library_failures_total{") && strstr(text, "library=\"cublas\"} 1\n"), "%s", text);
     cr_expect(strstr(text, "error=\"CUBLAS_STATUS_INVALID_VALUE\"} 1\n"), "%s", text);
     free(text);
+    h_free(&r);
+}
+
+/* cuSOLVER answers success and reports on the device (devInfo) that a
+ * Cholesky met a minor that is not positive definite: the factor the
+ * program then reads synchronously is refused, devInfo itself is served,
+ * an asynchronous read is not checked (docs/PRECISION.md), and the report's
+ * root names the call and the value. */
+Test(libcalls, a_nonzero_dev_info_refuses_the_outputs_at_the_next_synchronous_read)
+{
+    h_result alone, r;
+    h_exec_baseline(&(h_run){.client = CT_CLIENT_LIBCALLS, .args = {"potrf"}}, &alone);
+    cr_expect(h_count_containing(alone.out, "read a: CUDA_SUCCESS") == 2, "baseline serves the half-done factor:\n%s",
+              alone.out);
+    h_free(&alone);
+
+    run_libcalls("potrf", "CUTAINT_METRICS_FILE=@DIR@/metrics.prom", &r);
+    cr_expect_str_eq(r.out, "potrf good: 0\n"
+                            "read a: CUDA_SUCCESS bits=0x3fddb3d7\n" /* sqrt(3): devInfo 0, the factor */
+                            "potrf bad: 0\n"
+                            "read a: CUDA_ERROR_UNKNOWN " POISONED "\n"
+                            "read info: CUDA_SUCCESS 2\n" /* the library's answer is data */
+                            "potrf bad: 0\n"
+                            /* not checked: no synchronisation to read devInfo under */
+                            "read a async: 0 bits=0x3f800000\n");
+    expect_failure(&r, "cusolverDnSpotrf", "devInfo=2");
+    char *text = h_slurp(h_path(&r, "metrics.prom"));
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "library=\"cusolver\"} 1\n"), "%s", text);
+    free(text);
+#ifdef CT_CUTAINT_TOOL
+    h_result tree;
+    h_exec(&(h_run){.client = CT_CUTAINT_TOOL, .args = {"report", r.report}, .no_shim = true}, &tree);
+    h_expect_ended(&tree);
+    cr_expect(strstr(tree.out, "failure #1: cusolverDnSpotrf -> devInfo=2\n"), "%s", tree.out);
+    cr_expect(strstr(tree.out, "1 root failure, 0 skipped launches, 1 refused read"), "%s", tree.out);
+    h_free(&tree);
+#endif
+    h_free(&r);
+
+    /* devInfo read first: served, and the factor is refused all the same. */
+    h_exec(&(h_run){.client = CT_CLIENT_LIBCALLS, .args = {"potrf", "info-first"}}, &r);
+    h_expect_ended(&r);
+    cr_expect(strstr(r.out, "potrf bad: 0\nread info: CUDA_SUCCESS 2\nread a: CUDA_ERROR_UNKNOWN " POISONED "\n"), "%s",
+              r.out);
     h_free(&r);
 }
 

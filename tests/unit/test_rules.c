@@ -1092,6 +1092,16 @@ Test(rules, a_library_call_wrote_only_on_its_success_status)
     cr_assert_eq(ct_skip_result(CT_SKIP_PROPAGATE, 13, 0), 0);
 }
 
+Test(rules, a_nonzero_dev_info_refuses_outputs_only_where_the_library_says_they_were_not_computed)
+{
+    cr_assert_not(ct_lib_info_failed(CT_INFO_NONZERO_FAILED, 0));
+    cr_assert(ct_lib_info_failed(CT_INFO_NONZERO_FAILED, 3), "potrf: minor 3 not positive definite");
+    cr_assert(ct_lib_info_failed(CT_INFO_NONZERO_FAILED, -4), "a wrong parameter");
+    cr_assert_not(ct_lib_info_failed(CT_INFO_POSITIVE_COMPUTED, 0));
+    cr_assert_not(ct_lib_info_failed(CT_INFO_POSITIVE_COMPUTED, 2), "getrf: U(2,2) is zero, the factors computed");
+    cr_assert(ct_lib_info_failed(CT_INFO_POSITIVE_COMPUTED, -1), "a wrong parameter");
+}
+
 Test(rules, library_failures_of_one_call_fold_only_with_the_same_status)
 {
     ct_failure_desc bad = {.error = ERR_UNKNOWN,

@@ -13,10 +13,16 @@
  *               sees): exactly those bytes read, the rest of x refused
  *   nested      cublasGemmEx, which probes cublasSgemm_v2 with a bad ld
  *               before the real call: one clean GEMM to the program
+ *   potrf       cusolverDnSpotrf of a positive definite A, read back; then
+ *               of one that is not (devInfo = 2 on the device, status
+ *               success), A read back, then devInfo (the order given:
+ *               "potrf info-first" reads devInfo first); then the same
+ *               again read back asynchronously (not checked)
  */
 #include <cublas_api.h>
 #include <cuda.h>
 #include <curand.h>
+#include <cusolverDn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,12 +150,57 @@ static int nested(void)
     return 0;
 }
 
+/* A 2 x 2 symmetric matrix [d 2; 2 d]: positive definite when d > 2. */
+static CUdeviceptr symmetric(float d)
+{
+    float host[4] = {d, 2.0f, 2.0f, d};
+    CUdeviceptr a = 0;
+    if (cuMemAlloc_v2(&a, sizeof host) != CUDA_SUCCESS || cuMemcpyHtoD_v2(a, host, sizeof host) != CUDA_SUCCESS)
+        return 0;
+    return a;
+}
+
+static void read_info(CUdeviceptr info)
+{
+    int value = -1000;
+    CUresult r = cuMemcpyDtoH_v2(&value, info, sizeof value);
+    const char *name = "?";
+    cuGetErrorName(r, &name);
+    printf("read info: %s %d\n", name, value);
+}
+
+static int potrf(int info_first)
+{
+    CUdeviceptr info = 0;
+    cuMemAlloc_v2(&info, sizeof(int));
+    CUdeviceptr good = symmetric(3.0f), bad = symmetric(1.0f);
+    printf("potrf good: %d\n", (int)cusolverDnSpotrf(NULL, CUBLAS_FILL_MODE_LOWER, 2, (float *)(uintptr_t)good, 2, NULL,
+                                                     0, (int *)(uintptr_t)info));
+    read_back("a", good, 4, NULL);
+    printf("potrf bad: %d\n", (int)cusolverDnSpotrf(NULL, CUBLAS_FILL_MODE_LOWER, 2, (float *)(uintptr_t)bad, 2, NULL,
+                                                    0, (int *)(uintptr_t)info));
+    if (info_first)
+        read_info(info);
+    read_back("a", bad, 4, NULL);
+    read_info(info);
+    CUdeviceptr again = symmetric(1.0f);
+    printf("potrf bad: %d\n", (int)cusolverDnSpotrf(NULL, CUBLAS_FILL_MODE_LOWER, 2, (float *)(uintptr_t)again, 2, NULL,
+                                                    0, (int *)(uintptr_t)info));
+    float host[4];
+    CUresult r = cuMemcpyDtoHAsync_v2(host, again, sizeof host, NULL);
+    cuCtxSynchronize();
+    unsigned bits;
+    memcpy(&bits, &host[0], sizeof bits);
+    printf("read a async: %d bits=0x%08x\n", (int)r, bits);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
     CUcontext ctx;
     if (argc < 2 || cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
-        fprintf(stderr, "usage: %s rand_fail|gemm|skip|release|nested (and a driver)\n", argv[0]);
+        fprintf(stderr, "usage: %s rand_fail|gemm|skip|release|nested|potrf (and a driver)\n", argv[0]);
         return 2;
     }
     if (strcmp(argv[1], "rand_fail") == 0)
@@ -162,5 +213,7 @@ int main(int argc, char **argv)
         return release();
     if (strcmp(argv[1], "nested") == 0)
         return nested();
+    if (strcmp(argv[1], "potrf") == 0)
+        return potrf(argc > 2 && strcmp(argv[2], "info-first") == 0);
     return 2;
 }
