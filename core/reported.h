@@ -10,7 +10,8 @@
  * Invariants:
  * - At most CT_REPORTED_MAX results wait; one more displaces the oldest
  *   (its outputs are then not checked, as after an asynchronous read).  A result whose devInfo is the same address as a waiting one's
- *   replaces it: the later call's devInfo is the one that address holds.
+ *   replaces it: the later call's devInfo is the one that address holds
+ *   (batches, with no devInfo, never replace one another).
  * - A result is handed out once (taken), or forgotten when an allocation it
  *   names is freed: its devInfo would then be read from memory no longer
  *   the call's.
@@ -30,13 +31,29 @@
 #define CT_REPORTED_MAX 64
 #define CT_REPORTED_RANGES 8
 
+/* A *Batched call's device arrays of batch device pointers (A, B, C), and
+ * the bytes of one matrix of each: resolved at the next synchronous read
+ * (any: where its matrices lie is in the arrays), only when the call
+ * failed (C's matrices take its failure) or something was tainted at the
+ * call (C's matrices take what A's, B's or C's carry, else are released). */
+typedef struct ct_reported_batch {
+    uint64_t arrays[3];
+    uint64_t bytes[3];
+    int64_t count;
+    bool c_read;    /* beta may be nonzero: C's matrices are inputs too */
+    int status;     /* what the call returned */
+    bool succeeded; /* status was the library's success */
+} ct_reported_batch;
+
 typedef struct ct_reported {
     const char *api;       /* the call that reported it (a string literal) */
     int library;           /* the caller's number for its library (core does not read it) */
     ct_lib_info_kind kind; /* what a nonzero devInfo says of the outputs */
-    ct_range info;         /* devInfo: its device address and bytes */
-    unsigned n_out;        /* the outputs devInfo vouches for (devInfo not among them) */
+    ct_range info;         /* devInfo: its device address and bytes; none (0 bytes) for a batch */
+    unsigned n_out;        /* the outputs devInfo vouches for (devInfo not among them); a
+                            * batch: one range over all memory (any read resolves it) */
     ct_range out[CT_REPORTED_RANGES];
+    ct_reported_batch batch; /* a *Batched call's (info none) */
     /* The allocations it names (0: none known): a free of one drops it. */
     unsigned n_bases;
     uint64_t bases[CT_REPORTED_RANGES + 1];

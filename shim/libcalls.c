@@ -79,6 +79,8 @@ typedef struct ct_lib_call {
     ct_range in[CT_LIB_RANGES], out[CT_LIB_RANGES];
     const int *info; /* the devInfo its outputs wait on (CT_INFO), or NULL */
     ct_lib_info_kind info_kind;
+    bool batched; /* a *Batched call: its matrices behind batch's arrays (CT_BATCH) */
+    ct_reported_batch batch;
 } ct_lib_call;
 
 /* Library calls the thread is inside. */
@@ -396,22 +398,35 @@ static const char *status_name(int lib, int status)
 
 /* An input carries a failure: the call is not made; its outputs take the
  * root, and the answer is CUTAINT_ON_SKIP's in the library's codes. */
-static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int exec_failure)
+/* The first of in[n] carrying a failure: the input a skip names. */
+static uint64_t carried_input(const ct_range *in, unsigned n)
 {
-    unsigned carrying = 0; /* the input the skip names: the first carrying a failure */
-    while (carrying + 1 < c->n_in && !ct_read_failure(ct_g.store, &c->in[carrying], 1, NULL))
+    unsigned carrying = 0;
+    while (carrying + 1 < n && !ct_read_failure(ct_g.store, &in[carrying], 1, NULL))
         carrying++;
+    return in[carrying].addr;
+}
+
+/* Outputs of api, which read needed carrying root, take root: a skipped
+ * step of its path. */
+static void lib_pass_on(const char *api, ct_failure_id root, uint64_t needed, const ct_range *out, unsigned n_out)
+{
     ct_skip_desc skip = {
-        .api = c->api,
-        .needed = c->in[carrying].addr,
-        .produced = c->n_out,
+        .api = api,
+        .needed = needed,
+        .produced = n_out,
         .thread = ct_thread_id(),
         .time_ns = ct_now_ns(),
     };
-    ct_propagate(ct_g.store, root, &skip, c->out, c->n_out);
-    ct_tell_if_host_visible(c->out, c->n_out);
+    ct_propagate(ct_g.store, root, &skip, out, n_out);
+    ct_tell_if_host_visible(out, n_out);
     atomic_fetch_add(&ct_g.skips, 1);
     ct_event_skip(root, &skip);
+}
+
+static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int exec_failure)
+{
+    lib_pass_on(c->api, root, carried_input(c->in, c->n_in), c->out, c->n_out);
     return ct_skip_result(ct_g.cfg.on_skip, exec_failure, success);
 }
 
@@ -461,6 +476,20 @@ static void lib_wait_on_info(const ct_lib_call *c)
     ct_reported_add(ct_g.reported, &r);
 }
 
+/* A *Batched call whose matrices matter (it failed, or something is
+ * tainted): they wait, behind its pointer arrays, for the program's next
+ * synchronous read of anything (lib_resolve_batch). */
+static void lib_wait_on_batch(const ct_lib_call *c, int status, bool succeeded)
+{
+    ct_reported r = {.api = c->api, .library = c->library, .batch = c->batch, .n_out = 1};
+    r.out[0] = (ct_range){0, CT_TO_END};
+    r.batch.status = status;
+    r.batch.succeeded = succeeded;
+    for (unsigned k = 0; k < 3; k++)
+        (void)ct_store_resolve(ct_g.store, r.batch.arrays[k], &r.bases[r.n_bases++], NULL);
+    ct_reported_add(ct_g.reported, &r);
+}
+
 /* The call ran and returned status. */
 static void lib_settle(const ct_lib_call *c, int status, int success)
 {
@@ -470,9 +499,68 @@ static void lib_settle(const ct_lib_call *c, int status, int success)
             ct_written(ct_g.store, c->out, c->n_out);
         if (c->info)
             lib_wait_on_info(c);
+        if (c->batched && c->inputs_checked)
+            lib_wait_on_batch(c, status, true);
+        return;
+    }
+    if (c->batched) {
+        ct_log(CT_LOG_WARN, "%s returned %s (%d); its matrices take the failure at the next synchronous read", c->api,
+               status_name(c->library, status), status);
+        lib_wait_on_batch(c, status, false);
         return;
     }
     lib_failed(c->api, c->library, status_name(c->library, status), status, c->out, c->n_out);
+}
+
+/* Pointer arrays past this many are not read (a batch's pointers are read
+ * to the host whole): its matrices are not followed. */
+#define CT_BATCH_MAX 65536
+
+/* One matrix of a batch: what it reads (A, B, and C unless beta is zero)
+ * and C; the store decides as for any library call. */
+static void settle_batch_matrix(const ct_reported *r, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    const ct_reported_batch *batch = &r->batch;
+    ct_range in[3] = {{*a, batch->bytes[0]}, {*b, batch->bytes[1]}, {*c, batch->bytes[2]}};
+    ct_range out = in[2];
+    unsigned n_in = batch->c_read ? 3 : 2;
+    ct_failure_id root = 0;
+    if (ct_lib_call_rule(ct_g.store, 0, in, n_in, &root, NULL) == CT_LIB_SKIP)
+        lib_pass_on(r->api, root, carried_input(in, n_in), &out, 1);
+    else if (out.addr && out.len)
+        ct_written(ct_g.store, &out, 1);
+}
+
+/* A waiting *Batched call: its pointer arrays read now (the program's
+ * read synchronises anyway), then its C matrices take its failure, or, one
+ * by one, what their inputs carry, or are released. */
+static void lib_resolve_batch(const ct_reported *r, __typeof__(&cuMemcpyDtoH_v2) copy)
+{
+    const ct_reported_batch *batch = &r->batch;
+    if (batch->count <= 0 || batch->count > CT_BATCH_MAX) {
+        ct_log(CT_LOG_DEBUG, "%s: a batch of %lld is not followed", r->api, (long long)batch->count);
+        return;
+    }
+    size_t n = (size_t)batch->count;
+    uint64_t *ptrs = calloc(3 * n, sizeof *ptrs);
+    ct_range *c_ranges = calloc(n, sizeof *c_ranges);
+    bool read = ptrs && c_ranges && copy;
+    for (unsigned k = 0; read && k < 3; k++)
+        read = copy(ptrs + k * n, batch->arrays[k], n * sizeof *ptrs) == CUDA_SUCCESS;
+    if (!read)
+        ct_log(CT_LOG_DEBUG, "%s: its pointer arrays could not be read; its matrices are not followed", r->api);
+    else if (!batch->succeeded) {
+        unsigned n_c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ptrs[2 * n + i] && batch->bytes[2])
+                c_ranges[n_c++] = (ct_range){ptrs[2 * n + i], batch->bytes[2]};
+        lib_failed(r->api, r->library, status_name(r->library, batch->status), batch->status, c_ranges, n_c);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            settle_batch_matrix(r, &ptrs[i], &ptrs[n + i], &ptrs[2 * n + i]);
+    }
+    free(ptrs);
+    free(c_ranges);
 }
 
 /* The program reads [src, src + bytes) synchronously: every devInfo waiting
@@ -487,6 +575,10 @@ void ct_lib_reported_before_read(uint64_t src, uint64_t bytes)
     ct_reported r;
     while (ct_reported_take(ct_g.reported, &(ct_range){src, bytes}, &r)) {
         int32_t info = 0;
+        if (!r.info.len) {
+            lib_resolve_batch(&r, copy);
+            continue;
+        }
         if (!copy || copy(&info, r.info.addr, sizeof info) != CUDA_SUCCESS) {
             ct_log(CT_LOG_DEBUG, "%s: its devInfo at 0x%llx could not be read; its outputs are not checked", r.api,
                    (unsigned long long)r.info.addr);
@@ -518,6 +610,7 @@ static void lib_call_begin(ct_lib_call *c, const char *api, int library)
     c->inputs_checked = ct_inputs_checked(ct_store_tainted(ct_g.store), false);
     c->n_in = c->n_out = 0;
     c->info = NULL;
+    c->batched = false;
 }
 
 /* CUTAINT_DISABLE=1: a plain pass-through. */
@@ -542,6 +635,16 @@ static bool lib_tracked(void)
 #define CT_INFO(p, kind) \
     c.info = p;          \
     c.info_kind = kind;
+/* C is read (beta not a host zero) asked only while something is tainted:
+ * a clean call's success records nothing. */
+#define CT_BATCH(a_arr, a_len, b_arr, b_len, c_arr, c_len, n_batch, beta_ptr, T)                              \
+    c.batched = true;                                                                                         \
+    c.batch = (ct_reported_batch){                                                                            \
+        .arrays = {(uint64_t)(uintptr_t)(a_arr), (uint64_t)(uintptr_t)(b_arr), (uint64_t)(uintptr_t)(c_arr)}, \
+        .bytes = {a_len, b_len, c_len},                                                                       \
+        .count = (int64_t)(n_batch),                                                                          \
+        .c_read = c.inputs_checked && ct_lib_reads_output(blas_scalar(beta_ptr, sizeof(T))),                  \
+    };
 #define CT_NONE
 #define CT_MAT(rows, cols, ld, esize) ct_lib_matrix_bytes(rows, cols, ld, esize)
 #define CT_OPMAT(op, rows, cols, ld, esize) ct_lib_op_matrix_bytes((op) != CUBLAS_OP_N, rows, cols, ld, esize)

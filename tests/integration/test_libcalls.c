@@ -11,7 +11,7 @@
  * own handle; metrics count failures by library; a cuFFT execution's
  * extents are its plan's; an output scaled by a zero beta is not read; a
  * cuSOLVER call's nonzero devInfo refuses its outputs at the next
- * synchronous read.
+ * synchronous read, and a *Batched GEMM's matrices are followed there too.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -250,6 +250,44 @@ Test(libcalls, metrics_count_library_failures_by_library)
     cr_expect(strstr(text, "cutaint_library_failures_total{") && strstr(text, "library=\"cublas\"} 1\n"), "%s", text);
     cr_expect(strstr(text, "error=\"CUBLAS_STATUS_INVALID_VALUE\"} 1\n"), "%s", text);
     free(text);
+    h_free(&r);
+}
+
+/* A *Batched GEMM's matrices lie behind device arrays of pointers: they are
+ * followed at the program's next synchronous read, with no synchronisation
+ * of cutaint's own.  A batch with a bad argument leaves every C refused; a
+ * correct one (beta 0) after it releases them; one whose A0 is a failed
+ * generation's output leaves C0 refused, C1 served. */
+Test(libcalls, a_batched_gemm_follows_its_pointer_arrays_at_the_next_synchronous_read)
+{
+    h_result alone, r;
+    h_exec_baseline(&(h_run){.client = CT_CLIENT_LIBCALLS, .args = {"batched"}}, &alone);
+    cr_expect(h_has_line(alone.out, "read c0: CUDA_SUCCESS " STALE_SEVEN), "baseline serves stale bytes:\n%s",
+              alone.out);
+    h_free(&alone);
+
+    run_libcalls("batched", NULL, &r);
+    cr_expect_str_eq(r.out, "batched ldc=3: 7\n"
+                            "read c0: CUDA_ERROR_UNKNOWN " POISONED "\n"
+                            "read c1: CUDA_ERROR_UNKNOWN " POISONED "\n"
+                            "batched ldc=4: 0\n"
+                            "read c0: CUDA_SUCCESS bits=0x42820000\n" /* 1 * 10 + 5 * 11 */
+                            "c0: correct\n"
+                            "read c1: CUDA_SUCCESS bits=0x42820000\n"
+                            "c1: correct\n"
+                            "generate a0: 201\n"
+                            "batched: 0\n"
+                            "read c0: CUDA_ERROR_UNKNOWN " POISONED "\n"
+                            "read c1: CUDA_SUCCESS bits=0x42820000\n"
+                            "c1: correct\n");
+    h_report rep;
+    h_expect_report(&r, &rep);
+    int f = h_find(&rep, "failure", 0), s = h_find(&rep, "skip", 0);
+    cr_assert(f >= 0 && s > f, "events: %s", h_events(&rep));
+    cr_expect_str_eq(h_str(rep.line[f], "api"), "cublasSgemmBatched");
+    cr_expect_str_eq(h_str(rep.line[f], "status"), "CUBLAS_STATUS_INVALID_VALUE (7)");
+    cr_expect_str_eq(h_str(rep.line[s], "api"), "cublasSgemmBatched", "C0 takes the generation's failure");
+    h_report_free(&rep);
     h_free(&r);
 }
 

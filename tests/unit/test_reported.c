@@ -75,6 +75,19 @@ Test(reported, a_full_set_displaces_the_oldest)
     cr_assert(ct_reported_take(s, &(ct_range){A + 0x100, 8}, &got));
 }
 
+Test(reported, a_batch_is_taken_by_any_read_and_never_replaced)
+{
+    ct_reported got, batch = {.api = "batched", .n_out = 1, .out = {{0, CT_TO_END}}, .n_bases = 1, .bases = {A}};
+    add(batch);
+    add(batch);
+    add(result("potrf", INFO, A));
+    cr_assert_eq(ct_reported_waiting(s), 3u, "two batches and a devInfo");
+    cr_assert(ct_reported_take(s, &(ct_range){0x9000, 1}, &got));
+    cr_assert_str_eq(got.api, "batched");
+    ct_reported_forget(s, A);
+    cr_assert_eq(ct_reported_waiting(s), 0u, "a free of the arrays' allocation drops the batch");
+}
+
 Test(reported, a_free_drops_the_results_naming_the_allocation)
 {
     ct_reported got;

@@ -13,6 +13,9 @@
  *               sees): exactly those bytes read, the rest of x refused
  *   nested      cublasGemmEx, which probes cublasSgemm_v2 with a bad ld
  *               before the real call: one clean GEMM to the program
+ *   batched     cublasSgemmBatched over (a0, b, c0) and (a1, b, c1): with a
+ *               bad ldc (both Cs read back), correct (both read), then
+ *               with a0 a failed generation's output (both read)
  *   potrf       cusolverDnSpotrf of a positive definite A, read back; then
  *               of one that is not (devInfo = 2 on the device, status
  *               success), A read back, then devInfo (the order given:
@@ -150,6 +153,44 @@ static int nested(void)
     return 0;
 }
 
+static cublasStatus_t gemm_batched(CUdeviceptr arrays, int ldc)
+{
+    float one = 1.0f, zero = 0.0f;
+    const float *const *a = (const float *const *)(uintptr_t)arrays;
+    return cublasSgemmBatched(NULL, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, a, M, a + 2, K, &zero,
+                              (float *const *)(uintptr_t)(arrays + 4 * sizeof(float *)), ldc, 2);
+}
+
+static void read_product(const char *what, CUdeviceptr c)
+{
+    float out[M * N];
+    read_back(what, c, M * N, out);
+    expect_product(what, out);
+}
+
+static int batched(void)
+{
+    curandGenerator_t g;
+    curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);
+    CUdeviceptr a0 = alloc_filled(M * K, 1.0f), a1 = alloc_filled(M * K, 1.0f), b = alloc_filled(K * N, 10.0f);
+    CUdeviceptr c0 = alloc_filled(M * N, 7.0f), c1 = alloc_filled(M * N, 7.0f), arrays = 0;
+    CUdeviceptr pointers[6] = {a0, a1, b, b, c0, c1};
+    if (cuMemAlloc_v2(&arrays, sizeof pointers) || cuMemcpyHtoD_v2(arrays, pointers, sizeof pointers))
+        return 1;
+    printf("batched ldc=%d: %d\n", M - 1, (int)gemm_batched(arrays, M - 1));
+    read_back("c0", c0, M * N, NULL);
+    read_back("c1", c1, M * N, NULL);
+    printf("batched ldc=%d: %d\n", M, (int)gemm_batched(arrays, M));
+    read_product("c0", c0);
+    read_product("c1", c1);
+    double_fail_next("curandGenerateUniform", CURAND_STATUS_LAUNCH_FAILURE);
+    printf("generate a0: %d\n", (int)curandGenerateUniform(g, (float *)(uintptr_t)a0, M * K));
+    printf("batched: %d\n", (int)gemm_batched(arrays, M));
+    read_back("c0", c0, M * N, NULL);
+    read_product("c1", c1);
+    return 0;
+}
+
 /* A 2 x 2 symmetric matrix [d 2; 2 d]: positive definite when d > 2. */
 static CUdeviceptr symmetric(float d)
 {
@@ -200,7 +241,7 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUcontext ctx;
     if (argc < 2 || cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
-        fprintf(stderr, "usage: %s rand_fail|gemm|skip|release|nested|potrf (and a driver)\n", argv[0]);
+        fprintf(stderr, "usage: %s rand_fail|gemm|skip|release|nested|batched|potrf (and a driver)\n", argv[0]);
         return 2;
     }
     if (strcmp(argv[1], "rand_fail") == 0)
@@ -213,6 +254,8 @@ int main(int argc, char **argv)
         return release();
     if (strcmp(argv[1], "nested") == 0)
         return nested();
+    if (strcmp(argv[1], "batched") == 0)
+        return batched();
     if (strcmp(argv[1], "potrf") == 0)
         return potrf(argc > 2 && strcmp(argv[2], "info-first") == 0);
     return 2;

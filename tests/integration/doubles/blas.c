@@ -1,5 +1,6 @@
 /*
- * blas.c - a test-double cuBLAS (libcublas_double.so): cublasSgemm_v2 and
+ * blas.c - a test-double cuBLAS (libcublas_double.so): cublasSgemm_v2,
+ * cublasSgemmBatched (its matrices behind device pointer arrays) and
  * cublasGemmEx with the toolkit header's signatures, computed on the host
  * over fakecuda memory through the driver (as the real library's kernels
  * would reach it through the driver), and refusing the arguments cuBLAS
@@ -35,14 +36,11 @@ static int stored(int rows, int cols, int ld)
     return rows && cols ? (cols - 1) * ld + rows : 0;
 }
 
-EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
-                                     int n, int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
-                                     const float *beta, float *C, int ldc)
+/* C = alpha op(A) op(B) + beta C, or the status cuBLAS refuses the
+ * arguments with. */
+static cublasStatus_t sgemm(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                            const float *A, int lda, const float *B, int ldb, const float *beta, float *C, int ldc)
 {
-    (void)handle;
-    int status;
-    if (double_take_failure("cublasSgemm_v2", &status))
-        return (cublasStatus_t)status;
     int ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
     int a_rows = ta ? k : m, b_rows = tb ? n : k;
     if (m < 0 || n < 0 || k < 0 || lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1) ||
@@ -67,6 +65,46 @@ EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t tr
     free(b);
     free(c);
     return r == CUDA_SUCCESS ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
+EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                     int n, int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
+                                     const float *beta, float *C, int ldc)
+{
+    (void)handle;
+    int status;
+    if (double_take_failure("cublasSgemm_v2", &status))
+        return (cublasStatus_t)status;
+    return sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Each matrix's pointer read from the device arrays, as the real kernels
+ * read them; a bad argument refuses the whole batch, writing nothing. */
+EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int m, int n, int k, const float *alpha, const float *const Aarray[], int lda,
+                                         const float *const Barray[], int ldb, const float *beta, float *const Carray[],
+                                         int ldc, int batchCount)
+{
+    (void)handle;
+    int status;
+    if (double_take_failure("cublasSgemmBatched", &status))
+        return (cublasStatus_t)status;
+    if (batchCount < 0 || ldc < (m > 1 ? m : 1))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    size_t bytes = (size_t)batchCount * sizeof(float *);
+    float **a = malloc(bytes + 1), **b = malloc(bytes + 1), **c = malloc(bytes + 1);
+    cublasStatus_t s = a && b && c ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+    if (s == CUBLAS_STATUS_SUCCESS && bytes &&
+        (cuMemcpyDtoH_v2(a, (CUdeviceptr)(uintptr_t)Aarray, bytes) ||
+         cuMemcpyDtoH_v2(b, (CUdeviceptr)(uintptr_t)Barray, bytes) ||
+         cuMemcpyDtoH_v2(c, (CUdeviceptr)(uintptr_t)Carray, bytes)))
+        s = CUBLAS_STATUS_EXECUTION_FAILED;
+    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batchCount; i++)
+        s = sgemm(transa, transb, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc);
+    free(a);
+    free(b);
+    free(c);
+    return s;
 }
 
 EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
