@@ -37,6 +37,12 @@ void ct_reported_free(ct_reported_set *s)
     free(s);
 }
 
+void ct_reported_atfork_child(ct_reported_set *s)
+{
+    if (s)
+        pthread_mutex_init(&s->lock, NULL);
+}
+
 unsigned ct_reported_waiting(const ct_reported_set *s)
 {
     return s ? atomic_load_explicit(&s->waiting, memory_order_acquire) : 0;

@@ -63,6 +63,8 @@ typedef struct ct_reported_set ct_reported_set;
 
 ct_reported_set *ct_reported_new(void);
 void ct_reported_free(ct_reported_set *s);
+/* In a fork child: the lock is usable again. */
+void ct_reported_atfork_child(ct_reported_set *s);
 /* How many results wait: while 0, a read has nothing to check. */
 unsigned ct_reported_waiting(const ct_reported_set *s);
 /* Record r (copied); replaces a waiting result with the same devInfo. */

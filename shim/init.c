@@ -186,6 +186,7 @@ static void atfork_child(void)
     ct_lifetimes_atfork_child(ct_g.execs);
     ct_lifetimes_atfork_child(ct_g.events);
     ct_lifetimes_atfork_child(ct_g.streams);
+    ct_reported_atfork_child(ct_g.reported);
     ct_kernels_atfork_child();
     ct_images_atfork_child();
     ct_stand_ins_atfork_child();
