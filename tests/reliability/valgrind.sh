@@ -51,9 +51,10 @@ for sc in vmm_remap vmm_release batch_mixed managed; do
     run "memory-$sc" "$(status_without_valgrind "$memory" "$sc")" "$memory" "$sc"
 done
 # Library calls (shim/libcalls.def) on the test-double libraries: failed,
-# skipped, released, nested, and reached in a local scope.
+# skipped, released, nested, batched (followed at a read), a devInfo that
+# refuses its outputs, and reached in a local scope.
 libcalls=$build/tests/integration/client_libcalls
-for sc in rand_fail gemm skip release nested; do
+for sc in rand_fail gemm skip release nested batched potrf; do
     run "libcalls-$sc" "$(status_without_valgrind "$libcalls" "$sc")" "$libcalls" "$sc"
 done
 # Every row of the table through its wrapper (the generated test's client):
