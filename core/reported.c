@@ -4,7 +4,7 @@
  * lock-free look every synchronous read makes.
  *
  * Invariants:
- * - waiting == n, stored after every change under the lock.
+ * - head.waiting == n, stored after every change under the lock.
  * - entries[0..n) are in arrival order: the oldest is displaced first.
  */
 #include "reported.h"
@@ -15,7 +15,7 @@
 #include <string.h>
 
 struct ct_reported_set {
-    atomic_uint waiting;
+    ct_reported_head head; /* first: ct_reported_waiting reads it inline */
     pthread_mutex_t lock;
     unsigned n;
     ct_reported entries[CT_REPORTED_MAX];
@@ -43,11 +43,6 @@ void ct_reported_atfork_child(ct_reported_set *s)
         pthread_mutex_init(&s->lock, NULL);
 }
 
-unsigned ct_reported_waiting(const ct_reported_set *s)
-{
-    return s ? atomic_load_explicit(&s->waiting, memory_order_acquire) : 0;
-}
-
 static bool overlaps(const ct_range *a, const ct_range *b)
 {
     uint64_t a_end = a->len > UINT64_MAX - a->addr ? UINT64_MAX : a->addr + a->len;
@@ -64,7 +59,7 @@ static void remove_at(ct_reported_set *s, unsigned i)
 
 static void publish(ct_reported_set *s)
 {
-    atomic_store_explicit(&s->waiting, s->n, memory_order_release);
+    atomic_store_explicit(&s->head.waiting, s->n, memory_order_release);
 }
 
 void ct_reported_add(ct_reported_set *s, const ct_reported *r)

@@ -60,13 +60,22 @@ typedef struct ct_reported {
 } ct_reported;
 
 typedef struct ct_reported_set ct_reported_set;
+/* A set's first member: how many results wait, looked at inline by every
+ * synchronous read (ct_reported_waiting). */
+typedef struct ct_reported_head {
+    atomic_uint waiting;
+} ct_reported_head;
 
 ct_reported_set *ct_reported_new(void);
 void ct_reported_free(ct_reported_set *s);
 /* In a fork child: the lock is usable again. */
 void ct_reported_atfork_child(ct_reported_set *s);
 /* How many results wait: while 0, a read has nothing to check. */
-unsigned ct_reported_waiting(const ct_reported_set *s);
+static inline unsigned ct_reported_waiting(const ct_reported_set *s)
+{
+    const ct_reported_head *head = (const ct_reported_head *)(const void *)s;
+    return head ? atomic_load_explicit(&head->waiting, memory_order_acquire) : 0;
+}
 /* Record r (copied); replaces a waiting result with the same devInfo. */
 void ct_reported_add(ct_reported_set *s, const ct_reported *r);
 /* A waiting result whose devInfo or outputs overlap read: removed and
