@@ -567,11 +567,14 @@ static void lib_resolve_batch(const ct_reported *r, __typeof__(&cuMemcpyDtoH_v2)
  * on those bytes (or being them) is complete, ordered before this read by
  * the program's own synchronisation, and is read now with a copy of the
  * same kind (4 bytes, adding no synchronisation the program's read does not
- * make).  A value the library documents as "not computed" taints the
+ * make; entry: the program's read's).  A value the library documents as "not computed" taints the
  * outputs it vouches for, so the read rule refuses them. */
-void ct_lib_reported_before_read(uint64_t src, uint64_t bytes)
+void ct_lib_reported_before_read(int entry, uint64_t src, uint64_t bytes)
 {
-    __typeof__(&cuMemcpyDtoH_v2) copy = (__typeof__(&cuMemcpyDtoH_v2))ct_real(CT_ID_cuMemcpyDtoH_v2);
+    /* The program's own kind of copy: a per-thread default stream's orders
+     * only against its own stream, as the program's read does. */
+    int same_kind = entry == CT_ID_cuMemcpyDtoH_v2_ptds ? entry : CT_ID_cuMemcpyDtoH_v2;
+    __typeof__(&cuMemcpyDtoH_v2) copy = (__typeof__(&cuMemcpyDtoH_v2))ct_real(same_kind);
     ct_reported r;
     while (ct_reported_take(ct_g.reported, &(ct_range){src, bytes}, &r)) {
         int32_t info = 0;

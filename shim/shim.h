@@ -387,11 +387,11 @@ static inline bool ct_before_read(ct_call *call, void *dst_host, uint64_t src, u
  * devInfo results waiting on what it reads are read and settled first
  * (libcalls.c; their outputs may then carry a failure), then it is checked
  * as any read.  While none waits, one more load. */
-void ct_lib_reported_before_read(uint64_t src, uint64_t bytes);
+void ct_lib_reported_before_read(int entry, uint64_t src, uint64_t bytes);
 static inline bool ct_before_sync_read(ct_call *call, void *dst_host, uint64_t src, uint64_t bytes)
 {
     if (CT_UNLIKELY(ct_reported_waiting(ct_g.reported) != 0) && !call->injected)
-        ct_lib_reported_before_read(src, bytes);
+        ct_lib_reported_before_read(call->id, src, bytes);
     return ct_before_read(call, dst_host, src, bytes);
 }
 /* After a read to the host: one that failed is a root failure, its host
