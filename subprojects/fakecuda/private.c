@@ -47,7 +47,7 @@ static CUresult fc_slot_unused(const char *table, int slot, atomic_flag *said)
     if (!atomic_flag_test_and_set(said))
         fprintf(stderr,
                 "fakecuda: cuGetExportTable: slot %d of %s is not emulated (CUDA_ERROR_NOT_SUPPORTED); "
-                "runtimes newer than CUDA 13.0.x are not supported\n",
+                "only the slots the README lists were measured\n",
                 slot, table);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
