@@ -344,6 +344,8 @@ static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64
 #define x arg_ptr("x")
 #define y arg_ptr("y")
 #define result arg_ptr("result")
+#define cosine arg_ptr("cosine")
+#define sine arg_ptr("sine")
 #define outputPtr arg_ptr("outputPtr")
 #define idata arg_ptr("idata")
 #define odata arg_ptr("odata")
