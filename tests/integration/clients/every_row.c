@@ -309,6 +309,7 @@ static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64
 #define transa CUBLAS_OP_N
 #define transb CUBLAS_OP_T
 #define trans CUBLAS_OP_T
+#define diag CUBLAS_DIAG_NON_UNIT
 #define uplo CUBLAS_FILL_MODE_LOWER
 #define m 3
 #define n 5
