@@ -310,6 +310,8 @@ static cublasLtMatrixLayout_t layout(const char *name, cudaDataType type, uint64
 #define transb CUBLAS_OP_T
 #define trans CUBLAS_OP_T
 #define diag CUBLAS_DIAG_NON_UNIT
+#define side CUBLAS_SIDE_LEFT  /* A m x m */
+#define mode CUBLAS_SIDE_RIGHT /* x n elements */
 #define uplo CUBLAS_FILL_MODE_LOWER
 #define m 3
 #define n 5
