@@ -137,7 +137,7 @@ CUresult fc_driver_version(int *v)
 {
     if (!v)
         return CUDA_ERROR_INVALID_VALUE;
-    *v = FC_DRIVER_VERSION;
+    *v = fc_reported_driver_version();
     return CUDA_SUCCESS;
 }
 

@@ -49,7 +49,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define FC_DRIVER_VERSION 13000
+#define FC_DRIVER_VERSION 13000   /* the API fakecuda implements; the default it reports */
 #define FC_ALIGN 256u             /* device allocation alignment */
 #define FC_INLINE_PARAM_BYTES 64u /* parameters a queued launch holds without the heap */
 #define FC_MAX_PARAM_BYTES FAKECUDA_KERNEL_MAX_PARAM_BYTES
@@ -235,6 +235,8 @@ CUresult fc_primary_set_flags(CUdevice dev, unsigned flags);
 void fc_ctx_settings_init(fc_ctx_settings *s);
 /* The device's compute capability as major * 10 + minor (90 for 9.0). */
 int fc_device_cc(void);
+/* The version cuDriverGetVersion reports: FAKECUDA_DRIVER_VERSION or 13000. */
+int fc_reported_driver_version(void);
 CUresult fc_device_compute_capability(int *major, int *minor, CUdevice d);
 CUresult fc_device_pci_bus_id(char *id, int len, CUdevice d);
 CUresult fc_device_can_access_peer(int *can, CUdevice d, CUdevice peer);

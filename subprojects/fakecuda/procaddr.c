@@ -31,7 +31,7 @@ static bool fc_better(const fc_api_row *cand, const fc_api_row *best)
 CUresult fc_get_proc_address(const char *sym, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
-    if (!sym || !pfn || version <= 0 || version > FC_DRIVER_VERSION || (flags & ~(cuuint64_t)FC_PROC_FLAGS))
+    if (!sym || !pfn || version <= 0 || version > fc_reported_driver_version() || (flags & ~(cuuint64_t)FC_PROC_FLAGS))
         return CUDA_ERROR_INVALID_VALUE;
     bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, known = false;
     const fc_api_row *best = NULL;

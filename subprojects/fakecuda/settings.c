@@ -1,7 +1,8 @@
 /*
  * settings.c: what loaders ask of the device and of a context at start and
- * fakecuda keeps only as numbers: compute capability, PCI address, peer
- * access, a context's limits and cache preference.
+ * fakecuda keeps only as numbers: the driver version reported, compute
+ * capability, PCI address, peer access, a context's limits and cache
+ * preference.
  *
  * None of it changes how fakecuda runs work; a value set is read back, and
  * values out of range are refused as the real driver refuses them.
@@ -11,6 +12,11 @@
  *   that call may each read it; the first value stored is kept);
  *   cuDeviceComputeCapability and both cuDeviceGetAttribute answers come
  *   from it, so they never disagree.
+ * - The driver version reported is FAKECUDA_DRIVER_VERSION (13000 to 13990,
+ *   a multiple of 10, as cuDriverGetVersion writes 13.x; default 13000),
+ *   read once as the compute capability is; cuDriverGetVersion, the
+ *   integrity answer and cuGetProcAddress's version bound all follow it.
+ *   It changes no behaviour: the API stays CUDA 13.0's (FC_DRIVER_VERSION).
  * - The PCI address is formatted from the device attributes, so
  *   cuDeviceGetPCIBusId and cuDeviceGetAttribute never disagree.
  * - With one device, no context can access a peer: cuDeviceCanAccessPeer
@@ -75,6 +81,36 @@ int fc_device_cc(void)
     atomic_compare_exchange_strong(&cc, &none, fc_cc_parse());
     v = atomic_load(&cc);
     assert(v >= 10 && v <= 999 && "MAJOR (1 to 99) * 10 + MINOR (one digit)");
+    return v;
+}
+
+/* 13000 unless FAKECUDA_DRIVER_VERSION names another 13.x. */
+static int fc_driver_version_parse(void)
+{
+    const char *env = getenv("FAKECUDA_DRIVER_VERSION");
+    if (!env)
+        return FC_DRIVER_VERSION;
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (end != env && env[0] >= '0' && env[0] <= '9' && *end == '\0' && v >= 13000 && v <= 13990 && v % 10 == 0)
+        return (int)v;
+    fprintf(stderr,
+            "fakecuda: FAKECUDA_DRIVER_VERSION=\"%s\" ignored: expected a CUDA 13.x driver version as "
+            "cuDriverGetVersion writes it (13000 to 13990, a multiple of 10), such as 13040; using %d\n",
+            env, FC_DRIVER_VERSION);
+    return FC_DRIVER_VERSION;
+}
+
+int fc_reported_driver_version(void)
+{
+    static _Atomic int version;
+    int v = atomic_load_explicit(&version, memory_order_relaxed);
+    if (v)
+        return v;
+    int none = 0;
+    atomic_compare_exchange_strong(&version, &none, fc_driver_version_parse());
+    v = atomic_load(&version);
+    assert(v >= FC_DRIVER_VERSION && v <= 13990 && v % 10 == 0 && "a CUDA 13.x driver version");
     return v;
 }
 

@@ -1,5 +1,5 @@
 /*
- * test_settings.c: what loaders ask at start (compute capability, PCI
+ * test_settings.c: what loaders ask at start (driver version, compute capability, PCI
  * address, peer access, limits, cache and shared-memory configuration,
  * primary-context flags, module globals) and host work in stream order
  * (cuLaunchHostFunc, cuStreamAddCallback).
@@ -9,6 +9,7 @@
 /* Loaders still call the deprecated queries, so the test does too. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+#include <criterion/redirect.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -65,6 +66,41 @@ Test(settings, compute_capability_malformed_is_9_0)
 Test(settings, compute_capability_without_minor_is_9_0)
 {
     expect_cc("8", 9, 0);
+}
+
+/* cuDriverGetVersion and cuGetProcAddress's version bound follow
+   FAKECUDA_DRIVER_VERSION; anything but a 13.x version is 13000, said. */
+static void expect_driver_version(const char *env, int want)
+{
+    int version;
+    void *fn;
+    setenv("FAKECUDA_DRIVER_VERSION", env, 1);
+    OK(cuInit(0));
+    OK(cuDriverGetVersion(&version));
+    cr_assert_eq(version, want, "%s: %d", env, version);
+    OK(cuGetProcAddress("cuMemAlloc", &fn, want, 0, NULL));
+    FAILS(cuGetProcAddress("cuMemAlloc", &fn, want + 10, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(settings, driver_version_13040)
+{
+    expect_driver_version("13040", 13040);
+}
+Test(settings, driver_version_of_cuda_12_is_13000, .init = cr_redirect_stderr)
+{
+    expect_driver_version("12080", 13000);
+    fflush(stderr);
+    cr_assert_stderr_eq_str("fakecuda: FAKECUDA_DRIVER_VERSION=\"12080\" ignored: expected a CUDA 13.x driver "
+                            "version as cuDriverGetVersion writes it (13000 to 13990, a multiple of 10), such as "
+                            "13040; using 13000\n");
+}
+Test(settings, driver_version_not_a_multiple_of_10_is_13000, .init = cr_redirect_stderr)
+{
+    expect_driver_version("13041", 13000);
+}
+Test(settings, driver_version_with_text_is_13000, .init = cr_redirect_stderr)
+{
+    expect_driver_version("13.4", 13000);
 }
 
 Test(settings, one_device_has_no_peer)
