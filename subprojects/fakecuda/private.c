@@ -461,9 +461,11 @@ static CUresult fc_integrity(uint32_t version, uint64_t unix_seconds, uint64_t o
        (a 13.1), which accepts these answers (cudnnCreate, measured);
        13020-13022: runtime 13.2 (the one CuPy 14.2 links statically, and
        13.2.86 of PyTorch 2.15's wheels), which accepts them too (CuPy's
-       arrays, NVRTC kernels and cuBLAS; torch.cuda.is_available; measured). */
+       arrays, NVRTC kernels and cuBLAS; torch.cuda.is_available; measured);
+       13040-13042: runtime 13.4, the one Warp 1.19 links statically, which
+       accepts them too (its kernels load and run; measured). */
     bool measured = (version >= 13000 && version <= 13002) || (version >= 13010 && version <= 13012) ||
-                    (version >= 13020 && version <= 13022);
+                    (version >= 13020 && version <= 13022) || (version >= 13040 && version <= 13042);
     if (!measured && !atomic_flag_test_and_set(&said))
         fprintf(stderr,
                 "fakecuda: cuGetExportTable: integrity check version %u answered as 1300%u; "

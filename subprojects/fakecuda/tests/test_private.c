@@ -462,8 +462,8 @@ Test(private, integrity_answers_the_three_versions)
     FAILS(check(13002, 0, NULL), CUDA_ERROR_INVALID_VALUE);
 }
 
-/* cuDNN 9's runtime asks 13010-13012 and runtime 13.2 (CuPy's,
-   PyTorch's) 13020-13022, answered by
+/* cuDNN 9's runtime asks 13010-13012, runtime 13.2 (CuPy's,
+   PyTorch's) 13020-13022 and runtime 13.4 (Warp's) 13040-13042, answered by
    version % 10 without a word; any other version is answered so too, said
    once (the only line). */
 Test(private, integrity_versions_of_cudnns_and_cupys_runtimes_are_quiet, .init = cr_redirect_stderr)
@@ -481,6 +481,11 @@ Test(private, integrity_versions_of_cudnns_and_cupys_runtimes_are_quiet, .init =
     OK(check(13021, 1700000000, out));
     cr_assert_eq(out[0], 0x1841181C03CB675Cull);
     OK(check(13022, 1700000000, out));
+    OK(check(13040, 1700000000, out));
+    cr_assert_eq(out[0], 0x3341181C03CB675Cull);
+    OK(check(13041, 1700000000, out));
+    cr_assert_eq(out[0], 0x1841181C03CB675Cull);
+    OK(check(13042, 1700000000, out));
     OK(check(13030, 1700000000, out));
     OK(check(13031, 1700000000, out));
     fflush(stderr);
