@@ -12,8 +12,10 @@
  * - A stream-ordered copy from pageable host memory snapshots its source at
  *   the call (as the driver stages pageable memory), so the caller may
  *   reuse it; from pinned or registered memory it reads the source when it
- *   runs, as the device's DMA does; its host destination is written when
- *   the copy runs.
+ *   runs, as the device's DMA does.  Into pinned or registered memory it
+ *   writes the host destination when it runs; into pageable memory (a
+ *   copy call, not a graph's node) the call returns once the copy ran, as
+ *   the driver's does.
  * - A batch is checked whole before any of its copies is queued: refused,
  *   none of it runs.
  * - Copy arrays (CUarray) are not emulated: CUDA_ERROR_NOT_SUPPORTED.
@@ -89,6 +91,12 @@ bool fc_copy_src_pinned(const fc_copy *c)
     return !c->src.device && c->src.host && n != SIZE_MAX && fc_mem_host_pinned(c->src.host, n);
 }
 
+bool fc_copy_dst_pageable(const fc_copy *c)
+{
+    size_t n = fc_footprint(&c->dst, c->width, c->rows, c->depth);
+    return !c->dst.device && c->dst.host && !(n != SIZE_MAX && fc_mem_host_pinned(c->dst.host, n));
+}
+
 /* The checks of the call: each device side inside one live allocation. */
 CUresult fc_copy_check(const fc_copy *c)
 {
@@ -105,7 +113,11 @@ static CUresult fc_copy_submit(fc_copy *c, CUstream s, bool async)
     if ((r = fc_copy_check(c)) != CUDA_SUCCESS)
         return r;
     fc_work w = {.kind = FC_W_COPY, .u.copy = *c};
-    return fc_submit(ctx, s, &w, !async);
+    /* Into pageable memory the call returns once the copy ran, as the
+       driver documents ("API synchronization behavior") and programs rely
+       on: Warp's .numpy() reads its array after cuMemcpyDtoHAsync.  A
+       capture records it as it records any copy. */
+    return fc_submit(ctx, s, &w, !async || (fc_copy_dst_pageable(c) && !fc_capturing(s)));
 }
 
 static fc_end fc_linear_end(CUdeviceptr p, bool device, size_t n)

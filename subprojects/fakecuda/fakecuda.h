@@ -558,6 +558,8 @@ CUresult fc_run_copy(fc_copy *c);
 CUresult fc_run_fill(const fc_fill *f);
 CUresult fc_copy_check(const fc_copy *c);
 bool fc_copy_src_pinned(const fc_copy *c);
+/* The host destination is pageable memory (neither pinned nor registered). */
+bool fc_copy_dst_pageable(const fc_copy *c);
 CUresult fc_copy_stage(fc_copy *c);
 CUresult fc_copy_from_3d(fc_copy *c, const CUDA_MEMCPY3D *p);
 CUresult fc_fill_make(fc_fill *f, CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,

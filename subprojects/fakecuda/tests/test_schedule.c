@@ -235,8 +235,10 @@ Test(schedule, stream_wait_event_orders_work_across_streams, .timeout = 30)
     OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
     OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     CUdeviceptr d;
-    float out[32] = {0};
-    OK(cuMemAlloc(&d, sizeof out));
+    float *out; /* pinned: the copy into it is queued, not waited for */
+    OK(cuMemAllocHost((void **)&out, 32 * sizeof *out));
+    memset(out, 0, 32 * sizeof *out);
+    OK(cuMemAlloc(&d, 32 * sizeof *out));
     OK(cuLaunchHostFunc(s1, gate_hold, &g));
     fill(d, 32, 2, s1);
     OK(cuLaunchHostFunc(s1, note, "a"));
@@ -244,7 +246,7 @@ Test(schedule, stream_wait_event_orders_work_across_streams, .timeout = 30)
     OK(cuStreamWaitEvent(s2, e, 0));
     OK(cuLaunchHostFunc(s2, note, "b"));
     scale(d, 32, 3, s2);
-    OK(cuMemcpyDtoHAsync(out, d, sizeof out, s2));
+    OK(cuMemcpyDtoHAsync(out, d, 32 * sizeof *out, s2));
     cr_assert(wait_flag(&g.entered), "the gate never ran");
     FAILS(cuStreamQuery(s2), CUDA_ERROR_NOT_READY);
     gate_open(&g);
@@ -252,6 +254,7 @@ Test(schedule, stream_wait_event_orders_work_across_streams, .timeout = 30)
     cr_assert_str_eq(trace, "ab");
     for (int i = 0; i < 32; i++)
         cr_assert_eq(out[i], 6.0f, "s2's scale ran before s1's fill (out[%d] = %g)", i, out[i]);
+    OK(cuMemFreeHost(out));
     OK(cuStreamDestroy(s1));
     OK(cuStreamDestroy(s2));
 }
@@ -266,8 +269,10 @@ Test(schedule, stream_wait_event_orders_work_across_contexts, .timeout = 30)
     OK(cuStreamCreate(&sa, CU_STREAM_NON_BLOCKING));
     OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     CUdeviceptr d;
-    float out[32] = {0};
-    OK(cuMemAlloc(&d, sizeof out));
+    float *out; /* pinned: the copy into it is queued, not waited for */
+    OK(cuMemAllocHost((void **)&out, 32 * sizeof *out));
+    memset(out, 0, 32 * sizeof *out);
+    OK(cuMemAlloc(&d, 32 * sizeof *out));
     OK(cuLaunchHostFunc(sa, gate_hold, &g));
     fill(d, 32, 2, sa);
     OK(cuLaunchHostFunc(sa, note, "a"));
@@ -278,7 +283,7 @@ Test(schedule, stream_wait_event_orders_work_across_contexts, .timeout = 30)
     OK(cuStreamWaitEvent(sb, e, 0));
     OK(cuLaunchHostFunc(sb, note, "b"));
     scale(d, 32, 3, sb);
-    OK(cuMemcpyDtoHAsync(out, d, sizeof out, sb));
+    OK(cuMemcpyDtoHAsync(out, d, 32 * sizeof *out, sb));
     cr_assert(wait_flag(&g.entered), "the gate never ran");
     FAILS(cuStreamQuery(sb), CUDA_ERROR_NOT_READY);
     gate_open(&g);
@@ -286,6 +291,7 @@ Test(schedule, stream_wait_event_orders_work_across_contexts, .timeout = 30)
     cr_assert_str_eq(trace, "ab");
     for (int i = 0; i < 32; i++)
         cr_assert_eq(out[i], 6.0f, "b's scale ran before a's fill (out[%d] = %g)", i, out[i]);
+    OK(cuMemFreeHost(out));
     OK(cuCtxDestroy(b));
     OK(cuCtxGetCurrent(&top));
     cr_assert_eq(top, a);
