@@ -162,7 +162,7 @@ static void node_put(ct_allocmap *map, ct_alloc *node)
 /* The last entry of t whose key is <= x; -1 when x is below them all. */
 static int bt_floor_index(const bt_node *t, uint64_t x)
 {
-    if (x >= t->key[t->n - 1]) /* at or past the last: rising addresses, most of the time */
+    if (__builtin_expect(x >= t->key[t->n - 1], 1)) /* at or past the last: rising addresses, mostly */
         return t->n - 1;
     int lo = 0, hi = t->n - 1; /* the answer + 1 lies in [lo, hi] */
     while (lo < hi) {
@@ -175,25 +175,51 @@ static int bt_floor_index(const bt_node *t, uint64_t x)
     return lo - 1;
 }
 
+/* The path of bt_descend for an x below every key: the first entry of
+ * each inner node, entry -1 of the first leaf.  Rare (an allocation below
+ * every live one), so out of the descent's line. */
+__attribute__((noinline, cold)) static bool bt_descend_below_all(bt_node *t, int height, bt_path *path)
+{
+    for (int l = 0; l < height; l++) {
+        assert(t->leaf == (l == height - 1) && "leaves are all at the map's height");
+        path->node[l] = t;
+        path->idx[l] = t->leaf ? -1 : 0;
+        t = t->leaf ? NULL : t->ptr[0];
+    }
+    return false;
+}
+
 /* Down to the leaf entry with the greatest key <= x, the path recorded;
  * false when x is below every key (the path then leads to the first leaf,
- * entry -1). */
+ * entry -1) or the tree is empty (depth 0).  Only the root can answer
+ * "below" (an inner key is its subtree's least), so that case is settled
+ * there once, and the walk counts levels by the map's height instead of
+ * testing each node for a leaf: what every alloc and free pays per level
+ * (docs/PERFORMANCE.md). */
 static bool bt_descend(const ct_allocmap *map, uint64_t x, bt_path *path)
 {
-    path->depth = 0;
-    bool found = true;
-    for (bt_node *t = map->root; t;) {
-        assert(path->depth < BT_MAX_DEPTH && "the tree is shallower than BT_MAX_DEPTH");
+    const int height = map->height;
+    assert(height >= 0 && height <= BT_MAX_DEPTH && "the tree is shallower than BT_MAX_DEPTH");
+    bt_node *t = map->root;
+    assert((t != NULL) == (height > 0) && "an empty tree has no levels");
+    path->depth = height;
+    if (!t)
+        return false;
+    if (x < t->key[0])
+        return bt_descend_below_all(t, height, path);
+    int l = 0;
+    for (; l < height - 1; l++) {
+        assert(!t->leaf && "leaves are all at the map's height");
         int i = bt_floor_index(t, x);
-        if (i < 0) {
-            found = false;
-            i = t->leaf ? -1 : 0;
-        }
-        path->node[path->depth] = t;
-        path->idx[path->depth++] = i;
-        t = t->leaf ? NULL : t->ptr[i];
+        assert(i >= 0 && "below a subtree's least key only at the root");
+        path->node[l] = t;
+        path->idx[l] = i;
+        t = t->ptr[i];
     }
-    return found && path->depth > 0;
+    assert(t->leaf && "leaves are all at the map's height");
+    path->node[l] = t;
+    path->idx[l] = bt_floor_index(t, x);
+    return true;
 }
 
 static ct_alloc *bt_leaf_entry(const bt_path *path)
