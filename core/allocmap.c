@@ -393,12 +393,12 @@ static void bt_insert_on(ct_allocmap *map, bt_path *path, bool above_some, uint6
     bt_put(map, path, l, path->idx[l] + 1, key, node);
 }
 
-/* Removes the leaf entry the path ends at; nodes left empty leave their
- * parents, and a root of one child gives way to it. */
-static void bt_remove_at(ct_allocmap *map, bt_path *path)
+/* After the leaf entry the path ends at was dropped, when that emptied the
+ * leaf or took its least key: nodes left empty leave their parents, a root
+ * of one child gives way to it, and the parents learn a new least key. */
+__attribute__((noinline)) static void bt_reshape_after_drop(ct_allocmap *map, bt_path *path)
 {
     int l = path->depth - 1;
-    bt_drop_entry(path->node[l], path->idx[l]);
     while (path->node[l]->n == 0 && l > 0) {
         bt_give_back(map, path->node[l]);
         l--;
@@ -418,6 +418,20 @@ static void bt_remove_at(ct_allocmap *map, bt_path *path)
         map->root = only;
         map->height--;
     }
+}
+
+/* Removes the leaf entry the path ends at.  Most removes take a key from
+ * the middle or end of a leaf that keeps others: nothing above it changes
+ * (an inner root keeps two children or more: only a node emptied below it
+ * takes one away), so the rest is out of line. */
+static void bt_remove_at(ct_allocmap *map, bt_path *path)
+{
+    int l = path->depth - 1;
+    bt_node *leaf = path->node[l];
+    bt_drop_entry(leaf, path->idx[l]);
+    if (__builtin_expect(leaf->n == 0 || path->idx[l] == 0, 0))
+        bt_reshape_after_drop(map, path);
+    assert((!map->root || map->root->leaf || map->root->n > 1) && "an inner root has two children or more");
 }
 
 /* At the map's end: every allocation's claims released, every tree node
@@ -448,15 +462,21 @@ ct_allocmap *ct_allocmap_new(void)
     return map;
 }
 
+/* A node that carried claims leaves: the store forgets them.  Out of
+ * line: most freed allocations carry none. */
+__attribute__((noinline)) static void forget_claims(ct_allocmap *map, ct_alloc *node)
+{
+    map->env.forget(map->env.owner, node->base, ct_claims_end(&node->claims, NULL));
+    ct_claims_drop(&node->claims, &map->env);
+}
+
 /* node, the entry the path ends at, leaves the tree, its claims the store. */
 static void forget_on(ct_allocmap *map, bt_path *path, ct_alloc *node)
 {
     assert(bt_leaf_entry(path) == node && "the path ends at the node it forgets");
     bt_remove_at(map, path);
-    if (node->claims.n) {
-        map->env.forget(map->env.owner, node->base, ct_claims_end(&node->claims, NULL));
-        ct_claims_drop(&node->claims, &map->env);
-    }
+    if (__builtin_expect(node->claims.n != 0, 0))
+        forget_claims(map, node);
     node_put(map, node);
     map->count--;
     map->generation++;
