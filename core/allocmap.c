@@ -83,8 +83,9 @@ struct ct_allocmap {
     bt_node *root;
     bt_node *spare; /* tree nodes taken ahead of a split (linked by ptr[0]) */
     size_t n_spare;
-    size_t tree_nodes; /* in the tree */
-    int height;        /* levels: 0 for an empty tree */
+    size_t tree_nodes;  /* in the tree */
+    int height;         /* levels: 0 for an empty tree */
+    uint64_t last_base; /* the greatest key in the tree, while it has one */
     ct_alloc *free_nodes;
     ct_alloc **chunks;
     size_t n_chunks, cap_chunks;
@@ -250,6 +251,14 @@ static ct_alloc *bt_first_of(const bt_node *t)
     return t->ptr[0];
 }
 
+/* The greatest key under t: the last entry's, all the way down. */
+static uint64_t bt_last_key(const bt_node *t)
+{
+    while (!t->leaf)
+        t = t->ptr[t->n - 1];
+    return t->key[t->n - 1];
+}
+
 /* The entry after the one a descent ended at, or NULL. */
 static ct_alloc *bt_after(const bt_path *path)
 {
@@ -396,7 +405,7 @@ static void bt_insert_on(ct_allocmap *map, bt_path *path, bool above_some, uint6
 /* After the leaf entry the path ends at was dropped, when that emptied the
  * leaf or took its least key: nodes left empty leave their parents, a root
  * of one child gives way to it, and the parents learn a new least key. */
-__attribute__((noinline)) static void bt_reshape_after_drop(ct_allocmap *map, bt_path *path)
+__attribute__((noinline)) static void bt_reshape_after_drop(ct_allocmap *map, bt_path *path, uint64_t key)
 {
     int l = path->depth - 1;
     while (path->node[l]->n == 0 && l > 0) {
@@ -418,6 +427,8 @@ __attribute__((noinline)) static void bt_reshape_after_drop(ct_allocmap *map, bt
         map->root = only;
         map->height--;
     }
+    if (key == map->last_base)
+        map->last_base = bt_last_key(map->root);
 }
 
 /* Removes the leaf entry the path ends at.  Most removes take a key from
@@ -428,9 +439,12 @@ static void bt_remove_at(ct_allocmap *map, bt_path *path)
 {
     int l = path->depth - 1;
     bt_node *leaf = path->node[l];
+    uint64_t key = leaf->key[path->idx[l]];
     bt_drop_entry(leaf, path->idx[l]);
     if (__builtin_expect(leaf->n == 0 || path->idx[l] == 0, 0))
-        bt_reshape_after_drop(map, path);
+        bt_reshape_after_drop(map, path, key);
+    else if (key == map->last_base) /* the leaf's last went: its new last is the tree's */
+        map->last_base = leaf->key[leaf->n - 1];
     assert((!map->root || map->root->leaf || map->root->n > 1) && "an inner root has two children or more");
 }
 
@@ -475,6 +489,7 @@ static void forget_on(ct_allocmap *map, bt_path *path, ct_alloc *node)
 {
     assert(bt_leaf_entry(path) == node && "the path ends at the node it forgets");
     bt_remove_at(map, path);
+    assert((!map->root || map->last_base == bt_last_key(map->root)) && "last_base is the tree's greatest key");
     if (__builtin_expect(node->claims.n != 0, 0))
         forget_claims(map, node);
     node_put(map, node);
@@ -554,7 +569,9 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t 
     bt_path path;
     bool above_some = map->root && bt_descend(map, base, &path);
     const ct_alloc *below = above_some ? bt_leaf_entry(&path) : NULL;
-    const ct_alloc *above = map->root ? bt_after(&path) : NULL;
+    /* Nothing lies above a base at or past the greatest: no walk back up
+     * the path for an allocation at a rising address, the usual one. */
+    const ct_alloc *above = map->root && base < map->last_base ? bt_after(&path) : NULL;
     if ((below && base - below->base < below->size) || (above && above->base < base + size)) {
         /* Rare: a free we missed.  The stale entries go first (forget()
          * invalidates the lookup caches); a new node invalidates none. */
@@ -563,7 +580,9 @@ int ct_allocmap_insert(ct_allocmap *map, uint64_t base, uint64_t size, uint64_t 
         above_some = map->root && bt_descend(map, base, &path);
     }
     bt_insert_on(map, &path, above_some, base, node);
-    map->count++;
+    if (map->count++ == 0 || base > map->last_base)
+        map->last_base = base;
+    assert(map->last_base == bt_last_key(map->root) && "last_base is the tree's greatest key");
     return CT_OK;
 }
 
