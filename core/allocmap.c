@@ -28,6 +28,10 @@
  *   anything, so out of memory leaves the map as it was.
  * - A split of a node at its end (allocations at rising addresses, what
  *   drivers and bump allocators hand out) leaves the full node full.
+ * - Leaves are exactly map->height levels down, and map->last_base is the
+ *   tree's greatest key while it has one: a descent counts levels instead
+ *   of testing for leaves, and an insert past last_base has nothing above
+ *   it to overlap (both asserted in debug builds).
  * - A map has an id no other map in the process has had, and a generation
  *   that every remove and resize advances, so a cached lookup (id,
  *   generation) can only match while the node it names is still the one in
