@@ -32,28 +32,19 @@ if ! why=$("$python" -c 'from cuda.pathfinder import load_nvidia_dynamic_lib as 
 fi
 # shellcheck source=tests/runtime/judge.sh
 . "$(dirname "$0")/../runtime/judge.sh"
+# shellcheck source=tests/python/runs.sh
+. "$(dirname "$0")/runs.sh"
 
-bare "$python" "$client" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-under_shim "$python" "$client" || fail "shim: exit status $?"
-cat "$work/base.out" "$work/base.err" "$work/shim.out" "$work/shim.err"
+clean_runs "$python" "$client"
 expect base checked correct
 expect base matmul_raised none
-cmp -s "$work/base.out" "$work/shim.out" || fail "the shim changed the clean run's output"
-grep -q '"event":"failure"' "$work/report.jsonl" && fail "the clean run's report holds a failure"
 grep -q '^fakecuda:' "$work/base.err" && fail "fakecuda reported something it does not host (base.err)"
 
 # Launch #7 is scale_add's (after arange, multiply, add, the two
 # reductions and full's copy): an api: rule, as fakecuda's launch: rules
 # name only built-in and plugin kernels.  The report must name scale_add.
 faults='api:cuLaunchKernel#7=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
-bare FAKECUDA_FAULTS=$faults "$python" "$client" catch >"$work/fbase.out" 2>&1 ||
-    fail "failed launch, bare: exit status $?"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS=$faults "$python" "$client" catch
-status=$?
-cp "$work/shim.out" "$work/fshim.out"
-cat "$work/fbase.out" "$work/fshim.out" "$work/shim.err"
-[ "$status" -eq 1 ] || fail "failed launch, shim: exit status $status, expected 1 (the program raised)"
+faulted_runs f "$faults" 0 1 "$python" "$client" catch
 expect fbase launch CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 expect fbase z_raised none
 expect fbase first 100.0
@@ -76,15 +67,7 @@ grep -q '"event":"skip".*"api":"cublasGemmEx","kernel":null' "$work/report.jsonl
 # fault bare and under the shim; the shim latches the lost context (exit
 # status 70) and its report names scale_add among the suspects.
 faults='api:cuLaunchKernel#7=fault'
-bare FAKECUDA_FAULTS=$faults "$python" "$client" >"$work/sbase.out" 2>&1
-status=$?
-[ "$status" -eq 1 ] || fail "faulting kernel, bare: exit status $status, expected 1"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS=$faults "$python" "$client"
-status=$?
-cp "$work/shim.out" "$work/sshim.out"
-cat "$work/sbase.out" "$work/sshim.out" "$work/shim.err"
-[ "$status" -eq 70 ] || fail "faulting kernel, shim: exit status $status, expected 70 (context lost)"
+faulted_runs s "$faults" 1 70 "$python" "$client"
 expect sbase z_raised cudaErrorIllegalAddress
 expect sshim z_raised cudaErrorIllegalAddress
 grep -q '"event":"context_lost".*"suspects":\[.*"kernel":"scale_add"' "$work/report.jsonl" ||

@@ -27,33 +27,25 @@ if ! why=$("$python" -c 'import numba.cuda, numpy' 2>&1); then
 fi
 # shellcheck source=tests/runtime/judge.sh
 . "$(dirname "$0")/../runtime/judge.sh"
+# shellcheck source=tests/python/runs.sh
+. "$(dirname "$0")/runs.sh"
 mkdir "$work/no-nvjitlink"
 echo "nvJitLink is hidden from this test (tests/python/numba_jit.sh)" >"$work/no-nvjitlink/libnvJitLink.so.13"
 export LD_LIBRARY_PATH="$work/no-nvjitlink${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset CUDA_HOME CUDA_PATH
 
-bare "$python" "$client" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
+clean_runs "$python" "$client"
 if ! grep -q 'nvjitlink is not available' "$work/base.err"; then
     echo "SKIP: numba-cuda found nvJitLink all the same (a wheel in the environment?): it links SASS, which fakecuda cannot run"
     exit 77
 fi
-under_shim "$python" "$client" || fail "shim: exit status $?"
-cat "$work/base.out" "$work/base.err" "$work/shim.out" "$work/shim.err"
 expect base launch ok
 expect base checked correct
-cmp -s "$work/base.out" "$work/shim.out" || fail "the shim changed the clean run's output"
-grep -q '"event":"failure"' "$work/report.jsonl" && fail "the clean run's report holds a failure"
 
 # Numba's kernel, by the demangled name fakecuda's launch: rules match.
 kernel='"kernel":"__main__::axpy\[abi:v1\]\[abi:[^]]*\](Array<float, 1, C, mutable, aligned>, Array<float, 1, C, mutable, aligned>, float, float)"'
 faults='launch:__main__::axpy*#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
-bare FAKECUDA_FAULTS="$faults" "$python" "$client" >"$work/fbase.out" 2>&1 || fail "failed launch, bare: exit status $?"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS="$faults" "$python" "$client"
-status=$?
-cp "$work/shim.out" "$work/fshim.out"
-cat "$work/fbase.out" "$work/fshim.out" "$work/shim.err"
-[ "$status" -eq 1 ] || fail "failed launch, shim: exit status $status, expected 1 (the program raised)"
+faulted_runs f "$faults" 0 1 "$python" "$client"
 expect fbase launch CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 expect fbase raised none
 expect fbase checked wrong
@@ -70,15 +62,7 @@ grep -Eq '"event":"refused_read".*"api":"cuMemcpyDtoH_v2(_ptds)?".*"bytes":4000,
 # nothing is copied); the shim latches the lost context (exit status 70)
 # and its report names the kernel as the suspect.
 faults='launch:__main__::axpy*#1=fault'
-bare FAKECUDA_FAULTS="$faults" "$python" "$client" >"$work/sbase.out" 2>&1
-status=$?
-[ "$status" -eq 1 ] || fail "faulting kernel, bare: exit status $status, expected 1"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS="$faults" "$python" "$client"
-status=$?
-cp "$work/shim.out" "$work/sshim.out"
-cat "$work/sbase.out" "$work/sshim.out" "$work/shim.err"
-[ "$status" -eq 70 ] || fail "faulting kernel, shim: exit status $status, expected 70 (context lost)"
+faulted_runs s "$faults" 1 70 "$python" "$client"
 expect sbase raised CUDA_ERROR_ILLEGAL_ADDRESS
 expect sshim raised CUDA_ERROR_ILLEGAL_ADDRESS
 grep -q "\"event\":\"context_lost\".*\"suspects\":\[{[^}]*$kernel" "$work/report.jsonl" ||

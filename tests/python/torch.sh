@@ -27,29 +27,23 @@ if ! why=$("$python" -c 'import torch' 2>&1); then
 fi
 # shellcheck source=tests/runtime/judge.sh
 . "$(dirname "$0")/../runtime/judge.sh"
+# shellcheck source=tests/python/runs.sh
+. "$(dirname "$0")/runs.sh"
 fill_error='CUDA error: too many resources requested for launch'
 fill_kernel='void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char\*, 1ul>, false>(int, at::native::FillFunctor<float>, std::array<char\*, 1ul>)'
 
-bare "$python" "$client" clean >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-under_shim "$python" "$client" clean || fail "shim: exit status $?"
-cat "$work/base.out" "$work/base.err" "$work/shim.out" "$work/shim.err"
+clean_runs "$python" "$client" clean
 expect base available True
 expect base roundtrip True
 expect base elementwise '(4096,) torch.float32'
 expect base stream_copy 'True (4096,)'
 expect base graph_replayed '(4096,) input=True'
 expect base allocator_reuse True
-cmp -s "$work/base.out" "$work/shim.out" || fail "the shim changed the clean run's output"
-grep -q '"event":"failure"' "$work/report.jsonl" && fail "the clean run's report holds a failure"
 
 # An api: rule, as fakecuda's launch: rules name only built-in and plugin
 # kernels; fill_ is the program's first kernel.
 faults='api:cuLaunchKernel#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
-bare FAKECUDA_FAULTS=$faults "$python" "$client" inject >"$work/fbase.out" 2>&1 || fail "failed fill, bare: exit status $?"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS=$faults "$python" "$client" inject || fail "failed fill, shim: exit status $?"
-cp "$work/shim.out" "$work/fshim.out"
-cat "$work/fbase.out" "$work/fshim.out" "$work/shim.err"
+faulted_runs f "$faults" 0 0 "$python" "$client" inject
 expect fbase fill "$fill_error"
 expect fbase read 'data stale=True'
 expect fshim fill "$fill_error"

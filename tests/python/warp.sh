@@ -27,28 +27,20 @@ if ! why=$("$python" -c 'import warp, numpy, cuda.bindings' 2>&1); then
 fi
 # shellcheck source=tests/runtime/judge.sh
 . "$(dirname "$0")/../runtime/judge.sh"
+# shellcheck source=tests/python/runs.sh
+. "$(dirname "$0")/runs.sh"
 
-bare "$python" "$client" >"$work/base.out" 2>"$work/base.err" || fail "base: exit status $?"
-under_shim "$python" "$client" || fail "shim: exit status $?"
-cat "$work/base.out" "$work/base.err" "$work/shim.out" "$work/shim.err"
+clean_runs "$python" "$client"
 expect base launch ok
 expect base checked correct
 expect base sum 999500.0
-cmp -s "$work/base.out" "$work/shim.out" || fail "the shim changed the clean run's output"
-grep -q '"event":"failure"' "$work/report.jsonl" && fail "the clean run's report holds a failure"
 grep -q 'fakecuda:' "$work/base.err" && fail "fakecuda said something of the clean run (an unmeasured integrity version?)"
 
 # Warp's kernel (its forward function), by the name fakecuda's launch:
 # rules match.
 kernel='"kernel":"axpy_[0-9a-f]*_cuda_kernel_forward"'
 faults='launch:axpy_*_cuda_kernel_forward#1=CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES'
-bare FAKECUDA_FAULTS="$faults" "$python" "$client" >"$work/fbase.out" 2>&1 || fail "failed launch, bare: exit status $?"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS="$faults" "$python" "$client"
-status=$?
-cp "$work/shim.out" "$work/fshim.out"
-cat "$work/fbase.out" "$work/fshim.out" "$work/shim.err"
-[ "$status" -eq 1 ] || fail "failed launch, shim: exit status $status, expected 1 (the program raised)"
+faulted_runs f "$faults" 0 1 "$python" "$client"
 expect fbase launch CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 expect fbase raised none
 expect fbase checked wrong
@@ -63,15 +55,7 @@ grep -Eq '"event":"refused_read".*"api":"cuMemcpyDtoHAsync_v2(_ptsz)?".*"bytes":
 # bare and under the shim; the shim latches the lost context (exit status
 # 70) and its report names the kernel as the suspect.
 faults='launch:axpy_*_cuda_kernel_forward#1=fault'
-bare FAKECUDA_FAULTS="$faults" "$python" "$client" >"$work/sbase.out" 2>&1
-status=$?
-[ "$status" -eq 1 ] || fail "faulting kernel, bare: exit status $status, expected 1"
-rm -f "$work/report.jsonl"
-under_shim FAKECUDA_FAULTS="$faults" "$python" "$client"
-status=$?
-cp "$work/shim.out" "$work/sshim.out"
-cat "$work/sbase.out" "$work/sshim.out" "$work/shim.err"
-[ "$status" -eq 70 ] || fail "faulting kernel, shim: exit status $status, expected 70 (context lost)"
+faulted_runs s "$faults" 1 70 "$python" "$client"
 expect sbase raised CUDA_ERROR_ILLEGAL_ADDRESS
 expect sshim raised CUDA_ERROR_ILLEGAL_ADDRESS
 grep -Eq "\"event\":\"context_lost\".*\"suspects\":\[\{[^}]*$kernel" "$work/report.jsonl" ||
