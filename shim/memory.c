@@ -292,7 +292,8 @@ bool ct_before_free(ct_call *call, uint64_t base)
     (void)call;
     if (base != 0) {
         ct_store_free_alloc(ct_g.store, base);
-        ct_reported_forget(ct_g.reported, base);
+        if (ct_reported_waiting(ct_g.reported)) /* inline: none waits, as a rule */
+            ct_reported_forget(ct_g.reported, base);
         forget_visible(&managed, base);
     }
     return true;
