@@ -18,7 +18,7 @@
  *   not use up real ids, and "lowest id" - the oldest, the root cause -
  *   always prefers a real failure to a provisional one.  A kind wraps only
  *   after 2^31 ids, skipping ids still live.
- * - Scope slots: a scope of at most SCOPE_RANGES ranges lives in its
+ * - Scope slots: a scope of at most CT_SCOPE_RANGES ranges lives in its
  *   thread's own slot (ct_scope_rule), not in the store, while it is OPEN;
  *   the summary's open count says how many are.  A slot is one thread's
  *   from its first scope until it exits (given back idle; one holding an
@@ -74,16 +74,9 @@
 #include "hot_tls.h"
 #include "rules.h"
 #include "rwlock.h"
+#include "scope.h"
 #include "summary.h"
 
-#define FIRST_PROVISIONAL_ID 0x80000000u
-/* Provisional ids: [FIRST_PROVISIONAL_ID, FIRST_LOCKED_SCOPE_ID) name the
- * scopes held in slots (the slot is the id's remainder by SCOPE_SLOTS),
- * the rest the scopes placed at once (too wide for a slot, or no slot free). */
-#define FIRST_LOCKED_SCOPE_ID 0xc0000000u
-#define SLOT_SCOPE_IDS (FIRST_LOCKED_SCOPE_ID - FIRST_PROVISIONAL_ID)
-#define SCOPE_SLOTS 64 /* threads with a slot of their own; the rest place their scopes */
-#define SCOPE_RANGES 4 /* a slot holds this many ranges; more are placed at once */
 #define OOM_API "cutaint: out of memory, failure detail dropped"
 
 typedef struct failure {
@@ -113,24 +106,6 @@ typedef struct interned {
     char name[];
 } interned;
 
-/* A write scope kept out of the store until someone looks (see "Scope
- * slots" below).  A slot moves UNOWNED -> IDLE when a thread takes it as
- * its own (compare-and-swap, once per thread) and back when that thread
- * exits with it idle.  Its owner's scopes move it IDLE -> OPEN (the owner
- * filled it while idle, then published it) -> IDLE (the owner settled it
- * alone) or -> SHOWN (placed in the store by whoever took the lock; the
- * owner settles it under the lock) -> IDLE.  OPEN -> SHOWN is anyone's
- * under the lock, OPEN -> IDLE / BUSY the owner's at exit, both by
- * compare-and-swap, so exactly one of them wins. */
-enum { SLOT_UNOWNED, SLOT_IDLE, SLOT_BUSY, SLOT_OPEN, SLOT_SHOWN };
-typedef struct scope_slot {
-    _Alignas(64) atomic_uint state;
-    unsigned n;       /* the owner's, published by OPEN: */
-    ct_failure_id id; /* the provisional id of its latest scope */
-    ct_scope_desc desc;
-    ct_range w[SCOPE_RANGES];
-} scope_slot;
-
 typedef struct id_space {
     uint64_t next, first, limit;
     bool wrapped;
@@ -157,19 +132,13 @@ struct ct_store {
     interned *names;
     size_t names_bytes;
     int unknown_error;      /* ct_store_new's: see lost_root */
-    uint64_t serial;        /* this store's number among the process's stores (own_slot) */
+    ct_scope_gate gate;     /* its serial among the process's stores, its summary, itself (scope.h) */
     pthread_key_t slot_key; /* a thread's slot here, given back when it exits */
     bool slot_key_made;
-    scope_slot slots[SCOPE_SLOTS];
+    ct_scope_slot slots[CT_SCOPE_SLOTS];
 };
 
-/* The calling thread's slot, and which store it is in: by serial, not
- * address, since a store freed and another made at its address is
- * another store. */
-static CT_HOT_TLS struct own_slot {
-    uint64_t serial;
-    scope_slot *slot;
-} own;
+CT_HOT_TLS struct ct_scope_own ct_scope_own;
 static atomic_uint_fast64_t store_serials;
 
 /* Checks that only look and that the summary could not answer (is any
@@ -266,7 +235,7 @@ static ct_failure_id take_id(ct_store *s, id_space *space)
         }
         if (!space->wrapped || !lookup(s, id)) {
             assert(id != 0 && "id 0 is the anchor's, never handed out");
-            assert((space == &s->provisional_ids) == (id >= FIRST_PROVISIONAL_ID) &&
+            assert((space == &s->provisional_ids) == (id >= CT_FIRST_PROVISIONAL_ID) &&
                    "real ids lie below the provisional half of the id space");
             return id;
         }
@@ -767,9 +736,9 @@ static void record_skip(ct_store *s, failure *f, const ct_skip_desc *skip, const
  * when idle; one holding a scope that never exited stays taken. */
 static void give_back_slot(void *slot)
 {
-    scope_slot *sl = slot;
-    unsigned idle = SLOT_IDLE;
-    atomic_compare_exchange_strong_explicit(&sl->state, &idle, SLOT_UNOWNED, memory_order_release,
+    ct_scope_slot *sl = slot;
+    unsigned idle = CT_SLOT_IDLE;
+    atomic_compare_exchange_strong_explicit(&sl->state, &idle, CT_SLOT_UNOWNED, memory_order_release,
                                             memory_order_relaxed);
 }
 
@@ -795,13 +764,14 @@ ct_store *ct_store_new(int unknown_error)
     s->env->unref = claim_unref;
     s->env->forget = forget_claims;
     s->env->owner = s;
-    s->real_ids = (id_space){1, 1, FIRST_PROVISIONAL_ID, false};
-    s->provisional_ids = (id_space){FIRST_LOCKED_SCOPE_ID, FIRST_LOCKED_SCOPE_ID, (uint64_t)UINT32_MAX + 1, false};
-    s->serial = atomic_fetch_add_explicit(&store_serials, 1, memory_order_relaxed) + 1;
+    s->real_ids = (id_space){1, 1, CT_FIRST_PROVISIONAL_ID, false};
+    s->provisional_ids =
+        (id_space){CT_FIRST_LOCKED_SCOPE_ID, CT_FIRST_LOCKED_SCOPE_ID, (uint64_t)UINT32_MAX + 1, false};
+    s->gate = (ct_scope_gate){atomic_fetch_add_explicit(&store_serials, 1, memory_order_relaxed) + 1, &s->summary, s};
     s->slot_key_made = pthread_key_create(&s->slot_key, give_back_slot) == 0;
-    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
-        atomic_init(&s->slots[i].state, SLOT_UNOWNED);
-        s->slots[i].id = FIRST_PROVISIONAL_ID + i;
+    for (unsigned i = 0; i < CT_SCOPE_SLOTS; i++) {
+        atomic_init(&s->slots[i].state, CT_SLOT_UNOWNED);
+        s->slots[i].id = CT_FIRST_PROVISIONAL_ID + i;
     }
     return s;
 }
@@ -837,10 +807,10 @@ void ct_store_atfork_child(ct_store *s)
     lock_init(s);
     /* Only the forking thread lives on: the idle slots of the others are
      * anyone's again (their unfinished scopes stay open for ever). */
-    scope_slot *mine = own.serial == s->serial ? own.slot : NULL;
-    for (unsigned i = 0; i < SCOPE_SLOTS; i++)
-        if (&s->slots[i] != mine && atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == SLOT_IDLE)
-            atomic_store_explicit(&s->slots[i].state, SLOT_UNOWNED, memory_order_relaxed);
+    ct_scope_slot *mine = ct_scope_own.serial == s->gate.serial ? ct_scope_own.slot : NULL;
+    for (unsigned i = 0; i < CT_SCOPE_SLOTS; i++)
+        if (&s->slots[i] != mine && atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == CT_SLOT_IDLE)
+            atomic_store_explicit(&s->slots[i].state, CT_SLOT_UNOWNED, memory_order_relaxed);
 }
 
 /* Every region meeting [lo, hi) ends: the allocation holding it did. */
@@ -1164,6 +1134,11 @@ const struct ct_summary *ct_store_summary(const ct_store *s)
     return s ? &s->summary : NULL;
 }
 
+ct_scope_gate ct_store_scope_gate(ct_store *s)
+{
+    return s ? s->gate : (ct_scope_gate){CT_SCOPE_NO_STORE, NULL, NULL};
+}
+
 bool ct_store_tainted(const ct_store *s)
 {
     return s && ct_summary_tainted(&s->summary);
@@ -1234,11 +1209,11 @@ static ct_failure_id place_scope(ct_store *s, const ct_range *w, size_t n, ct_sc
  * placement displaces the failures w carried and pins the lowest-id one,
  * so a repeat folds only into that one, whether or not anyone looked. */
 
-static scope_slot *slot_of(ct_store *s, ct_failure_id id)
+static ct_scope_slot *slot_of(ct_store *s, ct_failure_id id)
 {
     if (!ct_scope_waits_in_slot(id))
         return NULL;
-    scope_slot *sl = &s->slots[(id - FIRST_PROVISIONAL_ID) % SCOPE_SLOTS];
+    ct_scope_slot *sl = &s->slots[(id - CT_FIRST_PROVISIONAL_ID) % CT_SCOPE_SLOTS];
     return sl->id == id ? sl : NULL;
 }
 
@@ -1246,11 +1221,11 @@ static scope_slot *slot_of(ct_store *s, ct_failure_id id)
  * line: every lock asks, and most find none. */
 __attribute__((noinline)) static void show_scopes(ct_store *s)
 {
-    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
-        scope_slot *sl = &s->slots[i];
-        unsigned expected = SLOT_OPEN;
-        if (atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_OPEN ||
-            !atomic_compare_exchange_strong_explicit(&sl->state, &expected, SLOT_SHOWN, memory_order_acquire,
+    for (unsigned i = 0; i < CT_SCOPE_SLOTS; i++) {
+        ct_scope_slot *sl = &s->slots[i];
+        unsigned expected = CT_SLOT_OPEN;
+        if (atomic_load_explicit(&sl->state, memory_order_relaxed) != CT_SLOT_OPEN ||
+            !atomic_compare_exchange_strong_explicit(&sl->state, &expected, CT_SLOT_SHOWN, memory_order_acquire,
                                                      memory_order_relaxed))
             continue;
         place_scope(s, sl->w, sl->n, sl->desc, sl->id);
@@ -1261,55 +1236,31 @@ __attribute__((noinline)) static void show_scopes(ct_store *s)
 /* The calling thread's slot in s: the one it took before, else an unowned
  * one made its own (IDLE) until it exits; NULL when every slot is another
  * thread's.  Out of line: once per thread. */
-__attribute__((noinline)) static scope_slot *claim_slot(ct_store *s)
+__attribute__((noinline)) static ct_scope_slot *claim_slot(ct_store *s)
 {
     if (!s->slot_key_made)
         return NULL;
-    scope_slot *sl = pthread_getspecific(s->slot_key); /* it used another store since */
-    for (unsigned i = 0; !sl && i < SCOPE_SLOTS; i++) {
-        unsigned unowned = SLOT_UNOWNED;
-        if (atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == SLOT_UNOWNED &&
-            atomic_compare_exchange_strong_explicit(&s->slots[i].state, &unowned, SLOT_IDLE, memory_order_acquire,
+    ct_scope_slot *sl = pthread_getspecific(s->slot_key); /* it used another store since */
+    for (unsigned i = 0; !sl && i < CT_SCOPE_SLOTS; i++) {
+        unsigned unowned = CT_SLOT_UNOWNED;
+        if (atomic_load_explicit(&s->slots[i].state, memory_order_relaxed) == CT_SLOT_UNOWNED &&
+            atomic_compare_exchange_strong_explicit(&s->slots[i].state, &unowned, CT_SLOT_IDLE, memory_order_acquire,
                                                     memory_order_relaxed))
             sl = &s->slots[i];
     }
     if (!sl)
         return NULL;
     if (pthread_setspecific(s->slot_key, sl) != 0) { /* could not be given back at exit */
-        atomic_store_explicit(&sl->state, SLOT_UNOWNED, memory_order_release);
+        atomic_store_explicit(&sl->state, CT_SLOT_UNOWNED, memory_order_release);
         return NULL;
     }
-    own = (struct own_slot){s->serial, sl};
+    ct_scope_own = (struct ct_scope_own){s->gate.serial, sl};
     return sl;
 }
 
-/* A slot's next id: the same remainder by SCOPE_SLOTS (slot_of), one turn
- * on, wrapping inside the slots' ids. */
-static ct_failure_id next_slot_id(ct_failure_id id)
+static bool slot_idle(const ct_scope_slot *sl)
 {
-    return FIRST_PROVISIONAL_ID | ((id + SCOPE_SLOTS) & (SLOT_SCOPE_IDS - 1));
-}
-
-static bool slot_idle(const scope_slot *sl)
-{
-    return sl && atomic_load_explicit(&sl->state, memory_order_relaxed) == SLOT_IDLE;
-}
-
-/* The owner publishes its scope in its idle slot. */
-static ct_failure_id open_in_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, ct_scope_desc provisional)
-{
-    ct_failure_id id = next_slot_id(sl->id);
-    sl->id = id;
-    sl->n = (unsigned)n;
-    sl->desc = provisional;
-    /* Most scopes are one range: copied as such, not through memcpy's
-     * size dispatch (every host write pays this). */
-    sl->w[0] = w[0];
-    for (size_t i = 1; i < n; i++)
-        sl->w[i] = w[i];
-    atomic_store_explicit(&sl->state, SLOT_OPEN, memory_order_release);
-    atomic_fetch_add_explicit(&s->summary.open_scopes, 1, memory_order_seq_cst);
-    return id;
+    return sl && atomic_load_explicit(&sl->state, memory_order_relaxed) == CT_SLOT_IDLE;
 }
 
 /* A thread's first scope in s (its slot taken then), or one the rule
@@ -1319,9 +1270,9 @@ static ct_failure_id open_in_slot(ct_store *s, scope_slot *sl, const ct_range *w
 __attribute__((noinline)) static ct_failure_id enter_unusual(ct_store *s, const ct_range *w, size_t n,
                                                              ct_scope_desc provisional)
 {
-    scope_slot *sl = own.serial == s->serial ? own.slot : claim_slot(s);
-    if (ct_scope_rule(n, SCOPE_RANGES, slot_idle(sl)) == CT_SCOPE_IN_OWN_SLOT)
-        return open_in_slot(s, sl, w, n, provisional);
+    ct_scope_slot *sl = ct_scope_own.serial == s->gate.serial ? ct_scope_own.slot : claim_slot(s);
+    if (ct_scope_rule(n, CT_SCOPE_RANGES, slot_idle(sl)) == CT_SCOPE_IN_OWN_SLOT)
+        return ct_scope_publish(&s->summary, sl, w, n, provisional);
     lock(s);
     ct_failure_id id = place_scope(s, w, n, provisional, 0);
     unlock(s);
@@ -1332,12 +1283,11 @@ ct_failure_id ct_enter_write(ct_store *s, const ct_range *w, size_t n, ct_scope_
 {
     if (!s || !w || n == 0)
         return 0;
-    /* own.serial is 0 (no store's) until the thread takes a slot */
-    scope_slot *sl = own.slot;
-    assert((own.serial != s->serial || atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_UNOWNED) &&
+    assert((ct_scope_own.serial != s->gate.serial ||
+            atomic_load_explicit(&ct_scope_own.slot->state, memory_order_relaxed) != CT_SLOT_UNOWNED) &&
            "a thread's slot stays its own until it exits");
-    if (own.serial == s->serial && ct_scope_rule(n, SCOPE_RANGES, slot_idle(sl)) == CT_SCOPE_IN_OWN_SLOT)
-        return open_in_slot(s, sl, w, n, provisional);
+    if (ct_scope_own_idle(&s->gate, n))
+        return ct_scope_publish(&s->summary, ct_scope_own.slot, w, n, provisional);
     return enter_unusual(s, w, n, provisional);
 }
 
@@ -1398,18 +1348,6 @@ __attribute__((noinline)) static ct_failure_id exit_placed_locking(ct_store *s, 
     return id;
 }
 
-/* Does no byte of w carry a claim of its own (open scopes aside)?  The
- * owner of a scope asks before freeing its slot: claims change only under
- * the lock, whose taker shows the slot first, so while the slot is still
- * OPEN the answer holds. */
-static bool claims_clean(const ct_store *s, const ct_range *w, size_t n)
-{
-    if (atomic_load_explicit(&s->env->live, memory_order_acquire) == 0)
-        return true;
-    ct_summary_look look;
-    return ct_summary_look_claims(&s->summary, &look) && ct_summary_clean_in(&s->summary, look, w, n);
-}
-
 /* A slot's scope settled.  Not shown, written, and w carrying no older
  * claim: the owner frees its slot, and that is all.  Otherwise under the
  * lock, the slot freed only once w is settled, so that a check that no
@@ -1418,15 +1356,15 @@ static bool claims_clean(const ct_store *s, const ct_range *w, size_t n)
  * see w's older failure on bytes the write has already replaced. */
 /* Out of line: most scopes end with the slot freed alone, which then pays
  * no register saves for this. */
-__attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, scope_slot *sl, const ct_range *w,
+__attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, ct_scope_slot *sl, const ct_range *w,
                                                                  size_t n, const ct_failure_desc *failed,
                                                                  ct_occurrence *occ)
 {
     lock_alone(s);
-    unsigned state = SLOT_OPEN;
-    bool unshown = atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_BUSY, memory_order_relaxed,
+    unsigned state = CT_SLOT_OPEN;
+    bool unshown = atomic_compare_exchange_strong_explicit(&sl->state, &state, CT_SLOT_BUSY, memory_order_relaxed,
                                                            memory_order_relaxed);
-    assert((unshown || state == SLOT_SHOWN) && "a scope's slot is its owner's until it exits");
+    assert((unshown || state == CT_SLOT_SHOWN) && "a scope's slot is its owner's until it exits");
     if (open_scopes(s))
         show_scopes(s); /* the others' */
     ct_failure_id id = 0;
@@ -1436,31 +1374,36 @@ __attribute__((noinline)) static ct_failure_id exit_slot_locking(ct_store *s, sc
         id = exit_placed(s, sl->id, w, n, failed, occ);
     else
         each_range(s, w, n, clear_span, NULL);
-    atomic_store_explicit(&sl->state, SLOT_IDLE, memory_order_release);
+    atomic_store_explicit(&sl->state, CT_SLOT_IDLE, memory_order_release);
     if (unshown)
         atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
     unlock(s);
     return id;
 }
 
-static ct_failure_id exit_slot(ct_store *s, scope_slot *sl, const ct_range *w, size_t n, const ct_failure_desc *failed,
-                               ct_occurrence *occ)
+static ct_failure_id exit_slot(ct_store *s, ct_scope_slot *sl, const ct_range *w, size_t n,
+                               const ct_failure_desc *failed, ct_occurrence *occ)
 {
-    assert(sl == own.slot && "a scope exits on the thread that entered it");
-    unsigned state = SLOT_OPEN;
-    /* Release: a looker's next show follows this owner's settling. */
-    if (!failed && claims_clean(s, w, n) &&
-        atomic_compare_exchange_strong_explicit(&sl->state, &state, SLOT_IDLE, memory_order_release,
-                                                memory_order_relaxed)) {
-        atomic_fetch_sub_explicit(&s->summary.open_scopes, 1, memory_order_release);
+    assert((ct_scope_own.serial != s->gate.serial || sl == ct_scope_own.slot) &&
+           "a scope exits on the thread that entered it");
+    if (!failed && ct_scope_settle_alone(&s->summary, sl, w, n))
         return 0;
-    }
     return exit_slot_locking(s, sl, w, n, failed, occ);
 }
 
 bool ct_scope_waits_in_slot(ct_failure_id provisional)
 {
-    return provisional >= FIRST_PROVISIONAL_ID && provisional < FIRST_LOCKED_SCOPE_ID;
+    return provisional >= CT_FIRST_PROVISIONAL_ID && provisional < CT_FIRST_LOCKED_SCOPE_ID;
+}
+
+__attribute__((noinline)) ct_failure_id ct_enter_write_one(const ct_scope_gate *g, ct_range w, ct_scope_desc desc)
+{
+    return ct_enter_write(g->store, &w, 1, desc);
+}
+
+__attribute__((noinline)) void ct_exit_write_one(const ct_scope_gate *g, ct_failure_id id, ct_range w)
+{
+    ct_exit_write(g->store, id, &w, 1, NULL, NULL);
 }
 
 ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_range *w, size_t n,
@@ -1469,7 +1412,7 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_ran
     no_occurrence(occ);
     if (!s)
         return 0;
-    scope_slot *sl = slot_of(s, provisional);
+    ct_scope_slot *sl = slot_of(s, provisional);
     if (sl)
         return exit_slot(s, sl, w, n, failed, occ);
     return exit_placed_locking(s, provisional, w, n, failed, occ);

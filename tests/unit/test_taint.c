@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ct_status.h"
+#include "scope.h"
 #include "taint.h"
 
 #define A 0x10000u /* three allocations of 256 bytes */
@@ -771,6 +772,130 @@ Test(taint, a_provisional_failure_left_by_a_scope_that_never_exits_fails_the_rea
     cr_assert(refusal.failures[0].provisional);
     cr_assert_eq(refusal.failures[0].desc.error, ERR_LAUNCH);
     cr_assert_eq(launch("next", 1, whole(A), whole(B)), p, "and downstream work is skipped");
+}
+
+/* --- the inline scope of one range (scope.h) ------------------------------
+ * What a linear write opens and settles without calling core: the same
+ * scope as ct_enter_write's, and every case it does not handle itself
+ * handed to ct_enter_write / ct_exit_write. */
+
+static ct_failure_id enter_one(ct_range w)
+{
+    ct_scope_gate g = ct_store_scope_gate(s);
+    return ct_scope_enter_one(&g, w, scope_of("cuMemcpyHtoD_v2", ERR_OOM));
+}
+
+static void exit_one(ct_failure_id id, ct_range w)
+{
+    ct_scope_gate g = ct_store_scope_gate(s);
+    ct_scope_exit_one(&g, id, w);
+}
+
+Test(taint, an_inline_scope_nobody_looked_at_leaves_nothing)
+{
+    ct_range w = bytes(A, 64);
+    ct_failure_id p = enter_one(w);
+    cr_assert(ct_scope_waits_in_slot(p), "it waits in the thread's slot");
+    cr_assert(ct_store_tainted(s), "an open scope is taint the checks must look at");
+    exit_one(p, w);
+    cr_assert_not(ct_store_tainted(s), "the slot was freed and the open count lowered");
+    cr_assert_eq(ct_store_live_failures(s), 0);
+    ct_failure_id q = enter_one(w);
+    cr_assert(ct_scope_waits_in_slot(q));
+    cr_assert_neq(q, p, "each scope has an id of its own");
+    cr_assert_eq(q % CT_SCOPE_SLOTS, p % CT_SCOPE_SLOTS, "in the same slot");
+    exit_one(q, w);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, a_read_of_an_open_inline_scope_is_refused_and_its_exit_settles_it)
+{
+    ct_range w = bytes(A, 64);
+    ct_failure_id p = enter_one(w);
+    int error = 0;
+    cr_assert_eq(ct_read_failure(s, &(ct_range){A + 8, 8}, 1, &error), p, "the look showed the scope");
+    cr_assert_eq(error, ERR_OOM);
+    cr_assert_eq(check(bytes(A + 64, 8)), CT_OK, "bytes the scope does not write are readable");
+    exit_one(p, w); /* shown: settled under the lock */
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK);
+    cr_assert_not(live(p));
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, an_inline_scope_over_an_older_failure_releases_it)
+{
+    ct_failure_id older = fail("k", bytes(A, 32));
+    ct_range w = bytes(A, 64);
+    ct_failure_id p = enter_one(w);
+    exit_one(p, w);
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK, "the write replaced the failed bytes");
+    cr_assert_not(live(older));
+    cr_assert_eq(ct_store_live_failures(s), 0);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, an_inline_scope_inside_another_is_placed_and_both_settle)
+{
+    ct_range outer = bytes(A, 64), inner = bytes(B, 64);
+    ct_failure_id o = enter_one(outer);
+    ct_failure_id i = enter_one(inner);
+    cr_assert(ct_scope_waits_in_slot(o));
+    cr_assert_not(ct_scope_waits_in_slot(i), "the slot is busy: placed");
+    exit_one(i, inner);
+    cr_assert_eq(check(bytes(B, SIZE)), CT_OK);
+    cr_assert_eq(check(bytes(A, 4)), CT_ETAINTED, "the outer write is still under way");
+    cr_assert_eq(refusal.failures[0].id, o);
+    exit_one(o, outer);
+    cr_assert_eq(check(bytes(A, SIZE)), CT_OK);
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, an_inline_scope_and_one_through_enter_write_share_the_slot)
+{
+    ct_range w = bytes(C, 16);
+    ct_failure_id p = enter_one(w);
+    ct_failure_id q = ct_enter_write(s, &w, 1, scope_of("cuMemsetD8_v2", ERR_OOM));
+    cr_assert_not(ct_scope_waits_in_slot(q), "the inline scope holds the slot");
+    cr_assert_eq(ct_exit_write(s, q, &w, 1, NULL, NULL), 0);
+    cr_assert_eq(ct_exit_write(s, p, &w, 1, NULL, NULL), 0, "ct_exit_write settles an inline scope");
+    cr_assert_not(ct_store_tainted(s));
+    ct_failure_id r = ct_enter_write(s, &w, 1, scope_of("cuMemsetD8_v2", ERR_OOM));
+    cr_assert(ct_scope_waits_in_slot(r), "the slot is idle again");
+    exit_one(r, w); /* and the inline exit settles one of ct_enter_write */
+    cr_assert_not(ct_store_tainted(s));
+}
+
+Test(taint, a_gate_without_a_store_opens_nothing)
+{
+    ct_scope_gate g = ct_store_scope_gate(NULL);
+    cr_assert_eq(g.serial, CT_SCOPE_NO_STORE);
+    cr_assert_eq(ct_scope_enter_one(&g, bytes(A, 8), scope_of("cuMemcpyHtoD_v2", ERR_OOM)), 0);
+    ct_scope_exit_one(&g, 0, bytes(A, 8));
+    ct_scope_exit_one(&g, CT_FIRST_PROVISIONAL_ID, bytes(A, 8)); /* a bogus id */
+    cr_assert_not(ct_store_tainted(s), "the store it is not is untouched");
+}
+
+/* A thread's slot is in one store: a gate of another store does not pass
+ * it, whatever its address. */
+Test(taint, an_inline_scope_in_a_second_store_is_its_own)
+{
+    ct_store *other = ct_store_new(ERR_UNKNOWN);
+    cr_assert_not_null(other);
+    cr_assert_eq(ct_store_alloc(other, A, SIZE, 0), CT_OK);
+    ct_range w = bytes(A, 64);
+    ct_failure_id p = enter_one(w);
+    ct_scope_gate og = ct_store_scope_gate(other);
+    ct_failure_id q = ct_scope_enter_one(&og, w, scope_of("cuMemcpyHtoD_v2", ERR_LAUNCH));
+    cr_assert(ct_store_tainted(other));
+    int error = 0;
+    cr_assert_eq(ct_read_failure(other, &w, 1, &error), q);
+    cr_assert_eq(error, ERR_LAUNCH, "the other store's scope, not this one's");
+    ct_scope_exit_one(&og, q, w);
+    cr_assert_not(ct_store_tainted(other));
+    cr_assert(ct_store_tainted(s), "this store's scope is still open");
+    exit_one(p, w);
+    cr_assert_not(ct_store_tainted(s));
+    ct_store_free(other);
 }
 
 /* --- scopes another thread meets ----------------------------------------
