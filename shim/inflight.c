@@ -205,7 +205,7 @@ void ct_after_stream_destroy(ct_call *call)
 
 void ct_sync_copy_done_slow(ct_call *call)
 {
-    if (ct_entries[call->id].per_thread) {
+    if (call->per_thread) {
         ct_flight_stream k = stream_of(call->id, NULL);
         ct_flight_prove_stream(ct_g.flight, &k, ct_proof_upto);
         return;

@@ -90,7 +90,7 @@ static inline void ct_sync_copy_done(ct_call *call)
 {
     if (call->result != CUDA_SUCCESS)
         return;
-    if (!ct_entries[call->id].per_thread && ct_proofs_mine.context != 0 &&
+    if (!call->per_thread && ct_proofs_mine.context != 0 &&
         ct_proofs_mine.context == ct_current_context())
         ct_flight_prove_blocking_at(ct_proofs_mine.proofs, ct_proof_upto);
     else

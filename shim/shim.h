@@ -260,6 +260,7 @@ typedef struct ct_call {
     bool answered;      /* cutaint produced result itself: no probe */
     bool injected;      /* CUTAINT_INJECT fired on this call */
     bool inject_loss;   /* ... and simulates a destroyed context */
+    bool per_thread;    /* ct_entries[id].per_thread, a constant where it is set */
     const char *kernel; /* a launch's kernel, for the probe's reason */
     uint64_t subject;   /* the handle a destroy, unload or primary drop may end ... */
     uint64_t lifetime;  /* ... and its lifetime then (core/lifetimes.h) */

@@ -67,6 +67,7 @@ static CT_INLINE void *call_begin(ct_call *call, int id)
     call->answered = false;
     call->injected = false;
     call->inject_loss = false;
+    call->per_thread = ct_entries[id].per_thread;
     call->provisional = 0;
     call->n_writes = 0;
     call->writes_kind = CT_WRITES_ROOM;
@@ -77,11 +78,18 @@ static CT_INLINE void *call_begin(ct_call *call, int id)
         call->result = ct_driver_loaded() ? CUDA_ERROR_NOT_FOUND : CT_NO_DRIVER_RESULT;
         return NULL;
     }
-    if (CT_UNLIKELY(call->tracked && ct_context_simulated_lost() && !survives_simulated_loss(id))) {
-        call->result = CUDA_ERROR_ILLEGAL_ADDRESS;
-        return NULL;
-    }
     return real;
+}
+
+/* A tracked call while CUTAINT_INJECT simulates a destroyed context: false
+ * when the call fails as on a lost context (call->result says so). */
+static CT_INLINE bool call_survives(ct_call *call)
+{
+    if (CT_UNLIKELY(ct_context_simulated_lost() && !survives_simulated_loss(call->id))) {
+        call->result = CUDA_ERROR_ILLEGAL_ADDRESS;
+        return false;
+    }
+    return true;
 }
 
 bool ct_call_inject_rules(ct_call *call, ct_inject_kind kind, const char *name, const char *alt)
@@ -119,7 +127,7 @@ static CUresult call_failed(ct_call *call)
 /* The happy path pays a test, not a call. */
 static CT_INLINE CUresult call_finish(ct_call *call)
 {
-    if (!call->tracked || call->result == CUDA_SUCCESS || call->answered)
+    if (call->result == CUDA_SUCCESS || !call->tracked || call->answered)
         return call->result;
     return call_failed(call);
 }
@@ -141,6 +149,8 @@ CT_HOT_TLS unsigned ct_wrapper_depth;
         if (!real)                                                            \
             return call.result;                                               \
         if (call.tracked) {                                                   \
+            if (!call_survives(&call))                                        \
+                return call.result;                                           \
             (void)call_injected(&call);                                       \
             if (!(before))                                                    \
                 return call_finish(&call);                                    \
