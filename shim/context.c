@@ -42,8 +42,6 @@
 
 #include "shim.h"
 
-CT_HOT_TLS ct_context_mirror ct_mirror;
-
 static uint64_t handle_of(CUcontext ctx)
 {
     return (uint64_t)(uintptr_t)ctx;
@@ -56,13 +54,13 @@ uint64_t ct_context_lifetime(CUcontext ctx)
 
 static void mirror_set(uint64_t lifetime)
 {
-    ct_mirror.lifetime = lifetime;
-    ct_mirror.known = true;
+    ct_mine.mirror.lifetime = lifetime;
+    ct_mine.mirror.known = true;
 }
 
 static void mirror_forget(void)
 {
-    ct_mirror.known = false;
+    ct_mine.mirror.known = false;
 }
 
 uint64_t ct_current_context_slow(void)
@@ -74,7 +72,7 @@ uint64_t ct_current_context_slow(void)
             return 0; /* not cached: the next allocation asks again */
         mirror_set(ct_context_lifetime(ctx));
     }
-    return ct_mirror.lifetime;
+    return ct_mine.mirror.lifetime;
 }
 
 static void forget_context(uint64_t lifetime, uint64_t handle, const char *how);

@@ -29,7 +29,7 @@
  *   the process that loaded the driver, on a thread with a current context,
  *   and reads CUDA_ERROR_NOT_READY as alive.
  * - Once latched, no further probes.
- * - An exit that interrupted a wrapper on its thread (ct_wrapper_depth > 0:
+ * - An exit that interrupted a wrapper on its thread (ct_mine.wrapper_depth > 0:
  *   a signal handler or a driver callback calling exit()) makes no driver
  *   call and takes no lock that the interrupted code may hold; the exit
  *   event says what was skipped.
@@ -280,7 +280,7 @@ static void check_at_exit(void)
 {
     if (ct_g.cfg.disable || ct_latch_is_set(ct_g.latch) || !ct_driver_used_here())
         return;
-    if (ct_wrapper_depth > 0) {
+    if (ct_mine.wrapper_depth > 0) {
         /* The exit interrupted a driver call on this thread: the driver may
          * hold a lock the query would wait for, forever. */
         atomic_store(&ct_g.exit_interrupted, true);
@@ -328,7 +328,7 @@ void ct_on_exit(int status, void *unused)
 {
     (void)unused;
     status &= 0xff; /* what the parent sees: exit(-1) is 255 */
-    if (ct_wrapper_depth > 0)
+    if (ct_mine.wrapper_depth > 0)
         atomic_store(&ct_g.exit_interrupted, true);
     atomic_store(&ct_g.exiting, true);
     int final =

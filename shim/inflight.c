@@ -27,16 +27,13 @@
 static pthread_key_t at_exit;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
-CT_HOT_TLS ct_flight_ring *ct_inflight_mine;
 CT_HOT_TLS ct_flight_slot ct_inflight_unkept;
 static CT_HOT_TLS bool no_ring; /* out of memory once: this thread's launches go unremembered */
-CT_HOT_TLS uint64_t ct_proof_upto;
-CT_HOT_TLS ct_kept_proofs ct_proofs_mine;
 
 static void release(void *ring)
 {
     ct_flight_ring_release(ct_g.flight, ring);
-    ct_inflight_mine = NULL;
+    ct_mine.ring = NULL;
 }
 
 static void make_key(void)
@@ -61,12 +58,12 @@ ct_flight_ring *ct_inflight_ring_first(void)
             ct_log(CT_LOG_WARN, "out of memory for a thread's record of its launches: a lost context cannot "
                                 "name them as suspects");
     }
-    return ct_inflight_mine = r;
+    return ct_mine.ring = r;
 }
 
 void ct_inflight_commit_slow(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
 {
-    ct_flight_ring *r = ct_inflight_mine;
+    ct_flight_ring *r = ct_mine.ring;
     assert((r || s == &ct_inflight_unkept) && "a launch stores only into its own thread's ring or slot");
     if (r) /* else s is ct_inflight_unkept */
         ct_flight_commit(r, s, seq, ct_current_context(), (uint32_t)id, kind);
@@ -104,14 +101,14 @@ __attribute__((noinline)) static ct_flight_stream stream_of(int id, CUstream s)
 void ct_after_ctx_sync(ct_call *call, CUcontext ctx)
 {
     if (call->result == CUDA_SUCCESS)
-        ct_flight_prove_context(ct_g.flight, ctx ? ct_context_lifetime(ctx) : ct_current_context(), ct_proof_upto);
+        ct_flight_prove_context(ct_g.flight, ctx ? ct_context_lifetime(ctx) : ct_current_context(), ct_mine.proof_upto);
 }
 
 void ct_after_stream_sync(ct_call *call, CUstream s)
 {
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
-        ct_flight_prove_stream(ct_g.flight, &k, ct_proof_upto);
+        ct_flight_prove_stream(ct_g.flight, &k, ct_mine.proof_upto);
     }
 }
 
@@ -120,7 +117,7 @@ void ct_after_event_record(ct_call *call, CUevent e, CUstream s)
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
         uint64_t event = (uint64_t)(uintptr_t)e;
-        ct_flight_record_event(ct_g.flight, event, ct_lifetime_of(ct_g.events, event), &k, ct_proof_upto);
+        ct_flight_record_event(ct_g.flight, event, ct_lifetime_of(ct_g.events, event), &k, ct_mine.proof_upto);
     }
 }
 
@@ -134,7 +131,7 @@ void ct_after_stream_wait(ct_call *call, CUstream s, CUevent e)
 {
     if (call->result == CUDA_SUCCESS) {
         ct_flight_stream k = stream_of(call->id, s);
-        ct_flight_wait_event(ct_g.flight, &k, (uint64_t)(uintptr_t)e, ct_proof_upto);
+        ct_flight_wait_event(ct_g.flight, &k, (uint64_t)(uintptr_t)e, ct_mine.proof_upto);
     }
 }
 
@@ -207,13 +204,13 @@ void ct_sync_copy_done_slow(ct_call *call)
 {
     if (call->per_thread) {
         ct_flight_stream k = stream_of(call->id, NULL);
-        ct_flight_prove_stream(ct_g.flight, &k, ct_proof_upto);
+        ct_flight_prove_stream(ct_g.flight, &k, ct_mine.proof_upto);
         return;
     }
     uint64_t context = ct_current_context();
     ct_flight_context_proofs *c = ct_flight_context_proofs_of(ct_g.flight, context);
     if (!c)
         return; /* no context, or no room: nothing recorded */
-    ct_proofs_mine = (ct_kept_proofs){context, c};
-    ct_flight_prove_blocking_at(c, ct_proof_upto);
+    ct_mine.kept_proofs = (ct_kept_proofs){context, c};
+    ct_flight_prove_blocking_at(c, ct_mine.proof_upto);
 }

@@ -17,7 +17,7 @@ extern CT_HOT_TLS ct_flight_slot ct_inflight_unkept;
 /* The slot the calling thread's next launch is copied into. */
 static inline ct_flight_slot *ct_inflight_claim(void)
 {
-    ct_flight_ring *r = ct_inflight_mine;
+    ct_flight_ring *r = ct_mine.ring;
     if (CT_UNLIKELY(!r) && !(r = ct_inflight_ring_first()))
         return &ct_inflight_unkept;
     return ct_flight_claim(ct_g.flight, r);
@@ -28,7 +28,7 @@ static inline ct_flight_slot *ct_inflight_claim(void)
  * then). */
 static inline ct_flight_slot *ct_inflight_claim_fast(void)
 {
-    ct_flight_ring *r = ct_inflight_mine;
+    ct_flight_ring *r = ct_mine.ring;
     return CT_UNLIKELY(!r) ? NULL : ct_flight_claim_fast(r);
 }
 
@@ -37,10 +37,10 @@ static inline ct_flight_slot *ct_inflight_claim_fast(void)
  * (ct_inflight_commit_slow then). */
 static inline bool ct_inflight_commit_fast(ct_flight_slot *s, int id, uint64_t seq, uint8_t kind)
 {
-    ct_flight_ring *r = ct_inflight_mine;
-    if (CT_UNLIKELY(!r || !ct_mirror.known))
+    ct_flight_ring *r = ct_mine.ring;
+    if (CT_UNLIKELY(!r || !ct_mine.mirror.known))
         return false;
-    ct_flight_commit(r, s, seq, ct_mirror.lifetime, (uint32_t)id, kind);
+    ct_flight_commit(r, s, seq, ct_mine.mirror.lifetime, (uint32_t)id, kind);
     return true;
 }
 
@@ -58,24 +58,12 @@ static inline void ct_inflight_commit(ct_flight_slot *s, int id, uint64_t seq, u
 }
 
 /* ---- proofs ---------------------------------------------------------------- */
-/* The epoch of the proof this thread's call in flight began (wrappers do
- * not nest on a thread, but for a driver callback, which proves nothing). */
-extern CT_HOT_TLS uint64_t ct_proof_upto;
-/* The proofs of the context this thread's last synchronous copy proved,
- * kept (core's entry is the context's for the process's life): the next
- * copy on that context proves through it with no lookup. */
-typedef struct ct_kept_proofs {
-    uint64_t context; /* 0: none kept */
-    ct_flight_context_proofs *proofs;
-} ct_kept_proofs;
-extern CT_HOT_TLS ct_kept_proofs ct_proofs_mine;
-
 /* The before hook of a call that may prove work finished: takes the epoch.
  * Inline: every synchronous copy pays it. */
 static inline bool ct_before_proof(ct_call *call)
 {
     (void)call;
-    ct_proof_upto = ct_flight_begin_proof(ct_g.flight);
+    ct_mine.proof_upto = ct_flight_begin_proof(ct_g.flight);
     return true;
 }
 
@@ -90,9 +78,8 @@ static inline void ct_sync_copy_done(ct_call *call)
 {
     if (call->result != CUDA_SUCCESS)
         return;
-    if (!call->per_thread && ct_proofs_mine.context != 0 &&
-        ct_proofs_mine.context == ct_current_context())
-        ct_flight_prove_blocking_at(ct_proofs_mine.proofs, ct_proof_upto);
+    if (!call->per_thread && ct_mine.kept_proofs.context != 0 && ct_mine.kept_proofs.context == ct_current_context())
+        ct_flight_prove_blocking_at(ct_mine.kept_proofs.proofs, ct_mine.proof_upto);
     else
         ct_sync_copy_done_slow(call);
 }

@@ -18,7 +18,6 @@
 
 #include "shim.h"
 
-CT_HOT_TLS ct_scratch *ct_scratch_mine;
 static pthread_key_t at_exit;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
@@ -26,10 +25,10 @@ static atomic_bool told;
 
 static void release(void *scratch)
 {
-    assert(scratch == ct_scratch_mine && "the key holds its own thread's scratch");
+    assert(scratch == ct_mine.scratch && "the key holds its own thread's scratch");
     free(((ct_scratch *)scratch)->wide.bound);
     free(scratch);
-    ct_scratch_mine = NULL;
+    ct_mine.scratch = NULL;
 }
 
 static void make_key(void)
@@ -46,7 +45,7 @@ static ct_scratch *none(void)
 
 ct_scratch *ct_scratch_first(void)
 {
-    assert(!ct_scratch_mine && "a thread's scratch is made once (ct_thread_scratch asks first)");
+    assert(!ct_mine.scratch && "a thread's scratch is made once (ct_thread_scratch asks first)");
     pthread_once(&key_once, make_key);
     ct_scratch *s = key_made ? malloc(sizeof *s) : NULL;
     if (!s)
@@ -56,6 +55,6 @@ ct_scratch *ct_scratch_first(void)
         free(s);
         return none();
     }
-    ct_scratch_mine = s;
+    ct_mine.scratch = s;
     return s;
 }

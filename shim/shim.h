@@ -222,11 +222,42 @@ typedef struct ct_shim {
 } ct_shim;
 
 extern CT_HIDDEN ct_shim ct_g;
-/* How many wrappers the calling thread is inside (0 outside cutaint).  An
- * exit that starts with it above 0 interrupted cutaint or the driver on
- * this thread (a signal handler, a callback calling exit()): exit-time work
- * then takes no lock that code may hold and makes no driver call. */
-extern CT_HOT_TLS unsigned ct_wrapper_depth;
+
+/* ---- the calling thread's hot state ------------------------------------ */
+/* The calling thread's current context as the id of its handle's lifetime
+ * (ct_g.contexts), while known (context.c). */
+typedef struct ct_context_mirror {
+    uint64_t lifetime;
+    bool known;
+} ct_context_mirror;
+/* The proofs of the context this thread's last synchronous copy proved,
+ * kept (core's entry is the context's for the process's life): the next
+ * copy on that context proves through it with no lookup (inflight.h). */
+struct ct_flight_context_proofs;
+typedef struct ct_kept_proofs {
+    uint64_t context; /* 0: none kept */
+    struct ct_flight_context_proofs *proofs;
+} ct_kept_proofs;
+/* What every wrapper of the calling thread may read, in one thread-local:
+ * in a shared object each initial-exec thread-local costs a GOT load of
+ * its offset, so a wrapper loads this one's once and reaches every field
+ * from it. */
+typedef struct ct_thread_state {
+    /* How many wrappers the thread is inside (0 outside cutaint).  An exit
+     * that starts with it above 0 interrupted cutaint or the driver on this
+     * thread (a signal handler, a callback calling exit()): exit-time work
+     * then takes no lock that code may hold and makes no driver call. */
+    unsigned wrapper_depth;
+    /* The epoch of the proof this thread's call in flight began (wrappers
+     * do not nest on a thread, but for a driver callback, which proves
+     * nothing). */
+    uint64_t proof_upto;
+    ct_kept_proofs kept_proofs;
+    ct_context_mirror mirror;
+    struct ct_flight_ring *ring; /* its launches' (inflight.c): NULL until its first */
+    struct ct_scratch *scratch;  /* see ct_thread_scratch */
+} ct_thread_state;
+extern CT_HOT_TLS ct_thread_state ct_mine;
 /* Make sure configuration is loaded: inline, once ready it is one load
  * and a test in every wrapper (ct_ensure_ready_slow loads it). */
 void ct_ensure_ready_slow(void);
@@ -334,11 +365,10 @@ typedef struct ct_scratch {
 /* The calling thread's scratch, allocated on its first use and freed when
  * the thread exits; NULL when out of memory (logged once): the caller then
  * lets the call through unchecked.  Inline: once it exists, one TLS load. */
-extern CT_HOT_TLS ct_scratch *ct_scratch_mine;
 ct_scratch *ct_scratch_first(void);
 static inline ct_scratch *ct_thread_scratch(void)
 {
-    ct_scratch *s = ct_scratch_mine;
+    ct_scratch *s = ct_mine.scratch;
     return CT_UNLIKELY(!s) ? ct_scratch_first() : s;
 }
 
@@ -567,10 +597,9 @@ void ct_images_forget(uint64_t lifetime);
 void ct_images_atfork_child(void);
 
 /* ---- inflight.c: work in flight, and what proved it finished ------------ */
-/* The calling thread's ring (NULL until its first launch), and the first
- * launch's taking of one (NULL when out of memory: said once). */
+/* The first launch's taking of the thread's ring (ct_mine.ring; NULL when
+ * out of memory: said once). */
 struct ct_flight_ring;
-extern CT_HOT_TLS struct ct_flight_ring *ct_inflight_mine;
 struct ct_flight_ring *ct_inflight_ring_first(void);
 /* The before hook of a call that may prove work finished, ct_before_proof,
  * and a synchronous copy's after hook, ct_sync_copy_done: inflight.h. */
@@ -637,16 +666,11 @@ void ct_stand_ins_atfork_child(void);
 /* The calling thread's current context as the id of its handle's lifetime
  * (ct_g.contexts; 0: none, or the driver would not say): what allocations,
  * kernels and execs are filed under.  A driver call and a lookup only when
- * the thread's mirror is unknown. */
-typedef struct ct_context_mirror {
-    uint64_t lifetime;
-    bool known;
-} ct_context_mirror;
-extern CT_HOT_TLS ct_context_mirror ct_mirror;
+ * the thread's mirror (ct_mine.mirror) is unknown. */
 uint64_t ct_current_context_slow(void);
 static inline uint64_t ct_current_context(void)
 {
-    return __builtin_expect(ct_mirror.known, 1) ? ct_mirror.lifetime : ct_current_context_slow();
+    return __builtin_expect(ct_mine.mirror.known, 1) ? ct_mine.mirror.lifetime : ct_current_context_slow();
 }
 /* The lifetime id of a context named by its handle (0 for NULL). */
 uint64_t ct_context_lifetime(CUcontext ctx);

@@ -18,7 +18,7 @@
  *   "resolve, call, return": no hook runs.
  * - An out-parameter is read only after the driver reported success
  *   (CT_OUT), so a garbage pointer the driver refused is never touched.
- * - ct_wrapper_depth counts the wrappers the thread is inside, the driver
+ * - ct_mine.wrapper_depth counts the wrappers the thread is inside, the driver
  *   call included: above 0 at exit means the exit interrupted them.
  */
 #include <assert.h>
@@ -137,7 +137,7 @@ void ct_after_plain(ct_call *call)
     (void)call;
 }
 
-CT_HOT_TLS unsigned ct_wrapper_depth;
+CT_HOT_TLS ct_thread_state ct_mine;
 
 /* Each wrapper: its body inlined between the two depth counts. */
 #define CT_WRAP(name, family, lost, params, args, before, after)              \
@@ -166,9 +166,9 @@ CT_HOT_TLS unsigned ct_wrapper_depth;
     }                                                                         \
     CT_EXPORT CUresult CUDAAPI name params                                    \
     {                                                                         \
-        ct_wrapper_depth++;                                                   \
+        ct_mine.wrapper_depth++;                                              \
         CUresult result = ct_body_##name args;                                \
-        ct_wrapper_depth--;                                                   \
+        ct_mine.wrapper_depth--;                                              \
         return result;                                                        \
     }
 #define CT_PTDS(name, family, ...) CT_WRAP(name, family, __VA_ARGS__) CT_WRAP(name##_ptds, family, __VA_ARGS__)
