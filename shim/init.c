@@ -46,7 +46,8 @@
 
 extern char **environ;
 
-ct_shim ct_g;
+/* No store's gate until init makes the store: no thread's slot passes it. */
+ct_shim ct_g = {.scope_gate = {CT_SCOPE_NO_STORE, NULL, NULL}};
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static atomic_bool reached;        /* this process has reached the driver */
 static atomic_bool health_checked; /* this program image cleared a stale health file */
@@ -240,6 +241,7 @@ static void load(void)
         return;
     ct_g.store = ct_store_new(CUDA_ERROR_UNKNOWN);
     ct_g.summary = ct_store_summary(ct_g.store);
+    ct_g.scope_gate = ct_store_scope_gate(ct_g.store);
     ct_g.flight = ct_flight_new(ct_inflight_streams);
     ct_g.reported = ct_reported_new(); /* NULL: no devInfo is ever checked */
     ct_g.contexts = ct_lifetimes_new();

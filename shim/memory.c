@@ -41,9 +41,6 @@
 #include "shim.h"
 #include "summary.h"
 
-/* The error a read of bytes under an unfinished write is refused with. */
-#define CT_PROVISIONAL_ERROR CUDA_ERROR_UNKNOWN
-
 /* The description a refusal gets when malloc says no (it is large: never
  * on the stack): one per process, held by one refusal at a time. */
 static ct_refusal spare_refusal;
@@ -444,25 +441,13 @@ static bool begin_write(ct_call *call, const ct_side *dst)
     return true;
 }
 
-/* A linear write is one range, in the call: no shape to decode (every HtoD
- * and 1D memset pays this). */
-static bool begin_linear_write(ct_call *call, uint64_t dst, uint64_t bytes)
+/* The inline scope's failure: the one range in the call, settled as a
+ * shaped write's. */
+void ct_after_linear_write_failed(ct_call *call, uint64_t dst, uint64_t bytes)
 {
     call->writes = call->inline_writes;
     call->inline_writes[0] = (ct_range){dst, bytes};
-    call->n_writes = bytes != 0;
-    enter_scope(call);
-    return true;
-}
-
-bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes)
-{
-    return begin_linear_write(call, dst, bytes);
-}
-
-bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits)
-{
-    return begin_linear_write(call, dst, n * (bits / 8));
+    settle_failed_write(call);
 }
 
 bool ct_before_memset_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned bits)
@@ -690,7 +675,7 @@ bool ct_before_device_copy(ct_call *call, uint64_t dst, uint64_t src, uint64_t b
     ct_side d = linear(dst, bytes);
     if (skip_if_tainted(call, &r, bytes ? 1 : 0, &d))
         return false;
-    return begin_linear_write(call, dst, bytes);
+    return ct_before_linear_write(call, dst, bytes);
 }
 
 bool ct_before_copy_nd(ct_call *call, ct_copy_shape shape)
@@ -723,7 +708,7 @@ void ct_after_unified(ct_call *call, uint64_t dst, uint64_t src, uint64_t bytes)
 {
     if (call->n_writes != 0 || !ct_read_did_fail(call) || !ct_store_resolve(ct_g.store, src, NULL, NULL) ||
         ct_store_resolve(ct_g.store, dst, NULL, NULL)) {
-        ct_after_write(call); /* a device copy (or none cutaint tracks) */
+        ct_after_linear_write(call, dst, bytes); /* a device copy (or none cutaint tracks) */
         return;
     }
     ct_side from = linear(src, bytes), to = host_linear((void *)(uintptr_t)dst, bytes);

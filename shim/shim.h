@@ -60,6 +60,7 @@
 #include "metrics.h"
 #include "reported.h"
 #include "rules.h"
+#include "scope.h"
 #include "summary.h"
 #include "taint.h"
 
@@ -195,6 +196,7 @@ typedef struct ct_shim {
     ct_config cfg;
     ct_store *store;
     const struct ct_summary *summary; /* the store's (ct_store_summary), for inline looks */
+    ct_scope_gate scope_gate;         /* the store's (ct_store_scope_gate), for inline scopes */
     struct ct_flight *flight;         /* work in flight and its proofs (core/flight.h) */
     ct_reported_set *reported;        /* devInfo results waiting for a synchronous read (libcalls.c) */
     struct ct_lifetimes *contexts;    /* context handles' lifetimes: what allocations, kernels
@@ -398,12 +400,55 @@ void ct_after_reserve(ct_call *call, uint64_t base, uint64_t size);
 void ct_after_address_free(ct_call *call, uint64_t base, uint64_t size);
 void ct_after_map(ct_call *call, uint64_t base, uint64_t size);
 bool ct_before_free(ct_call *call, uint64_t base);
-bool ct_before_write(ct_call *call, uint64_t dst, uint64_t bytes);
-/* A memset of n elements of `bits` bits each; a 2D one of height rows of
- * width elements at pitch bytes. */
-bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits);
+/* A 2D memset of height rows of width elements of `bits` bits at pitch
+ * bytes; settled by ct_after_write. */
 bool ct_before_memset_2d(ct_call *call, uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned bits);
 void ct_after_write(ct_call *call);
+
+/* The scope's provisional failure: what a read racing the write, or made
+ * after a write that never returned, is refused with. */
+#define CT_PROVISIONAL_ERROR CUDA_ERROR_UNKNOWN
+
+/* A linear write (a host-to-device copy, a 1D memset: bytes at dst), one
+ * range, its scope opened and settled inline in the thread's own slot
+ * (core/scope.h): every host write pays this.  Its after hook is
+ * ct_after_linear_write, with the same dst and bytes.  No clock, no thread
+ * id: a provisional failure is reported only as "had not finished", and
+ * every copy pays for its description. */
+static inline bool ct_before_linear_write(ct_call *call, uint64_t dst, uint64_t bytes)
+{
+    if (bytes == 0)
+        return true;
+    call->n_writes = 1;
+    ct_scope_desc provisional = {CT_PROVISIONAL_ERROR, ct_entries[call->id].name};
+    call->provisional = ct_scope_enter_one(&ct_g.scope_gate, (ct_range){dst, bytes}, provisional);
+    return true;
+}
+/* A memset of n elements of `bits` bits each. */
+static inline bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits)
+{
+    return ct_before_linear_write(call, dst, n * (bits / 8));
+}
+
+/* A linear write that failed: settled (settle.c) and reported.  Out of
+ * line: a success pays no frame for the failure's description. */
+void ct_after_linear_write_failed(ct_call *call, uint64_t dst, uint64_t bytes);
+/* A success whose scope got no id (it touched no known allocation) has
+ * nothing to settle. */
+static inline void ct_after_linear_write(ct_call *call, uint64_t dst, uint64_t bytes)
+{
+    if (CT_UNLIKELY(call->result != CUDA_SUCCESS)) {
+        if (call->n_writes != 0)
+            ct_after_linear_write_failed(call, dst, bytes);
+    } else if (call->provisional != 0) {
+        ct_scope_exit_one(&ct_g.scope_gate, call->provisional, (ct_range){dst, bytes});
+    }
+}
+/* ct_after_linear_write of a memset of n elements of `bits` bits. */
+static inline void ct_after_memset(ct_call *call, uint64_t dst, uint64_t n, unsigned bits)
+{
+    ct_after_linear_write(call, dst, n * (bits / 8));
+}
 /* A linear read to the host: refused when a byte it reads carries a
  * failure.  Inline: while nothing is tainted anywhere (or the call was
  * injected) a read is one look at the summary's counts, with no call. */
