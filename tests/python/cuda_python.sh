@@ -16,14 +16,10 @@ set -uo pipefail
 export FAKECUDA_PTX=on
 shim=$1 python=$2
 client=$(dirname "$0")/cuda_python.py
-if ! why=$("$python" -c 'import cuda.bindings.driver, cuda.bindings.nvrtc, numpy' 2>&1); then
-    echo "SKIP: cuda-python is not importable by $python (bash scripts/setup.sh installs it): ${why##*$'\n'}"
-    exit 77
-fi
-# shellcheck source=tests/runtime/judge.sh
-. "$(dirname "$0")/../runtime/judge.sh"
 # shellcheck source=tests/python/runs.sh
 . "$(dirname "$0")/runs.sh"
+skip_unless_python "$python" 'import cuda.bindings.driver, cuda.bindings.nvrtc, numpy' \
+    "cuda-python is not importable by $python (bash scripts/setup.sh installs it)"
 
 clean_runs "$python" "$client"
 expect base ptx yes

@@ -22,18 +22,12 @@ export FAKECUDA_PTX=on FAKECUDA_SASS=nowrite
 export CUPY_COMPILE_WITH_PTX=1 CUPY_CACHE_IN_MEMORY=1 CUPY_ACCELERATORS=
 shim=$1 python=$2
 client=$(dirname "$0")/cupy_client.py
-if ! why=$("$python" -c 'import cupy' 2>&1); then
-    echo "SKIP: CuPy is not importable by $python (bash scripts/setup.sh installs it): ${why##*$'\n'}"
-    exit 77
-fi
-if ! why=$("$python" -c 'from cuda.pathfinder import load_nvidia_dynamic_lib as l; l("cublas")' 2>&1); then
-    echo "SKIP: CuPy's matmul needs cuBLAS 13 (the CUDA Toolkit's libcublas.so.13 on the loader's path): ${why##*$'\n'}"
-    exit 77
-fi
-# shellcheck source=tests/runtime/judge.sh
-. "$(dirname "$0")/../runtime/judge.sh"
 # shellcheck source=tests/python/runs.sh
 . "$(dirname "$0")/runs.sh"
+skip_unless_python "$python" 'import cupy' \
+    "CuPy is not importable by $python (bash scripts/setup.sh installs it)"
+skip_unless_python "$python" 'from cuda.pathfinder import load_nvidia_dynamic_lib as l; l("cublas")' \
+    "CuPy's matmul needs cuBLAS 13 (the CUDA Toolkit's libcublas.so.13 on the loader's path)"
 
 clean_runs "$python" "$client"
 expect base checked correct

@@ -21,14 +21,10 @@ set -uo pipefail
 export FAKECUDA_PTX=on
 shim=$1 python=$2
 client=$(dirname "$0")/numba_jit.py
-if ! why=$("$python" -c 'import numba.cuda, numpy' 2>&1); then
-    echo "SKIP: numba-cuda is not importable by $python (bash scripts/setup.sh installs it): ${why##*$'\n'}"
-    exit 77
-fi
-# shellcheck source=tests/runtime/judge.sh
-. "$(dirname "$0")/../runtime/judge.sh"
 # shellcheck source=tests/python/runs.sh
 . "$(dirname "$0")/runs.sh"
+skip_unless_python "$python" 'import numba.cuda, numpy' \
+    "numba-cuda is not importable by $python (bash scripts/setup.sh installs it)"
 mkdir "$work/no-nvjitlink"
 echo "nvJitLink is hidden from this test (tests/python/numba_jit.sh)" >"$work/no-nvjitlink/libnvJitLink.so.13"
 export LD_LIBRARY_PATH="$work/no-nvjitlink${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

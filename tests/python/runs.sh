@@ -1,10 +1,22 @@
-# shellcheck shell=bash disable=SC2154 # work: judge.sh's, which the test sources first
-# runs.sh: the runs every Python client test makes, each bare and under the
-# shim, sourced after tests/runtime/judge.sh (its bare, under_shim, fail and
-# $work).  A clean pair must print the same and leave no failure in the
-# report; a faulted pair runs with FAKECUDA_FAULTS and leaves RUNbase.out
-# and RUNshim.out, and a report of the shim's run alone, for the test's own
-# expectations.
+# shellcheck shell=bash
+# runs.sh: what every Python client test shares, sourced first: the judge
+# (tests/runtime/judge.sh: bare, under_shim, expect, fail and $work), the
+# skip when the test's package cannot be imported, and the runs each test
+# makes, bare and under the shim.  A clean pair must print the same and
+# leave no failure in the report; a faulted pair runs with FAKECUDA_FAULTS
+# and leaves RUNbase.out and RUNshim.out, and a report of the shim's run
+# alone, for the test's own expectations.
+# shellcheck source=tests/runtime/judge.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../runtime/judge.sh"
+
+# skip_unless_python PYTHON CODE WHY: exit 77 (skipped), saying WHY and
+# the last line Python said, unless PYTHON runs CODE.
+skip_unless_python() {
+    local why
+    why=$("$1" -c "$2" 2>&1) && return 0
+    echo "SKIP: $3: ${why##*$'\n'}"
+    exit 77
+}
 
 # clean_runs CMD...: base.out/.err and shim.out/.err of CMD.
 clean_runs() {

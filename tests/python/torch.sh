@@ -21,14 +21,10 @@ if [ -n "${CT_PRELOAD_FIRST:-}" ]; then
     echo "SKIP: PyTorch runs in the plain suite only, not under a sanitizer build (docs/PYTHON.md)"
     exit 77
 fi
-if ! why=$("$python" -c 'import torch' 2>&1); then
-    echo "SKIP: PyTorch is not importable by $python (CUTAINT_TORCH=1 bash scripts/setup.sh installs it): ${why##*$'\n'}"
-    exit 77
-fi
-# shellcheck source=tests/runtime/judge.sh
-. "$(dirname "$0")/../runtime/judge.sh"
 # shellcheck source=tests/python/runs.sh
 . "$(dirname "$0")/runs.sh"
+skip_unless_python "$python" 'import torch' \
+    "PyTorch is not importable by $python (CUTAINT_TORCH=1 bash scripts/setup.sh installs it)"
 fill_error='CUDA error: too many resources requested for launch'
 fill_kernel='void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char\*, 1ul>, false>(int, at::native::FillFunctor<float>, std::array<char\*, 1ul>)'
 

@@ -21,14 +21,10 @@ shim=$1 python=$2
 export WARP_CACHE_DIR=$3
 rm -rf "$WARP_CACHE_DIR" # each run compiles afresh: no module of another run is reused
 client=$(dirname "$0")/warp_client.py
-if ! why=$("$python" -c 'import warp, numpy, cuda.bindings' 2>&1); then
-    echo "SKIP: warp-lang is not importable by $python (bash scripts/setup.sh installs it): ${why##*$'\n'}"
-    exit 77
-fi
-# shellcheck source=tests/runtime/judge.sh
-. "$(dirname "$0")/../runtime/judge.sh"
 # shellcheck source=tests/python/runs.sh
 . "$(dirname "$0")/runs.sh"
+skip_unless_python "$python" 'import warp, numpy, cuda.bindings' \
+    "warp-lang is not importable by $python (bash scripts/setup.sh installs it)"
 
 clean_runs "$python" "$client"
 expect base launch ok
