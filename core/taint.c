@@ -1410,7 +1410,7 @@ ct_failure_id ct_exit_write(ct_store *s, ct_failure_id provisional, const ct_ran
                             const ct_failure_desc *failed, ct_occurrence *occ)
 {
     no_occurrence(occ);
-    if (!s)
+    if (!s || (provisional == 0 && !failed)) /* it touched nothing known: nothing to release */
         return 0;
     ct_scope_slot *sl = slot_of(s, provisional);
     if (sl)

@@ -159,7 +159,9 @@ typedef struct ct_occurrence {
 } ct_occurrence;
 
 /* Settle a scope.  failed == NULL: the work was handed over, w is written
- * (every claim on it released, whoever made it).  Otherwise the real failure
+ * (every claim on it released, whoever made it), unless the scope was given
+ * no id (provisional 0: it touched no known allocation, so nothing it
+ * writes carries a claim).  Otherwise the real failure
  * (minted or folded) replaces the provisional one on w.  Returns the real
  * failure id (0 on success); *occ (may be NULL) says which occurrence of it
  * this was (all zero on success). */

@@ -433,14 +433,12 @@ static inline bool ct_before_memset(ct_call *call, uint64_t dst, uint64_t n, uns
 /* A linear write that failed: settled (settle.c) and reported.  Out of
  * line: a success pays no frame for the failure's description. */
 void ct_after_linear_write_failed(ct_call *call, uint64_t dst, uint64_t bytes);
-/* A success whose scope got no id (it touched no known allocation) has
- * nothing to settle. */
 static inline void ct_after_linear_write(ct_call *call, uint64_t dst, uint64_t bytes)
 {
     if (CT_UNLIKELY(call->result != CUDA_SUCCESS)) {
         if (call->n_writes != 0)
             ct_after_linear_write_failed(call, dst, bytes);
-    } else if (call->provisional != 0) {
+    } else {
         ct_scope_exit_one(&ct_g.scope_gate, call->provisional, (ct_range){dst, bytes});
     }
 }
