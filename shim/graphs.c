@@ -155,7 +155,8 @@ typedef struct ct_node_uses { /* what one node touches */
     bool to_host;             /* a device-to-host copy: src its source, host its destination */
     ct_rows src;
     ct_side host;
-    bool in_body; /* inside a conditional node's body: it may not run */
+    bool in_body;     /* inside a conditional node's body: it may not run */
+    bool conditional; /* a conditional node: its bodies are followed (follow_bodies) */
     unsigned n;
     ct_use *use;
 } ct_node_uses;
@@ -359,6 +360,8 @@ static bool decode_node(ct_node_uses *n, CUgraphNode node, bool *opaque)
             return decode_memset(n, &mp);
         break;
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: /* its bodies' nodes are decoded as the exec's (follow_bodies) */
+        n->conditional = true;
+        return true;
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_HOST: /* a host function may not call CUDA */
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
@@ -629,14 +632,13 @@ static bool add_node(ct_exec *x, CUgraphNode node, bool in_body)
 
 static bool decode_body(ct_exec *x, CUgraph body, unsigned depth);
 
-/* When node (of graph g) is a conditional node, its bodies' nodes as x's;
- * x opaque when its bodies are unknown.  False when out of memory. */
-static bool follow_bodies(ct_exec *x, CUgraphNode node, CUgraph g, unsigned depth)
+/* When x's node i, node (of graph g), is a conditional node (as
+ * decode_node found), its bodies' nodes as x's; x opaque when its bodies
+ * are unknown.  False when out of memory. */
+static bool follow_bodies(ct_exec *x, unsigned i, CUgraphNode node, CUgraph g, unsigned depth)
 {
-    __typeof__(&cuGraphNodeGetType) get_type = CT_HELPER(cuGraphNodeGetType);
-    CUgraphNodeType type;
-    if (!get_type || get_type(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
-        return true; /* decode_node judged it */
+    if (!x->nodes[i].conditional)
+        return true;
     unsigned n = 0;
     CUgraph *body = depth <= CT_BODY_DEPTH_MAX ? bodies_of(node, g, &n) : NULL;
     if (!body)
@@ -674,7 +676,7 @@ static bool decode_body(ct_exec *x, CUgraph body, unsigned depth)
     }
     bool ok = true;
     for (size_t i = 0; ok && i < n; i++)
-        ok = add_node(x, nodes[i], true) && follow_bodies(x, nodes[i], body, depth + 1);
+        ok = add_node(x, nodes[i], true) && follow_bodies(x, x->n_nodes - 1, nodes[i], body, depth + 1);
     free(nodes);
     return ok;
 }
@@ -699,7 +701,7 @@ static ct_exec *decode_graph(CUgraph g, uint64_t handle, uint64_t lifetime)
     x->n_ordered = x->n_nodes;
     order_nodes(x, nodes);
     for (size_t i = 0; i < n; i++)
-        if (!follow_bodies(x, nodes[i], g, 1))
+        if (!follow_bodies(x, (unsigned)i, nodes[i], g, 1))
             goto fail;
     if (!merge(x))
         goto fail;
