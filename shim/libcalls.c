@@ -396,8 +396,6 @@ static const char *status_name(int lib, int status)
     return "an unknown status";
 }
 
-/* An input carries a failure: the call is not made; its outputs take the
- * root, and the answer is CUTAINT_ON_SKIP's in the library's codes. */
 /* The first of in[n] carrying a failure: the input a skip names. */
 static uint64_t carried_input(const ct_range *in, unsigned n)
 {
@@ -424,6 +422,8 @@ static void lib_pass_on(const char *api, ct_failure_id root, uint64_t needed, co
     ct_event_skip(root, &skip);
 }
 
+/* An input carries a failure: the call is not made; its outputs take the
+ * root, and the answer is CUTAINT_ON_SKIP's in the library's codes. */
 static int lib_skip(const ct_lib_call *c, ct_failure_id root, int success, int exec_failure)
 {
     lib_pass_on(c->api, root, carried_input(c->in, c->n_in), c->out, c->n_out);
@@ -566,9 +566,10 @@ static void lib_resolve_batch(const ct_reported *r, __typeof__(&cuMemcpyDtoH_v2)
 /* The program reads [src, src + bytes) synchronously: every devInfo waiting
  * on those bytes (or being them) is complete, ordered before this read by
  * the program's own synchronisation, and is read now with a copy of the
- * same kind (4 bytes, adding no synchronisation the program's read does not
- * make; entry: the program's read's).  A value the library documents as "not computed" taints the
- * outputs it vouches for, so the read rule refuses them. */
+ * same kind (4 bytes, adding no synchronisation the program's read does
+ * not make; entry: the program's read's).  A value the library documents
+ * as "not computed" taints the outputs it vouches for, so the read rule
+ * refuses them. */
 void ct_lib_reported_before_read(int entry, uint64_t src, uint64_t bytes)
 {
     /* The program's own kind of copy: a per-thread default stream's orders
